@@ -1,0 +1,122 @@
+# wgc — build, test, install. `make help` lists the targets.
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WFLAGS  := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -Isrc -Ibuild/gen -Ithird_party/wgpu/include
+PREFIX  ?= /usr/local
+B       := build
+WGPU_LIB := third_party/wgpu/lib/libwgpu_native.so
+VERSION := 0.1.0
+
+CORE_SRC   := $(wildcard src/*.c)
+NATIVE_SRC := src/gpu/gpu_native.c $(wildcard src/gpu/native_*.c) src/cpu/pool_threads.c
+LIB_SRC    := $(CORE_SRC) $(NATIVE_SRC)
+KERNELS    := $(sort $(wildcard kernels/*.wgsl))
+LIB_OBJ    := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/kernels.o
+PIC_OBJ    := $(LIB_SRC:%.c=$(B)/pic/%.o) $(B)/pic/gen/kernels.o
+TEST_SRC   := $(wildcard tests/*.c)
+LIBS       := -ldl -lpthread -lm
+
+.PHONY: all lib deps deps-browser test test-c test-asan test-browser demo bench install wasm serve format clean help
+all: lib
+
+help:
+	@echo "make          build build/lib/libwgc.{a,so}"
+	@echo "make test     install deps, run every test (C on both backends, sanitizers, browser)"
+	@echo "make demo     run the transformer-block demo on the default backend"
+	@echo "make bench    benchmarks (ratios measured side by side)"
+	@echo "make install PREFIX=dir"
+	@echo "make wasm     build the browser module into build/web"
+	@echo "make serve    serve the browser demo on 127.0.0.1"
+
+deps:
+	@tools/bootstrap.sh native
+deps-browser:
+	@tools/bootstrap.sh browser
+
+$(WGPU_LIB):
+	@tools/bootstrap.sh native
+
+lib: $(B)/lib/libwgc.a $(B)/lib/libwgc.so $(B)/lib/libwgpu_native.so
+
+$(B)/embed: tools/embed.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -Wall -Wextra -Werror -std=c11 -o $@ $<
+
+$(B)/gen/kernels.c: $(B)/embed $(KERNELS)
+	@mkdir -p $(@D)
+	$(B)/embed $@ $(KERNELS)
+
+$(B)/obj/gen/kernels.o: $(B)/gen/kernels.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -c -o $@ $<
+$(B)/pic/gen/kernels.o: $(B)/gen/kernels.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(B)/obj/%.o: %.c $(WGPU_LIB) $(wildcard include/*.h src/*.h src/gpu/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
+$(B)/pic/%.o: %.c $(WGPU_LIB) $(wildcard include/*.h src/*.h src/gpu/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fvisibility=hidden -fPIC -c -o $@ $<
+
+$(B)/lib/libwgc.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+# $ORIGIN: the library loads libwgpu_native.so from its own folder.
+$(B)/lib/libwgc.so: $(PIC_OBJ)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libwgc.so -Wl,-rpath,'$$ORIGIN' -o $@ $^ $(LIBS)
+$(B)/lib/libwgpu_native.so: $(WGPU_LIB)
+	@mkdir -p $(@D)
+	cp $< $@
+
+# ---- tests ---------------------------------------------------------------
+$(B)/test_wgc: $(TEST_SRC) $(wildcard tests/*.h) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -Itests -o $@ $(TEST_SRC) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+
+# The same sources, instrumented.
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+$(B)/test_wgc_asan: $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c $(wildcard tests/*.h include/*.h src/*.h src/gpu/*.h) $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(SAN_FLAGS) -Itests -o $@ $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+
+test: deps-browser
+	@tools/run_tests.sh
+
+test-c: lib $(B)/test_wgc
+	$(B)/test_wgc $(FILTER)
+
+test-asan: $(B)/test_wgc_asan
+	$(B)/test_wgc_asan $(FILTER)
+
+# ---- demo, bench, examples -----------------------------------------------
+$(B)/demo: examples/demo.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $< $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+
+demo: deps
+	@$(MAKE) --no-print-directory $(B)/demo
+	$(B)/demo
+
+$(B)/bench_wgc: $(wildcard bench/*.c) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $(wildcard bench/*.c) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+
+bench: deps
+	@$(MAKE) --no-print-directory $(B)/bench_wgc
+	$(B)/bench_wgc
+
+# ---- install -------------------------------------------------------------
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/wgc.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(B)/lib/libwgc.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/lib/libwgc.so $(B)/lib/libwgpu_native.so $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/wgc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/wgc.pc
+
+format:
+	clang-format -i include/*.h src/*.c src/*.h src/gpu/*.c src/gpu/*.h tests/*.c tests/*.h examples/*.c bench/*.c tools/*.c
+
+clean:
+	rm -rf $(B)
+
+include web.mk

@@ -1,0 +1,325 @@
+/*
+ * wgc — BLAS/DNN operations on WebGPU, natively and in the browser.
+ *
+ * CONTEXT. A wgc_context owns one device, one queue and one table of
+ * allocations. Every call takes the context first. A context is not
+ * thread-safe: use it from one thread at a time. Two backends exist:
+ * "webgpu" (native over webgpu.h, or navigator.gpu in the wasm32 build) and
+ * "cpu" (the reference implementation and the fallback). Both run every
+ * operation with the same results up to the accuracy stated below.
+ *
+ * DEVICE ADDRESSES. A wgc_ptr is an allocation's base plus a byte offset,
+ * like a CUDA device pointer: base + 4*i addresses element i, and any address
+ * inside a live allocation may be passed to any operation. 0 is the null
+ * address. Bits 0..35 hold the byte offset (allocations up to 64 GiB), bits
+ * 36..51 the slot of the allocation table, bits 52..63 the slot's
+ * generation, so an address of a freed allocation is rejected even after its
+ * slot is reused. A slot whose generation is exhausted is retired, never
+ * aliased.
+ *
+ * ORDERING AND WAITING. Uploads, copies and operations take effect in the
+ * order they were issued. Operations only enqueue work: they never wait for
+ * the GPU. Only wgc_download, wgc_synchronize and wgc_create wait, and only
+ * natively; in the browser build they return WGC_ERR_WOULD_BLOCK and the
+ * _async forms are used instead (those exist natively too).
+ *
+ * CALLBACKS fire exactly once, never inside the call that registered them:
+ * natively from wgc_poll or wgc_synchronize, in the browser from the event
+ * loop. If the registering call returns an error, its callback never fires.
+ * wgc_destroy fires every pending callback before it returns: natively after
+ * waiting for the queued work (real statuses); where it cannot wait (the
+ * browser) with WGC_ERR_CANCELLED, leaving their destinations unwritten.
+ *
+ * ERRORS. Every fallible call returns a wgc_status. A NULL context, a NULL
+ * out-pointer or a NULL host buffer with a non-zero size is
+ * WGC_ERR_INVALID_ARGUMENT. Bad input never aborts, prints or leaves a
+ * partial result: the call fails before anything changes on the device, and
+ * wgc_last_error(ctx) names the function, the parameter and its value.
+ * A GPU validation error or device loss becomes a status.
+ *
+ * ACCURACY (float32 data, checked against float64 references in tests/):
+ *   add, sub, mul, div, max, min, relu, abs, neg, sqrt: 2e-6*|want| + 1e-6
+ *   exp, log, pow, tanh, sigmoid, gelu, silu:            1e-5*|want| + 1e-6
+ *   gemm, conv2d, attention: 1e-5*K*|alpha|*max|a|*max|b| + 1e-6*|beta|*max|c|
+ *     (K = k for GEMM, c/groups*r*s for conv, head_dim for attention with
+ *     max|q|*max|k|*max|v|)
+ *   sum and mean: at least pairwise-summation accuracy (2^20 values in
+ *     [-1, 1) sum to within 1e-2 of the exact sum).
+ */
+#ifndef WGC_H
+#define WGC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define WGC_API __attribute__((visibility("default")))
+#else
+#define WGC_API
+#endif
+
+/* ---- Status ------------------------------------------------------------ */
+
+/* X(name, message): one list makes the enum, the names and the messages. */
+#define WGC_STATUS_MAP(X)                                                      \
+  X(OK, "success")                                                             \
+  X(ERR_INVALID_ARGUMENT, "invalid argument")                                  \
+  X(ERR_UNSUPPORTED, "operation not supported by this backend")                \
+  X(ERR_OUT_OF_MEMORY, "out of memory")                                        \
+  X(ERR_DEVICE, "GPU or runtime failure")                                      \
+  X(ERR_DEVICE_LOST, "device lost")                                            \
+  X(ERR_NO_ADAPTER, "no WebGPU adapter available")                             \
+  X(ERR_WOULD_BLOCK, "call would block; use the _async form")                  \
+  X(ERR_CANCELLED, "cancelled: the context was destroyed first")
+
+typedef enum wgc_status {
+#define WGC_STATUS_ENUM_(name, msg) WGC_##name,
+  WGC_STATUS_MAP(WGC_STATUS_ENUM_)
+#undef WGC_STATUS_ENUM_
+} wgc_status;
+
+/* "success", "invalid argument", ...; "unknown status" for other values. */
+WGC_API const char *wgc_status_string(wgc_status s);
+/* "OK", "INVALID_ARGUMENT", ... (the enum name without WGC_). */
+WGC_API const char *wgc_status_name(wgc_status s);
+
+typedef struct wgc_context wgc_context;
+
+/* The most recent failure on ctx, as one sentence naming the function, the
+ * parameter and its value; "" before any failure, never NULL. Successful
+ * calls leave it alone. With ctx == NULL: the last failure of this thread
+ * that had no context (wgc_create, wgc_conv2d_output_size, a NULL ctx). */
+WGC_API const char *wgc_last_error(const wgc_context *ctx);
+
+/* ---- Context ----------------------------------------------------------- */
+
+typedef enum wgc_backend {
+  WGC_BACKEND_AUTO,   /* WebGPU when an adapter exists, else CPU */
+  WGC_BACKEND_WEBGPU, /* never falls back: WGC_ERR_NO_ADAPTER without one */
+  WGC_BACKEND_CPU
+} wgc_backend;
+
+typedef enum wgc_power_preference {
+  WGC_POWER_DEFAULT,
+  WGC_POWER_LOW,
+  WGC_POWER_HIGH
+} wgc_power_preference;
+
+/* All-zero options are the defaults. */
+typedef struct wgc_options {
+  wgc_backend backend;
+  wgc_power_preference power; /* adapter choice hint (WebGPU) */
+  /* CPU backend worker threads; 0 picks the number of online cores
+   * (at most 16). The wasm32 build always uses 1. */
+  unsigned cpu_threads;
+} wgc_options;
+
+/* Creates a context. opt NULL = defaults. The environment variable
+ * WGC_BACKEND=webgpu|cpu overrides WGC_BACKEND_AUTO only (unset or empty: no
+ * override; another value: WGC_ERR_INVALID_ARGUMENT). Natively the WebGPU
+ * runtime (libwgpu_native.so) is loaded from beside libwgc, the program's
+ * rpath, or WGC_WGPU_LIBRARY; Vulkan drivers are found by the Vulkan loader,
+ * and when that finds no adapter, SwiftShader from the chromium package is
+ * tried. Errors: WGC_ERR_NO_ADAPTER, WGC_ERR_DEVICE, WGC_ERR_OUT_OF_MEMORY,
+ * WGC_ERR_WOULD_BLOCK (browser build with the WebGPU backend requested;
+ * use wgc_create_async). */
+WGC_API wgc_status wgc_create(const wgc_options *opt, wgc_context **out);
+
+/* As wgc_create, without waiting. Argument errors are returned; everything
+ * else, success included, arrives through done(status, ctx, user): natively
+ * from wgc_poll(NULL), in the browser from the event loop. */
+WGC_API wgc_status wgc_create_async(const wgc_options *opt,
+                                    void (*done)(wgc_status, wgc_context *,
+                                                 void *user),
+                                    void *user);
+
+/* Waits for queued work (natively), fires pending callbacks, releases
+ * everything. NULL is a no-op. */
+WGC_API void wgc_destroy(wgc_context *ctx);
+
+/* "webgpu" or "cpu". */
+WGC_API const char *wgc_backend_name(const wgc_context *ctx);
+/* The adapter's description, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)";
+ * "cpu (N threads)" on the CPU backend. */
+WGC_API const char *wgc_adapter_name(const wgc_context *ctx);
+
+/* ---- Memory ------------------------------------------------------------ */
+
+typedef uint64_t wgc_ptr;
+
+/* Allocates bytes (> 0) of device memory, zero-filled. */
+WGC_API wgc_status wgc_alloc(wgc_context *ctx, size_t bytes, wgc_ptr *out);
+/* Frees the allocation whose base is base. Work already queued that uses it
+ * still completes; the memory is released after it. */
+WGC_API wgc_status wgc_free(wgc_context *ctx, wgc_ptr base);
+
+/* Transfers. Ranges lie inside one live allocation; addresses and sizes are
+ * multiples of 4 bytes. A zero-byte transfer is a no-op that checks no
+ * address. */
+WGC_API wgc_status wgc_upload(wgc_context *ctx, wgc_ptr dst, const void *src,
+                              size_t bytes);
+/* Waits for the queued work that precedes it. */
+WGC_API wgc_status wgc_download(wgc_context *ctx, void *dst, wgc_ptr src,
+                                size_t bytes);
+/* dst must stay valid until done ran; done(WGC_OK) also for zero bytes. */
+WGC_API wgc_status wgc_download_async(wgc_context *ctx, void *dst, wgc_ptr src,
+                                      size_t bytes,
+                                      void (*done)(wgc_status, void *user),
+                                      void *user);
+/* Device-to-device; source and destination ranges must not overlap. */
+WGC_API wgc_status wgc_copy(wgc_context *ctx, wgc_ptr dst, wgc_ptr src,
+                            size_t bytes);
+/* Waits for all queued work, then runs every due callback. */
+WGC_API wgc_status wgc_synchronize(wgc_context *ctx);
+WGC_API wgc_status wgc_synchronize_async(wgc_context *ctx,
+                                         void (*done)(wgc_status, void *user),
+                                         void *user);
+/* Runs due callbacks; never waits. NULL: those of wgc_create_async. */
+WGC_API wgc_status wgc_poll(wgc_context *ctx);
+
+/* ---- Operations ---------------------------------------------------------
+ * All validate every argument (sizes, leading dimensions, each operand's
+ * footprint inside its allocation, no overlap between an output's span and an
+ * input's span) and enqueue without waiting. Element-wise operations may
+ * write exactly over an input of the output's shape (in place). When an
+ * operation's output is empty the call is a successful no-op whose addresses
+ * are not checked (leading dimensions and descs still are). */
+
+typedef enum wgc_transpose {
+  WGC_NO_TRANS,
+  WGC_TRANS,
+  WGC_CONJ_TRANS /* == WGC_TRANS for real data */
+} wgc_transpose;
+
+typedef enum wgc_layout { WGC_COL_MAJOR, WGC_ROW_MAJOR } wgc_layout;
+
+/* C := alpha*op(A)*op(B) + beta*C, exactly cblas_sgemm: op(A) is m x k,
+ * op(B) k x n, C m x n. lda >= max(1, rows of A as stored) and likewise ldb,
+ * ldc. m == 0 || n == 0: nothing. k == 0 or alpha == 0: C := beta*C without
+ * reading A or B. beta == 0: C is overwritten, never read (NaN in C does not
+ * propagate). */
+WGC_API wgc_status wgc_gemm(wgc_context *ctx, wgc_layout layout,
+                            wgc_transpose ta, wgc_transpose tb, size_t m,
+                            size_t n, size_t k, float alpha, wgc_ptr a,
+                            size_t lda, wgc_ptr b, size_t ldb, float beta,
+                            wgc_ptr c, size_t ldc);
+
+/* cublasSgemmStridedBatched: batch i uses a + i*stride_a elements, etc.
+ * stride_a or stride_b may be 0 (shared). C batches must not overlap.
+ * A, B and C may live in one allocation. */
+WGC_API wgc_status wgc_gemm_batched(
+    wgc_context *ctx, wgc_layout layout, wgc_transpose ta, wgc_transpose tb,
+    size_t m, size_t n, size_t k, float alpha, wgc_ptr a, size_t lda,
+    size_t stride_a, wgc_ptr b, size_t ldb, size_t stride_b, float beta,
+    wgc_ptr c, size_t ldc, size_t stride_c, size_t batch_count);
+
+/* 2-D convolution (cross-correlation, as cuDNN and PyTorch), NCHW. */
+typedef struct wgc_conv2d_desc {
+  size_t n, c, h, w;             /* input  [n, c, h, w] */
+  size_t k, r, s;                /* filter [k, c/groups, r, s]; r, s >= 1 */
+  size_t stride_h, stride_w;     /* 0 means 1 */
+  size_t pad_h, pad_w;
+  size_t dilation_h, dilation_w; /* 0 means 1 */
+  size_t groups;                 /* 0 means 1; c and k divisible by it */
+} wgc_conv2d_desc;
+
+/* p = (h + 2*pad_h - dilation_h*(r-1) - 1)/stride_h + 1, likewise q.
+ * A dilated filter larger than the padded input is invalid. Errors are read
+ * with wgc_last_error(NULL). */
+WGC_API wgc_status wgc_conv2d_output_size(const wgc_conv2d_desc *d, size_t *p,
+                                          size_t *q);
+/* output [n, k, p, q] = conv(input, filter) + bias; bias 0 = none, else [k].
+ * No input channels (c == 0) gives the bias (or zeros). */
+WGC_API wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d,
+                              wgc_ptr input, wgc_ptr filter, wgc_ptr bias,
+                              wgc_ptr output);
+
+typedef enum wgc_causal {
+  WGC_CAUSAL_NONE,
+  WGC_CAUSAL_TOP_LEFT,    /* query i sees keys j <= i (PyTorch is_causal) */
+  WGC_CAUSAL_BOTTOM_RIGHT /* query i sees keys j <= i + seq_kv - seq_q */
+} wgc_causal;
+
+typedef struct wgc_attention_desc {
+  size_t batch, heads, heads_kv; /* heads_kv 0 means heads; heads % heads_kv
+                                    == 0 (GQA/MQA) */
+  size_t seq_q, seq_kv, head_dim;
+  float scale; /* finite and > 0, typically 1/sqrt(head_dim) */
+  wgc_causal causal;
+} wgc_attention_desc;
+
+/* O = softmax(scale * Q K^T + mask) V, max-subtracted. Q and O are
+ * [batch, heads, seq_q, head_dim], K and V [batch, heads_kv, seq_kv,
+ * head_dim], contiguous. Query head h reads key/value head
+ * h / (heads / heads_kv). A row that sees no key (and seq_kv == 0) is
+ * zeros. */
+WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
+                                 wgc_ptr q, wgc_ptr k, wgc_ptr v, wgc_ptr o);
+
+typedef enum wgc_reduce_op {
+  WGC_REDUCE_SUM,
+  WGC_REDUCE_MAX, /* NaN-propagating, as numpy */
+  WGC_REDUCE_MIN, /* NaN-propagating, as numpy */
+  WGC_REDUCE_MEAN
+} wgc_reduce_op;
+
+/* Reduces axis of the contiguous row-major tensor of shape[rank] (rank 1..8);
+ * the output is the shape without that axis, contiguous. An axis of length 0
+ * gives 0 for SUM and WGC_ERR_INVALID_ARGUMENT otherwise. */
+WGC_API wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
+                              wgc_ptr output, const size_t *shape, size_t rank,
+                              size_t axis);
+
+typedef enum wgc_unary_op {
+  WGC_UNARY_RELU, /* NaN propagates */
+  WGC_UNARY_SIGMOID,
+  WGC_UNARY_TANH,
+  WGC_UNARY_EXP,
+  WGC_UNARY_LOG,
+  WGC_UNARY_SQRT,
+  WGC_UNARY_ABS,
+  WGC_UNARY_NEG,
+  WGC_UNARY_GELU, /* exact: 0.5*x*(1 + erf(x/sqrt(2))) */
+  WGC_UNARY_SILU  /* x*sigmoid(x) */
+} wgc_unary_op;
+
+typedef enum wgc_binary_op {
+  WGC_BINARY_ADD,
+  WGC_BINARY_SUB,
+  WGC_BINARY_MUL,
+  WGC_BINARY_DIV,
+  WGC_BINARY_MAX, /* NaN propagates (numpy maximum) */
+  WGC_BINARY_MIN, /* NaN propagates (numpy minimum) */
+  WGC_BINARY_POW  /* agrees with C powf, (-2)^3 = -8 */
+} wgc_binary_op;
+
+/* output[i] = op(input[i]) for n elements; output == input is allowed. */
+WGC_API wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
+                             wgc_ptr output, size_t n);
+/* out[i] = op(a[i], b[i]); out may equal a or b exactly. */
+WGC_API wgc_status wgc_binary(wgc_context *ctx, wgc_binary_op op, wgc_ptr a,
+                              wgc_ptr b, wgc_ptr out, size_t n);
+/* numpy broadcasting of shapes of rank 0 (scalar) to 8; out has the
+ * broadcast shape, contiguous. out may equal an input whose shape is the
+ * broadcast shape. */
+WGC_API wgc_status wgc_binary_broadcast(wgc_context *ctx, wgc_binary_op op,
+                                        wgc_ptr a, const size_t *shape_a,
+                                        size_t rank_a, wgc_ptr b,
+                                        const size_t *shape_b, size_t rank_b,
+                                        wgc_ptr out);
+
+/* ---- Introspection ----------------------------------------------------- */
+
+/* Number of compute pipelines this context compiled so far (WebGPU); each
+ * kernel variant compiles once and is cached. 0 on the CPU backend. */
+WGC_API size_t wgc_pipelines_compiled(const wgc_context *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WGC_H */

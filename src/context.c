@@ -1,0 +1,327 @@
+/* Context lifetime, backend choice, callbacks and polling. */
+#include "internal.h"
+
+#include "table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static wgc_context *live_contexts;
+
+/* A finished wgc_create_async waiting for wgc_poll(NULL). */
+typedef struct create_request {
+  struct create_request *next;
+  void (*done)(wgc_status, wgc_context *, void *);
+  void *user;
+  wgc_context *ctx; /* NULL once failed */
+  wgc_status status;
+  bool ready;
+  bool auto_fallback; /* AUTO: take the CPU when WebGPU has no adapter */
+} create_request;
+
+static create_request *create_requests;
+
+static wgc_status resolve_backend(const wgc_options *opt, const char *fn,
+                                  wgc_options *out) {
+  *out = opt ? *opt : (wgc_options){0};
+  if ((unsigned)out->backend > WGC_BACKEND_CPU)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: opt->backend %d is not a wgc_backend", fn,
+                    (int)out->backend);
+  if ((unsigned)out->power > WGC_POWER_HIGH)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: opt->power %d is not a wgc_power_preference", fn,
+                    (int)out->power);
+  if (out->backend == WGC_BACKEND_AUTO) {
+    const char *env = getenv("WGC_BACKEND");
+    if (env && *env) {
+      if (!strcmp(env, "webgpu"))
+        out->backend = WGC_BACKEND_WEBGPU;
+      else if (!strcmp(env, "cpu"))
+        out->backend = WGC_BACKEND_CPU;
+      else
+        return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                        "%s: environment WGC_BACKEND=\"%.40s\" is neither "
+                        "\"webgpu\" nor \"cpu\"",
+                        fn, env);
+    }
+  }
+  return WGC_OK;
+}
+
+static wgc_context *context_new(const wgc_options *opt) {
+  wgc_context *ctx = calloc(1, sizeof *ctx);
+  if (ctx)
+    ctx->opt = *opt;
+  return ctx;
+}
+
+static void context_link(wgc_context *ctx) {
+  ctx->next_live = live_contexts;
+  live_contexts = ctx;
+}
+
+/* Initialises ctx on be; the error text moves to the thread slot. */
+static wgc_status context_init(wgc_context *ctx, const wgc_backend_ops *be) {
+  ctx->be = be;
+  ctx->last_error[0] = 0;
+  wgc_status s = be->init(ctx, &ctx->opt);
+  if (s != WGC_OK) {
+    wgc_fail(NULL, s, "%s", ctx->last_error);
+    ctx->last_error[0] = 0;
+    ctx->be = NULL;
+  }
+  return s;
+}
+
+wgc_status wgc_create(const wgc_options *opt, wgc_context **out) {
+  if (!out)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "wgc_create: out is NULL");
+  *out = NULL;
+  wgc_options o;
+  wgc_status s = resolve_backend(opt, "wgc_create", &o);
+  if (s != WGC_OK)
+    return s;
+  wgc_context *ctx = context_new(&o);
+  if (!ctx)
+    return wgc_fail(NULL, WGC_ERR_OUT_OF_MEMORY,
+                    "wgc_create: cannot allocate the context");
+  if (o.backend != WGC_BACKEND_CPU) {
+    s = context_init(ctx, &wgc_backend_webgpu);
+    bool fall_back = o.backend == WGC_BACKEND_AUTO &&
+                     (s == WGC_ERR_NO_ADAPTER || s == WGC_ERR_DEVICE);
+    if (s != WGC_OK && !fall_back) {
+      free(ctx);
+      return s;
+    }
+  }
+  if (!ctx->be) {
+    s = context_init(ctx, &wgc_backend_cpu);
+    if (s != WGC_OK) {
+      free(ctx);
+      return s;
+    }
+  }
+  context_link(ctx);
+  *out = ctx;
+  return WGC_OK;
+}
+
+static create_request *request_of(wgc_context *ctx) {
+  for (create_request *r = create_requests; r; r = r->next)
+    if (r->ctx == ctx && !r->ready)
+      return r;
+  return NULL;
+}
+
+static void async_init_done(wgc_context *ctx, wgc_status s) {
+  create_request *r = request_of(ctx);
+  if (!r)
+    return;
+  if (s != WGC_OK) {
+    wgc_fail(NULL, s, "%s", ctx->last_error);
+    ctx->last_error[0] = 0;
+    ctx->be = NULL;
+    if (r->auto_fallback && (s == WGC_ERR_NO_ADAPTER || s == WGC_ERR_DEVICE))
+      s = context_init(ctx, &wgc_backend_cpu);
+  }
+  if (s == WGC_OK) {
+    context_link(ctx);
+  } else {
+    free(ctx);
+    r->ctx = NULL;
+  }
+  r->status = s;
+  r->ready = true;
+}
+
+wgc_status wgc_create_async(const wgc_options *opt,
+                            void (*done)(wgc_status, wgc_context *, void *),
+                            void *user) {
+  if (!done)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "wgc_create_async: done is NULL");
+  wgc_options o;
+  wgc_status s = resolve_backend(opt, "wgc_create_async", &o);
+  if (s != WGC_OK)
+    return s;
+  wgc_context *ctx = context_new(&o);
+  create_request *r = calloc(1, sizeof *r);
+  if (!ctx || !r) {
+    free(ctx);
+    free(r);
+    return wgc_fail(NULL, WGC_ERR_OUT_OF_MEMORY,
+                    "wgc_create_async: cannot allocate the context");
+  }
+  r->done = done;
+  r->user = user;
+  r->ctx = ctx;
+  r->auto_fallback = o.backend == WGC_BACKEND_AUTO;
+  /* Append, so callbacks fire in request order. */
+  create_request **tail = &create_requests;
+  while (*tail)
+    tail = &(*tail)->next;
+  *tail = r;
+  if (o.backend == WGC_BACKEND_CPU) {
+    async_init_done(ctx, context_init(ctx, &wgc_backend_cpu));
+  } else {
+    ctx->be = &wgc_backend_webgpu;
+    s = wgc_backend_webgpu.init_async(ctx, &ctx->opt, async_init_done);
+    if (s != WGC_OK)
+      async_init_done(ctx, s);
+  }
+  return WGC_OK;
+}
+
+/* Fires the due callbacks of ctx in registration order. */
+static void fire_due(wgc_context *ctx, bool all, wgc_status forced) {
+  if (ctx->firing)
+    return;
+  ctx->firing = true;
+  wgc_pending **link = &ctx->pending_head;
+  while (*link) {
+    wgc_pending *p = *link;
+    if (!p->ready && !all) {
+      link = &p->next;
+      continue;
+    }
+    *link = p->next;
+    if (ctx->pending_tail == p)
+      ctx->pending_tail = NULL;
+    wgc_status s = p->ready ? p->status : forced;
+    void (*done)(wgc_status, void *) = p->done;
+    void *user = p->user;
+    free(p);
+    done(s, user);
+  }
+  /* Rebuild the tail (callbacks may have registered new work). */
+  ctx->pending_tail = NULL;
+  for (wgc_pending *p = ctx->pending_head; p; p = p->next)
+    ctx->pending_tail = p;
+  ctx->firing = false;
+}
+
+wgc_pending *wgc_pending_new(wgc_context *ctx, void (*done)(wgc_status, void *),
+                             void *user) {
+  wgc_pending *p = calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  p->done = done;
+  p->user = user;
+  if (ctx->pending_tail)
+    ctx->pending_tail->next = p;
+  else
+    ctx->pending_head = p;
+  ctx->pending_tail = p;
+  return p;
+}
+
+void wgc_pending_drop(wgc_context *ctx, wgc_pending *p) {
+  wgc_pending **link = &ctx->pending_head;
+  while (*link && *link != p)
+    link = &(*link)->next;
+  if (*link)
+    *link = p->next;
+  ctx->pending_tail = NULL;
+  for (wgc_pending *q = ctx->pending_head; q; q = q->next)
+    ctx->pending_tail = q;
+  free(p);
+}
+
+static void poll_creates(void) {
+  create_request **link = &create_requests;
+  while (*link) {
+    create_request *r = *link;
+    if (!r->ready) {
+      link = &r->next;
+      continue;
+    }
+    *link = r->next;
+    r->done(r->status, r->ctx, r->user);
+    free(r);
+  }
+}
+
+wgc_status wgc_poll(wgc_context *ctx) {
+  if (!ctx) {
+    poll_creates();
+    return WGC_OK;
+  }
+  wgc_status s = ctx->be->poll(ctx);
+  fire_due(ctx, false, WGC_OK);
+  return s;
+}
+
+void wgc_poll_all(void) {
+  poll_creates();
+  for (wgc_context *c = live_contexts; c; c = c->next_live)
+    wgc_poll(c);
+}
+
+wgc_status wgc_synchronize(wgc_context *ctx) {
+  if (!ctx)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "wgc_synchronize: ctx is NULL");
+  wgc_status s = ctx->be->synchronize(ctx);
+  if (s == WGC_ERR_WOULD_BLOCK)
+    return wgc_fail(ctx, s,
+                    "wgc_synchronize: cannot wait here; use "
+                    "wgc_synchronize_async");
+  ctx->be->poll(ctx);
+  fire_due(ctx, false, WGC_OK);
+  return s;
+}
+
+wgc_status wgc_synchronize_async(wgc_context *ctx,
+                                 void (*done)(wgc_status, void *),
+                                 void *user) {
+  if (!ctx)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "wgc_synchronize_async: ctx is NULL");
+  if (!done)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "wgc_synchronize_async: done is NULL");
+  wgc_pending *p = wgc_pending_new(ctx, done, user);
+  if (!p)
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                    "wgc_synchronize_async: out of memory");
+  wgc_status s = ctx->be->synchronize_async(ctx, p);
+  if (s != WGC_OK)
+    wgc_pending_drop(ctx, p);
+  return s;
+}
+
+void wgc_destroy(wgc_context *ctx) {
+  if (!ctx)
+    return;
+  /* Natively wait so pending callbacks report real statuses; where waiting
+   * is impossible they are cancelled. */
+  if (ctx->be->synchronize(ctx) == WGC_OK)
+    ctx->be->poll(ctx);
+  fire_due(ctx, true, WGC_ERR_CANCELLED);
+  for (uint32_t i = 0; i < ctx->table.count; i++)
+    if (ctx->table.slots[i].mem)
+      ctx->be->free(ctx, ctx->table.slots[i].mem);
+  ctx->be->shutdown(ctx);
+  wgc_table_release(&ctx->table);
+  for (wgc_context **link = &live_contexts; *link; link = &(*link)->next_live)
+    if (*link == ctx) {
+      *link = ctx->next_live;
+      break;
+    }
+  free(ctx);
+}
+
+const char *wgc_backend_name(const wgc_context *ctx) {
+  return ctx ? ctx->be->name : "";
+}
+
+const char *wgc_adapter_name(const wgc_context *ctx) {
+  return ctx ? ctx->be->adapter_name(ctx) : "";
+}
+
+size_t wgc_pipelines_compiled(const wgc_context *ctx) {
+  return ctx && ctx->be->pipelines_compiled ? ctx->be->pipelines_compiled(ctx)
+                                            : 0;
+}

@@ -1,0 +1,117 @@
+/* The thin GPU layer: the few WebGPU calls the WebGPU backend needs, on
+ * integer ids. Implemented over webgpu.h (gpu_native.c) and over
+ * navigator.gpu through wasm imports (gpu_browser.c + web/gpu.js).
+ *
+ * Ids are non-zero uint32 values; 0 means "none" or "failed". Nothing here
+ * waits except gpu_process_events(dev, true). Completions (device requests,
+ * buffer maps, work-done notifications) call their callback exactly once:
+ * natively from gpu_process_events, in the browser from the event loop. */
+#ifndef WGC_GPU_H
+#define WGC_GPU_H
+
+#include "wgc.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint32_t gpu_id;
+
+enum gpu_usage {
+  GPU_USAGE_STORAGE = 1u << 0,
+  GPU_USAGE_UNIFORM = 1u << 1,
+  GPU_USAGE_COPY_SRC = 1u << 2,
+  GPU_USAGE_COPY_DST = 1u << 3,
+  GPU_USAGE_MAP_READ = 1u << 4,
+};
+
+/* What the device was created with (the adapter's own limits). */
+typedef struct gpu_limits {
+  uint64_t max_buffer_size;
+  uint64_t max_storage_binding_size;
+  uint32_t min_storage_offset_alignment;
+  uint32_t min_uniform_offset_alignment;
+  uint32_t max_workgroups_per_dimension;
+  uint32_t max_invocations_per_workgroup;
+  uint32_t max_workgroup_size_x, max_workgroup_size_y;
+  uint32_t max_workgroup_storage_size;
+  uint32_t max_storage_buffers_per_stage;
+} gpu_limits;
+
+/* One storage or uniform binding of a bind group; bindings are numbered by
+ * their position in the array. */
+typedef struct gpu_binding {
+  gpu_id buffer;
+  uint64_t offset; /* multiple of the offset alignment */
+  uint64_t size;
+} gpu_binding;
+
+typedef void (*gpu_status_cb)(wgc_status status, void *user);
+typedef void (*gpu_device_cb)(wgc_status status, gpu_id device, void *user);
+
+/* Requests an adapter (power: a wgc_power_preference) and a device with the
+ * adapter's limits. Returns WGC_ERR_NO_ADAPTER at once when no WebGPU runtime
+ * exists at all; otherwise cb reports WGC_OK with the device, or
+ * WGC_ERR_NO_ADAPTER / WGC_ERR_DEVICE. Natively cb fires before this returns
+ * (the native runtime resolves requests at once); in the browser it fires
+ * later from the event loop. */
+wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user);
+/* Releases the device and everything created on it. */
+void gpu_device_release(gpu_id dev);
+void gpu_device_limits(gpu_id dev, gpu_limits *out);
+/* The adapter's name and driver, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)". */
+void gpu_device_name(gpu_id dev, char *buf, size_t cap);
+
+/* The first error the device reported since the last call (a validation
+ * error, out of memory, or loss), copied into msg; WGC_OK when none.
+ * Loss is sticky: once lost, every later call returns WGC_ERR_DEVICE_LOST. */
+wgc_status gpu_take_error(gpu_id dev, char *msg, size_t cap);
+
+/* A buffer of size bytes (multiple of 4), zero-filled; 0 on failure. */
+gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage);
+/* Drops the handle; the GPU keeps the memory until submitted work using it
+ * is done. */
+void gpu_buffer_release(gpu_id buf);
+/* Queue-ordered write: it happens after every earlier submit and before
+ * every later one. */
+void gpu_queue_write(gpu_id dev, gpu_id buf, uint64_t offset, const void *data,
+                     uint64_t size);
+
+/* Compiles WGSL (len bytes) and makes a compute pipeline with an automatic
+ * layout for the entry point "main". 0 on failure (the reason is in
+ * gpu_take_error). */
+gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len);
+void gpu_pipeline_release(gpu_id pipeline);
+/* A bind group for group 0 of pipeline; 0 on failure. */
+gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
+                             const gpu_binding *bindings);
+/* Safe right after use in an encoder: the encoder keeps it alive. */
+void gpu_bind_group_release(gpu_id group);
+
+/* Command recording. Dispatches go into one compute pass until a copy or the
+ * submit ends it; WebGPU orders dispatches within a pass. */
+gpu_id gpu_encoder_create(gpu_id dev);
+void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group,
+                          uint32_t x, uint32_t y, uint32_t z);
+void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
+                      uint64_t dst_offset, uint64_t size);
+/* Finishes, submits and releases enc. */
+void gpu_encoder_submit(gpu_id dev, gpu_id enc);
+
+/* Maps [offset, offset+size) of a MAP_READ buffer; cb fires once mapped (or
+ * failed). Then gpu_buffer_read copies out of the mapping and unmaps. */
+void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
+                         gpu_status_cb cb, void *user);
+void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size);
+
+/* cb fires once all work submitted so far is done. */
+void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user);
+
+/* Delivers due completions. wait: natively block until the submitted work
+ * is done first. Returns false where waiting is impossible (the browser). */
+bool gpu_process_events(gpu_id dev, bool wait);
+
+/* Whether this build can wait at all (false in the browser). */
+bool gpu_can_wait(void);
+
+#endif /* WGC_GPU_H */

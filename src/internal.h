@@ -1,0 +1,192 @@
+/* Private structures shared by the front end and the backends. */
+#ifndef WGC_INTERNAL_H
+#define WGC_INTERNAL_H
+
+#include "wgc.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WGC_MAX_RANK 8
+
+/* A resolved operand: the backend's allocation handle plus a byte offset.
+ * The front end has checked that every element an operation may touch lies
+ * inside the allocation. */
+typedef struct wgc_ref {
+  void *mem;       /* what backend->alloc returned */
+  uint64_t offset; /* bytes, multiple of 4 */
+} wgc_ref;
+
+/* GEMM in one strided form (BLIS style), for both layouts and transposes:
+ *   C[i,j] = c + i*rs_c + j*cs_c, op(A)[i,p] = a + i*rs_a + p*cs_a,
+ *   op(B)[p,j] = b + p*rs_b + j*cs_b        (element offsets from the refs)
+ * batch t adds t*batch_a (etc.) elements. m, n, batch > 0 here; k may be 0
+ * and alpha may be 0, in which case a and b must not be read; beta == 0
+ * means C is not read. */
+typedef struct wgc_gemm_args {
+  size_t m, n, k, batch;
+  float alpha, beta;
+  wgc_ref a, b, c;
+  size_t rs_a, cs_a, rs_b, cs_b, rs_c, cs_c;
+  size_t batch_a, batch_b, batch_c;
+} wgc_gemm_args;
+
+/* A conv2d desc with defaults applied (strides, dilations, groups >= 1) and
+ * the output size; every output dimension is > 0 here. */
+typedef struct wgc_conv2d_args {
+  wgc_conv2d_desc d;
+  size_t p, q;
+  wgc_ref input, filter, bias, output;
+  bool has_bias;
+} wgc_conv2d_args;
+
+/* An attention desc with heads_kv resolved; batch, heads, seq_q, head_dim > 0
+ * here; seq_kv may be 0 (output zeros). */
+typedef struct wgc_attention_args {
+  wgc_attention_desc d;
+  wgc_ref q, k, v, o;
+} wgc_attention_args;
+
+/* Reduction of a contiguous tensor viewed as [outer, len, inner]:
+ * out[o*inner + i] = op over r of in[(o*len + r)*inner + i].
+ * outer, inner > 0; len may be 0 only for SUM. */
+typedef struct wgc_reduce_args {
+  wgc_reduce_op op;
+  size_t outer, len, inner;
+  wgc_ref input, output;
+} wgc_reduce_args;
+
+/* Element-wise binary op over an output of shape[rank] (contiguous,
+ * row-major); a and b are read at sum(idx[d]*stride_x[d]) elements, stride 0
+ * on broadcast dimensions. Adjacent dimensions are merged where possible, so
+ * the plain wgc_binary is rank 1 with strides 1. count > 0. */
+typedef struct wgc_binary_args {
+  wgc_binary_op op;
+  size_t rank, count;
+  size_t shape[WGC_MAX_RANK];
+  size_t stride_a[WGC_MAX_RANK];
+  size_t stride_b[WGC_MAX_RANK];
+  wgc_ref a, b, out;
+} wgc_binary_args;
+
+typedef struct wgc_unary_args {
+  wgc_unary_op op;
+  size_t n; /* > 0 */
+  wgc_ref input, output;
+} wgc_unary_args;
+
+/* A callback the context owes its user. Backends complete it with
+ * wgc_pending_complete; the front end fires it from poll/synchronize. */
+typedef struct wgc_pending {
+  struct wgc_pending *next;
+  void (*done)(wgc_status, void *user);
+  void *user;
+  wgc_status status;
+  bool ready;
+} wgc_pending;
+
+/* The backend interface. Every member is required unless marked optional.
+ * Arguments arrive validated; a backend returns a status only for failures
+ * of its own (out of memory, device errors, unsupported). */
+typedef struct wgc_backend_ops {
+  const char *name; /* "webgpu" or "cpu" */
+  /* creates the backend state in ctx->impl; may return WGC_ERR_NO_ADAPTER */
+  wgc_status (*init)(wgc_context *ctx, const wgc_options *opt);
+  /* optional: as init without waiting; done(ctx, status) fires later (from
+   * the event loop in the browser, or at once natively) */
+  wgc_status (*init_async)(wgc_context *ctx, const wgc_options *opt,
+                           void (*done)(wgc_context *ctx, wgc_status status));
+  /* waits for queued work where it can, releases everything */
+  void (*shutdown)(wgc_context *ctx);
+  const char *(*adapter_name)(const wgc_context *ctx);
+
+  /* zero-filled memory of bytes (> 0) bytes */
+  wgc_status (*alloc)(wgc_context *ctx, size_t bytes, void **mem);
+  /* release once the queued work that uses mem is done */
+  void (*free)(wgc_context *ctx, void *mem);
+  wgc_status (*upload)(wgc_context *ctx, wgc_ref dst, const void *src,
+                       size_t bytes);
+  /* waits; may return WGC_ERR_WOULD_BLOCK where waiting is impossible */
+  wgc_status (*download)(wgc_context *ctx, void *dst, wgc_ref src,
+                         size_t bytes);
+  /* completes p (via wgc_pending_complete) once dst is written */
+  wgc_status (*download_async)(wgc_context *ctx, void *dst, wgc_ref src,
+                               size_t bytes, wgc_pending *p);
+  wgc_status (*copy)(wgc_context *ctx, wgc_ref dst, wgc_ref src, size_t bytes);
+  /* waits for all queued work; may return WGC_ERR_WOULD_BLOCK */
+  wgc_status (*synchronize)(wgc_context *ctx);
+  /* completes p once all work queued so far is done */
+  wgc_status (*synchronize_async)(wgc_context *ctx, wgc_pending *p);
+  /* makes progress without waiting (completes due pendings) */
+  wgc_status (*poll)(wgc_context *ctx);
+
+  wgc_status (*gemm)(wgc_context *ctx, const wgc_gemm_args *g);
+  wgc_status (*conv2d)(wgc_context *ctx, const wgc_conv2d_args *c);
+  wgc_status (*attention)(wgc_context *ctx, const wgc_attention_args *a);
+  wgc_status (*reduce)(wgc_context *ctx, const wgc_reduce_args *r);
+  wgc_status (*unary)(wgc_context *ctx, const wgc_unary_args *u);
+  wgc_status (*binary)(wgc_context *ctx, const wgc_binary_args *b);
+
+  /* optional: pipelines compiled so far */
+  size_t (*pipelines_compiled)(const wgc_context *ctx);
+} wgc_backend_ops;
+
+extern const wgc_backend_ops wgc_backend_cpu;
+extern const wgc_backend_ops wgc_backend_webgpu;
+
+/* One slot of the allocation table. */
+typedef struct wgc_slot {
+  void *mem;      /* backend handle; NULL when free */
+  uint64_t bytes; /* size of the live allocation */
+  uint32_t gen;   /* generation, 1..WGC_GEN_MAX; bumped on free */
+  uint32_t next_free;
+} wgc_slot;
+
+typedef struct wgc_table {
+  wgc_slot *slots;
+  uint32_t count, capacity;
+  uint32_t free_head, free_tail; /* FIFO of free slots (index + 1, 0 = none) */
+} wgc_table;
+
+struct wgc_context {
+  const wgc_backend_ops *be;
+  wgc_options opt;                  /* as requested, defaults applied */
+  struct wgc_context *next_live;    /* every live context, for poll_all */
+  void *impl; /* backend state */
+  wgc_table table;
+  wgc_pending *pending_head, *pending_tail; /* in registration order */
+  bool firing;                              /* guards re-entrant poll */
+  char last_error[512];
+};
+
+/* Records a formatted error on ctx (or the thread's context-less slot when
+ * ctx is NULL) and returns status. */
+wgc_status wgc_fail(wgc_context *ctx, wgc_status status, const char *fmt,
+                    ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Marks a pending callback as due with status. */
+static inline void wgc_pending_complete(wgc_pending *p, wgc_status status) {
+  p->status = status;
+  p->ready = true;
+}
+
+/* Registers a callback owed to the user (appended, so they fire in order);
+ * NULL when out of memory. Drop it when the registering call fails. */
+wgc_pending *wgc_pending_new(wgc_context *ctx, void (*done)(wgc_status, void *),
+                             void *user);
+void wgc_pending_drop(wgc_context *ctx, wgc_pending *p);
+
+/* Polls wgc_create_async requests and every live context (the browser's
+ * event loop calls this after delivering GPU completions). */
+WGC_API void wgc_poll_all(void);
+
+/* Float helpers shared by the CPU backend and tests of it. */
+float wgc_unary_ref(wgc_unary_op op, float x);
+float wgc_binary_ref(wgc_binary_op op, float a, float b);
+
+#endif /* WGC_INTERNAL_H */

@@ -1,0 +1,123 @@
+/* Address resolution, footprints and overlap checks. */
+#include "validate.h"
+
+#include "table.h"
+
+#include <inttypes.h>
+
+bool wgc_mul_ok(size_t x, size_t y, size_t *out) {
+  return !__builtin_mul_overflow(x, y, out);
+}
+
+bool wgc_add_ok(size_t x, size_t y, size_t *out) {
+  return !__builtin_add_overflow(x, y, out);
+}
+
+uint64_t wgc_matrix_span(size_t rows, size_t cols, size_t rs, size_t cs) {
+  if (!rows || !cols)
+    return 0;
+  return (uint64_t)(rows - 1) * rs + (uint64_t)(cols - 1) * cs + 1;
+}
+
+wgc_status wgc_check_operand(wgc_context *ctx, const char *fn,
+                             wgc_operand *op) {
+  if (!op->addr)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s is the null address", fn, op->param);
+  wgc_slot *s = wgc_table_lookup(&ctx->table, op->addr);
+  if (!s)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s 0x%016" PRIx64
+                    " is not a live allocation (freed or never allocated)",
+                    fn, op->param, op->addr);
+  uint64_t off = wgc_ptr_offset(op->addr);
+  if (off % 4)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s 0x%016" PRIx64 " is not 4-byte aligned", fn,
+                    op->param, op->addr);
+  /* The last byte touched: off + first + (repeat-1)*stride + bytes. */
+  uint64_t end = off, extra;
+  bool ok = !__builtin_add_overflow(end, op->first, &end);
+  if (op->repeat > 1) {
+    ok = ok && !__builtin_mul_overflow(op->repeat - 1, op->stride, &extra) &&
+         !__builtin_add_overflow(end, extra, &end);
+  }
+  ok = ok && !__builtin_add_overflow(end, op->bytes, &end);
+  if (!ok)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s: the footprint at offset %" PRIu64
+                    " exceeds the address space",
+                    fn, op->param, off);
+  if (end > s->bytes)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s: %" PRIu64 " bytes at offset %" PRIu64
+                    " overrun the %" PRIu64 "-byte allocation",
+                    fn, op->param, end - off, off, s->bytes);
+  op->slot = wgc_ptr_slot(op->addr);
+  op->ref.mem = s->mem;
+  op->ref.offset = off;
+  return WGC_OK;
+}
+
+/* Whether [a, a+la) and [b, b+lb) intersect. */
+static bool spans_meet(uint64_t a, uint64_t la, uint64_t b, uint64_t lb) {
+  return la && lb && a < b + lb && b < a + la;
+}
+
+/* Whether any repeat i of x meets repeat j of y. For each j, the repeats of x
+ * that can meet it form one run of indices, found by division. */
+static bool repeats_meet(uint64_t xa, uint64_t xl, uint64_t xs, uint64_t xn,
+                         uint64_t ya, uint64_t yl, uint64_t ys, uint64_t yn) {
+  if (!xl || !yl)
+    return false;
+  if (xn > 1 && xs == 0)
+    xn = 1;
+  if (yn > 1 && ys == 0)
+    yn = 1;
+  if (xn > yn) { /* iterate over the shorter list */
+    uint64_t t;
+    t = xa, xa = ya, ya = t;
+    t = xl, xl = yl, yl = t;
+    t = xs, xs = ys, ys = t;
+    t = xn, xn = yn, yn = t;
+  }
+  for (uint64_t i = 0; i < xn; i++) {
+    uint64_t lo = xa + i * xs, hi = lo + xl; /* [lo, hi) */
+    if (yn == 1) {
+      if (spans_meet(lo, xl, ya, yl))
+        return true;
+      continue;
+    }
+    /* y_j = ya + j*ys meets [lo, hi) iff y_j < hi and y_j + yl > lo. */
+    if (ya >= hi)
+      continue;
+    uint64_t jmax = (hi - 1 - ya) / ys; /* largest j with y_j < hi */
+    if (jmax >= yn)
+      jmax = yn - 1;
+    uint64_t yend = ya + jmax * ys + yl;
+    if (yend > lo)
+      return true;
+  }
+  return false;
+}
+
+bool wgc_repeats_overlap(const wgc_operand *op) {
+  return op->repeat > 1 && op->bytes && op->stride < op->bytes;
+}
+
+wgc_status wgc_check_no_overlap(wgc_context *ctx, const char *fn,
+                                const wgc_operand *out, const wgc_operand *in,
+                                bool exact_ok) {
+  if (out->slot != in->slot)
+    return WGC_OK;
+  uint64_t oa = out->ref.offset + out->first, ia = in->ref.offset + in->first;
+  if (exact_ok && oa == ia && out->bytes == in->bytes && out->repeat <= 1 &&
+      in->repeat <= 1)
+    return WGC_OK;
+  if (repeats_meet(oa, out->bytes, out->stride, out->repeat, ia, in->bytes,
+                   in->stride, in->repeat))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: output %s overlaps input %s in the same allocation",
+                    fn, out->param, in->param);
+  return WGC_OK;
+}

@@ -1,0 +1,38 @@
+/* Argument checks shared by the entry points. Each check records a message
+ * "FN: PARAM ..." on the context and returns a status. */
+#ifndef WGC_VALIDATE_H
+#define WGC_VALIDATE_H
+
+#include "internal.h"
+
+/* An operand as the entry point sees it: an address and a footprint. */
+typedef struct wgc_operand {
+  const char *param; /* parameter name, for messages */
+  wgc_ptr addr;
+  uint64_t first;  /* byte offset of the first element touched, from addr */
+  uint64_t bytes;  /* span from first to last element touched, in bytes */
+  uint64_t stride; /* bytes between repeats (batches); 0 = one repeat */
+  uint64_t repeat; /* number of repeats, >= 1 */
+  wgc_ref ref;     /* filled by wgc_check_operand */
+  uint32_t slot;   /* filled by wgc_check_operand */
+} wgc_operand;
+
+/* x*y with overflow detection. */
+bool wgc_mul_ok(size_t x, size_t y, size_t *out);
+bool wgc_add_ok(size_t x, size_t y, size_t *out);
+
+/* Checks that addr is a live, 4-byte aligned address and that the whole
+ * footprint (all repeats) lies inside its allocation; fills ref and slot. */
+wgc_status wgc_check_operand(wgc_context *ctx, const char *fn, wgc_operand *op);
+/* Fails when any repeat of out overlaps any repeat of in (same allocation).
+ * exact_ok: identical single spans are allowed (element-wise in place). */
+wgc_status wgc_check_no_overlap(wgc_context *ctx, const char *fn,
+                                const wgc_operand *out, const wgc_operand *in,
+                                bool exact_ok);
+/* Whether an operand's repeats overlap one another. */
+bool wgc_repeats_overlap(const wgc_operand *op);
+
+/* Element footprint of a strided matrix: last offset + 1, or 0 if empty. */
+uint64_t wgc_matrix_span(size_t rows, size_t cols, size_t rs, size_t cs);
+
+#endif

@@ -1,0 +1,76 @@
+/* The WebGPU backend's private interface: the execution engine (encoder
+ * batching, uniform arena, pipeline cache, launches) shared by the op files
+ * webgpu_*.c. Everything here calls only src/gpu/gpu.h. */
+#ifndef WGC_WEBGPU_H
+#define WGC_WEBGPU_H
+
+#include "gpu/gpu.h"
+#include "internal.h"
+
+#define WG_MAX_OPERANDS 4
+#define WG_PARAMS_MAX 256 /* bytes of one launch's Params uniform */
+
+/* A GPU allocation: one buffer. */
+typedef struct wg_mem {
+  gpu_id buffer;
+  uint64_t size;
+} wg_mem;
+
+/* One operand of a launch: a byte range of an allocation, from ref.offset,
+ * of bytes bytes (the span the kernel may touch). */
+typedef struct wg_operand {
+  const char *name; /* WGSL accessor prefix: name_ld(i), name_st(i, v) */
+  wgc_ref ref;
+  uint64_t bytes;
+  bool write;
+} wg_operand;
+
+/* A compute launch. kernel names kernels/<kernel>.wgsl, or several joined
+ * by '+' ("math+unary") that are concatenated. The source defines
+ *   struct Params { off: vec4<u32>, ... }  and  fn main(...)
+ * and reads its operands only through the generated accessors
+ *   fn <name>_ld(i: u32) -> f32     fn <name>_st(i: u32, v: f32)
+ * which add the operand's element offset (Params.off[operand index]).
+ * consts is WGSL source prepended to the kernel (e.g. "const OP = 3u;");
+ * it is part of the pipeline cache key, so keep it to a few named tokens.
+ * The helper wg_linear_group(wid, nwg) in the prelude turns a 2-D dispatch
+ * into a linear workgroup index (used when groups exceed 65535). */
+typedef struct wg_launch {
+  const char *kernel;
+  const char *consts;
+  wg_operand ops[WG_MAX_OPERANDS];
+  unsigned nops;
+  void *params; /* Params bytes; the first 16 are filled in here */
+  size_t params_size;
+  /* Workgroups: either groups (linear, split over x and y as needed) or
+   * x/y/z explicitly (groups == 0). */
+  uint64_t groups;
+  uint32_t x, y, z;
+} wg_launch;
+
+typedef struct wg_state wg_state;
+
+/* Records one dispatch into the current batch (submitted at the next flush
+ * point). fn names the public entry point for error messages. */
+wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l);
+
+/* Device limits of ctx's device. */
+const gpu_limits *wg_limits(const wgc_context *ctx);
+
+/* Op implementations (webgpu_*.c). */
+wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g);
+wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
+wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a);
+wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r);
+wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u);
+wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b);
+/* Same-buffer copy (WebGPU cannot copy a buffer onto itself). */
+wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
+                          size_t bytes);
+
+/* Scratch device memory for multi-pass ops (e.g. partial sums): a buffer
+ * of at least bytes, released after the current batch completes. */
+wgc_status wg_scratch(wgc_context *ctx, const char *fn, uint64_t bytes,
+                      wgc_ref *out);
+
+#endif

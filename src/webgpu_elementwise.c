@@ -1,0 +1,140 @@
+/* Unary, binary (with broadcasting) and same-buffer copies on WebGPU. */
+#include "webgpu.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ELEMS_PER_GROUP 1024u
+
+/* Elements per launch: what one binding window and the grid can hold.
+ * Launches of a long contiguous range are split into such chunks. */
+static uint64_t chunk_elems(const wgc_context *ctx) {
+  const gpu_limits *lim = wg_limits(ctx);
+  uint64_t by_binding = (lim->max_storage_binding_size - 256) / 4;
+  uint64_t by_grid = (uint64_t)lim->max_workgroups_per_dimension *
+                     lim->max_workgroups_per_dimension * ELEMS_PER_GROUP;
+  uint64_t n = by_binding < by_grid ? by_binding : by_grid;
+  if (n > 0x40000000u) /* indices stay far from u32 overflow */
+    n = 0x40000000u;
+  return n & ~(uint64_t)(ELEMS_PER_GROUP - 1);
+}
+
+static wgc_ref advance(wgc_ref r, uint64_t elems) {
+  r.offset += 4 * elems;
+  return r;
+}
+
+typedef struct unary_params {
+  uint32_t off[4];
+  uint32_t n, pad[3];
+} unary_params;
+
+wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
+  char consts[32];
+  snprintf(consts, sizeof consts, "const OP: u32 = %uu;", (unsigned)u->op);
+  uint64_t chunk = chunk_elems(ctx);
+  for (uint64_t at = 0; at < u->n; at += chunk) {
+    uint64_t n = u->n - at < chunk ? u->n - at : chunk;
+    unary_params p = {.n = (uint32_t)n};
+    wg_launch l = {.kernel = "math+unary",
+                   .consts = consts,
+                   .ops = {{"x", advance(u->input, at), 4 * n, false},
+                           {"y", advance(u->output, at), 4 * n, true}},
+                   .nops = 2,
+                   .params = &p,
+                   .params_size = sizeof p,
+                   .groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
+    wgc_status s = wg_launch_run(ctx, "wgc_unary", &l);
+    if (s != WGC_OK)
+      return s;
+  }
+  return WGC_OK;
+}
+
+typedef struct binary_params {
+  uint32_t off[4];
+  uint32_t count, rank, pad[2];
+  uint32_t shape[8], sa[8], sb[8];
+} binary_params;
+
+/* Span in elements of an operand read with strides over shape. */
+static uint64_t strided_span(const wgc_binary_args *b, const size_t *stride) {
+  uint64_t last = 0;
+  for (size_t d = 0; d < b->rank; d++)
+    last += (uint64_t)(b->shape[d] - 1) * stride[d];
+  return last + 1;
+}
+
+wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b) {
+  char consts[64];
+  snprintf(consts, sizeof consts, "const OP: u32 = %uu; const RANK: u32 = %uu;",
+           (unsigned)b->op, b->rank == 1 ? 1u : 0u);
+  uint64_t chunk = chunk_elems(ctx);
+  if (b->rank == 1) {
+    /* Contiguous or scalar operands: split into chunks along the one
+     * dimension. */
+    for (uint64_t at = 0; at < b->count; at += chunk) {
+      uint64_t n = b->count - at < chunk ? b->count - at : chunk;
+      binary_params p = {.count = (uint32_t)n, .rank = 1,
+                         .shape = {(uint32_t)n},
+                         .sa = {(uint32_t)b->stride_a[0]},
+                         .sb = {(uint32_t)b->stride_b[0]}};
+      uint64_t na = b->stride_a[0] ? n : 1, nb = b->stride_b[0] ? n : 1;
+      wg_launch l = {
+          .kernel = "math+binary",
+          .consts = consts,
+          .ops = {{"a", advance(b->a, at * b->stride_a[0]), 4 * na, false},
+                  {"b", advance(b->b, at * b->stride_b[0]), 4 * nb, false},
+                  {"out", advance(b->out, at), 4 * n, true}},
+          .nops = 3,
+          .params = &p,
+          .params_size = sizeof p,
+          .groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
+      wgc_status s = wg_launch_run(ctx, "wgc_binary", &l);
+      if (s != WGC_OK)
+        return s;
+    }
+    return WGC_OK;
+  }
+  if (b->count > chunk)
+    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
+                    "wgc_binary_broadcast: %zu output elements with "
+                    "broadcasting exceed one launch (%llu)",
+                    b->count, (unsigned long long)chunk);
+  binary_params p = {.count = (uint32_t)b->count, .rank = (uint32_t)b->rank};
+  for (size_t d = 0; d < b->rank; d++) {
+    p.shape[d] = (uint32_t)b->shape[d];
+    p.sa[d] = (uint32_t)b->stride_a[d];
+    p.sb[d] = (uint32_t)b->stride_b[d];
+  }
+  wg_launch l = {.kernel = "math+binary",
+                 .consts = consts,
+                 .ops = {{"a", b->a, 4 * strided_span(b, b->stride_a), false},
+                         {"b", b->b, 4 * strided_span(b, b->stride_b), false},
+                         {"out", b->out, 4 * (uint64_t)b->count, true}},
+                 .nops = 3,
+                 .params = &p,
+                 .params_size = sizeof p,
+                 .groups = (b->count + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
+  return wg_launch_run(ctx, "wgc_binary_broadcast", &l);
+}
+
+wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
+                          size_t bytes) {
+  uint64_t total = bytes / 4, chunk = chunk_elems(ctx) / 2;
+  for (uint64_t at = 0; at < total; at += chunk) {
+    uint64_t n = total - at < chunk ? total - at : chunk;
+    unary_params p = {.n = (uint32_t)n};
+    wg_launch l = {.kernel = "copy",
+                   .ops = {{"src", advance(src, at), 4 * n, false},
+                           {"dst", advance(dst, at), 4 * n, true}},
+                   .nops = 2,
+                   .params = &p,
+                   .params_size = sizeof p,
+                   .groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
+    wgc_status s = wg_launch_run(ctx, "wgc_copy", &l);
+    if (s != WGC_OK)
+      return s;
+  }
+  return WGC_OK;
+}

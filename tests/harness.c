@@ -1,0 +1,140 @@
+/* The test runner: registry, case bookkeeping, filtering, summary. */
+#include "harness.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TESTS 512
+
+static struct {
+  const char *name;
+  test_fn fn;
+} tests[MAX_TESTS];
+static int test_count;
+
+static const char *filter;
+static const char *current_test;
+static char case_name[256];
+static bool in_case, case_failed, test_failed_outside;
+static char first_failure[512];
+static int passed, failed;
+
+void harness_register(const char *name, test_fn fn) {
+  if (test_count < MAX_TESTS) {
+    tests[test_count].name = name;
+    tests[test_count].fn = fn;
+    test_count++;
+  }
+}
+
+static bool matches(const char *name) {
+  return !filter || strstr(name, filter) != NULL;
+}
+
+bool case_begin(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(case_name, sizeof case_name, fmt, ap);
+  va_end(ap);
+  if (!matches(case_name) && !matches(current_test))
+    return false;
+  in_case = true;
+  case_failed = false;
+  first_failure[0] = 0;
+  return true;
+}
+
+void case_end(void) {
+  if (!in_case)
+    return;
+  if (case_failed) {
+    failed++;
+    printf("FAIL %s: %s\n", case_name, first_failure);
+  } else {
+    passed++;
+    printf("ok   %s\n", case_name);
+  }
+  fflush(stdout);
+  in_case = false;
+}
+
+void check_fail(const char *file, int line, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (in_case) {
+    if (!case_failed)
+      snprintf(first_failure, sizeof first_failure, "%s:%d: %s", file, line,
+               msg);
+    case_failed = true;
+  } else {
+    if (!test_failed_outside)
+      snprintf(first_failure, sizeof first_failure, "%s:%d: %s", file, line,
+               msg);
+    test_failed_outside = true;
+  }
+}
+
+const wgc_backend test_backends[2] = {WGC_BACKEND_CPU, WGC_BACKEND_WEBGPU};
+static wgc_context *contexts[3];
+
+wgc_context *test_ctx(wgc_backend backend) {
+  if (!contexts[backend]) {
+    wgc_options opt = {.backend = backend};
+    wgc_status s = wgc_create(&opt, &contexts[backend]);
+    if (s != WGC_OK) {
+      check_fail(__FILE__, __LINE__, "wgc_create(%s) failed: %s (%s)",
+                 backend == WGC_BACKEND_CPU ? "cpu" : "webgpu",
+                 wgc_status_name(s), wgc_last_error(NULL));
+      return NULL;
+    }
+  }
+  return contexts[backend];
+}
+
+void fill_uniform(float *x, size_t n, float lo, float hi, unsigned seed) {
+  uint64_t state = 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed * 0x2545F4914F6CDD1Dull);
+  for (size_t i = 0; i < n; i++) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    double u = (double)(state >> 11) / 9007199254740992.0;
+    x[i] = (float)(lo + (hi - lo) * u);
+  }
+}
+
+int main(int argc, char **argv) {
+  filter = argc > 1 ? argv[1] : NULL;
+  for (int i = 0; i < test_count; i++) {
+    current_test = tests[i].name;
+    bool whole = matches(current_test);
+    test_failed_outside = false;
+    first_failure[0] = 0;
+    /* A test that opens no case of its own counts as one case. */
+    int before = passed + failed;
+    if (whole) {
+      snprintf(case_name, sizeof case_name, "%s", current_test);
+      in_case = true;
+      case_failed = false;
+    }
+    tests[i].fn();
+    if (in_case && whole && passed + failed == before) {
+      case_end();
+    } else {
+      in_case = false;
+      if (test_failed_outside && whole) {
+        failed++;
+        printf("FAIL %s: %s\n", current_test, first_failure);
+      }
+    }
+  }
+  for (int b = 0; b < 3; b++)
+    wgc_destroy(contexts[b]);
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Installs what wgc needs to build and test, idempotently:
+#   - Debian packages (compilers, the Vulkan loader and drivers, Chromium),
+#   - wgpu-native from a pinned PyPI wheel, checksum-verified, unpacked into
+#     third_party/wgpu (git-ignored),
+#   - playwright-core from npm for the browser tests (with "browser").
+# Usage: tools/bootstrap.sh [native] [browser]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WGPU_VERSION=0.32.0
+WGPU_WHEEL=wgpu-${WGPU_VERSION}-py3-none-manylinux_2_28_x86_64.whl
+WGPU_SHA256=6499a31b5a29a10b4f1089fea4a0806411f42605fa86b6c0b543a07ca0de8568
+PLAYWRIGHT_VERSION=1.65.1
+
+want_native=0 want_browser=0
+for arg in "${@:-native}"; do
+  case "$arg" in
+  native) want_native=1 ;;
+  browser) want_native=1 want_browser=1 ;;
+  *) echo "bootstrap: unknown part '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip"
+[ $want_browser = 1 ] && debs="$debs chromium clang lld wasi-libc nodejs npm"
+missing=""
+for p in $debs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+# nodejs/npm may come from elsewhere than Debian; accept any working install
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  missing=$(echo "$missing" | tr ' ' '\n' | grep -vx -e nodejs -e npm | tr '\n' ' ')
+fi
+command -v pip3 >/dev/null || command -v pip >/dev/null && missing=$(echo "$missing" | tr ' ' '\n' | grep -vx python3-pip | tr '\n' ' ')
+if [ -n "${missing// /}" ]; then
+  echo "bootstrap: installing Debian packages:$missing"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+if [ $want_native = 1 ] && [ ! -f third_party/wgpu/.version-$WGPU_VERSION ]; then
+  echo "bootstrap: fetching wgpu-native from the wgpu $WGPU_VERSION wheel"
+  tmp=$(mktemp -d)
+  pip=$(command -v pip3 || command -v pip)
+  "$pip" download --quiet --no-deps --only-binary=:all: \
+    --platform manylinux_2_28_x86_64 --python-version 3.11 \
+    "wgpu==$WGPU_VERSION" -d "$tmp"
+  echo "$WGPU_SHA256  $tmp/$WGPU_WHEEL" | sha256sum -c --quiet -
+  rm -rf third_party/wgpu && mkdir -p third_party/wgpu/include third_party/wgpu/lib
+  (cd "$tmp" && unzip -q -o "$WGPU_WHEEL" 'wgpu/resources/*')
+  cp "$tmp/wgpu/resources/webgpu.h" "$tmp/wgpu/resources/wgpu.h" third_party/wgpu/include/
+  cp "$tmp/wgpu/resources/libwgpu_native-release.so" third_party/wgpu/lib/libwgpu_native.so
+  rm -rf "$tmp"
+  touch third_party/wgpu/.version-$WGPU_VERSION
+fi
+
+if [ $want_browser = 1 ] && [ ! -f web/node_modules/playwright-core/package.json ]; then
+  echo "bootstrap: installing playwright-core $PLAYWRIGHT_VERSION"
+  (cd web && npm install --silent --no-audit --no-fund --no-save "playwright-core@$PLAYWRIGHT_VERSION" >/dev/null)
+fi
+exit 0

@@ -1,0 +1,1 @@
+# browser build (make wasm / serve / test-browser)
