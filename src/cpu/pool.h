@@ -1,0 +1,29 @@
+/* A tiny parallel-for for the CPU backend. Two implementations exist and the
+ * build links exactly one: pool_threads.c (pthreads, native) and
+ * pool_serial.c (wasm32-wasi, which has no threads). */
+#ifndef WGC_CPU_POOL_H
+#define WGC_CPU_POOL_H
+
+#include <stddef.h>
+
+typedef struct cpu_pool cpu_pool;
+
+/* One task. worker identifies the thread that runs it, in
+ * [0, min(cpu_pool_threads(pool), n_tasks)), so callers can index per-worker
+ * scratch; no two tasks run on one worker at the same time. */
+typedef void (*cpu_task_fn)(void *arg, size_t task, unsigned worker);
+
+/* threads == 0 picks the number of online cores, at most 16. Returns NULL
+ * when out of memory. Fewer threads than asked may be started (the serial
+ * build always has 1); cpu_pool_threads says how many. */
+cpu_pool *cpu_pool_create(unsigned threads);
+/* Joins the workers. NULL is a no-op. */
+void cpu_pool_destroy(cpu_pool *pool);
+unsigned cpu_pool_threads(const cpu_pool *pool);
+/* Runs fn(arg, task, worker) for every task in [0, n_tasks), the calling
+ * thread included, and returns once all have finished. Not re-entrant: a
+ * task must not call cpu_pool_for on the same pool, and one pool serves one
+ * caller at a time. */
+void cpu_pool_for(cpu_pool *pool, size_t n_tasks, cpu_task_fn fn, void *arg);
+
+#endif /* WGC_CPU_POOL_H */

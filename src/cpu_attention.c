@@ -1,0 +1,113 @@
+/* Scaled dot-product attention, one query row at a time: scores, a
+ * max-subtracted softmax and the weighted sum of V, all in double so the
+ * reference is far inside the float tolerance. Tasks are blocks of query
+ * rows of one (batch, head); each worker has a scratch row of scores and
+ * one of output accumulators. */
+#include "cpu_ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define ROWS_PER_TASK 16
+
+typedef struct attn_job {
+  const wgc_attention_desc *d;
+  const float *q, *k, *v;
+  float *o;
+  size_t row_blocks;
+  double *scratch; /* per worker: seq_kv scores, then head_dim sums */
+} attn_job;
+
+/* Keys j < visible(i) are seen by query i (the masks all keep a prefix). */
+static size_t visible(const wgc_attention_desc *d, size_t i) {
+  size_t n = d->seq_kv;
+  switch (d->causal) {
+  case WGC_CAUSAL_TOP_LEFT: /* j <= i */
+    return i + 1 < n ? i + 1 : n;
+  case WGC_CAUSAL_BOTTOM_RIGHT: /* j <= i + seq_kv - seq_q, maybe negative */
+    if (i + 1 + n <= d->seq_q)
+      return 0;
+    return i + 1 + n - d->seq_q < n ? i + 1 + n - d->seq_q : n;
+  default:
+    return n;
+  }
+}
+
+static void attn_row(const attn_job *job, const float *q, const float *k,
+                     const float *v, float *o, size_t len, double *s,
+                     double *acc) {
+  size_t hd = job->d->head_dim;
+  if (len == 0) { /* no key to attend to: zeros, as the contract says */
+    for (size_t x = 0; x < hd; x++)
+      o[x] = 0.0f;
+    return;
+  }
+  double scale = job->d->scale, top = -INFINITY;
+  for (size_t j = 0; j < len; j++) {
+    const float *kj = k + j * hd;
+    double dot = 0.0;
+    for (size_t x = 0; x < hd; x++)
+      dot += (double)q[x] * kj[x];
+    s[j] = scale * dot;
+    top = s[j] > top ? s[j] : top;
+  }
+  double sum = 0.0;
+  for (size_t x = 0; x < hd; x++)
+    acc[x] = 0.0;
+  for (size_t j = 0; j < len; j++) {
+    /* An infinite or NaN score makes top non-finite; exp then gives NaN,
+     * which propagates as it would on any backend. */
+    double p = exp(s[j] - top);
+    const float *vj = v + j * hd;
+    sum += p;
+    for (size_t x = 0; x < hd; x++)
+      acc[x] += p * vj[x];
+  }
+  for (size_t x = 0; x < hd; x++)
+    o[x] = (float)(acc[x] / sum);
+}
+
+static void attn_task(void *arg, size_t task, unsigned worker) {
+  const attn_job *job = arg;
+  const wgc_attention_desc *d = job->d;
+  size_t bh = task / job->row_blocks; /* batch * heads + head */
+  size_t i0 = task % job->row_blocks * ROWS_PER_TASK;
+  size_t i1 = i0 + ROWS_PER_TASK < d->seq_q ? i0 + ROWS_PER_TASK : d->seq_q;
+  size_t hd = d->head_dim, group = d->heads / d->heads_kv;
+  size_t kv = bh / d->heads * d->heads_kv + bh % d->heads / group;
+  /* seq_kv == 0 may come with NULL K and V, which must not be offset */
+  const float *k = d->seq_kv ? job->k + kv * d->seq_kv * hd : job->k;
+  const float *v = d->seq_kv ? job->v + kv * d->seq_kv * hd : job->v;
+  double *s = job->scratch + worker * (d->seq_kv + hd);
+  for (size_t i = i0; i < i1; i++) {
+    size_t row = bh * d->seq_q + i;
+    attn_row(job, job->q + row * hd, k, v, job->o + row * hd, visible(d, i), s,
+             s + d->seq_kv);
+  }
+}
+
+wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
+  const wgc_attention_desc *d = &a->d;
+  attn_job job = {
+      .d = d,
+      .q = cpu_ptr(a->q),
+      .k = cpu_ptr(a->k),
+      .v = cpu_ptr(a->v),
+      .o = cpu_ptr(a->o),
+      .row_blocks = (d->seq_q + ROWS_PER_TASK - 1) / ROWS_PER_TASK,
+  };
+  size_t tasks = d->batch * d->heads * job.row_blocks;
+  double work =
+      4.0 * d->batch * d->heads * d->seq_q * (d->seq_kv + 1) * d->head_dim;
+  unsigned workers = cpu_workers(ctx, tasks, work);
+  size_t per = d->seq_kv + d->head_dim;
+  job.scratch = malloc(workers * per * sizeof(double));
+  if (!job.scratch)
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                    "wgc_attention: out of host memory for %u score rows of "
+                    "seq_kv %zu",
+                    workers, d->seq_kv);
+  cpu_parallel(ctx, tasks, work, attn_task, &job);
+  free(job.scratch);
+  return WGC_OK;
+}

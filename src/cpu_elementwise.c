@@ -1,0 +1,217 @@
+/* Element-wise operations. wgc_unary_ref and wgc_binary_ref define each
+ * function once; the loops below switch on the op outside the loop and call
+ * the same inline definitions. Transcendental functions are evaluated in
+ * double and rounded once, so they are as close to the float64 reference
+ * as a float can be and finite wherever the math is (sigmoid(-100),
+ * gelu(-100), silu(-100)). An output may be exactly an input (in place):
+ * every element is read before the same element is written. */
+#include "cpu_ops.h"
+
+#include <math.h>
+
+#define TASK_ELEMS 32768 /* elements per task */
+
+static const double SQRT1_2 = 0.70710678118654752440;
+
+/* 1/(1+e^-x) without overflow: the exponent is never positive. */
+static double sigmoid(double x) {
+  if (x >= 0.0)
+    return 1.0 / (1.0 + exp(-x));
+  double e = exp(x); /* also NaN for NaN */
+  return e / (1.0 + e);
+}
+
+/* NaN propagates: only a number below 0 becomes 0. */
+static inline float f_relu(float x) { return x < 0.0f ? 0.0f : x; }
+static inline float f_sigmoid(float x) { return (float)sigmoid(x); }
+static inline float f_tanh(float x) { return (float)tanh(x); }
+static inline float f_exp(float x) { return (float)exp(x); }
+static inline float f_log(float x) { return (float)log(x); }
+static inline float f_sqrt(float x) { return sqrtf(x); }
+static inline float f_abs(float x) { return fabsf(x); }
+static inline float f_neg(float x) { return -x; }
+/* 1 + erf(z) as erfc(-z): no cancellation for very negative x, so gelu(-100)
+ * is -0 and gelu(-5) keeps its digits. */
+static inline float f_gelu(float x) {
+  return (float)(0.5 * x * erfc(-x * SQRT1_2));
+}
+static inline float f_silu(float x) { return (float)(x * sigmoid(x)); }
+
+static inline float f_add(float a, float b) { return a + b; }
+static inline float f_sub(float a, float b) { return a - b; }
+static inline float f_mul(float a, float b) { return a * b; }
+static inline float f_div(float a, float b) { return a / b; }
+/* numpy maximum/minimum: a NaN on either side wins. */
+static inline float f_max(float a, float b) {
+  return a != a ? a : b != b ? b : a > b ? a : b;
+}
+static inline float f_min(float a, float b) {
+  return a != a ? a : b != b ? b : a < b ? a : b;
+}
+static inline float f_pow(float a, float b) { return powf(a, b); }
+
+/* X(enum suffix, function) lists, shared by the reference and the loops. */
+#define UNARY_OPS(X)                                                           \
+  X(RELU, f_relu)                                                              \
+  X(SIGMOID, f_sigmoid)                                                        \
+  X(TANH, f_tanh)                                                              \
+  X(EXP, f_exp)                                                                \
+  X(LOG, f_log)                                                                \
+  X(SQRT, f_sqrt)                                                              \
+  X(ABS, f_abs)                                                                \
+  X(NEG, f_neg)                                                                \
+  X(GELU, f_gelu)                                                              \
+  X(SILU, f_silu)
+
+#define BINARY_OPS(X)                                                          \
+  X(ADD, f_add)                                                                \
+  X(SUB, f_sub)                                                                \
+  X(MUL, f_mul)                                                                \
+  X(DIV, f_div)                                                                \
+  X(MAX, f_max)                                                                \
+  X(MIN, f_min)                                                                \
+  X(POW, f_pow)
+
+float wgc_unary_ref(wgc_unary_op op, float x) {
+  switch (op) {
+#define UNARY_CASE(name, fn)                                                   \
+  case WGC_UNARY_##name:                                                       \
+    return fn(x);
+    UNARY_OPS(UNARY_CASE)
+#undef UNARY_CASE
+  }
+  return NAN; /* not an op: the front end never passes one */
+}
+
+float wgc_binary_ref(wgc_binary_op op, float a, float b) {
+  switch (op) {
+#define BINARY_CASE(name, fn)                                                  \
+  case WGC_BINARY_##name:                                                      \
+    return fn(a, b);
+    BINARY_OPS(BINARY_CASE)
+#undef BINARY_CASE
+  }
+  return NAN;
+}
+
+/* ---- unary -------------------------------------------------------------- */
+
+typedef struct unary_job {
+  wgc_unary_op op;
+  size_t n;
+  const float *in;
+  float *out;
+} unary_job;
+
+static void unary_run(wgc_unary_op op, const float *in, float *out, size_t n) {
+  switch (op) {
+#define UNARY_LOOP(name, fn)                                                   \
+  case WGC_UNARY_##name:                                                       \
+    for (size_t i = 0; i < n; i++)                                             \
+      out[i] = fn(in[i]);                                                      \
+    return;
+    UNARY_OPS(UNARY_LOOP)
+#undef UNARY_LOOP
+  }
+}
+
+static void unary_task(void *arg, size_t task, unsigned worker) {
+  (void)worker;
+  const unary_job *job = arg;
+  size_t i0 = task * TASK_ELEMS;
+  size_t n = job->n - i0 < TASK_ELEMS ? job->n - i0 : TASK_ELEMS;
+  unary_run(job->op, job->in + i0, job->out + i0, n);
+}
+
+wgc_status cpu_unary(wgc_context *ctx, const wgc_unary_args *u) {
+  unary_job job = {u->op, u->n, cpu_ptr(u->input), cpu_ptr(u->output)};
+  size_t tasks = (u->n + TASK_ELEMS - 1) / TASK_ELEMS;
+  /* the transcendental ops cost tens of flops per element */
+  double cost = u->op == WGC_UNARY_RELU || u->op == WGC_UNARY_ABS ||
+                        u->op == WGC_UNARY_NEG
+                    ? 1.0
+                    : 20.0;
+  cpu_parallel(ctx, tasks, cost * (double)u->n, unary_task, &job);
+  return WGC_OK;
+}
+
+/* ---- binary ------------------------------------------------------------- */
+
+typedef struct binary_job {
+  const wgc_binary_args *b;
+  const float *a, *bb;
+  float *out;
+} binary_job;
+
+/* out[i] = fn(a[i*sa], b[i*sb]) for i < n; the common stride pairs get
+ * their own loops so that the compiler can vectorize them. */
+static void binary_run(wgc_binary_op op, const float *a, size_t sa,
+                       const float *b, size_t sb, float *out, size_t n) {
+#define BINARY_STRIDED(fn, ia, ib)                                             \
+  for (size_t i = 0; i < n; i++)                                               \
+    out[i] = fn(a[ia], b[ib]);
+#define BINARY_LOOP(name, fn)                                                  \
+  case WGC_BINARY_##name:                                                      \
+    if (sa == 1 && sb == 1) {                                                  \
+      BINARY_STRIDED(fn, i, i)                                                 \
+    } else if (sa == 1 && sb == 0) {                                           \
+      BINARY_STRIDED(fn, i, 0)                                                 \
+    } else if (sa == 0 && sb == 1) {                                           \
+      BINARY_STRIDED(fn, 0, i)                                                 \
+    } else {                                                                   \
+      BINARY_STRIDED(fn, (i * sa), (i * sb))                                   \
+    }                                                                          \
+    return;
+  switch (op) { BINARY_OPS(BINARY_LOOP) }
+#undef BINARY_LOOP
+#undef BINARY_STRIDED
+}
+
+static void binary_task(void *arg, size_t task, unsigned worker) {
+  (void)worker;
+  const binary_job *job = arg;
+  const wgc_binary_args *g = job->b;
+  size_t pos = task * TASK_ELEMS;
+  size_t end = g->count - pos < TASK_ELEMS ? g->count : pos + TASK_ELEMS;
+  if (g->rank == 0) { /* a scalar with a scalar */
+    job->out[0] = wgc_binary_ref(g->op, job->a[0], job->bb[0]);
+    return;
+  }
+  /* the multi-index of pos, and the input offsets it maps to */
+  size_t idx[WGC_MAX_RANK], oa = 0, ob = 0, rest = pos;
+  for (size_t d = g->rank; d-- > 0;) {
+    idx[d] = rest % g->shape[d];
+    rest /= g->shape[d];
+    oa += idx[d] * g->stride_a[d];
+    ob += idx[d] * g->stride_b[d];
+  }
+  size_t last = g->rank - 1;
+  while (pos < end) {
+    size_t run = g->shape[last] - idx[last];
+    if (run > end - pos)
+      run = end - pos;
+    binary_run(g->op, job->a + oa, g->stride_a[last], job->bb + ob,
+               g->stride_b[last], job->out + pos, run);
+    pos += run;
+    /* step the index past the run, carrying into outer dimensions */
+    idx[last] += run;
+    oa += run * g->stride_a[last];
+    ob += run * g->stride_b[last];
+    for (size_t d = last; d > 0 && idx[d] == g->shape[d]; d--) {
+      oa -= idx[d] * g->stride_a[d];
+      ob -= idx[d] * g->stride_b[d];
+      idx[d] = 0;
+      idx[d - 1]++;
+      oa += g->stride_a[d - 1];
+      ob += g->stride_b[d - 1];
+    }
+  }
+}
+
+wgc_status cpu_binary(wgc_context *ctx, const wgc_binary_args *b) {
+  binary_job job = {b, cpu_ptr(b->a), cpu_ptr(b->b), cpu_ptr(b->out)};
+  size_t tasks = (b->count + TASK_ELEMS - 1) / TASK_ELEMS;
+  double cost = b->op == WGC_BINARY_POW ? 20.0 : 1.0;
+  cpu_parallel(ctx, tasks, cost * (double)b->count, binary_task, &job);
+  return WGC_OK;
+}

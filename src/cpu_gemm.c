@@ -1,0 +1,228 @@
+/* GEMM on the CPU: C := alpha*op(A)*op(B) + beta*C per batch, on the strided
+ * (BLIS-style) arguments. Blocked as in BLIS/GotoBLAS: per task, a KC x NB
+ * block of op(B) and an MB x KC block of op(A) are packed into contiguous
+ * slivers (zero-padded to the register tile), and a register-tile kernel
+ * accumulates MR x NR floats over KC. Tasks are (batch, row block, column
+ * block) tiles of C, which never overlap, so they run in parallel. */
+#include "cpu_ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The register tile: 6 x 8 floats are 12 SSE registers (or 6 AVX ones), the
+ * most that leaves room for the operands on x86-64's 16. */
+#define MR 6
+#define NR 8
+#define KC 256     /* depth of one packed block: an NR sliver of B fits L1 */
+#define MB_MAX 120 /* rows of a task; the packed A block fits L2 */
+#define NB_MAX 512 /* columns of a task */
+
+typedef struct gemm_job {
+  const wgc_gemm_args *g;
+  const float *a, *b;
+  float *c;
+  size_t mb, nb; /* task tile (multiples of MR and NR) */
+  size_t m_blocks, n_blocks;
+  size_t kc_max;         /* min(KC, k) */
+  float *scratch;        /* per worker: packed A then packed B */
+  size_t scratch_floats; /* per worker */
+} gemm_job;
+
+/* Packs op(A)[i0 .. i0+rows, p0 .. p0+kc] as MR-row slivers, each stored
+ * column by column (MR consecutive floats per p), zero-padding the last. */
+static void pack_a(const wgc_gemm_args *g, const float *a, size_t i0,
+                   size_t rows, size_t p0, size_t kc, float *dst) {
+  for (size_t s = 0; s < rows; s += MR) {
+    size_t h = rows - s < MR ? rows - s : MR;
+    const float *src = a + (i0 + s) * g->rs_a + p0 * g->cs_a;
+    for (size_t p = 0; p < kc; p++) {
+      const float *col = src + p * g->cs_a;
+      size_t ii = 0;
+      for (; ii < h; ii++)
+        dst[ii] = col[ii * g->rs_a];
+      for (; ii < MR; ii++)
+        dst[ii] = 0.0f;
+      dst += MR;
+    }
+  }
+}
+
+/* Packs op(B)[p0 .. p0+kc, j0 .. j0+cols] as NR-column slivers, each stored
+ * row by row (NR consecutive floats per p), zero-padding the last. */
+static void pack_b(const wgc_gemm_args *g, const float *b, size_t p0, size_t kc,
+                   size_t j0, size_t cols, float *dst) {
+  for (size_t s = 0; s < cols; s += NR) {
+    size_t w = cols - s < NR ? cols - s : NR;
+    const float *src = b + p0 * g->rs_b + (j0 + s) * g->cs_b;
+    for (size_t p = 0; p < kc; p++) {
+      const float *row = src + p * g->rs_b;
+      size_t jj = 0;
+      for (; jj < w; jj++)
+        dst[jj] = row[jj * g->cs_b];
+      for (; jj < NR; jj++)
+        dst[jj] = 0.0f;
+      dst += NR;
+    }
+  }
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+/* GCC keeps a plain float array in memory, so on GNU compilers the kernel
+ * names its 12 accumulators as 4-float vectors (plain scalar code where the
+ * target has no SIMD, e.g. wasm32 without simd128). */
+typedef float v4f __attribute__((vector_size(16)));
+
+static v4f load4(const float *p) {
+  v4f v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* acc[MR*NR] = sum over p of a[p*MR + i] * b[p*NR + j]. */
+static void kernel(size_t kc, const float *a, const float *b, float *acc) {
+  v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};
+  v4f c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
+  for (size_t p = 0; p < kc; p++) {
+    v4f b0 = load4(b), b1 = load4(b + 4);
+    c00 += a[0] * b0;
+    c01 += a[0] * b1;
+    c10 += a[1] * b0;
+    c11 += a[1] * b1;
+    c20 += a[2] * b0;
+    c21 += a[2] * b1;
+    c30 += a[3] * b0;
+    c31 += a[3] * b1;
+    c40 += a[4] * b0;
+    c41 += a[4] * b1;
+    c50 += a[5] * b0;
+    c51 += a[5] * b1;
+    a += MR;
+    b += NR;
+  }
+  v4f out[2 * MR] = {c00, c01, c10, c11, c20, c21,
+                     c30, c31, c40, c41, c50, c51};
+  memcpy(acc, out, sizeof out);
+}
+#else
+/* acc[MR*NR] = sum over p of a[p*MR + i] * b[p*NR + j]. */
+static void kernel(size_t kc, const float *a, const float *b, float *acc) {
+  float t[MR * NR] = {0};
+  for (size_t p = 0; p < kc; p++) {
+    for (size_t i = 0; i < MR; i++)
+      for (size_t j = 0; j < NR; j++)
+        t[i * NR + j] += a[i] * b[j];
+    a += MR;
+    b += NR;
+  }
+  memcpy(acc, t, sizeof t);
+}
+#endif
+
+/* Adds the rows x cols corner of acc into C at (i0, j0). The first depth
+ * block also applies beta; beta == 0 never reads C, so NaN there vanishes. */
+static void store_tile(const wgc_gemm_args *g, float *c, size_t i0, size_t j0,
+                       size_t rows, size_t cols, const float *acc, int first) {
+  float alpha = g->alpha, beta = g->beta;
+  for (size_t i = 0; i < rows; i++) {
+    float *ci = c + (i0 + i) * g->rs_c + j0 * g->cs_c;
+    const float *ai = acc + i * NR;
+    if (!first) {
+      for (size_t j = 0; j < cols; j++)
+        ci[j * g->cs_c] += alpha * ai[j];
+    } else if (beta == 0.0f) {
+      for (size_t j = 0; j < cols; j++)
+        ci[j * g->cs_c] = alpha * ai[j];
+    } else {
+      for (size_t j = 0; j < cols; j++)
+        ci[j * g->cs_c] = alpha * ai[j] + beta * ci[j * g->cs_c];
+    }
+  }
+}
+
+static void gemm_task(void *arg, size_t task, unsigned worker) {
+  const gemm_job *job = arg;
+  const wgc_gemm_args *g = job->g;
+  size_t jb = task % job->n_blocks;
+  size_t ib = task / job->n_blocks % job->m_blocks;
+  size_t t = task / job->n_blocks / job->m_blocks;
+  size_t i0 = ib * job->mb, j0 = jb * job->nb;
+  size_t rows = g->m - i0 < job->mb ? g->m - i0 : job->mb;
+  size_t cols = g->n - j0 < job->nb ? g->n - j0 : job->nb;
+  const float *a = job->a + t * g->batch_a;
+  const float *b = job->b + t * g->batch_b;
+  float *c = job->c + t * g->batch_c;
+  float *pa = job->scratch + worker * job->scratch_floats;
+  float *pb = pa + job->mb * job->kc_max;
+  float acc[MR * NR];
+
+  for (size_t p0 = 0; p0 < g->k; p0 += KC) {
+    size_t kc = g->k - p0 < KC ? g->k - p0 : KC;
+    pack_b(g, b, p0, kc, j0, cols, pb);
+    pack_a(g, a, i0, rows, p0, kc, pa);
+    for (size_t js = 0; js < cols; js += NR) {
+      size_t w = cols - js < NR ? cols - js : NR;
+      for (size_t is = 0; is < rows; is += MR) {
+        size_t h = rows - is < MR ? rows - is : MR;
+        kernel(kc, pa + is * kc, pb + js * kc, acc);
+        store_tile(g, c, i0 + is, j0 + js, h, w, acc, p0 == 0);
+      }
+    }
+  }
+}
+
+/* C := beta*C, for k == 0 or alpha == 0 (A and B are not read). */
+static void scale_c(const wgc_gemm_args *g, float *c) {
+  if (g->beta == 1.0f)
+    return;
+  for (size_t t = 0; t < g->batch; t++)
+    for (size_t i = 0; i < g->m; i++) {
+      float *ci = c + t * g->batch_c + i * g->rs_c;
+      for (size_t j = 0; j < g->n; j++)
+        ci[j * g->cs_c] = g->beta == 0.0f ? 0.0f : g->beta * ci[j * g->cs_c];
+    }
+}
+
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+static size_t div_up(size_t x, size_t by) { return (x + by - 1) / by; }
+
+wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
+  float *c = cpu_ptr(g->c);
+  if (g->k == 0 || g->alpha == 0.0f) {
+    scale_c(g, c);
+    return WGC_OK;
+  }
+  gemm_job job = {.g = g, .a = cpu_ptr(g->a), .b = cpu_ptr(g->b), .c = c};
+  job.mb = round_up(g->m < MB_MAX ? g->m : MB_MAX, MR);
+  job.nb = round_up(g->n < NB_MAX ? g->n : NB_MAX, NR);
+  job.kc_max = g->k < KC ? g->k : KC;
+
+  /* Shrink the tiles until every thread has about two tiles to work on. */
+  unsigned threads = ((const cpu_backend *)ctx->impl)->threads;
+  double flops = 2.0 * g->m * g->n * g->k * g->batch;
+  for (;;) {
+    size_t tiles = g->batch * div_up(g->m, job.mb) * div_up(g->n, job.nb);
+    if (threads == 1 || flops < CPU_SERIAL_WORK || tiles >= 2 * (size_t)threads)
+      break;
+    if (job.nb >= job.mb && job.nb > 4 * NR)
+      job.nb = round_up(job.nb / 2, NR);
+    else if (job.mb > 4 * MR)
+      job.mb = round_up(job.mb / 2, MR);
+    else
+      break;
+  }
+  job.m_blocks = div_up(g->m, job.mb);
+  job.n_blocks = div_up(g->n, job.nb);
+  size_t tasks = g->batch * job.m_blocks * job.n_blocks;
+  unsigned workers = cpu_workers(ctx, tasks, flops);
+
+  job.scratch_floats = round_up((job.mb + job.nb) * job.kc_max, 16);
+  job.scratch = aligned_alloc(64, workers * job.scratch_floats * sizeof(float));
+  if (!job.scratch)
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                    "wgc_gemm: out of host memory for %u packing buffers of "
+                    "%zu bytes",
+                    workers, job.scratch_floats * sizeof(float));
+  cpu_parallel(ctx, tasks, flops, gemm_task, &job);
+  free(job.scratch);
+  return WGC_OK;
+}

@@ -1,0 +1,42 @@
+/* Private interface of the CPU reference backend (backend_cpu.c and the
+ * cpu_*.c operation files). */
+#ifndef WGC_CPU_OPS_H
+#define WGC_CPU_OPS_H
+
+#include "cpu/pool.h"
+#include "internal.h"
+
+#include <stddef.h>
+
+/* ctx->impl of a CPU context. */
+typedef struct cpu_backend {
+  cpu_pool *pool;
+  unsigned threads;
+  char adapter[40];
+} cpu_backend;
+
+/* Below this many flops (or element visits) an operation runs on the calling
+ * thread: waking the pool would cost more than it saves. */
+#define CPU_SERIAL_WORK 65536.0
+
+/* The float at element 0 of a resolved operand; NULL for a NULL handle
+ * (an operand with no elements, never read), which must not be offset. */
+static inline float *cpu_ptr(wgc_ref r) {
+  return r.mem ? (float *)((char *)r.mem + (size_t)r.offset) : NULL;
+}
+
+/* How many workers cpu_parallel will use for n_tasks tasks of work total
+ * flops: per-worker scratch needs this many slots. */
+unsigned cpu_workers(const wgc_context *ctx, size_t n_tasks, double work);
+/* Runs fn over [0, n_tasks) on cpu_workers(ctx, n_tasks, work) workers. */
+void cpu_parallel(wgc_context *ctx, size_t n_tasks, double work, cpu_task_fn fn,
+                  void *arg);
+
+wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g);
+wgc_status cpu_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
+wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a);
+wgc_status cpu_reduce(wgc_context *ctx, const wgc_reduce_args *r);
+wgc_status cpu_unary(wgc_context *ctx, const wgc_unary_args *u);
+wgc_status cpu_binary(wgc_context *ctx, const wgc_binary_args *b);
+
+#endif /* WGC_CPU_OPS_H */

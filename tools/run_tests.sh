@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The whole test suite, as `make test` runs it: the C tests on both
+# backends, the same tests built with ASan+UBSan, the installed-library check,
+# and the browser tests in headless Chromium. Every section prints one line
+# per case; the last line sums them up as "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+MAKE=${MAKE:-make}
+total_pass=0 total_fail=0
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+# section NAME COMMAND...: runs a section, echoes its lines with the
+# harness's own summary line relabelled, and adds its counts.
+section() {
+  local name=$1
+  shift
+  echo "== $name"
+  "$@" >"$log/$name.out" 2>&1
+  local rc=$?
+  sed -E "s/^([0-9]+) passed, ([0-9]+) failed$/$name: \1 passed, \2 failed (section)/" "$log/$name.out"
+  local line p f
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log/$name.out" | tail -n 1)
+  if [ -n "$line" ]; then
+    p=${line%% passed*}
+    f=${line#*passed, }
+    f=${f%% failed*}
+  else
+    p=0 f=1
+    echo "FAIL $name: the section ended without a summary (exit $rc)"
+  fi
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+    f=1
+    echo "FAIL $name: exit status $rc"
+  fi
+  total_pass=$((total_pass + p))
+  total_fail=$((total_fail + f))
+}
+
+build() {
+  if ! $MAKE --no-print-directory -s "$@" >"$log/build.out" 2>&1; then
+    cat "$log/build.out"
+    echo "FAIL build: make $*"
+    total_fail=$((total_fail + 1))
+    return 1
+  fi
+}
+
+if build lib build/test_wgc; then
+  section c build/test_wgc
+fi
+if build build/test_wgc_asan; then
+  # wgpu-native is not instrumented; its allocations at exit are not ours.
+  section sanitizers env ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
+    UBSAN_OPTIONS=print_stacktrace=1 build/test_wgc_asan
+fi
+section install tools/check_install.sh
+if build wasm; then
+  section browser node tests/browser/run.mjs
+fi
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" = 0 ]
