@@ -1,0 +1,1316 @@
+/* gpu.h natively, over wgpu-native's webgpu.h (loaded at run time, see
+ * native_load.c).
+ *
+ * Ids index a table of heap objects {kind, owning device, handles}; a slot
+ * freed goes on a free list. One mutex guards the table, the per-device
+ * error state and the completion lists; no wgpu function is ever called with
+ * it held, so callbacks the runtime makes from inside its calls (errors,
+ * device loss, completions) may take it.
+ *
+ * Completions (buffer maps, work-done) are never handed to the caller from
+ * inside the runtime: the runtime's callback only marks the pending entry
+ * done, and gpu_process_events delivers done entries in the order they were
+ * registered. So a callback fires exactly once, from gpu_process_events (or
+ * from gpu_device_release for what is still pending then), never inside
+ * the call that registered it. */
+#include "gpu/gpu.h"
+#include "gpu/native_wgpu.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* SwiftShader from Debian's chromium package: the fallback Vulkan driver
+ * when the loader finds none by itself. */
+#define NW_SWIFTSHADER_ICD "/usr/lib/chromium/vk_swiftshader_icd.json"
+
+/* ---- objects and the id table ------------------------------------------ */
+
+enum nw_kind { NW_DEVICE = 1, NW_BUFFER, NW_PIPELINE, NW_GROUP, NW_ENCODER };
+enum { NW_UNMAPPED, NW_MAP_PENDING, NW_MAPPED };
+
+/* A pending completion (buffer map or work-done) of one device. */
+typedef struct nw_op nw_op;
+struct nw_op {
+  nw_op *next;
+  gpu_status_cb cb;
+  void *user;
+  wgc_status status;
+  bool done;   /* the runtime called back: status is final */
+  bool orphan; /* the device was released first and cb has fired: the
+                  runtime's callback only frees the entry */
+  gpu_id buf;   /* a map: its buffer, 0 once that was released */
+};
+
+typedef struct nw_device {
+  WGPUAdapter adapter;
+  WGPUDevice device;
+  WGPUQueue queue;
+  uint64_t serial; /* tells callbacks of a released device from a new one */
+  gpu_limits limits;
+  char name[256];
+  /* error state, under g_lock */
+  unsigned error_count; /* every error reported, to detect a new one */
+  wgc_status error;     /* the first one not yet taken */
+  char error_msg[1024];
+  bool lost;
+  char lost_msg[256];
+  nw_op *ops, *ops_tail; /* pending completions, in registration order */
+} nw_device;
+
+typedef struct nw_obj {
+  enum nw_kind kind;
+  gpu_id dev; /* the owning device (a device: its own id) */
+  union {
+    nw_device *device;
+    struct {
+      WGPUBuffer handle;
+      uint64_t size;
+      unsigned usage;                /* gpu_usage bits */
+      int map_state;                 /* NW_UNMAPPED, NW_MAP_PENDING, NW_MAPPED */
+      uint64_t map_offset, map_size; /* the range last mapped */
+    } buffer;
+    WGPUComputePipeline pipeline;
+    WGPUBindGroup group;
+    struct {
+      WGPUCommandEncoder handle;
+      WGPUComputePassEncoder pass; /* the open compute pass, if any */
+      bool failed;                 /* recording reported an error */
+      gpu_id *mappable;            /* MAP_READ buffers it copies */
+      uint32_t nmappable, capmappable;
+    } encoder;
+  } u;
+} nw_obj;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static nw_obj **g_slots;   /* g_slots[id - 1] */
+static uint32_t g_nslots;  /* slots in use or on the free list */
+static uint32_t g_cap;     /* capacity of g_slots and g_free */
+static uint32_t *g_free;   /* indices of free slots */
+static uint32_t g_nfree;
+static uint64_t g_serial;  /* last device serial handed out */
+
+static void nw_lock(void) { pthread_mutex_lock(&g_lock); }
+static void nw_unlock(void) { pthread_mutex_unlock(&g_lock); }
+
+/* Enters o into the table; 0 when out of memory. */
+static gpu_id nw_id_alloc(nw_obj *o) {
+  gpu_id id = 0;
+  nw_lock();
+  if (g_nfree) {
+    uint32_t i = g_free[--g_nfree];
+    g_slots[i] = o;
+    id = i + 1;
+  } else if (g_nslots < UINT32_MAX - 1) {
+    if (g_nslots == g_cap && g_cap < (1u << 30)) {
+      uint32_t cap = g_cap ? g_cap * 2 : 64;
+      nw_obj **slots = realloc(g_slots, cap * sizeof *slots);
+      if (slots)
+        g_slots = slots;
+      uint32_t *fr = slots ? realloc(g_free, cap * sizeof *fr) : NULL;
+      if (fr) {
+        g_free = fr;
+        g_cap = cap;
+      }
+    }
+    if (g_nslots < g_cap) {
+      g_slots[g_nslots] = o;
+      id = ++g_nslots;
+    }
+  }
+  nw_unlock();
+  return id;
+}
+
+/* With g_lock held. */
+static nw_obj *nw_get_locked(gpu_id id, enum nw_kind kind) {
+  if (id == 0 || id > g_nslots)
+    return NULL;
+  nw_obj *o = g_slots[id - 1];
+  return o && o->kind == kind ? o : NULL;
+}
+
+static nw_obj *nw_get(gpu_id id, enum nw_kind kind) {
+  nw_lock();
+  nw_obj *o = nw_get_locked(id, kind);
+  nw_unlock();
+  return o;
+}
+
+/* With g_lock held: removes the entry (the object itself is the caller's). */
+static void nw_id_free_locked(gpu_id id) {
+  g_slots[id - 1] = NULL;
+  g_free[g_nfree++] = id - 1;
+}
+
+/* Removes id of the given kind from the table and returns its object. */
+static nw_obj *nw_take(gpu_id id, enum nw_kind kind) {
+  nw_lock();
+  nw_obj *o = nw_get_locked(id, kind);
+  if (o)
+    nw_id_free_locked(id);
+  nw_unlock();
+  return o;
+}
+
+static nw_device *nw_dev(gpu_id id) {
+  nw_obj *o = nw_get(id, NW_DEVICE);
+  return o && o->u.device->device ? o->u.device : NULL;
+}
+
+/* The device a runtime callback belongs to (userdata1 = id, userdata2 =
+ * serial), or NULL once it was released. With g_lock held. */
+static nw_device *nw_dev_from_user_locked(void *u1, void *u2) {
+  nw_obj *o = nw_get_locked((gpu_id)(uintptr_t)u1, NW_DEVICE);
+  if (!o || o->u.device->serial != (uint64_t)(uintptr_t)u2)
+    return NULL;
+  return o->u.device;
+}
+
+/* ---- strings and errors ------------------------------------------------- */
+
+static size_t sv_len(WGPUStringView s) {
+  if (!s.data)
+    return 0;
+  return s.length == WGPU_STRLEN ? strlen(s.data) : s.length;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src, size_t len) {
+  if (!dst || cap == 0)
+    return;
+  if (len > cap - 1)
+    len = cap - 1;
+  if (len)
+    memcpy(dst, src, len);
+  dst[len] = '\0';
+}
+
+static void copy_sv(char *dst, size_t cap, WGPUStringView s) {
+  copy_str(dst, cap, s.data, sv_len(s));
+}
+
+/* wgpu-native's messages span lines ("Validation Error\n\nCaused by:\n
+ *   In wgpuDeviceCreateBuffer\n    Buffer size ..."): made one line, the
+ * boilerplate dropped, whitespace runs collapsed. */
+static void nw_tidy(char *s) {
+  static const char *const drop[] = {"Validation Error", "Caused by:"};
+  char *out = s;
+  const char *in = s;
+  bool space = false;
+  while (*in) {
+    bool dropped = false;
+    for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++) {
+      size_t n = strlen(drop[k]);
+      if ((in == s || in[-1] == '\n') && strncmp(in, drop[k], n) == 0) {
+        in += n;
+        dropped = true;
+      }
+    }
+    if (dropped)
+      continue;
+    char c = *in++;
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      space = out != s;
+      continue;
+    }
+    if (space)
+      *out++ = ' ';
+    space = false;
+    *out++ = c;
+  }
+  *out = '\0';
+}
+
+/* Records an error on d unless one is pending. With g_lock held. */
+static void nw_error_locked(nw_device *d, wgc_status st, const char *msg,
+                            size_t len) {
+  d->error_count++;
+  if (d->error == WGC_OK) {
+    d->error = st;
+    copy_str(d->error_msg, sizeof d->error_msg, msg, len);
+    nw_tidy(d->error_msg);
+  }
+}
+
+static void nw_error(nw_device *d, wgc_status st, const char *msg) {
+  nw_lock();
+  nw_error_locked(d, st, msg, strlen(msg));
+  nw_unlock();
+}
+
+static unsigned nw_error_count(nw_device *d) {
+  nw_lock();
+  unsigned n = d->error_count;
+  nw_unlock();
+  return n;
+}
+
+static void nw_on_uncaptured_error(WGPUDevice const *device, WGPUErrorType type,
+                                   WGPUStringView message, void *u1, void *u2) {
+  (void)device;
+  wgc_status st = type == WGPUErrorType_OutOfMemory ? WGC_ERR_OUT_OF_MEMORY
+                                                    : WGC_ERR_DEVICE;
+  nw_lock();
+  nw_device *d = nw_dev_from_user_locked(u1, u2);
+  if (d)
+    nw_error_locked(d, st, message.data, sv_len(message));
+  nw_unlock();
+}
+
+static void nw_on_device_lost(WGPUDevice const *device,
+                              WGPUDeviceLostReason reason,
+                              WGPUStringView message, void *u1, void *u2) {
+  (void)device;
+  if (reason == WGPUDeviceLostReason_CallbackCancelled)
+    return;
+  nw_lock();
+  nw_device *d = nw_dev_from_user_locked(u1, u2);
+  if (d && !d->lost) {
+    d->lost = true;
+    copy_sv(d->lost_msg, sizeof d->lost_msg, message);
+    if (!d->lost_msg[0])
+      copy_str(d->lost_msg, sizeof d->lost_msg, "device lost", 11);
+  }
+  nw_unlock();
+}
+
+wgc_status gpu_take_error(gpu_id dev, char *msg, size_t cap) {
+  if (msg && cap)
+    msg[0] = '\0';
+  nw_device *d = nw_dev(dev);
+  if (!d) {
+    copy_str(msg, cap, "no such device", 14);
+    return WGC_ERR_INVALID_ARGUMENT;
+  }
+  nw_lock();
+  wgc_status st = WGC_OK;
+  if (d->lost) {
+    st = WGC_ERR_DEVICE_LOST;
+    copy_str(msg, cap, d->lost_msg, strlen(d->lost_msg));
+  } else if (d->error != WGC_OK) {
+    st = d->error;
+    copy_str(msg, cap, d->error_msg, strlen(d->error_msg));
+  }
+  d->error = WGC_OK;
+  d->error_msg[0] = '\0';
+  nw_unlock();
+  return st;
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+/* A new pending completion on d, or NULL when out of memory. */
+static nw_op *nw_op_new(nw_device *d, gpu_status_cb cb, void *user) {
+  nw_op *op = calloc(1, sizeof *op);
+  if (!op)
+    return NULL;
+  op->cb = cb;
+  op->user = user;
+  nw_lock();
+  if (d->ops_tail)
+    d->ops_tail->next = op;
+  else
+    d->ops = op;
+  d->ops_tail = op;
+  nw_unlock();
+  return op;
+}
+
+/* The runtime's side of a completion. */
+static void nw_op_complete(nw_op *op, wgc_status st) {
+  nw_lock();
+  if (op->buf) {
+    nw_obj *b = nw_get_locked(op->buf, NW_BUFFER);
+    if (b)
+      b->u.buffer.map_state = st == WGC_OK ? NW_MAPPED : NW_UNMAPPED;
+  }
+  if (op->orphan) {
+    nw_unlock();
+    free(op);
+    return;
+  }
+  op->done = true;
+  op->status = st;
+  nw_unlock();
+}
+
+static void nw_on_map(WGPUMapAsyncStatus status, WGPUStringView message,
+                      void *u1, void *u2) {
+  (void)message;
+  (void)u2;
+  wgc_status st;
+  switch (status) {
+  case WGPUMapAsyncStatus_Success: st = WGC_OK; break;
+  case WGPUMapAsyncStatus_CallbackCancelled:
+  case WGPUMapAsyncStatus_Aborted: st = WGC_ERR_CANCELLED; break;
+  default: st = WGC_ERR_DEVICE; break;
+  }
+  nw_op_complete(u1, st);
+}
+
+static void nw_on_work_done(WGPUQueueWorkDoneStatus status,
+                            WGPUStringView message, void *u1, void *u2) {
+  (void)message;
+  (void)u2;
+  wgc_status st;
+  switch (status) {
+  case WGPUQueueWorkDoneStatus_Success: st = WGC_OK; break;
+  case WGPUQueueWorkDoneStatus_CallbackCancelled: st = WGC_ERR_CANCELLED; break;
+  default: st = WGC_ERR_DEVICE; break;
+  }
+  nw_op_complete(u1, st);
+}
+
+/* Unlinks the first completion of device id that is done (all of them,
+ * done or not, when the device is lost: they fail with DEVICE_LOST). With
+ * g_lock held. */
+static nw_op *nw_op_pop_done_locked(gpu_id id) {
+  nw_obj *o = nw_get_locked(id, NW_DEVICE);
+  if (!o)
+    return NULL;
+  nw_device *d = o->u.device;
+  nw_op *prev = NULL;
+  for (nw_op *op = d->ops; op; prev = op, op = op->next) {
+    if (!op->done && !d->lost)
+      continue;
+    if (prev)
+      prev->next = op->next;
+    else
+      d->ops = op->next;
+    if (d->ops_tail == op)
+      d->ops_tail = prev;
+    op->next = NULL;
+    return op;
+  }
+  return NULL;
+}
+
+/* Fires the done completions of device id. Each is unlinked before its
+ * callback runs, and the device is looked up again after each, so callbacks
+ * may call anything here, the release of the device included. */
+static void nw_deliver(gpu_id id) {
+  for (;;) {
+    nw_lock();
+    nw_op *op = nw_op_pop_done_locked(id);
+    if (!op) {
+      nw_unlock();
+      return;
+    }
+    gpu_status_cb cb = op->cb;
+    void *user = op->user;
+    wgc_status st = op->done ? op->status : WGC_ERR_DEVICE_LOST;
+    if (!op->done) { /* a lost device: the runtime's callback frees it */
+      op->orphan = true;
+      op->buf = 0;
+      op = NULL;
+    }
+    nw_unlock();
+    free(op);
+    if (cb)
+      cb(st, user);
+  }
+}
+
+/* ---- instance, adapter, device ------------------------------------------ */
+
+static pthread_mutex_t g_instance_lock = PTHREAD_MUTEX_INITIALIZER;
+static WGPUInstance g_instance;  /* kept for the life of the process */
+static bool g_tried_swiftshader;
+static unsigned g_live_devices;
+
+static bool env_set(const char *name) {
+  const char *v = getenv(name);
+  return v && *v;
+}
+
+static WGPUInstance nw_create_instance(void) {
+  /* We never print, and neither may the Vulkan stack on our behalf:
+   * - Mesa's lavapipe warns that it is not conformant unless told not to;
+   * - Mesa's implicit device-select layer connects to Wayland, and
+   *   libwayland prints an error when XDG_RUNTIME_DIR is not an absolute
+   *   path (unset, typically in containers and CI). The layer
+   *   only reorders devices (wgpu picks by its own rules), so it is left
+   *   out then, unless the user asked for it with MESA_VK_DEVICE_SELECT. */
+  setenv("MESA_VK_IGNORE_CONFORMANCE_WARNING", "1", 0);
+  const char *xdg = getenv("XDG_RUNTIME_DIR");
+  if ((!xdg || xdg[0] != '/') && !env_set("MESA_VK_DEVICE_SELECT"))
+    setenv("NODEVICE_SELECT", "1", 0);
+  WGPUInstanceExtras extras;
+  memset(&extras, 0, sizeof extras);
+  extras.chain.sType = (WGPUSType)WGPUSType_InstanceExtras;
+  extras.backends = WGPUInstanceBackend_Vulkan;
+  extras.flags = WGPUInstanceFlag_Default;
+  WGPUInstanceDescriptor desc;
+  memset(&desc, 0, sizeof desc);
+  desc.nextInChain = &extras.chain;
+  return wgc_nw.CreateInstance(&desc);
+}
+
+static void nw_sleep_briefly(void) {
+  struct timespec ts = {0, 1000000}; /* 1 ms */
+  nanosleep(&ts, NULL);
+}
+
+/* A request (adapter or device) the runtime answers through a callback.
+ * Heap-allocated: if the answer never came while we waited (it comes at
+ * once in practice), the late callback frees it. */
+typedef struct nw_request {
+  bool is_device; /* else an adapter */
+  bool done, abandoned;
+  bool ok;
+  void *handle; /* WGPUAdapter or WGPUDevice */
+} nw_request;
+
+static void nw_request_finish(nw_request *r, bool ok, void *handle) {
+  nw_lock();
+  bool abandoned = r->abandoned;
+  if (!abandoned) {
+    r->done = true;
+    r->ok = ok;
+    r->handle = handle;
+  }
+  nw_unlock();
+  if (abandoned) { /* nobody waits any more: drop what came */
+    if (handle && r->is_device)
+      wgc_nw.DeviceRelease(handle);
+    else if (handle)
+      wgc_nw.AdapterRelease(handle);
+    free(r);
+  }
+}
+
+static void nw_on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter,
+                          WGPUStringView message, void *u1, void *u2) {
+  (void)message;
+  (void)u2;
+  nw_request_finish(u1, status == WGPURequestAdapterStatus_Success && adapter,
+                    adapter);
+}
+
+static void nw_on_device(WGPURequestDeviceStatus status, WGPUDevice device,
+                         WGPUStringView message, void *u1, void *u2) {
+  (void)message;
+  (void)u2;
+  nw_request_finish(u1, status == WGPURequestDeviceStatus_Success && device,
+                    device);
+}
+
+/* Waits (processing the instance's events) until r is answered; true if it
+ * was, and r is the caller's to free. Otherwise r is abandoned to its
+ * callback. wgpu-native answers requests before returning, so this does not
+ * loop in practice. */
+static bool nw_request_wait(nw_request *r) {
+  for (int i = 0; i < 30000; i++) {
+    nw_lock();
+    bool done = r->done;
+    nw_unlock();
+    if (done)
+      return true;
+    wgc_nw.InstanceProcessEvents(g_instance);
+    if (i)
+      nw_sleep_briefly();
+  }
+  nw_lock();
+  bool done = r->done;
+  r->abandoned = !done;
+  nw_unlock();
+  return done;
+}
+
+static WGPUAdapter nw_request_adapter(int power) {
+  if (!g_instance)
+    return NULL;
+  nw_request *r = calloc(1, sizeof *r);
+  if (!r)
+    return NULL;
+  WGPURequestAdapterOptions opt;
+  memset(&opt, 0, sizeof opt);
+  opt.featureLevel = WGPUFeatureLevel_Core;
+  opt.powerPreference = power == WGC_POWER_LOW    ? WGPUPowerPreference_LowPower
+                        : power == WGC_POWER_HIGH ? WGPUPowerPreference_HighPerformance
+                                                  : WGPUPowerPreference_Undefined;
+  WGPURequestAdapterCallbackInfo cbi;
+  memset(&cbi, 0, sizeof cbi);
+  cbi.mode = WGPUCallbackMode_AllowProcessEvents;
+  cbi.callback = nw_on_adapter;
+  cbi.userdata1 = r;
+  wgc_nw.InstanceRequestAdapter(g_instance, &opt, cbi);
+  if (!nw_request_wait(r))
+    return NULL;
+  WGPUAdapter a = r->ok ? r->handle : NULL;
+  free(r);
+  return a;
+}
+
+/* An adapter, creating the instance on first use. When the Vulkan loader
+ * finds no driver and the user chose none, SwiftShader is tried once, with
+ * a new instance (the loader reads VK_DRIVER_FILES when one is created).
+ * With g_instance_lock held. */
+static WGPUAdapter nw_adapter(int power) {
+  if (!g_instance)
+    g_instance = nw_create_instance();
+  WGPUAdapter a = nw_request_adapter(power);
+  if (a || g_tried_swiftshader || g_live_devices)
+    return a;
+  g_tried_swiftshader = true;
+  if (env_set("VK_DRIVER_FILES") || env_set("VK_ICD_FILENAMES") ||
+      access(NW_SWIFTSHADER_ICD, R_OK) != 0)
+    return NULL;
+  setenv("VK_DRIVER_FILES", NW_SWIFTSHADER_ICD, 1);
+  setenv("VK_ICD_FILENAMES", NW_SWIFTSHADER_ICD, 1); /* older loaders */
+  if (g_instance)
+    wgc_nw.InstanceRelease(g_instance);
+  g_instance = nw_create_instance();
+  return nw_request_adapter(power);
+}
+
+static const char *nw_backend_name(WGPUBackendType t) {
+  switch (t) {
+  case WGPUBackendType_Vulkan: return "Vulkan";
+  case WGPUBackendType_Metal: return "Metal";
+  case WGPUBackendType_D3D12: return "D3D12";
+  case WGPUBackendType_D3D11: return "D3D11";
+  case WGPUBackendType_OpenGL: return "OpenGL";
+  case WGPUBackendType_OpenGLES: return "OpenGLES";
+  default: return "unknown backend";
+  }
+}
+
+static const char *nw_adapter_type_name(WGPUAdapterType t) {
+  switch (t) {
+  case WGPUAdapterType_DiscreteGPU: return "discrete GPU";
+  case WGPUAdapterType_IntegratedGPU: return "integrated GPU";
+  case WGPUAdapterType_CPU: return "CPU";
+  default: return "unknown type";
+  }
+}
+
+/* "<device> (<backend>, <type>[, <driver description>])" */
+static void nw_adapter_name(WGPUAdapter adapter, char *buf, size_t cap) {
+  WGPUAdapterInfo info;
+  memset(&info, 0, sizeof info);
+  if (wgc_nw.AdapterGetInfo(adapter, &info) != WGPUStatus_Success) {
+    snprintf(buf, cap, "unknown adapter");
+    return;
+  }
+  int dl = (int)(sv_len(info.device) < 200 ? sv_len(info.device) : 200);
+  int ds = (int)(sv_len(info.description) < 100 ? sv_len(info.description) : 100);
+  const char *dev = dl ? info.device.data : "unknown device";
+  if (!dl)
+    dl = (int)strlen(dev);
+  if (ds)
+    snprintf(buf, cap, "%.*s (%s, %s, %.*s)", dl, dev,
+             nw_backend_name(info.backendType),
+             nw_adapter_type_name(info.adapterType), ds, info.description.data);
+  else
+    snprintf(buf, cap, "%.*s (%s, %s)", dl, dev,
+             nw_backend_name(info.backendType),
+             nw_adapter_type_name(info.adapterType));
+  wgc_nw.AdapterInfoFreeMembers(info);
+}
+
+static void nw_limits(const WGPULimits *l, gpu_limits *out) {
+  out->max_buffer_size = l->maxBufferSize;
+  out->max_storage_binding_size = l->maxStorageBufferBindingSize;
+  out->min_storage_offset_alignment = l->minStorageBufferOffsetAlignment;
+  out->min_uniform_offset_alignment = l->minUniformBufferOffsetAlignment;
+  out->max_workgroups_per_dimension = l->maxComputeWorkgroupsPerDimension;
+  out->max_invocations_per_workgroup = l->maxComputeInvocationsPerWorkgroup;
+  out->max_workgroup_size_x = l->maxComputeWorkgroupSizeX;
+  out->max_workgroup_size_y = l->maxComputeWorkgroupSizeY;
+  out->max_workgroup_storage_size = l->maxComputeWorkgroupStorageSize;
+  out->max_storage_buffers_per_stage = l->maxStorageBuffersPerShaderStage;
+}
+
+static void nw_device_free(gpu_id id, nw_obj *o) {
+  if (id) {
+    nw_lock();
+    nw_id_free_locked(id);
+    nw_unlock();
+  }
+  if (o) {
+    if (o->u.device)
+      free(o->u.device);
+    free(o);
+  }
+}
+
+/* Opens a device on adapter (which it owns from here on). */
+static wgc_status nw_open_device(WGPUAdapter adapter, gpu_id *out) {
+  *out = 0;
+  nw_obj *o = calloc(1, sizeof *o);
+  nw_device *d = calloc(1, sizeof *d);
+  gpu_id id = 0;
+  if (o && d) {
+    o->kind = NW_DEVICE;
+    o->u.device = d;
+    id = nw_id_alloc(o);
+  }
+  if (!id) {
+    free(d);
+    free(o);
+    wgc_nw.AdapterRelease(adapter);
+    return WGC_ERR_OUT_OF_MEMORY;
+  }
+  o->dev = id;
+  d->adapter = adapter;
+  nw_lock();
+  d->serial = ++g_serial;
+  nw_unlock();
+
+  WGPULimits lim;
+  memset(&lim, 0, sizeof lim);
+  if (wgc_nw.AdapterGetLimits(adapter, &lim) != WGPUStatus_Success) {
+    wgc_nw.AdapterRelease(adapter);
+    nw_device_free(id, o);
+    return WGC_ERR_DEVICE;
+  }
+  lim.nextInChain = NULL;
+  nw_adapter_name(adapter, d->name, sizeof d->name);
+
+  WGPUDeviceDescriptor desc;
+  memset(&desc, 0, sizeof desc);
+  desc.requiredLimits = &lim;
+  desc.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
+  desc.deviceLostCallbackInfo.callback = nw_on_device_lost;
+  desc.deviceLostCallbackInfo.userdata1 = (void *)(uintptr_t)id;
+  desc.deviceLostCallbackInfo.userdata2 = (void *)(uintptr_t)d->serial;
+  desc.uncapturedErrorCallbackInfo.callback = nw_on_uncaptured_error;
+  desc.uncapturedErrorCallbackInfo.userdata1 = (void *)(uintptr_t)id;
+  desc.uncapturedErrorCallbackInfo.userdata2 = (void *)(uintptr_t)d->serial;
+
+  nw_request *r = calloc(1, sizeof *r);
+  if (!r) {
+    wgc_nw.AdapterRelease(adapter);
+    nw_device_free(id, o);
+    return WGC_ERR_OUT_OF_MEMORY;
+  }
+  r->is_device = true;
+  WGPURequestDeviceCallbackInfo cbi;
+  memset(&cbi, 0, sizeof cbi);
+  cbi.mode = WGPUCallbackMode_AllowProcessEvents;
+  cbi.callback = nw_on_device;
+  cbi.userdata1 = r;
+  wgc_nw.AdapterRequestDevice(adapter, &desc, cbi);
+  WGPUDevice device = NULL;
+  if (nw_request_wait(r)) {
+    device = r->ok ? r->handle : NULL;
+    free(r);
+  }
+  if (!device) {
+    wgc_nw.AdapterRelease(adapter);
+    nw_device_free(id, o);
+    return WGC_ERR_DEVICE;
+  }
+  nw_limits(&lim, &d->limits);
+  d->queue = wgc_nw.DeviceGetQueue(device);
+  nw_lock();
+  d->device = device; /* now visible to nw_dev */
+  nw_unlock();
+  *out = id;
+  return WGC_OK;
+}
+
+wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user) {
+  if (!cb)
+    return WGC_ERR_INVALID_ARGUMENT;
+  if (!wgc_nw_load())
+    return WGC_ERR_NO_ADAPTER;
+  pthread_mutex_lock(&g_instance_lock);
+  WGPUAdapter adapter = nw_adapter(power);
+  wgc_status st = WGC_ERR_NO_ADAPTER;
+  gpu_id id = 0;
+  if (adapter) {
+    st = nw_open_device(adapter, &id);
+    if (st == WGC_OK)
+      g_live_devices++;
+  }
+  pthread_mutex_unlock(&g_instance_lock);
+  cb(st, id, user);
+  return WGC_OK;
+}
+
+void gpu_device_limits(gpu_id dev, gpu_limits *out) {
+  if (!out)
+    return;
+  nw_device *d = nw_dev(dev);
+  if (d)
+    *out = d->limits;
+  else
+    memset(out, 0, sizeof *out);
+}
+
+void gpu_device_name(gpu_id dev, char *buf, size_t cap) {
+  nw_device *d = nw_dev(dev);
+  const char *name = d ? d->name : "";
+  copy_str(buf, cap, name, strlen(name));
+}
+
+/* Releases the runtime objects of a table entry other than a device. */
+static void nw_obj_release(nw_obj *o) {
+  switch (o->kind) {
+  case NW_BUFFER: wgc_nw.BufferRelease(o->u.buffer.handle); break;
+  case NW_PIPELINE: wgc_nw.ComputePipelineRelease(o->u.pipeline); break;
+  case NW_GROUP: wgc_nw.BindGroupRelease(o->u.group); break;
+  case NW_ENCODER:
+    if (o->u.encoder.pass)
+      wgc_nw.ComputePassEncoderRelease(o->u.encoder.pass);
+    wgc_nw.CommandEncoderRelease(o->u.encoder.handle);
+    free(o->u.encoder.mappable);
+    break;
+  default: break;
+  }
+  free(o);
+}
+
+void gpu_device_release(gpu_id dev) {
+  nw_device *d = nw_dev(dev);
+  if (!d)
+    return;
+  /* Let submitted work finish so pending completions get real statuses.
+   * (wgpu-native aborts the process when polling a lost device.) */
+  nw_lock();
+  bool lost = d->lost;
+  nw_unlock();
+  if (!lost)
+    wgc_nw.DevicePoll(d->device, 1, NULL);
+
+  /* Unlink the device and everything created on it. */
+  nw_lock();
+  nw_obj *o = nw_get_locked(dev, NW_DEVICE);
+  if (!o || o->u.device != d) { /* released meanwhile */
+    nw_unlock();
+    return;
+  }
+  lost = d->lost;
+  nw_id_free_locked(dev);
+  size_t nchild = 0;
+  for (uint32_t i = 0; i < g_nslots; i++)
+    if (g_slots[i] && g_slots[i]->dev == dev)
+      nchild++;
+  nw_obj **child = nchild ? malloc(nchild * sizeof *child) : NULL;
+  size_t n = 0;
+  for (uint32_t i = 0; child && i < g_nslots; i++) {
+    if (g_slots[i] && g_slots[i]->dev == dev) {
+      child[n++] = g_slots[i];
+      nw_id_free_locked(i + 1);
+    }
+  }
+  nw_op *ops = d->ops;
+  d->ops = d->ops_tail = NULL;
+  /* Completions not done by now never will be for the caller: they fire
+   * CANCELLED below and the runtime's late callback only frees them. */
+  for (nw_op *op = ops; op; op = op->next) {
+    op->buf = 0;
+    if (!op->done)
+      op->orphan = true;
+  }
+  nw_unlock();
+
+  /* Fire what is still pending, in order. */
+  while (ops) {
+    nw_op *op = ops;
+    ops = op->next;
+    bool done = op->done; /* stable: no runtime callback touches it now */
+    wgc_status st = done ? op->status : lost ? WGC_ERR_DEVICE_LOST
+                                             : WGC_ERR_CANCELLED;
+    gpu_status_cb cb = op->cb;
+    void *user = op->user;
+    if (done)
+      free(op);
+    if (cb)
+      cb(st, user);
+  }
+
+  for (size_t i = 0; i < n; i++)
+    nw_obj_release(child[i]);
+  free(child);
+  /* Dropping the last reference to a device makes wgpu-native wait for it,
+   * which aborts the process on a lost device: a lost one is leaked. */
+  if (!lost) {
+    wgc_nw.QueueRelease(d->queue);
+    wgc_nw.DeviceRelease(d->device);
+  }
+  wgc_nw.AdapterRelease(d->adapter);
+  free(d);
+  free(o);
+  pthread_mutex_lock(&g_instance_lock);
+  g_live_devices--;
+  pthread_mutex_unlock(&g_instance_lock);
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+/* Enters a non-device object o (kind and handle set) of device dev into the
+ * table; on failure releases it and records the error on d. */
+static gpu_id nw_enter(nw_device *d, gpu_id dev, nw_obj *o, const char *what) {
+  o->dev = dev;
+  gpu_id id = nw_id_alloc(o);
+  if (!id) {
+    nw_obj_release(o);
+    char msg[96];
+    snprintf(msg, sizeof msg, "%s: out of host memory", what);
+    nw_error(d, WGC_ERR_OUT_OF_MEMORY, msg);
+  }
+  return id;
+}
+
+gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage) {
+  nw_device *d = nw_dev(dev);
+  if (!d)
+    return 0;
+  WGPUBufferDescriptor desc;
+  memset(&desc, 0, sizeof desc);
+  desc.size = size;
+  desc.usage = WGPUBufferUsage_None;
+  if (usage & GPU_USAGE_STORAGE)
+    desc.usage |= WGPUBufferUsage_Storage;
+  if (usage & GPU_USAGE_UNIFORM)
+    desc.usage |= WGPUBufferUsage_Uniform;
+  if (usage & GPU_USAGE_COPY_SRC)
+    desc.usage |= WGPUBufferUsage_CopySrc;
+  if (usage & GPU_USAGE_COPY_DST)
+    desc.usage |= WGPUBufferUsage_CopyDst;
+  if (usage & GPU_USAGE_MAP_READ)
+    desc.usage |= WGPUBufferUsage_MapRead;
+  unsigned errors = nw_error_count(d);
+  WGPUBuffer b = wgc_nw.DeviceCreateBuffer(d->device, &desc);
+  if (!b || nw_error_count(d) != errors) {
+    if (b)
+      wgc_nw.BufferRelease(b);
+    if (nw_error_count(d) == errors) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "gpu_buffer_create: %llu bytes not allocated",
+               (unsigned long long)size);
+      nw_error(d, WGC_ERR_OUT_OF_MEMORY, msg);
+    }
+    return 0;
+  }
+  nw_obj *o = calloc(1, sizeof *o);
+  if (!o) {
+    wgc_nw.BufferRelease(b);
+    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_buffer_create: out of host memory");
+    return 0;
+  }
+  o->kind = NW_BUFFER;
+  o->u.buffer.handle = b;
+  o->u.buffer.size = size;
+  o->u.buffer.usage = usage;
+  return nw_enter(d, dev, o, "gpu_buffer_create");
+}
+
+void gpu_buffer_release(gpu_id buf) {
+  nw_lock();
+  nw_obj *o = nw_get_locked(buf, NW_BUFFER);
+  if (o) {
+    nw_id_free_locked(buf);
+    /* a map still pending must not touch a later buffer in this slot */
+    nw_obj *od = o->u.buffer.map_state == NW_MAP_PENDING
+                     ? nw_get_locked(o->dev, NW_DEVICE)
+                     : NULL;
+    for (nw_op *op = od ? od->u.device->ops : NULL; op; op = op->next)
+      if (op->buf == buf)
+        op->buf = 0;
+  }
+  nw_unlock();
+  if (o)
+    nw_obj_release(o);
+}
+
+void gpu_queue_write(gpu_id dev, gpu_id buf, uint64_t offset, const void *data,
+                     uint64_t size) {
+  nw_device *d = nw_dev(dev);
+  nw_obj *b = nw_get(buf, NW_BUFFER);
+  if (!d || !b || size == 0 || !data)
+    return;
+  wgc_nw.QueueWriteBuffer(d->queue, b->u.buffer.handle, offset, data, (size_t)size);
+}
+
+void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
+                         gpu_status_cb cb, void *user) {
+  nw_obj *b = nw_get(buf, NW_BUFFER);
+  nw_device *d = b ? nw_dev(b->dev) : NULL;
+  if (!d) {
+    if (cb)
+      cb(WGC_ERR_INVALID_ARGUMENT, user);
+    return;
+  }
+  nw_op *op = nw_op_new(d, cb, user);
+  if (!op) {
+    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_buffer_map_read: out of host memory");
+    if (cb)
+      cb(WGC_ERR_OUT_OF_MEMORY, user);
+    return;
+  }
+  /* WebGPU maps from a multiple of 8, a size multiple of 4: map the aligned
+   * range around the request (gpu_buffer_read copies out of it). */
+  uint64_t bsize = b->u.buffer.size;
+  uint64_t start = offset & ~(uint64_t)7;
+  uint64_t end = (offset + size + 3) & ~(uint64_t)3;
+  const char *why = NULL;
+  if (!(b->u.buffer.usage & GPU_USAGE_MAP_READ))
+    why = "the buffer lacks MAP_READ usage";
+  else if (offset > bsize || size > bsize - offset || end > bsize)
+    why = "the range overruns the buffer";
+  nw_lock();
+  if (!why && b->u.buffer.map_state != NW_UNMAPPED)
+    why = "the buffer is already mapped or being mapped";
+  if (why) { /* fails from gpu_process_events, as if the runtime said so */
+    op->done = true;
+    op->status = WGC_ERR_INVALID_ARGUMENT;
+  } else {
+    op->buf = buf;
+    b->u.buffer.map_state = NW_MAP_PENDING;
+    b->u.buffer.map_offset = start;
+    b->u.buffer.map_size = end - start;
+  }
+  nw_unlock();
+  if (why) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "gpu_buffer_map_read: %s", why);
+    nw_error(d, WGC_ERR_DEVICE, msg);
+    return;
+  }
+  WGPUBufferMapCallbackInfo cbi;
+  memset(&cbi, 0, sizeof cbi);
+  cbi.mode = WGPUCallbackMode_AllowProcessEvents;
+  cbi.callback = nw_on_map;
+  cbi.userdata1 = op;
+  wgc_nw.BufferMapAsync(b->u.buffer.handle, WGPUMapMode_Read, (size_t)start,
+                    (size_t)(end - start), cbi);
+}
+
+void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
+  nw_obj *b = nw_get(buf, NW_BUFFER);
+  if (!b)
+    return;
+  nw_lock();
+  bool mapped = b->u.buffer.map_state == NW_MAPPED;
+  nw_unlock();
+  uint64_t mo = b->u.buffer.map_offset, ms = b->u.buffer.map_size;
+  /* wgpu-native aborts the process when asked for a range not mapped */
+  if (!mapped) {
+    nw_device *d = nw_dev(b->dev);
+    if (d)
+      nw_error(d, WGC_ERR_DEVICE, "gpu_buffer_read: the buffer is not mapped");
+    return;
+  }
+  const void *p =
+      wgc_nw.BufferGetConstMappedRange(b->u.buffer.handle, (size_t)mo, (size_t)ms);
+  if (p && size && dst && offset >= mo && offset - mo <= ms &&
+      size <= ms - (offset - mo))
+    memcpy(dst, (const char *)p + (offset - mo), (size_t)size);
+  nw_lock();
+  b->u.buffer.map_state = NW_UNMAPPED;
+  nw_unlock();
+  wgc_nw.BufferUnmap(b->u.buffer.handle);
+}
+
+/* ---- pipelines and bind groups ------------------------------------------ */
+
+gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len) {
+  nw_device *d = nw_dev(dev);
+  if (!d || !wgsl)
+    return 0;
+  unsigned errors = nw_error_count(d);
+  WGPUShaderSourceWGSL src;
+  memset(&src, 0, sizeof src);
+  src.chain.sType = WGPUSType_ShaderSourceWGSL;
+  src.code.data = wgsl;
+  src.code.length = len;
+  WGPUShaderModuleDescriptor smd;
+  memset(&smd, 0, sizeof smd);
+  smd.nextInChain = &src.chain;
+  WGPUShaderModule sm = wgc_nw.DeviceCreateShaderModule(d->device, &smd);
+  if (!sm || nw_error_count(d) != errors) {
+    if (sm)
+      wgc_nw.ShaderModuleRelease(sm);
+    return 0;
+  }
+  WGPUComputePipelineDescriptor pd;
+  memset(&pd, 0, sizeof pd);
+  pd.layout = NULL; /* automatic */
+  pd.compute.module = sm;
+  pd.compute.entryPoint.data = "main";
+  pd.compute.entryPoint.length = WGPU_STRLEN;
+  WGPUComputePipeline p = wgc_nw.DeviceCreateComputePipeline(d->device, &pd);
+  wgc_nw.ShaderModuleRelease(sm);
+  if (!p || nw_error_count(d) != errors) {
+    if (p)
+      wgc_nw.ComputePipelineRelease(p);
+    return 0;
+  }
+  nw_obj *o = calloc(1, sizeof *o);
+  if (!o) {
+    wgc_nw.ComputePipelineRelease(p);
+    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_pipeline_create: out of host memory");
+    return 0;
+  }
+  o->kind = NW_PIPELINE;
+  o->u.pipeline = p;
+  return nw_enter(d, dev, o, "gpu_pipeline_create");
+}
+
+void gpu_pipeline_release(gpu_id pipeline) {
+  nw_obj *o = nw_take(pipeline, NW_PIPELINE);
+  if (o)
+    nw_obj_release(o);
+}
+
+gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
+                             const gpu_binding *bindings) {
+  nw_device *d = nw_dev(dev);
+  nw_obj *p = nw_get(pipeline, NW_PIPELINE);
+  if (!d || !p || (count && !bindings))
+    return 0;
+  enum { SMALL = 16 };
+  WGPUBindGroupEntry small[SMALL];
+  WGPUBindGroupEntry *e =
+      count <= SMALL ? small : calloc(count, sizeof *e);
+  if (!e) {
+    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_bind_group_create: out of host memory");
+    return 0;
+  }
+  for (uint32_t i = 0; i < count; i++) {
+    nw_obj *b = nw_get(bindings[i].buffer, NW_BUFFER);
+    /* wgpu-native aborts the process on a zero-size binding */
+    if (!b || bindings[i].size == 0) {
+      if (e != small)
+        free(e);
+      char msg[96];
+      snprintf(msg, sizeof msg, "gpu_bind_group_create: binding %u: %s",
+               (unsigned)i, b ? "size 0" : "no such buffer");
+      nw_error(d, WGC_ERR_DEVICE, msg);
+      return 0;
+    }
+    memset(&e[i], 0, sizeof e[i]);
+    e[i].binding = i;
+    e[i].buffer = b->u.buffer.handle;
+    e[i].offset = bindings[i].offset;
+    e[i].size = bindings[i].size;
+  }
+  unsigned errors = nw_error_count(d);
+  WGPUBindGroupLayout layout =
+      wgc_nw.ComputePipelineGetBindGroupLayout(p->u.pipeline, 0);
+  WGPUBindGroup g = NULL;
+  if (layout && nw_error_count(d) == errors) {
+    WGPUBindGroupDescriptor desc;
+    memset(&desc, 0, sizeof desc);
+    desc.layout = layout;
+    desc.entryCount = count;
+    desc.entries = e;
+    g = wgc_nw.DeviceCreateBindGroup(d->device, &desc);
+  }
+  if (layout)
+    wgc_nw.BindGroupLayoutRelease(layout);
+  if (e != small)
+    free(e);
+  if (!g || nw_error_count(d) != errors) {
+    if (g)
+      wgc_nw.BindGroupRelease(g);
+    return 0;
+  }
+  nw_obj *o = calloc(1, sizeof *o);
+  if (!o) {
+    wgc_nw.BindGroupRelease(g);
+    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_bind_group_create: out of host memory");
+    return 0;
+  }
+  o->kind = NW_GROUP;
+  o->u.group = g;
+  return nw_enter(d, dev, o, "gpu_bind_group_create");
+}
+
+void gpu_bind_group_release(gpu_id group) {
+  nw_obj *o = nw_take(group, NW_GROUP);
+  if (o)
+    nw_obj_release(o);
+}
+
+/* ---- command recording -------------------------------------------------- */
+
+gpu_id gpu_encoder_create(gpu_id dev) {
+  nw_device *d = nw_dev(dev);
+  if (!d)
+    return 0;
+  nw_obj *o = calloc(1, sizeof *o);
+  if (!o) {
+    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_encoder_create: out of host memory");
+    return 0;
+  }
+  WGPUCommandEncoder enc = wgc_nw.DeviceCreateCommandEncoder(d->device, NULL);
+  if (!enc) {
+    free(o);
+    nw_error(d, WGC_ERR_DEVICE, "gpu_encoder_create: no command encoder");
+    return 0;
+  }
+  o->kind = NW_ENCODER;
+  o->u.encoder.handle = enc;
+  return nw_enter(d, dev, o, "gpu_encoder_create");
+}
+
+/* Encoder calls report recording errors at once or at finish; a command
+ * buffer with an error must not be submitted (wgpu-native aborts the
+ * process on a failed submit), so each call notes whether one came. */
+static void nw_end_pass(nw_obj *e) {
+  if (!e->u.encoder.pass)
+    return;
+  wgc_nw.ComputePassEncoderEnd(e->u.encoder.pass);
+  wgc_nw.ComputePassEncoderRelease(e->u.encoder.pass);
+  e->u.encoder.pass = NULL;
+}
+
+void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group,
+                          uint32_t x, uint32_t y, uint32_t z) {
+  nw_lock();
+  nw_obj *e = nw_get_locked(enc, NW_ENCODER);
+  nw_obj *p = nw_get_locked(pipeline, NW_PIPELINE);
+  nw_obj *g = group ? nw_get_locked(group, NW_GROUP) : NULL;
+  nw_obj *od = e ? nw_get_locked(e->dev, NW_DEVICE) : NULL;
+  nw_unlock();
+  if (!e || !od)
+    return;
+  nw_device *d = od->u.device;
+  if (!p || (group && !g)) {
+    e->u.encoder.failed = true;
+    nw_error(d, WGC_ERR_DEVICE, "gpu_encoder_dispatch: no such pipeline or bind group");
+    return;
+  }
+  unsigned errors = nw_error_count(d);
+  if (!e->u.encoder.pass)
+    e->u.encoder.pass =
+        wgc_nw.CommandEncoderBeginComputePass(e->u.encoder.handle, NULL);
+  WGPUComputePassEncoder pass = e->u.encoder.pass;
+  if (pass) {
+    wgc_nw.ComputePassEncoderSetPipeline(pass, p->u.pipeline);
+    if (g)
+      wgc_nw.ComputePassEncoderSetBindGroup(pass, 0, g->u.group, 0, NULL);
+    wgc_nw.ComputePassEncoderDispatchWorkgroups(pass, x, y, z);
+  }
+  if (!pass || nw_error_count(d) != errors)
+    e->u.encoder.failed = true;
+}
+
+void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
+                      uint64_t dst_offset, uint64_t size) {
+  nw_lock();
+  nw_obj *e = nw_get_locked(enc, NW_ENCODER);
+  nw_obj *s = nw_get_locked(src, NW_BUFFER);
+  nw_obj *t = nw_get_locked(dst, NW_BUFFER);
+  nw_obj *od = e ? nw_get_locked(e->dev, NW_DEVICE) : NULL;
+  nw_unlock();
+  if (!e || !od)
+    return;
+  nw_device *d = od->u.device;
+  if (!s || !t) {
+    e->u.encoder.failed = true;
+    nw_error(d, WGC_ERR_DEVICE, "gpu_encoder_copy: no such buffer");
+    return;
+  }
+  /* remember mappable buffers: submitting while one is mapped is fatal */
+  for (int k = 0; k < 2; k++) {
+    nw_obj *b = k ? t : s;
+    gpu_id id = k ? dst : src;
+    if (!(b->u.buffer.usage & GPU_USAGE_MAP_READ))
+      continue;
+    if (e->u.encoder.nmappable == e->u.encoder.capmappable) {
+      uint32_t cap = e->u.encoder.capmappable ? e->u.encoder.capmappable * 2 : 4;
+      gpu_id *m = realloc(e->u.encoder.mappable, cap * sizeof *m);
+      if (!m) {
+        e->u.encoder.failed = true;
+        nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_encoder_copy: out of host memory");
+        return;
+      }
+      e->u.encoder.mappable = m;
+      e->u.encoder.capmappable = cap;
+    }
+    e->u.encoder.mappable[e->u.encoder.nmappable++] = id;
+  }
+  unsigned errors = nw_error_count(d);
+  nw_end_pass(e);
+  wgc_nw.CommandEncoderCopyBufferToBuffer(e->u.encoder.handle, s->u.buffer.handle,
+                                      src_offset, t->u.buffer.handle,
+                                      dst_offset, size);
+  if (nw_error_count(d) != errors)
+    e->u.encoder.failed = true;
+}
+
+void gpu_encoder_submit(gpu_id dev, gpu_id enc) {
+  nw_device *d = nw_dev(dev);
+  nw_obj *e = nw_take(enc, NW_ENCODER);
+  if (!e)
+    return;
+  if (!d || e->dev != dev) {
+    nw_obj_release(e);
+    return;
+  }
+  unsigned errors = nw_error_count(d);
+  nw_end_pass(e);
+  WGPUCommandBuffer cmd = wgc_nw.CommandEncoderFinish(e->u.encoder.handle, NULL);
+  bool failed = e->u.encoder.failed || !cmd || nw_error_count(d) != errors;
+  const char *why = NULL;
+  nw_lock();
+  for (uint32_t i = 0; !failed && i < e->u.encoder.nmappable; i++) {
+    nw_obj *b = nw_get_locked(e->u.encoder.mappable[i], NW_BUFFER);
+    if (b && b->u.buffer.map_state != NW_UNMAPPED) {
+      failed = true;
+      why = "gpu_encoder_submit: a buffer it copies to or from is mapped";
+    }
+  }
+  nw_unlock();
+  if (why)
+    nw_error(d, WGC_ERR_DEVICE, why);
+  /* A failed command buffer is dropped; its error is in gpu_take_error. */
+  if (cmd && !failed)
+    wgc_nw.QueueSubmit(d->queue, 1, &cmd);
+  if (cmd)
+    wgc_nw.CommandBufferRelease(cmd);
+  nw_obj_release(e);
+}
+
+/* ---- completions and events --------------------------------------------- */
+
+void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user) {
+  nw_device *d = nw_dev(dev);
+  if (!d) {
+    if (cb)
+      cb(WGC_ERR_INVALID_ARGUMENT, user);
+    return;
+  }
+  nw_op *op = nw_op_new(d, cb, user);
+  if (!op) {
+    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_on_work_done: out of host memory");
+    if (cb)
+      cb(WGC_ERR_OUT_OF_MEMORY, user);
+    return;
+  }
+  WGPUQueueWorkDoneCallbackInfo cbi;
+  memset(&cbi, 0, sizeof cbi);
+  cbi.mode = WGPUCallbackMode_AllowProcessEvents;
+  cbi.callback = nw_on_work_done;
+  cbi.userdata1 = op;
+  wgc_nw.QueueOnSubmittedWorkDone(d->queue, cbi);
+}
+
+bool gpu_process_events(gpu_id dev, bool wait) {
+  nw_device *d = nw_dev(dev);
+  if (!d)
+    return true;
+  nw_lock();
+  bool lost = d->lost;
+  nw_unlock();
+  /* Completions run from the device's poll (wgpu-native has no other event
+   * source: requests answer at once). wgpuInstanceProcessEvents would poll
+   * every device of the instance, and wgpu-native aborts the process when
+   * polling a lost device fails; pending completions of a lost device fail
+   * with DEVICE_LOST instead (nw_deliver). */
+  if (!lost)
+    wgc_nw.DevicePoll(d->device, wait, NULL);
+  nw_deliver(dev);
+  return true;
+}
+
+bool gpu_can_wait(void) { return true; }
