@@ -3,8 +3,21 @@
 
 #include "table.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The lists below are process-wide; contexts may be created and destroyed
+ * on different threads, so they are guarded by a short spin lock (held
+ * only for list edits, never across a callback). */
+static atomic_flag lists_lock = ATOMIC_FLAG_INIT;
+static void lock(void) {
+  while (atomic_flag_test_and_set_explicit(&lists_lock, memory_order_acquire))
+    ;
+}
+static void unlock(void) {
+  atomic_flag_clear_explicit(&lists_lock, memory_order_release);
+}
 
 static wgc_context *live_contexts;
 
@@ -57,8 +70,10 @@ static wgc_context *context_new(const wgc_options *opt) {
 }
 
 static void context_link(wgc_context *ctx) {
+  lock();
   ctx->next_live = live_contexts;
   live_contexts = ctx;
+  unlock();
 }
 
 /* Initialises ctx on be; the error text moves to the thread slot. */
@@ -109,10 +124,12 @@ wgc_status wgc_create(const wgc_options *opt, wgc_context **out) {
 }
 
 static create_request *request_of(wgc_context *ctx) {
-  for (create_request *r = create_requests; r; r = r->next)
-    if (r->ctx == ctx && !r->ready)
-      return r;
-  return NULL;
+  lock();
+  create_request *r = create_requests;
+  while (r && !(r->ctx == ctx && !r->ready))
+    r = r->next;
+  unlock();
+  return r;
 }
 
 static void async_init_done(wgc_context *ctx, wgc_status s) {
@@ -159,10 +176,12 @@ wgc_status wgc_create_async(const wgc_options *opt,
   r->ctx = ctx;
   r->auto_fallback = o.backend == WGC_BACKEND_AUTO;
   /* Append, so callbacks fire in request order. */
+  lock();
   create_request **tail = &create_requests;
   while (*tail)
     tail = &(*tail)->next;
   *tail = r;
+  unlock();
   if (o.backend == WGC_BACKEND_CPU) {
     async_init_done(ctx, context_init(ctx, &wgc_backend_cpu));
   } else {
@@ -230,14 +249,17 @@ void wgc_pending_drop(wgc_context *ctx, wgc_pending *p) {
 }
 
 static void poll_creates(void) {
-  create_request **link = &create_requests;
-  while (*link) {
+  for (;;) {
+    lock();
+    create_request **link = &create_requests;
+    while (*link && !(*link)->ready)
+      link = &(*link)->next;
     create_request *r = *link;
-    if (!r->ready) {
-      link = &r->next;
-      continue;
-    }
-    *link = r->next;
+    if (r)
+      *link = r->next;
+    unlock();
+    if (!r)
+      return;
     r->done(r->status, r->ctx, r->user);
     free(r);
   }
@@ -253,6 +275,8 @@ wgc_status wgc_poll(wgc_context *ctx) {
   return s;
 }
 
+/* For the browser's single thread: natively, contexts belong to their
+ * threads and each polls its own. */
 void wgc_poll_all(void) {
   poll_creates();
   for (wgc_context *c = live_contexts; c; c = c->next_live)
@@ -305,11 +329,13 @@ void wgc_destroy(wgc_context *ctx) {
       ctx->be->free(ctx, ctx->table.slots[i].mem);
   ctx->be->shutdown(ctx);
   wgc_table_release(&ctx->table);
+  lock();
   for (wgc_context **link = &live_contexts; *link; link = &(*link)->next_live)
     if (*link == ctx) {
       *link = ctx->next_live;
       break;
     }
+  unlock();
   free(ctx);
 }
 
