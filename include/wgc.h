@@ -116,6 +116,11 @@ typedef struct wgc_options {
   /* CPU backend worker threads; 0 picks the number of online cores
    * (at most 16). The wasm32 build always uses 1. */
   unsigned cpu_threads;
+  /* WebGPU: the largest buffer window one kernel binding may cover; 0 means
+   * the device's maxStorageBufferBindingSize. Smaller values make wgc split
+   * operations as it does for tensors beyond the device limit (tests use it
+   * to exercise that path on small data). */
+  size_t max_binding_bytes;
 } wgc_options;
 
 /* Creates a context. opt NULL = defaults. The environment variable

@@ -88,6 +88,9 @@ static wgc_status device_error(wgc_context *ctx, const char *fn) {
 static wgc_status finish_init(wgc_context *ctx) {
   wg_state *st = state(ctx);
   gpu_device_limits(st->dev, &st->lim);
+  size_t cap = ctx->opt.max_binding_bytes;
+  if (cap && cap < st->lim.max_storage_binding_size)
+    st->lim.max_storage_binding_size = cap < 4096 ? 4096 : cap & ~(size_t)255;
   gpu_device_name(st->dev, st->name, sizeof st->name);
   st->arena_host = calloc(1, WG_ARENA_BYTES);
   st->arena = gpu_buffer_create(st->dev, WG_ARENA_BYTES,
@@ -314,13 +317,14 @@ typedef struct binding {
 
 static uint64_t align_down(uint64_t x, uint64_t a) { return x - x % a; }
 
-wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l) {
-  wg_state *st = state(ctx);
-  binding binds[WG_MAX_OPERANDS];
-  unsigned nb = 0, op_bind[WG_MAX_OPERANDS];
-  uint64_t align = st->lim.min_storage_offset_alignment
-                       ? st->lim.min_storage_offset_alignment
-                       : 256;
+/* Plans the bindings of a launch. WebGPU allows a buffer to be bound
+ * several times in one dispatch only if all its bindings are read-only or
+ * all are read-write, and read-write bindings must not overlap. So every
+ * binding of a buffer that an operand writes is read-write, and operands
+ * whose (alignment-extended) windows overlap share one binding. */
+static unsigned plan_bindings(const wg_launch *l, uint64_t align,
+                              binding *binds, unsigned *op_bind) {
+  unsigned nb = 0;
   for (unsigned i = 0; i < l->nops; i++) {
     const wg_operand *o = &l->ops[i];
     const wg_mem *m = o->ref.mem;
@@ -331,23 +335,45 @@ wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l) {
       hi = m->size;
       lo = hi - 4;
     }
-    unsigned b = 0;
-    while (b < nb && binds[b].buffer != m->buffer)
-      b++;
-    if (b == nb)
-      binds[nb++] = (binding){m->buffer, lo, hi, o->write};
-    else {
-      if (lo < binds[b].lo)
-        binds[b].lo = lo;
-      if (hi > binds[b].hi)
-        binds[b].hi = hi;
-      binds[b].write |= o->write;
-    }
-    op_bind[i] = b;
+    binds[nb] = (binding){m->buffer, align_down(lo, align), hi, o->write};
+    op_bind[i] = nb++;
   }
+  for (unsigned i = 0; i < nb; i++)
+    for (unsigned j = 0; j < nb; j++)
+      if (binds[i].buffer == binds[j].buffer && (binds[i].write || binds[j].write))
+        binds[i].write = binds[j].write = true;
+  /* Merge overlapping read-write windows until none overlap. */
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (unsigned i = 0; i < nb && !merged; i++)
+      for (unsigned j = i + 1; j < nb && !merged; j++) {
+        binding *x = &binds[i], *y = &binds[j];
+        if (x->buffer != y->buffer || !x->write || x->lo >= y->hi ||
+            y->lo >= x->hi)
+          continue;
+        x->lo = x->lo < y->lo ? x->lo : y->lo;
+        x->hi = x->hi > y->hi ? x->hi : y->hi;
+        for (unsigned k = 0; k < l->nops; k++)
+          op_bind[k] = op_bind[k] == j ? i : op_bind[k] > j ? op_bind[k] - 1
+                                                            : op_bind[k];
+        memmove(&binds[j], &binds[j + 1], (nb - j - 1) * sizeof *binds);
+        nb--;
+        merged = true;
+      }
+  }
+  return nb;
+}
+
+wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l) {
+  wg_state *st = state(ctx);
+  binding binds[WG_MAX_OPERANDS];
+  unsigned op_bind[WG_MAX_OPERANDS];
+  uint64_t align = st->lim.min_storage_offset_alignment
+                       ? st->lim.min_storage_offset_alignment
+                       : 256;
+  unsigned nb = plan_bindings(l, align, binds, op_bind);
   uint32_t *off = l->params;
   for (unsigned b = 0; b < nb; b++) {
-    binds[b].lo = align_down(binds[b].lo, align);
     if (binds[b].hi - binds[b].lo > st->lim.max_storage_binding_size)
       return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
                       "%s: an operand window of %" PRIu64
