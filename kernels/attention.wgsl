@@ -1,0 +1,341 @@
+// Fused scaled-dot-product attention, flash-attention style:
+//   O = softmax(scale * Q K^T + mask) V
+// with an online softmax (running max and sum, rescaled per key tile), so
+// no score matrix is ever stored. Q and O are [bh, seq_q, head_dim], K and V
+// [kv heads, seq_kv, head_dim], contiguous, relative to this launch's
+// operands (the host splits large tensors over batch*heads). Keys are
+// streamed in tiles of BK = 16 through workgroup memory. Keys a row cannot
+// see (causal masks; every mask keeps a prefix of the keys) get no
+// probability at all, so a row that sees no key keeps l == 0 and is written
+// as zeros, and masked K/V values are never combined into a result.
+//
+// Two shapes, chosen by the host through MODE:
+//
+// MODE 1, "rows" (head_dim <= 64): WG = 8..64 invocations, one query row each,
+// with the row of Q (pre-scaled) and its output accumulator in registers
+// (RD4 vec4s). Every invocation reads the same K/V element at a time from
+// workgroup memory (broadcast reads).
+//
+// MODE 0, "tiles" (head_dim > 64; works for any): WG = 256 invocations for
+// BQ = 16 query rows and DV = VC * NVC output dimensions (a "dim group";
+// several when head_dim > DV). Invocation li is row r = li / 16 and lane
+// c = li % 16. Per tile:
+//   1. scores: invocation (r, c) computes the dot product of query r with key
+//      c over head_dim, in chunks of DC dims staged in workgroup memory as
+//      vec4 (the Q chunk stays resident when head_dim <= DC); a masked key
+//      gets the score MASKED;
+//   2. softmax: each invocation computes its row's tile max (the 16
+//      invocations of a row do so identically), the new running max, the
+//      rescale factor alpha and its own probability p = exp(s - max), 0 for
+//      a masked key;
+//   3. output: invocation (r, c) owns the vec4s c + 16*u (u < NV4) of each V
+//      chunk of VC = 64*NV4 dims: acc = acc*alpha + sum_j p_j V[j].
+//
+// Consts from the host: MODE, WG (the workgroup size), DC (4..64, a power of
+// two), NV4 (1 or 2), NVC (1 or 2), RD4 (1..16).
+
+struct Params {
+  off: vec4<u32>,
+  heads: u32,
+  heads_kv: u32,
+  group: u32,     // heads / heads_kv
+  seq_q: u32,
+  seq_kv: u32,
+  head_dim: u32,
+  qblocks: u32,   // ceil(seq_q / BQ)
+  dgroups: u32,   // ceil(head_dim / (VC * NVC))
+  bh_base: u32,   // batch*heads + head of this launch's first Q head
+  kv_base: u32,   // batch*heads_kv + kv head of its first K/V head
+  bh_count: u32,  // Q heads in this launch
+  causal: u32,    // a wgc_causal
+  scale: f32,
+}
+
+const BQ: u32 = 16u;        // query rows per workgroup (tiles)
+const BK: u32 = 16u;        // keys per tile (both modes)
+const DC4: u32 = DC / 4u;   // vec4s of a score chunk row
+const KS4: u32 = DC4 + 1u;  // K chunk row stride in vec4s (padded: no bank conflicts)
+const VC4: u32 = 16u * NV4; // vec4s of a V chunk row
+const VC: u32 = 4u * VC4;
+const MASKED: f32 = -3.0e38f;
+
+var<workgroup> attn_q: array<vec4<f32>, 256>;   // Q chunk, BQ x DC4
+// tiles: K chunk BK x KS4, or V chunk BK x VC4; rows: K tile, then V tile
+// at 256, BK x RD4 each
+var<workgroup> attn_kv: array<vec4<f32>, 512>;
+var<workgroup> attn_s: array<f32, 256>;  // scaled scores, BQ x BK
+var<workgroup> attn_p: array<f32, 256>;  // probabilities, BQ x BK
+
+// Keys j < attn_visible(i) are visible to query i (every mask is a prefix).
+fn attn_visible(i: u32) -> u32 {
+  let n = P.seq_kv;
+  if (P.causal == 1u) {            // TOP_LEFT: j <= i
+    return min(i + 1u, n);
+  }
+  if (P.causal == 2u) {            // BOTTOM_RIGHT: j <= i + seq_kv - seq_q
+    if (i + 1u + n <= P.seq_q) { return 0u; }
+    return min(i + 1u + n - P.seq_q, n);
+  }
+  return n;
+}
+
+// exp of x <= 0; far below the float range it is exactly 0.
+fn attn_exp(x: f32) -> f32 {
+  return select(exp(max(x, -87.0f)), 0.0f, x < -87.0f);
+}
+
+// Elements at..at+3 of a row whose dims d..d+3 may pass the head_dim hd
+// (those read as 0).
+fn attn_ld_q(at: u32, d: u32, hd: u32) -> vec4<f32> {
+  var x = vec4<f32>(0.0f);
+  if (d < hd) { x.x = q_ld(at); }
+  if (d + 1u < hd) { x.y = q_ld(at + 1u); }
+  if (d + 2u < hd) { x.z = q_ld(at + 2u); }
+  if (d + 3u < hd) { x.w = q_ld(at + 3u); }
+  return x;
+}
+fn attn_ld_k(at: u32, d: u32, hd: u32) -> vec4<f32> {
+  var x = vec4<f32>(0.0f);
+  if (d < hd) { x.x = k_ld(at); }
+  if (d + 1u < hd) { x.y = k_ld(at + 1u); }
+  if (d + 2u < hd) { x.z = k_ld(at + 2u); }
+  if (d + 3u < hd) { x.w = k_ld(at + 3u); }
+  return x;
+}
+fn attn_ld_v(at: u32, d: u32, hd: u32) -> vec4<f32> {
+  var x = vec4<f32>(0.0f);
+  if (d < hd) { x.x = v_ld(at); }
+  if (d + 1u < hd) { x.y = v_ld(at + 1u); }
+  if (d + 2u < hd) { x.z = v_ld(at + 2u); }
+  if (d + 3u < hd) { x.w = v_ld(at + 3u); }
+  return x;
+}
+
+// MODE 0; g is the (uniform) linear workgroup index.
+fn attn_tiles(g: u32, li: u32) {
+  // Workgroup coordinates (uniform): dim group, query block, head.
+  let live = g < P.bh_count * P.qblocks * P.dgroups;
+  let gg = select(0u, g, live);
+  let dg = gg % P.dgroups;
+  let qb = (gg / P.dgroups) % P.qblocks;
+  let bhl = gg / (P.dgroups * P.qblocks);
+  let bh = P.bh_base + bhl;
+  let kvh = (bh / P.heads) * P.heads_kv + (bh % P.heads) / P.group - P.kv_base;
+  let hd = P.head_dim;
+  let q0 = qb * BQ;
+  let d0 = dg * VC * NVC;
+  let q_base = (bhl * P.seq_q + q0) * hd;  // element of Q/O row q0
+  let k_base = kvh * P.seq_kv * hd;        // element of K/V row 0
+  let q_resident = hd <= DC;
+  // Keys any row of the block sees: the last row sees the most.
+  let last = min(q0 + BQ, P.seq_q) - 1u;
+  let kv_end = select(0u, attn_visible(last), live);
+
+  // This invocation's row and lane.
+  let r = li / BK;
+  let c = li % BK;
+  let i = q0 + r;
+  let vis = select(0u, attn_visible(i), i < P.seq_q);
+
+  var m = 0.0f;  // running max (meaningful once l > 0)
+  var l = 0.0f;  // running sum of exp(s - m)
+  var acc: array<vec4<f32>, 4>;  // [chunk * NV4 + u]
+
+  for (var k0 = 0u; k0 < kv_end; k0 += BK) {
+    // keys k0 .. k0+nv-1 are visible to row r
+    let nv = min(vis - min(vis, k0), BK);
+
+    // 1. scores of this tile
+    var s = 0.0f;
+    for (var dc = 0u; dc < hd; dc += DC) {
+      if (!q_resident || k0 == 0u) {
+        for (var e = li; e < BQ * DC4; e += WG) {
+          let row = e / DC4;
+          let d = dc + 4u * (e % DC4);
+          var x = vec4<f32>(0.0f);
+          if (q0 + row < P.seq_q) {
+            x = attn_ld_q(q_base + row * hd + d, d, hd);
+          }
+          attn_q[e] = x;
+        }
+      }
+      for (var e = li; e < BK * DC4; e += WG) {
+        let row = e / DC4;
+        let d = dc + 4u * (e % DC4);
+        var x = vec4<f32>(0.0f);
+        if (k0 + row < kv_end) {
+          x = attn_ld_k(k_base + (k0 + row) * hd + d, d, hd);
+        }
+        attn_kv[row * KS4 + e % DC4] = x;
+      }
+      workgroupBarrier();
+      for (var d4 = 0u; d4 < DC4; d4++) {
+        s += dot(attn_q[r * DC4 + d4], attn_kv[c * KS4 + d4]);
+      }
+      if (dc + DC >= hd) {
+        attn_s[li] = select(MASKED, s * P.scale, c < nv);
+      }
+      workgroupBarrier();
+    }
+
+    // 2. online softmax
+    var m_new = m;
+    if (nv > 0u) {
+      var mt = attn_s[r * BK];
+      for (var j = 1u; j < nv; j++) {
+        mt = max(mt, attn_s[r * BK + j]);
+      }
+      m_new = select(mt, max(m, mt), l > 0.0f);
+    }
+    let alpha = select(1.0f, attn_exp(m - m_new), l > 0.0f);
+    attn_p[li] = select(0.0f, attn_exp(attn_s[li] - m_new), c < nv);
+    m = m_new;
+    l *= alpha;
+    for (var a = 0u; a < NV4 * NVC; a++) {
+      acc[a] *= alpha;
+    }
+
+    // 3. output, V chunk by chunk (the K chunk is no longer read)
+    for (var vc = 0u; vc < NVC; vc++) {
+      if (vc > 0u) {
+        workgroupBarrier();
+      }
+      for (var e = li; e < BK * VC4; e += WG) {
+        let row = e / VC4;
+        let d = d0 + vc * VC + 4u * (e % VC4);
+        var x = vec4<f32>(0.0f);
+        if (k0 + row < kv_end) {
+          x = attn_ld_v(k_base + (k0 + row) * hd + d, d, hd);
+        }
+        attn_kv[e] = x;
+      }
+      workgroupBarrier();
+      // only visible keys: a non-finite V under the mask cannot leak in
+      for (var j = 0u; j < nv; j++) {
+        let pj = attn_p[r * BK + j];
+        if (vc == 0u) {
+          l += pj;
+        }
+        for (var u = 0u; u < NV4; u++) {
+          acc[vc * NV4 + u] += pj * attn_kv[j * VC4 + c + 16u * u];
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+
+  if (live && i < P.seq_q) {
+    for (var vc = 0u; vc < NVC; vc++) {
+      for (var u = 0u; u < NV4; u++) {
+        let x = select(vec4<f32>(0.0f), acc[vc * NV4 + u] / l, l > 0.0f);
+        let d = d0 + vc * VC + 4u * (c + 16u * u);
+        let at = q_base + r * hd + d;
+        if (d < hd) { o_st(at, x.x); }
+        if (d + 1u < hd) { o_st(at + 1u, x.y); }
+        if (d + 2u < hd) { o_st(at + 2u, x.z); }
+        if (d + 3u < hd) { o_st(at + 3u, x.w); }
+      }
+    }
+  }
+}
+
+// MODE 1; g is the (uniform) linear workgroup index.
+fn attn_rows(g: u32, li: u32) {
+  // Workgroup coordinates (uniform): query block, head.
+  let live = g < P.bh_count * P.qblocks;
+  let gg = select(0u, g, live);
+  let qb = gg % P.qblocks;
+  let bhl = gg / P.qblocks;
+  let bh = P.bh_base + bhl;
+  let kvh = (bh / P.heads) * P.heads_kv + (bh % P.heads) / P.group - P.kv_base;
+  let hd = P.head_dim;
+  let q0 = qb * WG;
+  let k_base = kvh * P.seq_kv * hd;  // element of K/V row 0
+  let last = min(q0 + WG, P.seq_q) - 1u;
+  let kv_end = select(0u, attn_visible(last), live);
+
+  // This invocation's row.
+  let i = q0 + li;
+  let row_base = (bhl * P.seq_q + i) * hd;  // element of Q/O row i
+  let vis = select(0u, attn_visible(i), i < P.seq_q);
+  var qr: array<vec4<f32>, 16>;   // scale * Q row
+  var acc: array<vec4<f32>, 16>;
+  if (i < P.seq_q) {
+    for (var d4 = 0u; d4 < RD4; d4++) {
+      qr[d4] = attn_ld_q(row_base + 4u * d4, 4u * d4, hd) * P.scale;
+    }
+  }
+
+  var m = 0.0f;  // running max (meaningful once l > 0)
+  var l = 0.0f;  // running sum of exp(s - m)
+  for (var k0 = 0u; k0 < kv_end; k0 += BK) {
+    for (var e = li; e < BK * RD4; e += WG) {
+      let row = e / RD4;
+      let d = 4u * (e % RD4);
+      var x = vec4<f32>(0.0f);
+      var y = vec4<f32>(0.0f);
+      if (k0 + row < kv_end) {
+        x = attn_ld_k(k_base + (k0 + row) * hd + d, d, hd);
+        y = attn_ld_v(k_base + (k0 + row) * hd + d, d, hd);
+      }
+      attn_kv[e] = x;
+      attn_kv[256u + e] = y;
+    }
+    workgroupBarrier();
+
+    // keys k0 .. k0+nv-1 are visible to this row
+    let nv = min(vis - min(vis, k0), BK);
+    var s: array<f32, 16>;
+    var mt = MASKED;
+    for (var j = 0u; j < BK; j++) {
+      var x = 0.0f;
+      for (var d4 = 0u; d4 < RD4; d4++) {
+        x += dot(qr[d4], attn_kv[j * RD4 + d4]);
+      }
+      s[j] = x;
+      mt = max(mt, select(MASKED, x, j < nv));
+    }
+    var m_new = m;
+    if (nv > 0u) {
+      m_new = select(mt, max(m, mt), l > 0.0f);
+    }
+    let alpha = select(1.0f, attn_exp(m - m_new), l > 0.0f);
+    m = m_new;
+    l *= alpha;
+    for (var d4 = 0u; d4 < RD4; d4++) {
+      acc[d4] *= alpha;
+    }
+    for (var j = 0u; j < nv; j++) {
+      let p = attn_exp(s[j] - m_new);
+      l += p;
+      for (var d4 = 0u; d4 < RD4; d4++) {
+        acc[d4] += p * attn_kv[256u + j * RD4 + d4];
+      }
+    }
+    workgroupBarrier();
+  }
+
+  if (live && i < P.seq_q) {
+    for (var d4 = 0u; d4 < RD4; d4++) {
+      let x = select(vec4<f32>(0.0f), acc[d4] / l, l > 0.0f);
+      let d = 4u * d4;
+      let at = row_base + d;
+      if (d < hd) { o_st(at, x.x); }
+      if (d + 1u < hd) { o_st(at + 1u, x.y); }
+      if (d + 2u < hd) { o_st(at + 2u, x.z); }
+      if (d + 3u < hd) { o_st(at + 3u, x.w); }
+    }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+  let g = wg_linear_group(wid, nwg);
+  if (MODE == 1u) {
+    attn_rows(g, li);
+  } else {
+    attn_tiles(g, li);
+  }
+}
