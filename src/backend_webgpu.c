@@ -49,8 +49,9 @@ struct wg_state {
   gpu_id arena;
   uint8_t *arena_host;
   size_t arena_used;
-  wg_mem **scratch; /* released after the batch is submitted */
+  wg_mem **scratch; /* released at the first flush after their op ends */
   size_t scratch_count, scratch_cap;
+  bool in_op; /* an op is recording: its scratch must outlive flushes */
   /* pipeline cache */
   wg_pipeline *pipes;
   size_t pipe_count, pipe_cap;
@@ -182,15 +183,18 @@ static const char *wg_adapter_name(const wgc_context *ctx) {
 
 /* Submits the batch being recorded, if any. Never waits. */
 static void flush(wg_state *st) {
-  if (!st->enc)
-    return;
-  if (st->arena_used)
-    gpu_queue_write(st->dev, st->arena, 0, st->arena_host,
-                    (st->arena_used + 3) & ~(size_t)3);
-  gpu_encoder_submit(st->dev, st->enc);
-  st->enc = 0;
-  st->dispatches = 0;
-  st->arena_used = 0;
+  if (st->enc) {
+    if (st->arena_used)
+      gpu_queue_write(st->dev, st->arena, 0, st->arena_host,
+                      (st->arena_used + 3) & ~(size_t)3);
+    gpu_encoder_submit(st->dev, st->enc);
+    st->enc = 0;
+    st->dispatches = 0;
+    st->arena_used = 0;
+  }
+  if (st->in_op)
+    return; /* the op records more launches that use its scratch */
+  /* Submitted work keeps the buffers alive; only our handles go. */
   for (size_t i = 0; i < st->scratch_count; i++) {
     gpu_buffer_release(st->scratch[i]->buffer);
     free(st->scratch[i]);
@@ -772,6 +776,23 @@ static size_t wg_pipelines_compiled(const wgc_context *ctx) {
   return state(ctx)->compiled;
 }
 
+/* Each op runs inside a scope so that a flush in the middle of it (a full
+ * batch) keeps the scratch memory its later launches use. */
+#define WG_OP_SCOPE(op, args_type)                                             \
+  static wgc_status scoped_##op(wgc_context *ctx, const args_type *a) {        \
+    wg_state *st = state(ctx);                                                 \
+    st->in_op = true;                                                          \
+    wgc_status s = wg_##op(ctx, a);                                            \
+    st->in_op = false;                                                         \
+    return s;                                                                  \
+  }
+WG_OP_SCOPE(gemm, wgc_gemm_args)
+WG_OP_SCOPE(conv2d, wgc_conv2d_args)
+WG_OP_SCOPE(attention, wgc_attention_args)
+WG_OP_SCOPE(reduce, wgc_reduce_args)
+WG_OP_SCOPE(unary, wgc_unary_args)
+WG_OP_SCOPE(binary, wgc_binary_args)
+
 const wgc_backend_ops wgc_backend_webgpu = {
     .name = "webgpu",
     .init = wg_init,
@@ -787,11 +808,11 @@ const wgc_backend_ops wgc_backend_webgpu = {
     .synchronize = wg_synchronize,
     .synchronize_async = wg_synchronize_async,
     .poll = wg_poll,
-    .gemm = wg_gemm,
-    .conv2d = wg_conv2d,
-    .attention = wg_attention,
-    .reduce = wg_reduce,
-    .unary = wg_unary,
-    .binary = wg_binary,
+    .gemm = scoped_gemm,
+    .conv2d = scoped_conv2d,
+    .attention = scoped_attention,
+    .reduce = scoped_reduce,
+    .unary = scoped_unary,
+    .binary = scoped_binary,
     .pipelines_compiled = wg_pipelines_compiled,
 };

@@ -1,0 +1,169 @@
+// One pass of a reduction over the middle axis of [outer, len, inner]
+// (host: src/webgpu_reduce.c). Long axes take several passes: each pass
+// reduces chunks of the axis into partials, the next pass reduces those.
+// Self-contained: NaN and infinity come from bit patterns made at run time
+// (Tint rejects a constant bitcast that yields inf or NaN).
+// Prelude consts:
+//   MODE 0: rows (inner == 1). A team of tpr invocations (a power of two)
+//           owns one chunk of tpr*items contiguous elements of a row: each
+//           member accumulates items elements strided by tpr (coalesced),
+//           then the team combines in a workgroup-memory tree.
+//           out[row*out_so + chunk*out_sc].
+//   MODE 1: columns (inner > 1). One invocation per (o, chunk, i) combines
+//           up to items rows of the chunk, reading coalesced over i.
+//           out[o*out_so + chunk*out_sc + i].
+//   OP 0: sum, 1: max, 2: min (MAX/MIN: any NaN gives NaN).
+//   IN2 / OUT2: the input / output holds (sum, compensation) pairs (element
+//   e at 2e, 2e+1): the partials between sum passes. Strides and counts are
+//   in elements (pairs).
+// The result of the final pass is divided by div (len for MEAN, else 1).
+
+struct Params {
+  off: vec4<u32>,
+  n_o: u32,    // rows (MODE 0) or outer indices (MODE 1) in this launch
+  n_c: u32,    // chunks per row in this launch
+  n_i: u32,    // MODE 1: inner indices in this launch
+  rlen: u32,   // elements of the axis this launch reads, per row
+  in_so: u32,  // input stride between rows / outer indices
+  in_sr: u32,  // MODE 1: input stride along the axis (inner)
+  out_so: u32, // output stride between rows / outer indices
+  out_sc: u32, // output stride between chunks
+  tpr: u32,    // MODE 0: invocations per row team (power of two, <= 256)
+  items: u32,  // MODE 0: elements per invocation; MODE 1: rows per chunk
+  div: f32,
+  zero: u32,   // 0; see red_opaque
+}
+
+// Bit-pattern tests (compilers may fold x != x) and special values.
+fn red_bits(b: u32) -> f32 { return bitcast<f32>(b ^ P.zero); }
+fn red_is_nan(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+fn red_is_finite(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+}
+
+fn red_identity() -> f32 {
+  if (OP == 1u) { return red_bits(0xff800000u); } // -inf
+  if (OP == 2u) { return red_bits(0x7f800000u); } // +inf
+  return 0.0f;
+}
+
+// Sums carry a compensation term (x: sum, y: rounding error so far, both
+// f32): Fast2Sum on the larger and the smaller addend captures each
+// addition's rounding error exactly, so the result is as good as a double
+// accumulation whatever the order or structure of the data. Shader
+// compilers apply inexact algebra (Mesa folds (a + b) - a to b), so the
+// intermediate results pass through red_opaque, an xor with P.zero (0 at
+// run time, unknown at compile time). Once the sum is infinite or NaN the
+// term is meaningless and is ignored at the end.
+fn red_opaque(x: f32) -> f32 {
+  return bitcast<f32>(bitcast<u32>(x) ^ P.zero);
+}
+
+fn two_sum(a: f32, b: f32) -> vec2<f32> {
+  let s = red_opaque(a + b);
+  let a_big = abs(a) >= abs(b);
+  let big = select(b, a, a_big);
+  let small = select(a, b, a_big);
+  return vec2<f32>(s, red_opaque(big - s) + small);
+}
+
+fn red_add(acc: vec2<f32>, x: f32) -> vec2<f32> {
+  if (OP == 0u) {
+    let t = two_sum(acc.x, x);
+    return vec2<f32>(t.x, acc.y + t.y);
+  }
+  if (red_is_nan(acc.x) || red_is_nan(x)) {
+    return vec2<f32>(red_bits(0x7fc00000u), 0.0f);
+  }
+  if (OP == 1u) { return vec2<f32>(max(acc.x, x), 0.0f); }
+  return vec2<f32>(min(acc.x, x), 0.0f);
+}
+
+fn red_merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let t = red_add(a, b.x);
+  return vec2<f32>(t.x, t.y + b.y);
+}
+
+// Element e of the input: a (sum, compensation) pair when IN2 == 1 (the
+// partials of a previous sum pass).
+fn red_ld(e: u32) -> vec2<f32> {
+  if (IN2 == 1u) { return vec2<f32>(x_ld(2u * e), x_ld(2u * e + 1u)); }
+  return vec2<f32>(x_ld(e), 0.0f);
+}
+
+fn red_st(e: u32, a: vec2<f32>) {
+  if (OUT2 == 1u) {
+    y_st(2u * e, a.x);
+    y_st(2u * e + 1u, a.y);
+    return;
+  }
+  var v = a.x;
+  if (red_is_finite(v)) { v = a.x + a.y; }
+  y_st(e, v / P.div);
+}
+
+var<workgroup> red_sh: array<vec2<f32>, 256>;
+
+fn red_rows(gid: u32, li: u32) {
+  let rpw = 256u / P.tpr; // rows per workgroup
+  let chunk = gid % P.n_c;
+  let rb = gid / P.n_c;
+  if (rb * rpw >= P.n_o) { return; } // surplus workgroups (uniform)
+  let lane = li % P.tpr;
+  let row = rb * rpw + li / P.tpr;
+  var acc = vec2<f32>(red_identity(), 0.0f);
+  if (row < P.n_o) {
+    let base = row * P.in_so;
+    let c0 = chunk * P.tpr * P.items;
+    for (var j = 0u; j < P.items; j++) {
+      let e = c0 + j * P.tpr + lane;
+      if (e < P.rlen) {
+        acc = red_merge(acc, red_ld(base + e));
+      }
+    }
+  }
+  red_sh[li] = acc;
+  workgroupBarrier();
+  for (var s = 128u; s > 0u; s = s >> 1u) {
+    if (s < P.tpr && lane < s) {
+      red_sh[li] = red_merge(red_sh[li], red_sh[li + s]);
+    }
+    workgroupBarrier();
+  }
+  if (lane == 0u && row < P.n_o) {
+    red_st(row * P.out_so + chunk * P.out_sc, red_sh[li]);
+  }
+}
+
+fn red_cols(gid: u32, li: u32) {
+  let t = gid * 256u + li;
+  let per_o = P.n_c * P.n_i;
+  if (t >= P.n_o * per_o) { return; }
+  let o = t / per_o;
+  let rest = t % per_o;
+  let c = rest / P.n_i;
+  let i = rest % P.n_i;
+  let r0 = c * P.items;
+  let nr = min(P.items, P.rlen - r0);
+  var acc = vec2<f32>(red_identity(), 0.0f);
+  var idx = o * P.in_so + r0 * P.in_sr + i;
+  for (var j = 0u; j < nr; j++) {
+    acc = red_merge(acc, red_ld(idx));
+    idx += P.in_sr;
+  }
+  red_st(o * P.out_so + c * P.out_sc + i, acc);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+  let gid = wg_linear_group(wid, nwg);
+  if (MODE == 0u) {
+    red_rows(gid, li);
+  } else {
+    red_cols(gid, li);
+  }
+}
