@@ -84,7 +84,8 @@ typedef enum wgc_status {
 
 /* "success", "invalid argument", ...; "unknown status" for other values. */
 WGC_API const char *wgc_status_string(wgc_status s);
-/* "OK", "INVALID_ARGUMENT", ... (the enum name without WGC_). */
+/* "OK", "INVALID_ARGUMENT", ... (the enum name without WGC_ and ERR_, as
+ * the browser module's WgcError.status). */
 WGC_API const char *wgc_status_name(wgc_status s);
 
 typedef struct wgc_context wgc_context;

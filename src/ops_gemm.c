@@ -56,14 +56,14 @@ static wgc_status gemm_common(wgc_context *ctx, const char *fn,
   g.batch_c = stride_c;
 
   wgc_operand A = {.param = "a", .addr = a,
-                   .bytes = 4 * wgc_matrix_span(m, k, g.rs_a, g.cs_a),
-                   .stride = 4 * (uint64_t)stride_a, .repeat = batch};
+                   .bytes = wgc_sat_mul(4, wgc_matrix_span(m, k, g.rs_a, g.cs_a)),
+                   .stride = wgc_sat_mul(4, stride_a), .repeat = batch};
   wgc_operand B = {.param = "b", .addr = b,
-                   .bytes = 4 * wgc_matrix_span(k, n, g.rs_b, g.cs_b),
-                   .stride = 4 * (uint64_t)stride_b, .repeat = batch};
+                   .bytes = wgc_sat_mul(4, wgc_matrix_span(k, n, g.rs_b, g.cs_b)),
+                   .stride = wgc_sat_mul(4, stride_b), .repeat = batch};
   wgc_operand C = {.param = "c", .addr = c,
-                   .bytes = 4 * wgc_matrix_span(m, n, g.rs_c, g.cs_c),
-                   .stride = 4 * (uint64_t)stride_c, .repeat = batch};
+                   .bytes = wgc_sat_mul(4, wgc_matrix_span(m, n, g.rs_c, g.cs_c)),
+                   .stride = wgc_sat_mul(4, stride_c), .repeat = batch};
   wgc_status s = wgc_check_operand(ctx, fn, &A);
   if (s == WGC_OK)
     s = wgc_check_operand(ctx, fn, &B);

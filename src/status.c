@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* The context-less error slot is per thread; wasm32 has one thread. */
 #if defined(__wasm__)
@@ -26,9 +27,10 @@ const char *wgc_status_string(wgc_status s) {
 
 const char *wgc_status_name(wgc_status s) {
   switch (s) {
+/* The enum name without WGC_ and ERR_: "OK", "INVALID_ARGUMENT", ... */
 #define WGC_STATUS_NAME_(name, msg)                                            \
   case WGC_##name:                                                             \
-    return #name;
+    return #name + (sizeof #name > 4 && !memcmp(#name, "ERR_", 4) ? 4 : 0);
     WGC_STATUS_MAP(WGC_STATUS_NAME_)
 #undef WGC_STATUS_NAME_
   }

@@ -13,10 +13,22 @@ bool wgc_add_ok(size_t x, size_t y, size_t *out) {
   return !__builtin_add_overflow(x, y, out);
 }
 
+uint64_t wgc_sat_mul(uint64_t x, uint64_t y) {
+  uint64_t r;
+  return __builtin_mul_overflow(x, y, &r) ? UINT64_MAX : r;
+}
+
+uint64_t wgc_sat_add(uint64_t x, uint64_t y) {
+  uint64_t r;
+  return __builtin_add_overflow(x, y, &r) ? UINT64_MAX : r;
+}
+
 uint64_t wgc_matrix_span(size_t rows, size_t cols, size_t rs, size_t cs) {
   if (!rows || !cols)
     return 0;
-  return (uint64_t)(rows - 1) * rs + (uint64_t)(cols - 1) * cs + 1;
+  return wgc_sat_add(wgc_sat_add(wgc_sat_mul(rows - 1, rs),
+                                 wgc_sat_mul(cols - 1, cs)),
+                     1);
 }
 
 wgc_status wgc_check_operand(wgc_context *ctx, const char *fn,

@@ -32,7 +32,13 @@ wgc_status wgc_check_no_overlap(wgc_context *ctx, const char *fn,
 /* Whether an operand's repeats overlap one another. */
 bool wgc_repeats_overlap(const wgc_operand *op);
 
-/* Element footprint of a strided matrix: last offset + 1, or 0 if empty. */
+/* Saturating arithmetic: UINT64_MAX stands for "too large", which every
+ * footprint check then rejects. */
+uint64_t wgc_sat_mul(uint64_t x, uint64_t y);
+uint64_t wgc_sat_add(uint64_t x, uint64_t y);
+
+/* Element footprint of a strided matrix: last offset + 1, or 0 if empty
+ * (saturating). */
 uint64_t wgc_matrix_span(size_t rows, size_t cols, size_t rs, size_t cs);
 
 #endif

@@ -1,8 +1,473 @@
-/* gemm on WebGPU: kernel not written yet. */
+/* GEMM and strided batched GEMM on WebGPU.
+ *
+ * The strided form of wgc_gemm_args is cut into launch regions: a range of
+ * batches, rows and columns of C and a range of k. A region is one launch
+ * (or two, with split-K) when its grid fits the device's dispatch limits and
+ * every buffer's binding window (operands of one buffer share one window,
+ * as wg_launch_run binds them) fits maxStorageBufferBindingSize; otherwise
+ * it is halved over batches, then rows, then columns, then k (later k
+ * halves accumulate onto C with beta = 1), so large operands run in pieces
+ * rather than failing. An input that shares its buffer with an operand too
+ * far away to be bound together is first copied to scratch (staged).
+ *
+ * Kernels (kernels/gemm*.wgsl):
+ *   gemm        tiled: BM x BN block of C per workgroup, TM x TN (4x4) per
+ *               invocation in registers, A and B staged through workgroup
+ *               memory BK (16) at a time; tiles 64x64, 32x32, 16x64, 64x16,
+ *               chosen by padded work.
+ *   gemm_small  one invocation per output element: tiny, thin or short-k
+ *               products, where tile padding would dominate.
+ *   gemm_reduce second pass of split-K: sums partial sums from scratch.
+ *   gemm_scale  C := beta*C, for k == 0 or alpha == 0 (A, B not bound).
+ * Split-K: when a region has few outputs but a long k, the k range is cut
+ * into slices whose raw partial sums go to scratch ([slice][batch][i][j]);
+ * gemm_reduce then applies alpha and beta. */
 #include "webgpu.h"
 
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Matches struct Params of kernels/gemm_common.wgsl. */
+typedef struct gemm_params {
+  uint32_t off[4];
+  uint32_t m, n, k, nb;
+  uint32_t rs_a, cs_a, rs_b, cs_b;
+  uint32_t rs_c, cs_c, ba, bb;
+  uint32_t bc, kslice, nslices, total;
+  float alpha, beta;
+  uint32_t pad[2];
+} gemm_params;
+
+/* A tile shape of the gemm kernel; weight: its relative cost per padded
+ * multiply-add, in percent of the 64x64 tile's. */
+typedef struct tile_cfg {
+  uint32_t bm, bn, bk, tm, tn, weight;
+} tile_cfg;
+
+static const tile_cfg TILES[] = {
+    {64, 64, 16, 4, 4, 100}, /* 256 invocations */
+    {32, 32, 16, 4, 4, 130}, /* 64 invocations */
+    {16, 64, 16, 4, 4, 130}, /* thin A: 64 invocations */
+    {64, 16, 16, 4, 4, 130}, /* thin B */
+};
+/* The tiled kernel runs when its weighted padded work is at most this many
+ * times the useful work (measured on llvmpipe, where the per-output kernel
+ * runs about 2.5 times slower per multiply-add). */
+#define TILED_MAX_WASTE 2.0
+
+#define SMALL_GROUP 256u
+/* Split-K targets: enough workgroups (tiled) or invocations (small) to fill
+ * a GPU, and slices long enough to be worth a second pass. */
+#define SPLIT_TARGET_GROUPS 64u
+#define SPLIT_TARGET_THREADS 8192u
+#define SPLIT_MIN_K_TILED 512u
+#define SPLIT_MIN_K_SMALL 256u
+#define SCRATCH_MAX_BYTES (64u << 20)
+/* Largest input copied to scratch to escape a shared binding window. */
+#define STAGE_MAX_BYTES (64u << 20)
+/* Staged copies this small are made before splitting over batches. */
+#define STAGE_CHEAP_BYTES (1u << 20)
+
+/* One launch region, in coordinates of the whole problem. */
+typedef struct region {
+  size_t b0, nb, i0, mm, j0, nn, k0, kk;
+  float beta;
+  /* A (stage[0]) or B (stage[1]) is copied to scratch first: it shares a
+   * buffer with C too far away to be bound together. */
+  bool stage[2];
+} region;
+
+/* How a region runs. */
+typedef enum { K_SCALE, K_SMALL, K_TILED } kind;
+
+typedef struct plan {
+  kind kind;
+  tile_cfg tile;
+  uint64_t slices, kslice;
+} plan;
+
+static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+static wgc_ref advance(wgc_ref r, uint64_t elems) {
+  r.offset += 4 * elems;
+  return r;
+}
+
+/* Elements spanned by nb batches of a rows x cols matrix. */
+static uint64_t span(size_t nb, size_t bs, size_t rows, size_t rs,
+                     size_t cols, size_t cs) {
+  return (uint64_t)(nb - 1) * bs + (uint64_t)(rows - 1) * rs +
+         (uint64_t)(cols - 1) * cs + 1;
+}
+
+/* The largest binding window the kernels index with u32 elements. */
+static uint64_t max_window(const wgc_context *ctx) {
+  uint64_t w = wg_limits(ctx)->max_storage_binding_size;
+  return w < 0xFFFFFFFCu ? w : 0xFFFFFFFCu;
+}
+
+static uint64_t max_dim(const wgc_context *ctx) {
+  uint32_t d = wg_limits(ctx)->max_workgroups_per_dimension;
+  return d ? d : 65535;
+}
+
+/* Whether the operands' binding windows fit, merged per buffer as
+ * wg_launch_run merges them; own[i]: operand i will be in a buffer of its
+ * own (staged). */
+static bool windows_fit(const wgc_context *ctx, const wg_operand *ops,
+                        unsigned nops, const bool *own) {
+  const gpu_limits *lim = wg_limits(ctx);
+  uint64_t align = lim->min_storage_offset_alignment
+                       ? lim->min_storage_offset_alignment
+                       : 256;
+  uint64_t limit = max_window(ctx);
+  for (unsigned i = 0; i < nops; i++) {
+    const wg_mem *mi = ops[i].ref.mem;
+    uint64_t lo = ops[i].ref.offset, hi = lo + ops[i].bytes;
+    for (unsigned j = 0; j < nops; j++) {
+      const wg_mem *mj = ops[j].ref.mem;
+      if (own[i] || own[j] || mj->buffer != mi->buffer)
+        continue;
+      if (ops[j].ref.offset < lo)
+        lo = ops[j].ref.offset;
+      if (ops[j].ref.offset + ops[j].bytes > hi)
+        hi = ops[j].ref.offset + ops[j].bytes;
+    }
+    if (hi - (lo - lo % align) > limit)
+      return false;
+  }
+  return true;
+}
+
+/* Chooses the kernel, tile and split-K for a region. */
+static plan make_plan(const wgc_gemm_args *g, const region *r) {
+  plan p = {.kind = K_SMALL, .slices = 1, .kslice = r->kk};
+  if (g->k == 0 || g->alpha == 0.0f) {
+    p.kind = K_SCALE;
+    p.kslice = 0;
+    return p;
+  }
+  /* The tile with the least padded work (weighted by how much slower the
+   * smaller tiles run); the tiled kernel only when that is at most
+   * TILED_MAX_WASTE times the useful work: tiny or thin products and short
+   * k run faster one invocation per output. */
+  double useful = (double)r->mm * r->nn * r->kk, best = TILED_MAX_WASTE;
+  for (size_t t = 0; t < sizeof TILES / sizeof *TILES; t++) {
+    const tile_cfg *c = &TILES[t];
+    double work = (double)(cdiv(r->mm, c->bm) * c->bm) *
+                  (double)(cdiv(r->nn, c->bn) * c->bn) *
+                  (double)(cdiv(r->kk, c->bk) * c->bk);
+    double waste = work * c->weight / 100.0 / useful;
+    if (waste <= best) {
+      best = waste;
+      p.kind = K_TILED;
+      p.tile = *c;
+    }
+  }
+  uint64_t outputs = (uint64_t)r->nb * r->mm * r->nn;
+  if (p.kind == K_TILED) {
+    uint64_t groups =
+        cdiv(r->mm, p.tile.bm) * cdiv(r->nn, p.tile.bn) * r->nb;
+    if (groups < SPLIT_TARGET_GROUPS && r->kk >= 2 * SPLIT_MIN_K_TILED) {
+      uint64_t s = cdiv(SPLIT_TARGET_GROUPS, groups);
+      uint64_t smax = r->kk / SPLIT_MIN_K_TILED;
+      p.slices = s < smax ? s : smax;
+    }
+  } else if (outputs < SPLIT_TARGET_THREADS &&
+             r->kk >= 2 * SPLIT_MIN_K_SMALL) {
+    uint64_t s = cdiv(SPLIT_TARGET_THREADS, outputs);
+    uint64_t smax = r->kk / SPLIT_MIN_K_SMALL;
+    p.slices = s < smax ? s : smax;
+  }
+  if (p.slices > 1) {
+    uint64_t per = outputs * 4;
+    if (p.slices * per > SCRATCH_MAX_BYTES)
+      p.slices = SCRATCH_MAX_BYTES / per;
+    if (p.slices < 2)
+      p.slices = 1;
+  }
+  uint64_t unit = p.kind == K_TILED ? p.tile.bk : 1;
+  p.kslice = cdiv(cdiv(r->kk, p.slices), unit) * unit;
+  p.slices = cdiv(r->kk, p.kslice);
+  return p;
+}
+
+/* The launch operands of a region: a, b, c (or only c for K_SCALE). */
+static unsigned region_ops(const wgc_gemm_args *g, const region *r,
+                           bool scale, wg_operand *ops) {
+  unsigned n = 0;
+  if (!scale) {
+    ops[n++] = (wg_operand){
+        "a",
+        advance(g->a, (uint64_t)r->b0 * g->batch_a +
+                          (uint64_t)r->i0 * g->rs_a +
+                          (uint64_t)r->k0 * g->cs_a),
+        4 * span(r->nb, g->batch_a, r->mm, g->rs_a, r->kk, g->cs_a), false};
+    ops[n++] = (wg_operand){
+        "b",
+        advance(g->b, (uint64_t)r->b0 * g->batch_b +
+                          (uint64_t)r->k0 * g->rs_b +
+                          (uint64_t)r->j0 * g->cs_b),
+        4 * span(r->nb, g->batch_b, r->kk, g->rs_b, r->nn, g->cs_b), false};
+  }
+  ops[n++] = (wg_operand){
+      "c",
+      advance(g->c, (uint64_t)r->b0 * g->batch_c + (uint64_t)r->i0 * g->rs_c +
+                        (uint64_t)r->j0 * g->cs_c),
+      4 * span(r->nb, g->batch_c, r->mm, g->rs_c, r->nn, g->cs_c), true};
+  return n;
+}
+
+/* Whether a planned region fits one launch. */
+typedef enum { FIT_OK, FIT_GRID, FIT_WINDOW } fit;
+
+static fit region_fits(const wgc_context *ctx, const wgc_gemm_args *g,
+                       const region *r, const plan *p) {
+  uint64_t maxd = max_dim(ctx);
+  uint64_t outputs = (uint64_t)r->nb * r->mm * r->nn;
+  if (p->kind == K_TILED) {
+    if (cdiv(r->mm, p->tile.bm) > maxd || cdiv(r->nn, p->tile.bn) > maxd ||
+        r->nb * p->slices > maxd)
+      return FIT_GRID;
+  } else {
+    uint64_t threads = outputs * (p->kind == K_SMALL ? p->slices : 1);
+    if (threads > 0x7FFFFFFFu || cdiv(threads, SMALL_GROUP) > maxd * maxd)
+      return FIT_GRID;
+  }
+  if (p->slices > 1 &&
+      (outputs > 0x7FFFFFFFu || outputs * p->slices * 4 > max_window(ctx)))
+    return FIT_GRID;
+  wg_operand ops[3];
+  unsigned n = region_ops(g, r, p->kind == K_SCALE, ops);
+  bool own[3] = {r->stage[0], r->stage[1], false};
+  return windows_fit(ctx, ops, n, own) ? FIT_OK : FIT_WINDOW;
+}
+
+static uint64_t max3(uint64_t a, uint64_t b, uint64_t c) {
+  uint64_t m = a > b ? a : b;
+  return m > c ? m : c;
+}
+
+/* Halves a region along dimension dim (0 batches, 1 rows, 2 columns, 3 k);
+ * rows and columns at multiples of 64 while they are longer. */
+static void halve(const region *r, int dim, region *lo, region *hi) {
+  *lo = *r;
+  *hi = *r;
+  size_t *start[2][4] = {{&lo->b0, &lo->i0, &lo->j0, &lo->k0},
+                         {&hi->b0, &hi->i0, &hi->j0, &hi->k0}};
+  size_t *len[2][4] = {{&lo->nb, &lo->mm, &lo->nn, &lo->kk},
+                       {&hi->nb, &hi->mm, &hi->nn, &hi->kk}};
+  size_t n = *len[0][dim], half = n / 2;
+  if ((dim == 1 || dim == 2) && n > 64)
+    half = cdiv(half, 64) * 64;
+  *len[0][dim] = half;
+  *start[1][dim] += half;
+  *len[1][dim] = n - half;
+  if (dim == 3) /* the second half accumulates onto what the first wrote */
+    hi->beta = 1.0f;
+}
+
+/* The dimension to split a region that does not fit along: for the grid,
+ * batches first, then the dimension of too many tiles; for the binding
+ * windows, the dimension that spans the most memory. -1: none helps. */
+static int split_dim(const wgc_context *ctx, const wgc_gemm_args *g,
+                     const region *r, const plan *p, fit f) {
+  if (f == FIT_GRID) {
+    if (r->nb > 1)
+      return 0;
+    if (p->kind == K_TILED)
+      return cdiv(r->mm, p->tile.bm) > max_dim(ctx) ? 1 : 2;
+    return r->mm > 1 ? 1 : 2;
+  }
+  bool scale = p->kind == K_SCALE;
+  uint64_t t[4] = {
+      (uint64_t)(r->nb - 1) *
+          max3(scale ? 0 : g->batch_a, scale ? 0 : g->batch_b, g->batch_c),
+      (uint64_t)(r->mm - 1) * max3(scale ? 0 : g->rs_a, 0, g->rs_c),
+      (uint64_t)(r->nn - 1) * max3(scale ? 0 : g->cs_b, 0, g->cs_c),
+      scale ? 0 : (uint64_t)(r->kk - 1) * max3(g->cs_a, g->rs_b, 0)};
+  /* Lengths of 1 span nothing but may still be split (when only the
+   * merged window of far-apart operands is too large, nothing helps). */
+  int best = -1;
+  for (int d = 0; d < 4; d++)
+    if (t[d] > 0 && (best < 0 || t[d] > t[best]))
+      best = d;
+  return best;
+}
+
+static uint32_t u32_of(uint64_t v) { return (uint32_t)v; }
+
+/* Ends the batch being recorded, so that the next few launches land in one
+ * batch: wg_launch_run submits a batch every WG_BATCH_DISPATCHES dispatches
+ * and releases its scratch buffers then, which must not happen between a
+ * launch that fills scratch and the one that reads it. The backend's upload
+ * submits what is recorded first; with 0 bytes it writes nothing. */
+static wgc_status batch_boundary(wgc_context *ctx, wgc_ref any) {
+  static const float none = 0.0f;
+  return ctx->be->upload(ctx, any, &none, 0);
+}
+
+static wgc_status launch_region(wgc_context *ctx, const char *fn,
+                                const wgc_gemm_args *g, const region *r,
+                                const plan *p) {
+  wg_operand ops[3];
+  unsigned nops = region_ops(g, r, p->kind == K_SCALE, ops);
+  bool split = p->slices > 1;
+  if (split || r->stage[0] || r->stage[1]) {
+    wgc_status s = batch_boundary(ctx, g->c);
+    if (s != WGC_OK)
+      return s;
+  }
+  for (unsigned i = 0; i < 2; i++) {
+    if (!r->stage[i])
+      continue;
+    wgc_ref copy;
+    wgc_status s = wg_scratch(ctx, fn, ops[i].bytes, &copy);
+    if (s == WGC_OK) /* different buffers: a plain buffer copy */
+      s = ctx->be->copy(ctx, copy, ops[i].ref, ops[i].bytes);
+    if (s != WGC_OK)
+      return s;
+    ops[i].ref = copy;
+  }
+  uint64_t outputs = (uint64_t)r->nb * r->mm * r->nn;
+  /* Strides of dimensions of length 1 are never used: 0 keeps them (and
+   * the indices) within u32. */
+  gemm_params prm = {
+      .m = u32_of(r->mm),
+      .n = u32_of(r->nn),
+      .k = u32_of(r->kk),
+      .nb = u32_of(r->nb),
+      .rs_a = u32_of(r->mm > 1 ? g->rs_a : 0),
+      .cs_a = u32_of(r->kk > 1 ? g->cs_a : 0),
+      .rs_b = u32_of(r->kk > 1 ? g->rs_b : 0),
+      .cs_b = u32_of(r->nn > 1 ? g->cs_b : 0),
+      .rs_c = u32_of(r->mm > 1 ? g->rs_c : 0),
+      .cs_c = u32_of(r->nn > 1 ? g->cs_c : 0),
+      .ba = u32_of(r->nb > 1 ? g->batch_a : 0),
+      .bb = u32_of(r->nb > 1 ? g->batch_b : 0),
+      .bc = u32_of(r->nb > 1 ? g->batch_c : 0),
+      .kslice = u32_of(p->kslice),
+      .nslices = u32_of(p->slices),
+      .alpha = p->kind == K_SCALE ? 0.0f : g->alpha,
+      .beta = r->beta,
+  };
+
+  if (p->kind == K_SCALE) {
+    prm.total = u32_of(outputs);
+    prm.nslices = 0;
+    wg_launch l = {.kernel = "gemm_common+gemm_scale+gemm_out_c",
+                   .ops = {ops[0]},
+                   .nops = nops,
+                   .params = &prm,
+                   .params_size = sizeof prm,
+                   .groups = cdiv(outputs, SMALL_GROUP)};
+    return wg_launch_run(ctx, fn, &l);
+  }
+
+  wgc_ref part = {0};
+  if (split) {
+    wgc_status s = wg_scratch(ctx, fn, outputs * p->slices * 4, &part);
+    if (s != WGC_OK)
+      return s;
+  }
+  wg_launch l = {.ops = {ops[0], ops[1],
+                         split ? (wg_operand){"part", part,
+                                              outputs * p->slices * 4, true}
+                               : ops[2]},
+                 .nops = 3,
+                 .params = &prm,
+                 .params_size = sizeof prm};
+  char consts[200];
+  if (p->kind == K_SMALL) {
+    l.kernel = split ? "gemm_common+gemm_small+gemm_out_part"
+                     : "gemm_common+gemm_small+gemm_out_c";
+    prm.total = u32_of(outputs * p->slices);
+    l.groups = cdiv(outputs * p->slices, SMALL_GROUP);
+  } else {
+    const tile_cfg *t = &p->tile;
+    snprintf(consts, sizeof consts,
+             "const BM: u32 = %uu; const BN: u32 = %uu; const BK: u32 = %uu; "
+             "const TM: u32 = %uu; const TN: u32 = %uu; const A_KC = %s; "
+             "const B_NC = %s;",
+             t->bm, t->bn, t->bk, t->tm, t->tn,
+             g->cs_a == 1 ? "true" : "false", g->cs_b == 1 ? "true" : "false");
+    l.kernel = split ? "gemm_common+gemm+gemm_out_part"
+                     : "gemm_common+gemm+gemm_out_c";
+    l.consts = consts;
+    prm.total = u32_of(outputs);
+    l.x = u32_of(cdiv(r->nn, t->bn));
+    l.y = u32_of(cdiv(r->mm, t->bm));
+    l.z = u32_of(r->nb * p->slices);
+  }
+  wgc_status s = wg_launch_run(ctx, fn, &l);
+  if (s != WGC_OK || !split)
+    return s;
+
+  prm.total = u32_of(outputs);
+  wg_launch red = {.kernel = "gemm_common+gemm_reduce+gemm_out_c",
+                   .ops = {{"part", part, outputs * p->slices * 4, false},
+                           ops[2]},
+                   .nops = 2,
+                   .params = &prm,
+                   .params_size = sizeof prm,
+                   .groups = cdiv(outputs, SMALL_GROUP)};
+  return wg_launch_run(ctx, fn, &red);
+}
+
+/* Runs a region, halving it until each piece fits one launch. dry: only
+ * checks that every piece can run, so that nothing is launched when one
+ * cannot. */
+static wgc_status run_region(wgc_context *ctx, const char *fn,
+                             const wgc_gemm_args *g, region r, bool dry) {
+  plan p = make_plan(g, &r);
+  fit f = region_fits(ctx, g, &r, &p);
+  if (f == FIT_OK)
+    return dry ? WGC_OK : launch_region(ctx, fn, g, &r, &p);
+  if (f == FIT_WINDOW && p.kind != K_SCALE) {
+    /* Inputs that share a buffer with another operand bind separately once
+     * copied to scratch: done when the copy is cheap, or when splitting
+     * over batches is no longer possible. */
+    region st = r;
+    wg_operand ops[3];
+    uint64_t staged = 0;
+    region_ops(g, &r, false, ops);
+    for (unsigned i = 0; i < 2; i++) {
+      const wg_mem *mi = ops[i].ref.mem;
+      for (unsigned j = 0; j < 3; j++)
+        if (j != i && ((const wg_mem *)ops[j].ref.mem)->buffer == mi->buffer &&
+            ops[i].bytes <= STAGE_MAX_BYTES)
+          st.stage[i] = true;
+      staged += st.stage[i] ? ops[i].bytes : 0;
+    }
+    if (staged && (r.nb == 1 || staged <= STAGE_CHEAP_BYTES) &&
+        region_fits(ctx, g, &st, &p) == FIT_OK)
+      return dry ? WGC_OK : launch_region(ctx, fn, g, &st, &p);
+  }
+  int dim = split_dim(ctx, g, &r, &p, f);
+  if (dim < 0)
+    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
+                    "%s: the operands lie too far apart in one allocation "
+                    "for the device's storage binding limit (%" PRIu64
+                    " bytes)",
+                    fn, wg_limits(ctx)->max_storage_binding_size);
+  region lo, hi;
+  halve(&r, dim, &lo, &hi);
+  wgc_status s = run_region(ctx, fn, g, lo, dry);
+  if (s == WGC_OK)
+    s = run_region(ctx, fn, g, hi, dry);
+  return s;
+}
+
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
-  (void)g;
-  return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                  "wgc_gemm: not yet implemented on WebGPU");
+  const char *fn = g->batch > 1 || g->batch_a || g->batch_b || g->batch_c
+                       ? "wgc_gemm_batched"
+                       : "wgc_gemm";
+  bool scale = g->k == 0 || g->alpha == 0.0f;
+  region r = {.b0 = 0, .nb = g->batch, .i0 = 0, .mm = g->m, .j0 = 0,
+              .nn = g->n, .k0 = 0, .kk = scale ? 0 : g->k, .beta = g->beta};
+  wgc_status s = run_region(ctx, fn, g, r, true);
+  if (s == WGC_OK)
+    s = run_region(ctx, fn, g, r, false);
+  return s;
 }

@@ -1,0 +1,61 @@
+/* Glue for web/wgc.js (wasm32 only): the _async entry points with C
+ * callbacks that hand a JavaScript token back through the imports of module
+ * "wgc_js", and compile-time checks of the struct layouts wgc.js writes into
+ * wasm memory (every field 4 bytes, in declaration order). */
+#include "wgc.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JS(name) __attribute__((import_module("wgc_js"), import_name(#name)))
+#define EXPORT __attribute__((visibility("default")))
+
+JS(created) void js_created(uint32_t token, int status, wgc_context *ctx);
+JS(done) void js_done(uint32_t token, int status);
+
+_Static_assert(sizeof(size_t) == 4 && sizeof(float) == 4 &&
+                   sizeof(wgc_backend) == 4 && sizeof(wgc_causal) == 4,
+               "wgc.js assumes wasm32 sizes");
+_Static_assert(offsetof(wgc_options, backend) == 0 &&
+                   offsetof(wgc_options, power) == 4 &&
+                   offsetof(wgc_options, cpu_threads) == 8 &&
+                   sizeof(wgc_options) == 12,
+               "wgc.js writes wgc_options as 3 words");
+_Static_assert(offsetof(wgc_conv2d_desc, n) == 0 &&
+                   offsetof(wgc_conv2d_desc, k) == 16 &&
+                   offsetof(wgc_conv2d_desc, stride_h) == 28 &&
+                   offsetof(wgc_conv2d_desc, pad_h) == 36 &&
+                   offsetof(wgc_conv2d_desc, dilation_h) == 44 &&
+                   offsetof(wgc_conv2d_desc, groups) == 52 &&
+                   sizeof(wgc_conv2d_desc) == 56,
+               "wgc.js writes wgc_conv2d_desc as 14 words");
+_Static_assert(offsetof(wgc_attention_desc, batch) == 0 &&
+                   offsetof(wgc_attention_desc, seq_q) == 12 &&
+                   offsetof(wgc_attention_desc, head_dim) == 20 &&
+                   offsetof(wgc_attention_desc, scale) == 24 &&
+                   offsetof(wgc_attention_desc, causal) == 28 &&
+                   sizeof(wgc_attention_desc) == 32,
+               "wgc.js writes wgc_attention_desc as 8 words");
+
+static void created(wgc_status s, wgc_context *ctx, void *user) {
+  js_created((uint32_t)(uintptr_t)user, (int)s, ctx);
+}
+
+static void done(wgc_status s, void *user) {
+  js_done((uint32_t)(uintptr_t)user, (int)s);
+}
+
+EXPORT wgc_status wgc_js_create_async(const wgc_options *opt, uint32_t token) {
+  return wgc_create_async(opt, created, (void *)(uintptr_t)token);
+}
+
+EXPORT wgc_status wgc_js_download_async(wgc_context *ctx, void *dst,
+                                        wgc_ptr src, size_t bytes,
+                                        uint32_t token) {
+  return wgc_download_async(ctx, dst, src, bytes, done,
+                            (void *)(uintptr_t)token);
+}
+
+EXPORT wgc_status wgc_js_synchronize_async(wgc_context *ctx, uint32_t token) {
+  return wgc_synchronize_async(ctx, done, (void *)(uintptr_t)token);
+}

@@ -1,0 +1,478 @@
+/* The GPU layer in the browser (wasm32): every call goes to web/gpu.js
+ * through a wasm import of module "wgc_gpu"; gpu.js holds the WebGPU
+ * objects in a table keyed by the same ids. Completions come back through
+ * the exported wgc_gpu_* functions below, called from the event loop, and
+ * gpu.js then calls wgc_poll_all so user callbacks fire.
+ *
+ * The logic lives here: callback bookkeeping, the per-device error state
+ * (first error kept, loss sticky), usage flags, mapping ranges. 64-bit
+ * quantities cross as doubles (exact below 2^53), so the JS side never sees
+ * BigInt. */
+#include "gpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define JS(name) __attribute__((import_module("wgc_gpu"), import_name(#name)))
+#define EXPORT __attribute__((visibility("default")))
+
+JS(has_gpu) int js_has_gpu(void);
+JS(request_device) void js_request_device(int power, uint32_t token);
+JS(device_release) void js_device_release(gpu_id dev);
+JS(device_limit) double js_device_limit(gpu_id dev, int which);
+JS(device_name) size_t js_device_name(gpu_id dev, char *buf, size_t cap);
+JS(buffer_create) gpu_id js_buffer_create(gpu_id dev, double size,
+                                          uint32_t usage);
+JS(buffer_release) void js_buffer_release(gpu_id buf);
+JS(queue_write) void js_queue_write(gpu_id dev, gpu_id buf, double offset,
+                                    const void *data, double size);
+JS(pipeline_create) gpu_id js_pipeline_create(gpu_id dev, const char *wgsl,
+                                              size_t len);
+JS(release) void js_release(gpu_id id);
+JS(bind_group_create) gpu_id js_bind_group_create(gpu_id dev, gpu_id pipeline,
+                                                  uint32_t count,
+                                                  const double *entries);
+JS(encoder_create) gpu_id js_encoder_create(gpu_id dev);
+JS(encoder_dispatch) void js_encoder_dispatch(gpu_id enc, gpu_id pipeline,
+                                              gpu_id group, uint32_t x,
+                                              uint32_t y, uint32_t z);
+JS(encoder_copy) void js_encoder_copy(gpu_id enc, gpu_id src, double src_offset,
+                                      gpu_id dst, double dst_offset,
+                                      double size);
+JS(encoder_submit) void js_encoder_submit(gpu_id dev, gpu_id enc);
+JS(buffer_map_read) void js_buffer_map_read(gpu_id buf, double offset,
+                                            double size, uint32_t token);
+JS(buffer_read) int js_buffer_read(gpu_id buf, double offset, void *dst,
+                                   double size);
+JS(work_done) void js_work_done(gpu_id dev, uint32_t token);
+JS(device_of) gpu_id js_device_of(gpu_id id);
+
+/* WebGPU's GPUBufferUsage bits. */
+enum {
+  WEBGPU_MAP_READ = 0x0001,
+  WEBGPU_COPY_SRC = 0x0004,
+  WEBGPU_COPY_DST = 0x0008,
+  WEBGPU_UNIFORM = 0x0040,
+  WEBGPU_STORAGE = 0x0080,
+};
+
+/* The order of gpu.js's LIMITS table. */
+enum {
+  LIM_MAX_BUFFER_SIZE,
+  LIM_MAX_STORAGE_BINDING_SIZE,
+  LIM_MIN_STORAGE_OFFSET_ALIGNMENT,
+  LIM_MIN_UNIFORM_OFFSET_ALIGNMENT,
+  LIM_MAX_WORKGROUPS_PER_DIMENSION,
+  LIM_MAX_INVOCATIONS_PER_WORKGROUP,
+  LIM_MAX_WORKGROUP_SIZE_X,
+  LIM_MAX_WORKGROUP_SIZE_Y,
+  LIM_MAX_WORKGROUP_STORAGE_SIZE,
+  LIM_MAX_STORAGE_BUFFERS_PER_STAGE,
+};
+
+/* A device's error state, fed by gpu.js (uncaptured errors, loss). */
+typedef struct br_device {
+  struct br_device *next;
+  gpu_id id;
+  wgc_status error; /* first error since the last gpu_take_error */
+  char error_msg[400];
+  bool lost;
+  char lost_msg[400];
+} br_device;
+
+/* A completion owed to the C side; gpu.js knows it by its token. */
+typedef struct br_op {
+  struct br_op *next;
+  uint32_t token;
+  gpu_id dev;
+  gpu_status_cb cb;
+  gpu_device_cb device_cb;
+  void *user;
+} br_op;
+
+static br_device *devices;
+static br_op *ops;
+static uint32_t last_token;
+
+static void copy_str(char *dst, size_t cap, const char *src, size_t len) {
+  if (!dst || cap == 0)
+    return;
+  if (len > cap - 1)
+    len = cap - 1;
+  if (len)
+    memcpy(dst, src, len);
+  dst[len] = '\0';
+}
+
+static br_device *find_device(gpu_id id) {
+  for (br_device *d = devices; d; d = d->next)
+    if (d->id == id)
+      return d;
+  return NULL;
+}
+
+/* Records an error unless one is pending; used also for host-side
+ * failures (out of memory) that the JS side never sees. */
+static void device_error(br_device *d, wgc_status st, const char *msg,
+                         size_t len) {
+  if (d && d->error == WGC_OK) {
+    d->error = st;
+    copy_str(d->error_msg, sizeof d->error_msg, msg, len);
+  }
+}
+
+/* A new completion, or NULL when out of memory. Tokens are never 0 and
+ * never reused while an op holds them. */
+static br_op *op_new(gpu_id dev, gpu_status_cb cb, gpu_device_cb device_cb,
+                     void *user) {
+  br_op *op = calloc(1, sizeof *op);
+  if (!op)
+    return NULL;
+  do
+    last_token++;
+  while (last_token == 0);
+  op->token = last_token;
+  op->dev = dev;
+  op->cb = cb;
+  op->device_cb = device_cb;
+  op->user = user;
+  op->next = ops;
+  ops = op;
+  return op;
+}
+
+static br_op *op_take(uint32_t token) {
+  for (br_op **link = &ops; *link; link = &(*link)->next)
+    if ((*link)->token == token) {
+      br_op *op = *link;
+      *link = op->next;
+      return op;
+    }
+  return NULL;
+}
+
+/* ---- completions, called by gpu.js -------------------------------------- */
+
+/* A device request finished: status is WGC_OK with dev, or an error. */
+EXPORT void wgc_gpu_device_ready(uint32_t token, int status, gpu_id dev) {
+  br_op *op = op_take(token);
+  if (!op)
+    return;
+  wgc_status st = (wgc_status)status;
+  if (st == WGC_OK) {
+    br_device *d = calloc(1, sizeof *d);
+    if (!d) {
+      js_device_release(dev);
+      st = WGC_ERR_OUT_OF_MEMORY;
+      dev = 0;
+    } else {
+      d->id = dev;
+      d->next = devices;
+      devices = d;
+    }
+  } else {
+    dev = 0;
+  }
+  gpu_device_cb cb = op->device_cb;
+  void *user = op->user;
+  free(op);
+  cb(st, dev, user);
+}
+
+/* A map or work-done completion. A device that reported an error or was
+ * lost meanwhile fails it: the work it waited for may not have run. */
+EXPORT void wgc_gpu_complete(uint32_t token, int status) {
+  br_op *op = op_take(token);
+  if (!op)
+    return;
+  wgc_status st = (wgc_status)status;
+  br_device *d = find_device(op->dev);
+  if (d && d->lost)
+    st = WGC_ERR_DEVICE_LOST;
+  else if (d && d->error != WGC_OK && st == WGC_OK)
+    st = d->error;
+  gpu_status_cb cb = op->cb;
+  void *user = op->user;
+  free(op);
+  if (cb)
+    cb(st, user);
+}
+
+/* An uncaptured error (status WGC_ERR_DEVICE or WGC_ERR_OUT_OF_MEMORY). */
+EXPORT void wgc_gpu_device_error(gpu_id dev, int status, const char *msg,
+                                 size_t len) {
+  device_error(find_device(dev), (wgc_status)status, msg, len);
+}
+
+EXPORT void wgc_gpu_device_lost(gpu_id dev, const char *msg, size_t len) {
+  br_device *d = find_device(dev);
+  if (!d || d->lost)
+    return;
+  d->lost = true;
+  if (len)
+    copy_str(d->lost_msg, sizeof d->lost_msg, msg, len);
+  else
+    copy_str(d->lost_msg, sizeof d->lost_msg, "device lost", 11);
+}
+
+/* ---- device ------------------------------------------------------------- */
+
+wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user) {
+  if (!cb)
+    return WGC_ERR_INVALID_ARGUMENT;
+  if (!js_has_gpu())
+    return WGC_ERR_NO_ADAPTER;
+  br_op *op = op_new(0, NULL, cb, user);
+  if (!op)
+    return WGC_ERR_OUT_OF_MEMORY;
+  js_request_device(power, op->token);
+  return WGC_OK;
+}
+
+void gpu_device_release(gpu_id dev) {
+  br_device *d = NULL;
+  for (br_device **link = &devices; *link; link = &(*link)->next)
+    if ((*link)->id == dev) {
+      d = *link;
+      *link = d->next;
+      break;
+    }
+  if (!d)
+    return;
+  /* Completions still pending fire now, in order of registration; the JS
+   * side's late answers find no token and are dropped. */
+  wgc_status st = d->lost ? WGC_ERR_DEVICE_LOST : WGC_ERR_CANCELLED;
+  for (;;) {
+    br_op *last = NULL;
+    for (br_op *op = ops; op; op = op->next)
+      if (op->dev == dev)
+        last = op; /* the list is newest first */
+    if (!last)
+      break;
+    op_take(last->token);
+    gpu_status_cb cb = last->cb;
+    void *user = last->user;
+    free(last);
+    if (cb)
+      cb(st, user);
+  }
+  free(d);
+  js_device_release(dev);
+}
+
+void gpu_device_limits(gpu_id dev, gpu_limits *out) {
+  if (!out)
+    return;
+  memset(out, 0, sizeof *out);
+  if (!find_device(dev))
+    return;
+  out->max_buffer_size =
+      (uint64_t)js_device_limit(dev, LIM_MAX_BUFFER_SIZE);
+  out->max_storage_binding_size =
+      (uint64_t)js_device_limit(dev, LIM_MAX_STORAGE_BINDING_SIZE);
+  out->min_storage_offset_alignment =
+      (uint32_t)js_device_limit(dev, LIM_MIN_STORAGE_OFFSET_ALIGNMENT);
+  out->min_uniform_offset_alignment =
+      (uint32_t)js_device_limit(dev, LIM_MIN_UNIFORM_OFFSET_ALIGNMENT);
+  out->max_workgroups_per_dimension =
+      (uint32_t)js_device_limit(dev, LIM_MAX_WORKGROUPS_PER_DIMENSION);
+  out->max_invocations_per_workgroup =
+      (uint32_t)js_device_limit(dev, LIM_MAX_INVOCATIONS_PER_WORKGROUP);
+  out->max_workgroup_size_x =
+      (uint32_t)js_device_limit(dev, LIM_MAX_WORKGROUP_SIZE_X);
+  out->max_workgroup_size_y =
+      (uint32_t)js_device_limit(dev, LIM_MAX_WORKGROUP_SIZE_Y);
+  out->max_workgroup_storage_size =
+      (uint32_t)js_device_limit(dev, LIM_MAX_WORKGROUP_STORAGE_SIZE);
+  out->max_storage_buffers_per_stage =
+      (uint32_t)js_device_limit(dev, LIM_MAX_STORAGE_BUFFERS_PER_STAGE);
+}
+
+void gpu_device_name(gpu_id dev, char *buf, size_t cap) {
+  if (!buf || cap == 0)
+    return;
+  size_t n = find_device(dev) ? js_device_name(dev, buf, cap - 1) : 0;
+  buf[n < cap ? n : cap - 1] = '\0';
+}
+
+wgc_status gpu_take_error(gpu_id dev, char *msg, size_t cap) {
+  if (msg && cap)
+    msg[0] = '\0';
+  br_device *d = find_device(dev);
+  if (!d) {
+    copy_str(msg, cap, "no such device", 14);
+    return WGC_ERR_INVALID_ARGUMENT;
+  }
+  wgc_status st = WGC_OK;
+  if (d->lost) {
+    st = WGC_ERR_DEVICE_LOST;
+    copy_str(msg, cap, d->lost_msg, strlen(d->lost_msg));
+  } else if (d->error != WGC_OK) {
+    st = d->error;
+    copy_str(msg, cap, d->error_msg, strlen(d->error_msg));
+  }
+  d->error = WGC_OK;
+  d->error_msg[0] = '\0';
+  return st;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage) {
+  if (!find_device(dev))
+    return 0;
+  uint32_t u = 0;
+  if (usage & GPU_USAGE_STORAGE)
+    u |= WEBGPU_STORAGE;
+  if (usage & GPU_USAGE_UNIFORM)
+    u |= WEBGPU_UNIFORM;
+  if (usage & GPU_USAGE_COPY_SRC)
+    u |= WEBGPU_COPY_SRC;
+  if (usage & GPU_USAGE_COPY_DST)
+    u |= WEBGPU_COPY_DST;
+  if (usage & GPU_USAGE_MAP_READ)
+    u |= WEBGPU_MAP_READ;
+  return js_buffer_create(dev, (double)size, u);
+}
+
+void gpu_buffer_release(gpu_id buf) {
+  if (buf)
+    js_buffer_release(buf);
+}
+
+void gpu_queue_write(gpu_id dev, gpu_id buf, uint64_t offset, const void *data,
+                     uint64_t size) {
+  if (!find_device(dev) || !buf || size == 0)
+    return;
+  js_queue_write(dev, buf, (double)offset, data, (double)size);
+}
+
+void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
+                         gpu_status_cb cb, void *user) {
+  gpu_id dev = buf ? js_device_of(buf) : 0;
+  br_device *d = find_device(dev);
+  if (!d) {
+    if (cb)
+      cb(WGC_ERR_INVALID_ARGUMENT, user);
+    return;
+  }
+  br_op *op = op_new(dev, cb, NULL, user);
+  if (!op) {
+    const char *msg = "gpu_buffer_map_read: out of host memory";
+    device_error(d, WGC_ERR_OUT_OF_MEMORY, msg, strlen(msg));
+    if (cb)
+      cb(WGC_ERR_OUT_OF_MEMORY, user);
+    return;
+  }
+  /* WebGPU maps from a multiple of 8, a size multiple of 4: map the aligned
+   * range around the request (gpu_buffer_read copies out of it). */
+  uint64_t start = offset & ~(uint64_t)7;
+  uint64_t end = (offset + size + 3) & ~(uint64_t)3;
+  js_buffer_map_read(buf, (double)start, (double)(end - start), op->token);
+}
+
+void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
+  if (!buf)
+    return;
+  if (!js_buffer_read(buf, (double)offset, dst, (double)size)) {
+    const char *msg = "gpu_buffer_read: the buffer is not mapped";
+    device_error(find_device(js_device_of(buf)), WGC_ERR_DEVICE, msg,
+                 strlen(msg));
+  }
+}
+
+/* ---- pipelines and bind groups ------------------------------------------ */
+
+gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len) {
+  if (!find_device(dev) || !wgsl)
+    return 0;
+  return js_pipeline_create(dev, wgsl, len);
+}
+
+void gpu_pipeline_release(gpu_id pipeline) {
+  if (pipeline)
+    js_release(pipeline);
+}
+
+gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
+                             const gpu_binding *bindings) {
+  br_device *d = find_device(dev);
+  if (!d || !pipeline || (count && !bindings))
+    return 0;
+  /* [buffer, offset, size] per binding, as doubles */
+  enum { SMALL = 16 };
+  double small[3 * SMALL];
+  double *e = count <= SMALL ? small : calloc(3 * (size_t)count, sizeof *e);
+  if (!e) {
+    const char *msg = "gpu_bind_group_create: out of host memory";
+    device_error(d, WGC_ERR_OUT_OF_MEMORY, msg, strlen(msg));
+    return 0;
+  }
+  for (uint32_t i = 0; i < count; i++) {
+    e[3 * i] = bindings[i].buffer;
+    e[3 * i + 1] = (double)bindings[i].offset;
+    e[3 * i + 2] = (double)bindings[i].size;
+  }
+  gpu_id g = js_bind_group_create(dev, pipeline, count, e);
+  if (e != small)
+    free(e);
+  return g;
+}
+
+void gpu_bind_group_release(gpu_id group) {
+  if (group)
+    js_release(group);
+}
+
+/* ---- command recording -------------------------------------------------- */
+
+gpu_id gpu_encoder_create(gpu_id dev) {
+  return find_device(dev) ? js_encoder_create(dev) : 0;
+}
+
+void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group,
+                          uint32_t x, uint32_t y, uint32_t z) {
+  if (enc)
+    js_encoder_dispatch(enc, pipeline, group, x, y, z);
+}
+
+void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
+                      uint64_t dst_offset, uint64_t size) {
+  if (enc)
+    js_encoder_copy(enc, src, (double)src_offset, dst, (double)dst_offset,
+                    (double)size);
+}
+
+void gpu_encoder_submit(gpu_id dev, gpu_id enc) {
+  if (enc)
+    js_encoder_submit(find_device(dev) ? dev : 0, enc);
+}
+
+/* ---- completions and events --------------------------------------------- */
+
+void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user) {
+  br_device *d = find_device(dev);
+  if (!d) {
+    if (cb)
+      cb(WGC_ERR_INVALID_ARGUMENT, user);
+    return;
+  }
+  br_op *op = op_new(dev, cb, NULL, user);
+  if (!op) {
+    const char *msg = "gpu_on_work_done: out of host memory";
+    device_error(d, WGC_ERR_OUT_OF_MEMORY, msg, strlen(msg));
+    if (cb)
+      cb(WGC_ERR_OUT_OF_MEMORY, user);
+    return;
+  }
+  js_work_done(dev, op->token);
+}
+
+/* Completions arrive from the event loop; nothing is queued here. */
+bool gpu_process_events(gpu_id dev, bool wait) {
+  (void)dev;
+  (void)wait;
+  return false;
+}
+
+bool gpu_can_wait(void) { return false; }
