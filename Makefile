@@ -88,7 +88,7 @@ test-c: lib $(B)/test_wgc
 	$(B)/test_wgc $(FILTER)
 
 test-asan: $(B)/test_wgc_asan
-	$(B)/test_wgc_asan $(FILTER)
+	WGC_WGPU_LIBRARY=$(abspath $(B)/lib/libwgpu_native.so) LSAN_OPTIONS=suppressions=$(abspath tools/lsan.supp) $(B)/test_wgc_asan $(FILTER)
 
 # ---- demo, bench, examples -----------------------------------------------
 $(B)/demo: examples/demo.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so

@@ -50,8 +50,10 @@ if build lib build/test_wgc; then
   section c build/test_wgc
 fi
 if build build/test_wgc_asan; then
-  # wgpu-native is not instrumented; its allocations at exit are not ours.
-  section sanitizers env ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
+  # ASan's dlopen interceptor hides the program's rpath from the runtime
+  # loader, so the WebGPU runtime is named explicitly here.
+  section sanitizers env WGC_WGPU_LIBRARY="$PWD/build/lib/libwgpu_native.so" \
+    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/tools/lsan.supp" \
     UBSAN_OPTIONS=print_stacktrace=1 build/test_wgc_asan
 fi
 section install tools/check_install.sh

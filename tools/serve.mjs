@@ -1,0 +1,47 @@
+// A tiny static file server on 127.0.0.1 for the browser module, its demo
+// and its tests (WebGPU needs a secure context: localhost is one).
+//   node tools/serve.mjs ROOT [PORT]     (PORT 0 or busy: a free port)
+// As a module: serve(root, port, mounts) resolves to {server, url}; mounts
+// maps URL prefixes ("/tests/") to further folders.
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { resolve, extname, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8', '.ts': 'text/plain; charset=utf-8',
+  '.wasm': 'application/wasm', '.json': 'application/json', '.css': 'text/css',
+  '.png': 'image/png', '.svg': 'image/svg+xml', '.txt': 'text/plain; charset=utf-8',
+};
+
+export function serve(root, port = 0, mounts = {}) {
+  const roots = [...Object.entries(mounts), ['/', root]].map(([prefix, dir]) => [prefix, resolve(dir)]);
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const [prefix, dir] = roots.find(([p]) => path.startsWith(p));
+    let file = resolve(dir, '.' + path.slice(prefix.length - 1));
+    if (file !== dir && !file.startsWith(dir + sep)) { res.writeHead(403).end(); return; }
+    if (path.endsWith('/')) file = resolve(file, 'index.html');
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+                           'cache-control': 'no-store' });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+    }
+  });
+  return new Promise((ok, fail) => {
+    const listen = (p) => server.listen(p, '127.0.0.1');
+    server.once('listening', () => ok({ server, url: `http://127.0.0.1:${server.address().port}/` }));
+    server.on('error', (e) => (e.code === 'EADDRINUSE' && port ? listen(0) : fail(e)));
+    listen(port);
+  });
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [root = 'build/web', port = '8080'] = process.argv.slice(2);
+  const { url } = await serve(root, Number(port));
+  console.log(`serving ${root} at ${url} (Ctrl-C stops)`);
+}
