@@ -5,10 +5,13 @@
  * (or two, with split-K) when its grid fits the device's dispatch limits and
  * every buffer's binding window (operands of one buffer share one window,
  * as wg_launch_run binds them) fits maxStorageBufferBindingSize; otherwise
- * it is halved over batches, then rows, then columns, then k (later k
- * halves accumulate onto C with beta = 1), so large operands run in pieces
- * rather than failing. An input that shares its buffer with an operand too
- * far away to be bound together is first copied to scratch (staged).
+ * it is halved (over batches when the grid is too large, else along the
+ * dimension that spans the most memory; the later half of a k split
+ * accumulates onto C with beta = 1), so large operands run in pieces rather
+ * than failing. An input that shares its buffer with an operand too far away
+ * to be bound together is first copied to scratch (staged). Every piece is
+ * planned (dry run) before any is launched: a piece that cannot run is
+ * reported before anything changes.
  *
  * Kernels (kernels/gemm*.wgsl):
  *   gemm        tiled: BM x BN block of C per workgroup, TM x TN (4x4) per
@@ -95,8 +98,8 @@ static wgc_ref advance(wgc_ref r, uint64_t elems) {
 }
 
 /* Elements spanned by nb batches of a rows x cols matrix. */
-static uint64_t span(size_t nb, size_t bs, size_t rows, size_t rs,
-                     size_t cols, size_t cs) {
+static uint64_t span(size_t nb, size_t bs, size_t rows, size_t rs, size_t cols,
+                     size_t cs) {
   return (uint64_t)(nb - 1) * bs + (uint64_t)(rows - 1) * rs +
          (uint64_t)(cols - 1) * cs + 1;
 }
@@ -167,15 +170,13 @@ static plan make_plan(const wgc_gemm_args *g, const region *r) {
   }
   uint64_t outputs = (uint64_t)r->nb * r->mm * r->nn;
   if (p.kind == K_TILED) {
-    uint64_t groups =
-        cdiv(r->mm, p.tile.bm) * cdiv(r->nn, p.tile.bn) * r->nb;
+    uint64_t groups = cdiv(r->mm, p.tile.bm) * cdiv(r->nn, p.tile.bn) * r->nb;
     if (groups < SPLIT_TARGET_GROUPS && r->kk >= 2 * SPLIT_MIN_K_TILED) {
       uint64_t s = cdiv(SPLIT_TARGET_GROUPS, groups);
       uint64_t smax = r->kk / SPLIT_MIN_K_TILED;
       p.slices = s < smax ? s : smax;
     }
-  } else if (outputs < SPLIT_TARGET_THREADS &&
-             r->kk >= 2 * SPLIT_MIN_K_SMALL) {
+  } else if (outputs < SPLIT_TARGET_THREADS && r->kk >= 2 * SPLIT_MIN_K_SMALL) {
     uint64_t s = cdiv(SPLIT_TARGET_THREADS, outputs);
     uint64_t smax = r->kk / SPLIT_MIN_K_SMALL;
     p.slices = s < smax ? s : smax;
@@ -194,20 +195,18 @@ static plan make_plan(const wgc_gemm_args *g, const region *r) {
 }
 
 /* The launch operands of a region: a, b, c (or only c for K_SCALE). */
-static unsigned region_ops(const wgc_gemm_args *g, const region *r,
-                           bool scale, wg_operand *ops) {
+static unsigned region_ops(const wgc_gemm_args *g, const region *r, bool scale,
+                           wg_operand *ops) {
   unsigned n = 0;
   if (!scale) {
     ops[n++] = (wg_operand){
         "a",
-        advance(g->a, (uint64_t)r->b0 * g->batch_a +
-                          (uint64_t)r->i0 * g->rs_a +
+        advance(g->a, (uint64_t)r->b0 * g->batch_a + (uint64_t)r->i0 * g->rs_a +
                           (uint64_t)r->k0 * g->cs_a),
         4 * span(r->nb, g->batch_a, r->mm, g->rs_a, r->kk, g->cs_a), false};
     ops[n++] = (wg_operand){
         "b",
-        advance(g->b, (uint64_t)r->b0 * g->batch_b +
-                          (uint64_t)r->k0 * g->rs_b +
+        advance(g->b, (uint64_t)r->b0 * g->batch_b + (uint64_t)r->k0 * g->rs_b +
                           (uint64_t)r->j0 * g->cs_b),
         4 * span(r->nb, g->batch_b, r->kk, g->rs_b, r->nn, g->cs_b), false};
   }
@@ -298,27 +297,12 @@ static int split_dim(const wgc_context *ctx, const wgc_gemm_args *g,
 
 static uint32_t u32_of(uint64_t v) { return (uint32_t)v; }
 
-/* Ends the batch being recorded, so that the next few launches land in one
- * batch: wg_launch_run submits a batch every WG_BATCH_DISPATCHES dispatches
- * and releases its scratch buffers then, which must not happen between a
- * launch that fills scratch and the one that reads it. The backend's upload
- * submits what is recorded first; with 0 bytes it writes nothing. */
-static wgc_status batch_boundary(wgc_context *ctx, wgc_ref any) {
-  static const float none = 0.0f;
-  return ctx->be->upload(ctx, any, &none, 0);
-}
-
 static wgc_status launch_region(wgc_context *ctx, const char *fn,
                                 const wgc_gemm_args *g, const region *r,
                                 const plan *p) {
   wg_operand ops[3];
   unsigned nops = region_ops(g, r, p->kind == K_SCALE, ops);
   bool split = p->slices > 1;
-  if (split || r->stage[0] || r->stage[1]) {
-    wgc_status s = batch_boundary(ctx, g->c);
-    if (s != WGC_OK)
-      return s;
-  }
   for (unsigned i = 0; i < 2; i++) {
     if (!r->stage[i])
       continue;
@@ -371,13 +355,13 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
     if (s != WGC_OK)
       return s;
   }
-  wg_launch l = {.ops = {ops[0], ops[1],
-                         split ? (wg_operand){"part", part,
-                                              outputs * p->slices * 4, true}
-                               : ops[2]},
-                 .nops = 3,
-                 .params = &prm,
-                 .params_size = sizeof prm};
+  wg_launch l = {
+      .ops = {ops[0], ops[1],
+              split ? (wg_operand){"part", part, outputs * p->slices * 4, true}
+                    : ops[2]},
+      .nops = 3,
+      .params = &prm,
+      .params_size = sizeof prm};
   char consts[200];
   if (p->kind == K_SMALL) {
     l.kernel = split ? "gemm_common+gemm_small+gemm_out_part"
@@ -390,8 +374,8 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
              "const BM: u32 = %uu; const BN: u32 = %uu; const BK: u32 = %uu; "
              "const TM: u32 = %uu; const TN: u32 = %uu; const A_KC = %s; "
              "const B_NC = %s;",
-             t->bm, t->bn, t->bk, t->tm, t->tn,
-             g->cs_a == 1 ? "true" : "false", g->cs_b == 1 ? "true" : "false");
+             t->bm, t->bn, t->bk, t->tm, t->tn, g->cs_a == 1 ? "true" : "false",
+             g->cs_b == 1 ? "true" : "false");
     l.kernel = split ? "gemm_common+gemm+gemm_out_part"
                      : "gemm_common+gemm+gemm_out_c";
     l.consts = consts;
@@ -405,13 +389,13 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
     return s;
 
   prm.total = u32_of(outputs);
-  wg_launch red = {.kernel = "gemm_common+gemm_reduce+gemm_out_c",
-                   .ops = {{"part", part, outputs * p->slices * 4, false},
-                           ops[2]},
-                   .nops = 2,
-                   .params = &prm,
-                   .params_size = sizeof prm,
-                   .groups = cdiv(outputs, SMALL_GROUP)};
+  wg_launch red = {
+      .kernel = "gemm_common+gemm_reduce+gemm_out_c",
+      .ops = {{"part", part, outputs * p->slices * 4, false}, ops[2]},
+      .nops = 2,
+      .params = &prm,
+      .params_size = sizeof prm,
+      .groups = cdiv(outputs, SMALL_GROUP)};
   return wg_launch_run(ctx, fn, &red);
 }
 
@@ -464,8 +448,15 @@ wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
                        ? "wgc_gemm_batched"
                        : "wgc_gemm";
   bool scale = g->k == 0 || g->alpha == 0.0f;
-  region r = {.b0 = 0, .nb = g->batch, .i0 = 0, .mm = g->m, .j0 = 0,
-              .nn = g->n, .k0 = 0, .kk = scale ? 0 : g->k, .beta = g->beta};
+  region r = {.b0 = 0,
+              .nb = g->batch,
+              .i0 = 0,
+              .mm = g->m,
+              .j0 = 0,
+              .nn = g->n,
+              .k0 = 0,
+              .kk = scale ? 0 : g->k,
+              .beta = g->beta};
   wgc_status s = run_region(ctx, fn, g, r, true);
   if (s == WGC_OK)
     s = run_region(ctx, fn, g, r, false);
