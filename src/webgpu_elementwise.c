@@ -65,42 +65,12 @@ static uint64_t strided_span(const wgc_binary_args *b, const size_t *stride) {
   return last + 1;
 }
 
-wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b) {
+static wgc_status binary_launch(wgc_context *ctx, const wgc_binary_args *b) {
   char consts[64];
-  snprintf(consts, sizeof consts, "const OP: u32 = %uu; const RANK: u32 = %uu;",
-           (unsigned)b->op, b->rank == 1 ? 1u : 0u);
-  uint64_t chunk = chunk_elems(ctx);
-  if (b->rank == 1) {
-    /* Contiguous or scalar operands: split into chunks along the one
-     * dimension. */
-    for (uint64_t at = 0; at < b->count; at += chunk) {
-      uint64_t n = b->count - at < chunk ? b->count - at : chunk;
-      binary_params p = {.count = (uint32_t)n, .rank = 1,
-                         .shape = {(uint32_t)n},
-                         .sa = {(uint32_t)b->stride_a[0]},
-                         .sb = {(uint32_t)b->stride_b[0]}};
-      uint64_t na = b->stride_a[0] ? n : 1, nb = b->stride_b[0] ? n : 1;
-      wg_launch l = {
-          .kernel = "math+binary",
-          .consts = consts,
-          .ops = {{"a", advance(b->a, at * b->stride_a[0]), 4 * na, false},
-                  {"b", advance(b->b, at * b->stride_b[0]), 4 * nb, false},
-                  {"out", advance(b->out, at), 4 * n, true}},
-          .nops = 3,
-          .params = &p,
-          .params_size = sizeof p,
-          .groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
-      wgc_status s = wg_launch_run(ctx, "wgc_binary", &l);
-      if (s != WGC_OK)
-        return s;
-    }
-    return WGC_OK;
-  }
-  if (b->count > chunk)
-    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                    "wgc_binary_broadcast: %zu output elements with "
-                    "broadcasting exceed one launch (%llu)",
-                    b->count, (unsigned long long)chunk);
+  bool flat = b->rank == 1;
+  snprintf(consts, sizeof consts,
+           "const OP: u32 = %uu; const RANK: u32 = %uu;", (unsigned)b->op,
+           flat ? 1u : 0u);
   binary_params p = {.count = (uint32_t)b->count, .rank = (uint32_t)b->rank};
   for (size_t d = 0; d < b->rank; d++) {
     p.shape[d] = (uint32_t)b->shape[d];
@@ -116,7 +86,44 @@ wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b) {
                  .params = &p,
                  .params_size = sizeof p,
                  .groups = (b->count + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
-  return wg_launch_run(ctx, "wgc_binary_broadcast", &l);
+  return wg_launch_run(ctx, "wgc_binary", &l);
+}
+
+/* Launches b, split along its outermost dimension until every operand's
+ * window fits one binding (a leading dimension of 1 is dropped). */
+static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
+                               uint64_t limit) {
+  if (b->count <= limit && strided_span(b, b->stride_a) <= limit &&
+      strided_span(b, b->stride_b) <= limit)
+    return binary_launch(ctx, b);
+  wgc_binary_args part = *b;
+  if (b->shape[0] == 1) {
+    if (b->rank == 1) /* one element that does not fit cannot happen */
+      return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
+                      "wgc_binary: an operand exceeds the binding limit");
+    part.rank--;
+    memmove(part.shape, b->shape + 1, part.rank * sizeof *part.shape);
+    memmove(part.stride_a, b->stride_a + 1, part.rank * sizeof(size_t));
+    memmove(part.stride_b, b->stride_b + 1, part.rank * sizeof(size_t));
+    return binary_split(ctx, &part, limit);
+  }
+  size_t rows = b->shape[0], half = rows / 2, row_elems = b->count / rows;
+  for (int i = 0; i < 2; i++) {
+    size_t first = i ? half : 0, n = i ? rows - half : half;
+    part.shape[0] = n;
+    part.count = n * row_elems;
+    part.a = advance(b->a, first * b->stride_a[0]);
+    part.b = advance(b->b, first * b->stride_b[0]);
+    part.out = advance(b->out, first * row_elems);
+    wgc_status s = binary_split(ctx, &part, limit);
+    if (s != WGC_OK)
+      return s;
+  }
+  return WGC_OK;
+}
+
+wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b) {
+  return binary_split(ctx, b, chunk_elems(ctx));
 }
 
 wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
