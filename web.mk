@@ -1,1 +1,54 @@
-# browser build (make wasm / serve / test-browser)
+# The browser module (included by the Makefile): the same C sources as the
+# native library, compiled to wasm32-wasi with clang + lld + wasi-libc, with
+# the GPU layer over navigator.gpu (src/gpu/gpu_browser.c + web/gpu.js), the
+# serial CPU pool (no threads in wasm) and the JS glue in src/browser/.
+#   make wasm          build/web/{wgc.wasm, wgc.js, gpu.js, wgc.d.ts, demo}
+#   make serve         serve build/web on 127.0.0.1 (PORT=8080)
+#   make test-browser  the browser tests in headless Chromium
+# Toolchain: tools/bootstrap.sh browser (clang, lld, wasi-libc, and the
+# wasm32 compiler-rt builtins of libclang-rt-14-dev-wasm32, for __multi3).
+
+WASM_CC      ?= clang
+WASM_CFLAGS  ?= -O2
+WASI_SYSROOT ?= /usr
+WASM_TARGET  := --target=wasm32-wasi
+WASM_CPPFLAGS := -D_GNU_SOURCE -isystem $(WASI_SYSROOT)/include/wasm32-wasi \
+                 -Iinclude -Isrc -I$(B)/gen
+# clang names the builtins archive even when it is not installed: check.
+WASM_BUILTINS := $(shell $(WASM_CC) $(WASM_TARGET) -print-libgcc-file-name 2>/dev/null)
+WASM_LDFLAGS := $(WASM_TARGET) -mexec-model=reactor -nodefaultlibs \
+                -L$(WASI_SYSROOT)/lib/wasm32-wasi \
+                -Wl,--export-dynamic -Wl,--export=malloc -Wl,--export=free \
+                -Wl,--export-table -Wl,-z,stack-size=1048576 -Wl,--strip-debug
+WASM_LIBS    := -lc -lm $(WASM_BUILTINS)
+
+WASM_SRC := $(CORE_SRC) src/cpu/pool_serial.c src/gpu/gpu_browser.c \
+            $(wildcard src/browser/*.c)
+WASM_OBJ := $(WASM_SRC:%.c=$(B)/wasm/%.o) $(B)/wasm/gen/kernels.o
+WEB_FILES := $(wildcard web/*.js web/*.html web/*.d.ts)
+PORT ?= 8080
+
+$(B)/wasm/gen/kernels.o: $(B)/gen/kernels.c
+	@mkdir -p $(@D)
+	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) -fvisibility=hidden -c -o $@ $<
+$(B)/wasm/%.o: %.c $(wildcard include/*.h src/*.h src/gpu/*.h src/cpu/*.h)
+	@mkdir -p $(@D)
+	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) -fvisibility=hidden -c -o $@ $<
+
+$(B)/web/wgc.wasm: $(WASM_OBJ)
+	@mkdir -p $(@D)
+	@test -f "$(WASM_BUILTINS)" || { echo "wasm32 compiler-rt builtins missing ($(WASM_BUILTINS)): run tools/bootstrap.sh browser (Debian package libclang-rt-14-dev-wasm32)" >&2; exit 1; }
+	$(WASM_CC) $(WASM_LDFLAGS) -o $@ $(WASM_OBJ) $(WASM_LIBS)
+
+$(B)/web/.copied: $(WEB_FILES)
+	@mkdir -p $(@D)
+	cp $(WEB_FILES) $(B)/web/
+	@touch $@
+
+wasm: $(B)/web/wgc.wasm $(B)/web/.copied
+
+serve: wasm
+	node tools/serve.mjs $(B)/web $(PORT)
+
+test-browser: wasm
+	node tests/browser/run.mjs

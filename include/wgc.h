@@ -105,8 +105,8 @@ typedef enum wgc_backend {
 } wgc_backend;
 
 typedef enum wgc_power_preference {
-  WGC_POWER_DEFAULT,
-  WGC_POWER_LOW,
+  WGC_POWER_DEFAULT, /* = WGC_POWER_HIGH: the fastest adapter */
+  WGC_POWER_LOW,     /* prefer an integrated, power-saving adapter */
   WGC_POWER_HIGH
 } wgc_power_preference;
 

@@ -19,8 +19,9 @@ _Static_assert(sizeof(size_t) == 4 && sizeof(float) == 4 &&
 _Static_assert(offsetof(wgc_options, backend) == 0 &&
                    offsetof(wgc_options, power) == 4 &&
                    offsetof(wgc_options, cpu_threads) == 8 &&
-                   sizeof(wgc_options) == 12,
-               "wgc.js writes wgc_options as 3 words");
+                   offsetof(wgc_options, max_binding_bytes) == 12 &&
+                   sizeof(wgc_options) == 16,
+               "wgc.js writes wgc_options as 4 words");
 _Static_assert(offsetof(wgc_conv2d_desc, n) == 0 &&
                    offsetof(wgc_conv2d_desc, k) == 16 &&
                    offsetof(wgc_conv2d_desc, stride_h) == 28 &&

@@ -529,9 +529,10 @@ static WGPUAdapter nw_request_adapter(int power) {
   WGPURequestAdapterOptions opt;
   memset(&opt, 0, sizeof opt);
   opt.featureLevel = WGPUFeatureLevel_Core;
-  opt.powerPreference = power == WGC_POWER_LOW    ? WGPUPowerPreference_LowPower
-                        : power == WGC_POWER_HIGH ? WGPUPowerPreference_HighPerformance
-                                                  : WGPUPowerPreference_Undefined;
+  /* A compute library wants the fastest device unless told otherwise. */
+  opt.powerPreference = power == WGC_POWER_LOW
+                            ? WGPUPowerPreference_LowPower
+                            : WGPUPowerPreference_HighPerformance;
   WGPURequestAdapterCallbackInfo cbi;
   memset(&cbi, 0, sizeof cbi);
   cbi.mode = WGPUCallbackMode_AllowProcessEvents;
