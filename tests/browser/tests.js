@@ -1,0 +1,512 @@
+// Browser tests of wgc.js, run in a page by tests/browser/run.mjs. Every
+// operation runs on a WebGPU context and on a CPU-backend context of the
+// same page and the results are compared. Both backends are within
+// API.md's bound of the float64 result, so they may differ by twice that
+// bound. One line per test: "ok NAME" or "FAIL NAME: why".
+import * as W from '../wgc.js';
+
+const out = document.getElementById('out');
+const mode = new URLSearchParams(location.search).get('mode') ?? 'main';
+let passed = 0, failed = 0;
+
+function report(line) {
+  if (window.__wgcLine) window.__wgcLine(line);
+  else console.log(line);
+  const span = document.createElement('span');
+  span.className = line.startsWith('FAIL') ? 'FAIL' : 'ok';
+  span.textContent = line + '\n';
+  out.append(span);
+}
+
+async function test(name, fn, timeoutMs = 60000) {
+  let timer;
+  try {
+    await Promise.race([fn(), new Promise((_, no) => {
+      timer = setTimeout(() => no(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    })]);
+    passed++;
+    report(`ok ${name}`);
+  } catch (e) {
+    failed++;
+    const why = (e?.status ? `${e.status}: ` : '') + (e?.message ?? String(e));
+    report(`FAIL ${name}: ${why.replace(/\s+/g, ' ').slice(0, 400)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function check(cond, what) {
+  if (!cond) throw new Error(what);
+}
+
+// ---- data -------------------------------------------------------------------
+
+let seed = 12345;
+function rand() { // mulberry32, in [0, 1)
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const randoms = (n, lo = -1, hi = 1) => Float32Array.from({ length: n }, () => lo + (hi - lo) * rand());
+const maxAbs = (a) => a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+
+function put(ctx, data) {
+  const p = ctx.alloc(Math.max(4, 4 * data.length));
+  ctx.upload(p, data instanceof Float32Array ? data : Float32Array.from(data));
+  return p;
+}
+
+// Compares got with want element by element: NaN must meet NaN, an
+// infinity the same infinity, anything else |got - want| <= tol(want).
+function compare(got, want, tol, what = '') {
+  check(got.length === want.length, `${what} length ${got.length}, want ${want.length}`);
+  let bad = 0, first = -1;
+  for (let i = 0; i < want.length; i++) {
+    const g = got[i], w = want[i];
+    const ok = Number.isNaN(w) ? Number.isNaN(g)
+      : !Number.isFinite(w) ? g === w
+        : Math.abs(g - w) <= tol(w, i);
+    if (!ok) { bad++; if (first < 0) first = i; }
+  }
+  if (bad)
+    throw new Error(`${what}${bad} of ${want.length} elements differ; first [${first}]: ` +
+                    `webgpu ${got[first]}, cpu ${want[first]}, allowed ${tol(want[first], first)}`);
+}
+
+// ---- contexts -----------------------------------------------------------------
+
+let G = null, C = null; // WebGPU and CPU contexts
+
+// Runs body(ctx) on both contexts; resolves to [webgpu result, cpu result].
+async function both(body) {
+  check(G, 'no WebGPU context (see the first test)');
+  return [await body(G), await body(C)];
+}
+
+// ---- operation cases --------------------------------------------------------
+
+const T = (t) => (t === W.NO_TRANS ? 'N' : 'T');
+
+async function gemmCase({ layout, ta, tb, m, n, k, alpha = 1.5, beta = 0.5, pad = 0, batch = 0, shareB = false }) {
+  const row = layout === W.ROW_MAJOR;
+  // stored shapes (rows x cols in the layout's sense)
+  const aRows = ta === W.NO_TRANS ? m : k, aCols = ta === W.NO_TRANS ? k : m;
+  const bRows = tb === W.NO_TRANS ? k : n, bCols = tb === W.NO_TRANS ? n : k;
+  const ld = (x) => Math.max(1, x) + pad;
+  const lda = ld(row ? aCols : aRows), ldb = ld(row ? bCols : bRows), ldc = ld(row ? n : m);
+  const sizeA = lda * (row ? aRows : aCols), sizeB = ldb * (row ? bRows : bCols), sizeC = ldc * (row ? m : n);
+  const nb = batch || 1;
+  const A = randoms(sizeA * nb), B = randoms(sizeB * (shareB ? 1 : nb)), C0 = randoms(sizeC * nb);
+  const [g, c] = await both(async (ctx) => {
+    const a = put(ctx, A), b = put(ctx, B), cc = put(ctx, C0);
+    if (batch)
+      ctx.gemmBatched(layout, ta, tb, m, n, k, alpha, a, lda, sizeA, b, ldb, shareB ? 0 : sizeB,
+                      beta, cc, ldc, sizeC, batch);
+    else
+      ctx.gemm(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc);
+    const r = await ctx.download(cc, C0.length);
+    ctx.free(a); ctx.free(b); ctx.free(cc);
+    return r;
+  });
+  const bound = 1e-5 * k * Math.abs(alpha) * maxAbs(A) * maxAbs(B) + 1e-6 * Math.abs(beta) * maxAbs(C0);
+  compare(g, c, () => 2 * bound);
+}
+
+async function convCase(d, withBias = true) {
+  const { p, q } = W.conv2dOutputSize(d);
+  const groups = d.groups || 1;
+  const X = randoms(d.n * d.c * d.h * d.w), F = randoms(d.k * (d.c / groups) * d.r * d.s), Bi = randoms(d.k);
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), f = put(ctx, F), b = withBias ? put(ctx, Bi) : 0n;
+    const o = ctx.alloc(4 * d.n * d.k * p * q);
+    ctx.conv2d(d, x, f, b, o);
+    return ctx.download(o, d.n * d.k * p * q);
+  });
+  const K = (d.c / groups) * d.r * d.s;
+  compare(g, c, () => 2 * (1e-5 * K * maxAbs(X) * maxAbs(F) + 1e-6));
+}
+
+async function attentionCase(d) {
+  const hkv = d.heads_kv || d.heads;
+  const Q = randoms(d.batch * d.heads * d.seq_q * d.head_dim);
+  const K = randoms(d.batch * hkv * d.seq_kv * d.head_dim), V = randoms(K.length);
+  const [g, c] = await both(async (ctx) => {
+    const q = put(ctx, Q), k = put(ctx, K), v = put(ctx, V), o = ctx.alloc(4 * Q.length);
+    ctx.attention(d, q, k, v, o);
+    return ctx.download(o, Q.length);
+  });
+  compare(g, c, () => 2 * (1e-5 * d.head_dim * maxAbs(Q) * maxAbs(K) * maxAbs(V) + 1e-6));
+}
+
+async function reduceCase(op, shape, axis) {
+  const count = shape.reduce((a, b) => a * b, 1), len = shape[axis];
+  const X = randoms(count);
+  const outCount = count / len;
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * outCount);
+    ctx.reduce(op, x, o, shape, shape.length, axis);
+    return ctx.download(o, outCount);
+  });
+  const exact = op === W.REDUCE_MAX || op === W.REDUCE_MIN;
+  compare(g, c, () => (exact ? 0 : 2 * (1e-5 * len * maxAbs(X) + 1e-6)));
+}
+
+const UNARY = ['RELU', 'SIGMOID', 'TANH', 'EXP', 'LOG', 'SQRT', 'ABS', 'NEG', 'GELU', 'SILU'];
+const BINARY = ['ADD', 'SUB', 'MUL', 'DIV', 'MAX', 'MIN', 'POW'];
+const tight = (w) => 2 * (2e-6 * Math.abs(w) + 1e-6);
+const loose = (w) => 2 * (1e-5 * Math.abs(w) + 1e-6);
+const SPECIAL = [0, -0, 1, -1, 0.5, 100, -100, 88, -88, 20, -20, NaN];
+
+async function unaryCase(name) {
+  const op = W[`UNARY_${name}`];
+  const positive = name === 'LOG' || name === 'SQRT';
+  const X = Float32Array.from([...SPECIAL, ...randoms(1000, positive ? 0 : -6, 6)]);
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * X.length);
+    ctx.unary(op, x, o, X.length);
+    return ctx.download(o, X.length);
+  });
+  compare(g, c, ['RELU', 'ABS', 'NEG', 'SQRT'].includes(name) ? tight : loose);
+}
+
+async function binaryCase(name) {
+  const op = W[`BINARY_${name}`];
+  let A = [...randoms(1000, -4, 4)], B = [...randoms(1000, -4, 4)];
+  if (name === 'DIV') B = B.map((v) => (Math.abs(v) < 0.25 ? v + 1 : v));
+  if (name === 'POW') {
+    A = A.map(Math.abs);
+    B = B.map((v) => v / 2);
+    A.push(-2, -2, -0.5, -3, 0, 2, NaN, 1);
+    B.push(3, 2, -3, 0.5, 2, -1, 2, NaN);
+  } else {
+    A.push(0, NaN, 1, -1);
+    B.push(NaN, 1, 0.5, -1);
+  }
+  A = Float32Array.from(A);
+  B = Float32Array.from(B);
+  const [g, c] = await both(async (ctx) => {
+    const a = put(ctx, A), b = put(ctx, B), o = ctx.alloc(4 * A.length);
+    ctx.binary(op, a, b, o, A.length);
+    return ctx.download(o, A.length);
+  });
+  compare(g, c, name === 'POW' ? loose : tight);
+}
+
+function broadcastShape(sa, sb) {
+  const r = Math.max(sa.length, sb.length), out = [];
+  for (let i = 0; i < r; i++) {
+    const x = sa[sa.length - r + i] ?? 1, y = sb[sb.length - r + i] ?? 1;
+    out.push(x === 1 ? y : x);
+  }
+  return out;
+}
+
+async function broadcastCase(name, sa, sb) {
+  const op = W[`BINARY_${name}`];
+  const so = broadcastShape(sa, sb);
+  const count = (s) => s.reduce((x, y) => x * y, 1);
+  const A = randoms(count(sa), 0.5, 2), B = randoms(count(sb), 0.5, 2);
+  const [g, c] = await both(async (ctx) => {
+    const a = put(ctx, A), b = put(ctx, B), o = ctx.alloc(4 * Math.max(1, count(so)));
+    ctx.binaryBroadcast(op, a, sa, sa.length, b, sb, sb.length, o);
+    return ctx.download(o, count(so));
+  });
+  compare(g, c, name === 'POW' ? loose : tight);
+}
+
+// ---- expected errors --------------------------------------------------------
+
+// fn() must throw (or reject with) a WgcError of status whose message names
+// the C function and contains every one of words.
+async function rejects(fn, status, cfn, words = []) {
+  let err = null;
+  try {
+    await fn();
+  } catch (e) {
+    err = e;
+  }
+  check(err, `did not fail (wanted ${status})`);
+  check(err instanceof W.WgcError, `threw ${err?.name}: ${err?.message}, not a WgcError`);
+  check(err.status === status, `status ${err.status} (${err.message}), want ${status}`);
+  check(err.message.startsWith(cfn + ':'), `message "${err.message}" does not start with "${cfn}:"`);
+  for (const w of words)
+    check(err.message.includes(w), `message "${err.message}" lacks "${w}"`);
+}
+
+// ---- the main page ----------------------------------------------------------
+
+async function mainPage() {
+  await test('webgpu: a WebGPU context is created (WebGPU is available)', async () => {
+    check(navigator.gpu, 'navigator.gpu is missing: WebGPU is not enabled in this browser');
+    G = await W.create({ backend: W.BACKEND_WEBGPU });
+    check(G.backendName === 'webgpu', `backendName ${G.backendName}`);
+    check(G.adapterName.length > 0, 'adapterName is empty');
+    report(`# adapter: ${G.adapterName}`);
+  });
+  await test('cpu: a CPU context is created', async () => {
+    C = await W.create({ backend: W.BACKEND_CPU });
+    check(C.backendName === 'cpu', `backendName ${C.backendName}`);
+  });
+  await test('auto: BACKEND_AUTO picks WebGPU where an adapter exists', async () => {
+    const ctx = await W.create();
+    try {
+      check(ctx.backendName === 'webgpu', `backendName ${ctx.backendName}`);
+    } finally {
+      ctx.destroy();
+    }
+  });
+
+  // memory
+  await test('memory: upload, download, copy across and within allocations', async () => {
+    const X = randoms(64);
+    const [g, c] = await both(async (ctx) => {
+      const a = put(ctx, X), b = ctx.alloc(256);
+      ctx.copy(b + 16n, a, 128);        // across allocations
+      ctx.copy(a + 128n, a + 4n, 64);   // within one (a kernel on WebGPU)
+      const r = [...await ctx.download(b, 64), ...await ctx.download(a, 64)];
+      ctx.free(a); ctx.free(b);
+      return Float32Array.from(r);
+    });
+    const want = new Float32Array(128);
+    want.set(X.subarray(0, 32), 4);
+    want.set(X, 64);
+    want.set(X.subarray(1, 17), 64 + 32);
+    compare(g, want, () => 0, 'webgpu: ');
+    compare(c, want, () => 0, 'cpu: ');
+  });
+  await test('memory: zero-byte download resolves to an empty array', async () => {
+    const r = await G.download(0n, 0);
+    check(r instanceof Float32Array && r.length === 0, `got ${r}`);
+  });
+  await test('memory: a buffer past the 256 MiB default limit (adapter limits requested)', async () => {
+    const p = G.alloc(300 << 20);
+    G.free(p);
+  });
+
+  // GEMM
+  for (const layout of [W.ROW_MAJOR, W.COL_MAJOR])
+    for (const ta of [W.NO_TRANS, W.TRANS])
+      for (const tb of [W.NO_TRANS, W.TRANS]) {
+        const c = { layout, ta, tb, m: 37, n: 29, k: 41 };
+        await test(`gemm(layout=${layout === W.ROW_MAJOR ? 'row' : 'col'},ta=${T(ta)},tb=${T(tb)},m=37,n=29,k=41)`,
+                   () => gemmCase(c));
+      }
+  await test('gemm(layout=row,ta=N,tb=N,m=128,n=96,k=160)', () =>
+    gemmCase({ layout: W.ROW_MAJOR, ta: W.NO_TRANS, tb: W.NO_TRANS, m: 128, n: 96, k: 160 }));
+  await test('gemm(layout=col,ta=T,tb=N,m=5,n=3,k=7,pad=3,alpha=-1,beta=0)', () =>
+    gemmCase({ layout: W.COL_MAJOR, ta: W.TRANS, tb: W.NO_TRANS, m: 5, n: 3, k: 7, pad: 3, alpha: -1, beta: 0 }));
+  await test('gemm(k=0: C = beta*C)', () =>
+    gemmCase({ layout: W.ROW_MAJOR, ta: W.NO_TRANS, tb: W.NO_TRANS, m: 9, n: 8, k: 0 }));
+  await test('gemm_batched(layout=row,ta=T,tb=N,m=17,n=13,k=19,batch=3)', () =>
+    gemmCase({ layout: W.ROW_MAJOR, ta: W.TRANS, tb: W.NO_TRANS, m: 17, n: 13, k: 19, batch: 3 }));
+  await test('gemm_batched(layout=col,ta=N,tb=T,m=16,n=20,k=8,batch=4,stride_b=0)', () =>
+    gemmCase({ layout: W.COL_MAJOR, ta: W.NO_TRANS, tb: W.TRANS, m: 16, n: 20, k: 8, batch: 4, shareB: true }));
+
+  // conv2d
+  await test('conv2d(n=2,c=3,h=9,w=11,k=4,r=3,s=3,stride=2,pad=1,bias)', () =>
+    convCase({ n: 2, c: 3, h: 9, w: 11, k: 4, r: 3, s: 3, stride_h: 2, stride_w: 2, pad_h: 1, pad_w: 1 }));
+  await test('conv2d(n=1,c=4,h=8,w=8,k=6,r=3,s=2,groups=2,dilation=2)', () =>
+    convCase({ n: 1, c: 4, h: 8, w: 8, k: 6, r: 3, s: 2, groups: 2, dilation_h: 2, dilation_w: 2 }, false));
+  await test('conv2d(n=1,c=16,h=14,w=14,k=8,r=1,s=1)', () =>
+    convCase({ n: 1, c: 16, h: 14, w: 14, k: 8, r: 1, s: 1 }));
+
+  // attention
+  for (const [causal, cname] of [[W.CAUSAL_NONE, 'none'], [W.CAUSAL_TOP_LEFT, 'top_left'],
+                                 [W.CAUSAL_BOTTOM_RIGHT, 'bottom_right']])
+    await test(`attention(batch=2,heads=4,heads_kv=2,seq_q=7,seq_kv=9,head_dim=16,causal=${cname})`, () =>
+      attentionCase({ batch: 2, heads: 4, heads_kv: 2, seq_q: 7, seq_kv: 9, head_dim: 16,
+                      scale: 0.25, causal }));
+  await test('attention(batch=1,heads=2,seq_q=64,seq_kv=64,head_dim=64,causal=top_left)', () =>
+    attentionCase({ batch: 1, heads: 2, heads_kv: 0, seq_q: 64, seq_kv: 64, head_dim: 64,
+                    scale: 0.125, causal: W.CAUSAL_TOP_LEFT }));
+
+  // reduce
+  for (const [op, name] of [[W.REDUCE_SUM, 'sum'], [W.REDUCE_MAX, 'max'], [W.REDUCE_MIN, 'min'], [W.REDUCE_MEAN, 'mean']])
+    for (const axis of [0, 1, 2])
+      await test(`reduce(${name},shape=[6,35,9],axis=${axis})`, () => reduceCase(op, [6, 35, 9], axis));
+  await test('reduce(sum,shape=[65536],axis=0)', () => reduceCase(W.REDUCE_SUM, [65536], 0));
+
+  // element-wise
+  for (const name of UNARY) await test(`unary(${name.toLowerCase()})`, () => unaryCase(name));
+  for (const name of BINARY) await test(`binary(${name.toLowerCase()})`, () => binaryCase(name));
+  await test('binary(add) in place: out == a', async () => {
+    const A = randoms(333), B = randoms(333);
+    const [g, c] = await both(async (ctx) => {
+      const a = put(ctx, A), b = put(ctx, B);
+      ctx.binary(W.BINARY_ADD, a, b, a, A.length);
+      return ctx.download(a, A.length);
+    });
+    compare(g, c, tight);
+  });
+  await test('broadcast(add,[4,1,5],[3,1])', () => broadcastCase('ADD', [4, 1, 5], [3, 1]));
+  await test('broadcast(mul,[],[2,3])', () => broadcastCase('MUL', [], [2, 3]));
+  await test('broadcast(pow,[2,3,1,4],[3,5,1])', () => broadcastCase('POW', [2, 3, 1, 4], [3, 5, 1]));
+  await test('broadcast(sub,[7,1],[1,6])', () => broadcastCase('SUB', [7, 1], [1, 6]));
+
+  // pipeline cache
+  await test('pipelines: a repeated op compiles nothing new', async () => {
+    const x = put(G, randoms(64));
+    G.unary(W.UNARY_TANH, x, x, 64);
+    await G.synchronize();
+    const n = G.pipelinesCompiled();
+    G.unary(W.UNARY_TANH, x, x, 64);
+    await G.synchronize();
+    check(n > 0 && G.pipelinesCompiled() === n, `pipelines ${n}, then ${G.pipelinesCompiled()}`);
+  });
+
+  await badInput();
+  await responsiveness();
+
+  await test('destroy: pending downloads reject with CANCELLED', async () => {
+    const ctx = await W.create({ backend: W.BACKEND_WEBGPU });
+    const x = put(ctx, randoms(1 << 16));
+    const pending = ctx.download(x, 1 << 16);
+    ctx.destroy();
+    await rejects(() => pending, 'CANCELLED', 'wgc_download_async');
+    await rejects(() => ctx.alloc(4), 'INVALID_ARGUMENT', 'wgc_alloc', ['NULL']);
+  });
+}
+
+async function badInput() {
+  const ctx = () => G ?? C;
+  await test('errors: upload past the allocation', async () => {
+    const p = ctx().alloc(16);
+    await rejects(() => ctx().upload(p, new Float32Array(8)), 'INVALID_ARGUMENT', 'wgc_upload', ['32', '16']);
+  });
+  await test('errors: a freed address is rejected, also after its slot is reused', async () => {
+    const p = ctx().alloc(64);
+    ctx().free(p);
+    const q = ctx().alloc(64);
+    await rejects(() => ctx().upload(p, new Float32Array(4)), 'INVALID_ARGUMENT', 'wgc_upload');
+    await rejects(() => ctx().free(p), 'INVALID_ARGUMENT', 'wgc_free');
+    await rejects(() => ctx().download(p + 4n, 2), 'INVALID_ARGUMENT', 'wgc_download_async');
+    ctx().free(q);
+  });
+  await test('errors: gemm with lda too small', async () => {
+    const a = ctx().alloc(4 * 64), b = ctx().alloc(4 * 64), c = ctx().alloc(4 * 64);
+    await rejects(() => ctx().gemm(W.ROW_MAJOR, W.NO_TRANS, W.NO_TRANS, 8, 8, 8, 1, a, 4, b, 8, 0, c, 8),
+                  'INVALID_ARGUMENT', 'wgc_gemm', ['lda']);
+  });
+  await test('errors: overlapping copy', async () => {
+    const a = ctx().alloc(64);
+    await rejects(() => ctx().copy(a, a + 8n, 16), 'INVALID_ARGUMENT', 'wgc_copy');
+  });
+  await test('errors: attention with a NaN scale', async () => {
+    const q = ctx().alloc(4 * 64);
+    await rejects(() => ctx().attention({ batch: 1, heads: 1, seq_q: 4, seq_kv: 4, head_dim: 4, scale: NaN },
+                                        q, q, q, ctx().alloc(4 * 64)),
+                  'INVALID_ARGUMENT', 'wgc_attention', ['scale']);
+  });
+  await test('errors: mean over an empty axis', async () => {
+    const a = ctx().alloc(16), o = ctx().alloc(16);
+    await rejects(() => ctx().reduce(W.REDUCE_MEAN, a, o, [2, 0], 2, 1), 'INVALID_ARGUMENT', 'wgc_reduce');
+  });
+  await test('errors: an unknown enum value', async () => {
+    const a = ctx().alloc(16);
+    await rejects(() => ctx().unary(99, a, a, 4), 'INVALID_ARGUMENT', 'wgc_unary', ['99']);
+  });
+  await test('errors: context-less failures (create, conv2dOutputSize)', async () => {
+    await rejects(() => W.create({ backend: 7 }), 'INVALID_ARGUMENT', 'wgc_create_async', ['backend']);
+    await rejects(() => W.conv2dOutputSize({ n: 1, c: 1, h: 2, w: 2, k: 1, r: 5, s: 1 }),
+                  'INVALID_ARGUMENT', 'wgc_conv2d_output_size', ['d->r']);
+    check(W.lastError().startsWith('wgc_conv2d_output_size:'), `lastError() ${W.lastError()}`);
+  });
+  await test('errors: JavaScript arguments (sizes, addresses, arity)', async () => {
+    await rejects(() => ctx().alloc(-4), 'INVALID_ARGUMENT', 'wgc_alloc', ['bytes']);
+    await rejects(() => ctx().alloc(2 ** 33), 'INVALID_ARGUMENT', 'wgc_alloc', ['bytes']);
+    await rejects(() => ctx().unary(W.UNARY_EXP, 8, 8, 1), 'INVALID_ARGUMENT', 'wgc_unary', ['input']);
+    await rejects(() => ctx().binary(W.BINARY_ADD, 1n, 1n, 1n), 'INVALID_ARGUMENT', 'wgc_binary', ['arguments']);
+    await rejects(() => ctx().upload(ctx().alloc(4), [1]), 'INVALID_ARGUMENT', 'wgc_upload', ['src']);
+  });
+}
+
+// A timer keeps firing while a long chain of operations and a large
+// download are in flight, and no call takes long.
+async function responsiveness() {
+  await test('responsive: timers fire while a long chain and a large download are in flight', async () => {
+    check(G, 'no WebGPU context');
+    const n = 1 << 20, X = randoms(n);
+    const x = put(G, X), y = G.alloc(4 * n), big = G.alloc(4 * (8 << 20));
+    await G.synchronize();
+    const chain = 200;
+    let maxCall = 0;
+    const t0 = performance.now();
+    for (let i = 0; i < chain; i++) {
+      const c0 = performance.now();
+      G.binary(W.BINARY_ADD, y, x, y, n);
+      maxCall = Math.max(maxCall, performance.now() - c0);
+    }
+    const issued = performance.now() - t0;
+    let ticks = 0, last = performance.now(), maxGap = 0;
+    const timer = setInterval(() => {
+      const t = performance.now();
+      maxGap = Math.max(maxGap, t - last);
+      last = t;
+      ticks++;
+    }, 5);
+    const c0 = performance.now();
+    const pendingBig = G.download(big, 8 << 20);
+    const pendingY = G.download(y, n);
+    maxCall = Math.max(maxCall, performance.now() - c0);
+    let r, elapsed;
+    try {
+      const [, got] = await Promise.all([pendingBig, pendingY]);
+      r = got;
+      elapsed = performance.now() - c0;
+    } finally {
+      clearInterval(timer);
+    }
+    report(`# responsive: ${chain} ops issued in ${issued.toFixed(1)} ms (longest call ${maxCall.toFixed(1)} ms); ` +
+           `results after ${elapsed.toFixed(0)} ms, ${ticks} timer ticks, longest gap ${maxGap.toFixed(0)} ms`);
+    check(ticks >= 3, `only ${ticks} timer ticks in ${elapsed.toFixed(0)} ms`);
+    check(maxCall < 250, `a call took ${maxCall.toFixed(0)} ms`);
+    check(maxGap < 1000, `the event loop stalled for ${maxGap.toFixed(0)} ms`);
+    compare(r, X.map((v) => chain * v), (w) => 1e-4 * Math.abs(w) + 1e-4, 'chain result: ');
+    G.free(x); G.free(y); G.free(big);
+  }, 120000);
+}
+
+// ---- the page without navigator.gpu -------------------------------------------
+
+async function fallbackPage() {
+  await test('fallback: navigator.gpu is absent', async () => {
+    check(navigator.gpu === undefined, 'navigator.gpu is still defined');
+  });
+  let ctx = null;
+  await test('fallback: BACKEND_AUTO gives the CPU backend', async () => {
+    ctx = await W.create({ backend: W.BACKEND_AUTO });
+    check(ctx.backendName === 'cpu', `backendName ${ctx.backendName}`);
+  });
+  await test('fallback: BACKEND_WEBGPU rejects with NO_ADAPTER', () =>
+    rejects(() => W.create({ backend: W.BACKEND_WEBGPU }), 'NO_ADAPTER', 'wgc_create'));
+  await test('fallback: operations work on the CPU backend', async () => {
+    check(ctx, 'no context');
+    const m = 13, n = 11, k = 7;
+    const A = randoms(m * k), B = randoms(k * n);
+    const a = put(ctx, A), b = put(ctx, B), c = ctx.alloc(4 * m * n), s = ctx.alloc(4 * m);
+    ctx.gemm(W.ROW_MAJOR, W.NO_TRANS, W.NO_TRANS, m, n, k, 1, a, k, b, n, 0, c, n);
+    ctx.unary(W.UNARY_RELU, c, c, m * n);
+    ctx.reduce(W.REDUCE_SUM, c, s, [m, n], 2, 1);
+    const got = await ctx.download(s, m);
+    await ctx.synchronize();
+    const want = [];
+    for (let i = 0; i < m; i++) {
+      let row = 0;
+      for (let j = 0; j < n; j++) {
+        let v = 0;
+        for (let p = 0; p < k; p++) v += A[i * k + p] * B[p * n + j];
+        row += Math.max(v, 0);
+      }
+      want.push(row);
+    }
+    compare(got, Float32Array.from(want), () => 1e-4);
+    ctx.destroy();
+  });
+}
+
+window.__wgcFinished = (async () => {
+  await (mode === 'fallback' ? fallbackPage() : mainPage());
+  report(`${passed} passed, ${failed} failed`);
+  return { passed, failed };
+})();

@@ -1,0 +1,425 @@
+/* float64 reference loops, written straight from API.md, and the
+ * comparison that applies its accuracy bounds. */
+#include "ops_ref.h"
+
+#include "harness.h"
+#include "util.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- GEMM --------------------------------------------------------------- */
+
+size_t ref_index(wgc_layout layout, size_t ld, size_t r, size_t c) {
+  return layout == WGC_ROW_MAJOR ? r * ld + c : r + c * ld;
+}
+
+void ref_stored_dims(wgc_transpose t, size_t rows, size_t cols, size_t *srows,
+                     size_t *scols) {
+  *srows = t == WGC_NO_TRANS ? rows : cols;
+  *scols = t == WGC_NO_TRANS ? cols : rows;
+}
+
+size_t ref_min_ld(wgc_layout layout, size_t srows, size_t scols) {
+  size_t need = layout == WGC_ROW_MAJOR ? scols : srows;
+  return need > 1 ? need : 1;
+}
+
+size_t ref_span(wgc_layout layout, size_t ld, size_t srows, size_t scols) {
+  if (!srows || !scols)
+    return 0;
+  return layout == WGC_ROW_MAJOR ? (srows - 1) * ld + scols
+                                 : (scols - 1) * ld + srows;
+}
+
+/* Element (i, j) of op(X) for a stored X. */
+static double op_elem(wgc_layout layout, wgc_transpose t, const float *x,
+                      size_t ld, size_t i, size_t j) {
+  return t == WGC_NO_TRANS ? x[ref_index(layout, ld, i, j)]
+                           : x[ref_index(layout, ld, j, i)];
+}
+
+ref_gemm_max ref_gemm(wgc_layout layout, wgc_transpose ta, wgc_transpose tb,
+                      size_t m, size_t n, size_t k, double alpha,
+                      const float *a, size_t lda, const float *b, size_t ldb,
+                      double beta, const float *c, size_t ldc, double *out) {
+  ref_gemm_max mx = {0, 0, 0};
+  bool read_ab = k > 0 && alpha != 0;
+  if (read_ab) {
+    for (size_t i = 0; i < m; i++)
+      for (size_t p = 0; p < k; p++)
+        mx.a = fmax(mx.a, fabs(op_elem(layout, ta, a, lda, i, p)));
+    for (size_t p = 0; p < k; p++)
+      for (size_t j = 0; j < n; j++)
+        mx.b = fmax(mx.b, fabs(op_elem(layout, tb, b, ldb, p, j)));
+  }
+  for (size_t i = 0; i < m; i++) {
+    for (size_t j = 0; j < n; j++) {
+      double acc = 0;
+      if (read_ab)
+        for (size_t p = 0; p < k; p++)
+          acc += op_elem(layout, ta, a, lda, i, p) *
+                 op_elem(layout, tb, b, ldb, p, j);
+      double r = alpha * acc;
+      if (beta != 0) {
+        double cij = c[ref_index(layout, ldc, i, j)];
+        mx.c = fmax(mx.c, fabs(cij));
+        r += beta * cij;
+      }
+      out[i * n + j] = r;
+    }
+  }
+  return mx;
+}
+
+/* ---- conv2d -------------------------------------------------------------- */
+
+static size_t or_one(size_t v) { return v ? v : 1; }
+
+bool ref_conv2d_size(const wgc_conv2d_desc *d, size_t *p, size_t *q) {
+  size_t sh = or_one(d->stride_h), sw = or_one(d->stride_w);
+  size_t dh = or_one(d->dilation_h), dw = or_one(d->dilation_w);
+  size_t g = or_one(d->groups);
+  if (!d->r || !d->s || d->c % g || d->k % g)
+    return false;
+  size_t eh = dh * (d->r - 1) + 1, ew = dw * (d->s - 1) + 1;
+  if (d->h + 2 * d->pad_h < eh || d->w + 2 * d->pad_w < ew)
+    return false;
+  *p = (d->h + 2 * d->pad_h - eh) / sh + 1;
+  *q = (d->w + 2 * d->pad_w - ew) / sw + 1;
+  return true;
+}
+
+void ref_conv2d(const wgc_conv2d_desc *d, const float *x, const float *w,
+                const float *bias, double *out) {
+  size_t P, Q;
+  if (!ref_conv2d_size(d, &P, &Q))
+    return;
+  long long sh = (long long)or_one(d->stride_h);
+  long long sw = (long long)or_one(d->stride_w);
+  long long dh = (long long)or_one(d->dilation_h);
+  long long dw = (long long)or_one(d->dilation_w);
+  size_t g = or_one(d->groups), cpg = d->c / g, kpg = d->k / g;
+  long long H = (long long)d->h, W = (long long)d->w;
+  for (size_t in = 0; in < d->n; in++)
+    for (size_t ok = 0; ok < d->k; ok++) {
+      size_t grp = ok / kpg;
+      for (size_t op = 0; op < P; op++)
+        for (size_t oq = 0; oq < Q; oq++) {
+          double acc = bias ? bias[ok] : 0.0;
+          for (size_t cc = 0; cc < cpg; cc++)
+            for (size_t r = 0; r < d->r; r++)
+              for (size_t s = 0; s < d->s; s++) {
+                long long ih = (long long)op * sh - (long long)d->pad_h +
+                               (long long)r * dh;
+                long long iw = (long long)oq * sw - (long long)d->pad_w +
+                               (long long)s * dw;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                  continue;
+                size_t ic = grp * cpg + cc;
+                double xv = x[((in * d->c + ic) * d->h + (size_t)ih) * d->w +
+                              (size_t)iw];
+                double wv = w[((ok * cpg + cc) * d->r + r) * d->s + s];
+                acc += xv * wv;
+              }
+          out[((in * d->k + ok) * P + op) * Q + oq] = acc;
+        }
+    }
+}
+
+/* ---- attention ----------------------------------------------------------- */
+
+void ref_attention(const wgc_attention_desc *d, const float *q, const float *k,
+                   const float *v, double *out) {
+  size_t hkv = d->heads_kv ? d->heads_kv : d->heads;
+  size_t group = d->heads / hkv, D = d->head_dim;
+  double *s = dalloc(d->seq_kv ? d->seq_kv : 1);
+  for (size_t b = 0; b < d->batch; b++)
+    for (size_t h = 0; h < d->heads; h++) {
+      size_t kh = h / group;
+      const float *kb = k + (b * hkv + kh) * d->seq_kv * D;
+      const float *vb = v + (b * hkv + kh) * d->seq_kv * D;
+      for (size_t i = 0; i < d->seq_q; i++) {
+        const float *qi = q + ((b * d->heads + h) * d->seq_q + i) * D;
+        double *oi = out + ((b * d->heads + h) * d->seq_q + i) * D;
+        /* Keys j < visible are seen; unsigned arithmetic kept non-negative. */
+        size_t visible = d->seq_kv;
+        if (d->causal == WGC_CAUSAL_TOP_LEFT)
+          visible = i + 1 < d->seq_kv ? i + 1 : d->seq_kv;
+        else if (d->causal == WGC_CAUSAL_BOTTOM_RIGHT)
+          visible = i + 1 + d->seq_kv <= d->seq_q
+                        ? 0
+                        : (i + 1 + d->seq_kv - d->seq_q < d->seq_kv
+                               ? i + 1 + d->seq_kv - d->seq_q
+                               : d->seq_kv);
+        for (size_t e = 0; e < D; e++)
+          oi[e] = 0;
+        if (!visible)
+          continue;
+        double mx = -INFINITY;
+        for (size_t j = 0; j < visible; j++) {
+          double dot = 0;
+          for (size_t e = 0; e < D; e++)
+            dot += (double)qi[e] * kb[j * D + e];
+          s[j] = (double)d->scale * dot;
+          mx = fmax(mx, s[j]);
+        }
+        double l = 0;
+        for (size_t j = 0; j < visible; j++) {
+          s[j] = exp(s[j] - mx);
+          l += s[j];
+        }
+        for (size_t j = 0; j < visible; j++)
+          for (size_t e = 0; e < D; e++)
+            oi[e] += s[j] / l * vb[j * D + e];
+      }
+    }
+  free(s);
+}
+
+/* ---- reduce -------------------------------------------------------------- */
+
+size_t ref_count(const size_t *shape, size_t rank) {
+  size_t n = 1;
+  for (size_t i = 0; i < rank; i++)
+    n *= shape[i];
+  return n;
+}
+
+void ref_reduce(wgc_reduce_op op, const float *x, const size_t *shape,
+                size_t rank, size_t axis, double *out, double *abs_sum) {
+  size_t outer = ref_count(shape, axis), len = shape[axis];
+  size_t inner = ref_count(shape + axis + 1, rank - axis - 1);
+  for (size_t o = 0; o < outer; o++)
+    for (size_t i = 0; i < inner; i++) {
+      double acc = op == WGC_REDUCE_MAX   ? -INFINITY
+                   : op == WGC_REDUCE_MIN ? INFINITY
+                                          : 0.0;
+      double mag = 0;
+      bool nan = false;
+      for (size_t r = 0; r < len; r++) {
+        double v = x[(o * len + r) * inner + i];
+        mag += fabs(v);
+        if (isnan(v))
+          nan = true;
+        else if (op == WGC_REDUCE_MAX)
+          acc = fmax(acc, v);
+        else if (op == WGC_REDUCE_MIN)
+          acc = fmin(acc, v);
+        else
+          acc += v;
+      }
+      if (op == WGC_REDUCE_MEAN)
+        acc /= (double)len;
+      /* numpy: a NaN anywhere in the reduced span wins (sums get it too). */
+      out[o * inner + i] = nan ? NAN : acc;
+      if (abs_sum)
+        abs_sum[o * inner + i] = mag;
+    }
+}
+
+/* ---- element-wise -------------------------------------------------------- */
+
+double ref_unary(wgc_unary_op op, double x) {
+  switch (op) {
+  case WGC_UNARY_RELU:
+    return isnan(x) ? x : (x > 0 ? x : 0.0);
+  case WGC_UNARY_SIGMOID:
+    return 1.0 / (1.0 + exp(-x));
+  case WGC_UNARY_TANH:
+    return tanh(x);
+  case WGC_UNARY_EXP:
+    return exp(x);
+  case WGC_UNARY_LOG:
+    return log(x);
+  case WGC_UNARY_SQRT:
+    return sqrt(x);
+  case WGC_UNARY_ABS:
+    return fabs(x);
+  case WGC_UNARY_NEG:
+    return -x;
+  case WGC_UNARY_GELU:
+    return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+  case WGC_UNARY_SILU:
+    return x / (1.0 + exp(-x));
+  }
+  return NAN;
+}
+
+double ref_binary(wgc_binary_op op, double a, double b) {
+  switch (op) {
+  case WGC_BINARY_ADD:
+    return a + b;
+  case WGC_BINARY_SUB:
+    return a - b;
+  case WGC_BINARY_MUL:
+    return a * b;
+  case WGC_BINARY_DIV:
+    return a / b;
+  case WGC_BINARY_MAX:
+    return isnan(a) || isnan(b) ? NAN : fmax(a, b);
+  case WGC_BINARY_MIN:
+    return isnan(a) || isnan(b) ? NAN : fmin(a, b);
+  case WGC_BINARY_POW:
+    /* C's pow on the float inputs: the rules powf follows. */
+    return pow(a, b);
+  }
+  return NAN;
+}
+
+bool ref_broadcast_shape(const size_t *sa, size_t ra, const size_t *sb,
+                         size_t rb, size_t *out_shape, size_t *out_rank) {
+  size_t r = ra > rb ? ra : rb;
+  for (size_t i = 0; i < r; i++) {
+    /* Align from the right, as numpy does. */
+    size_t da = i < r - ra ? 1 : sa[i - (r - ra)];
+    size_t db = i < r - rb ? 1 : sb[i - (r - rb)];
+    if (da != db && da != 1 && db != 1)
+      return false;
+    out_shape[i] = da == 1 ? db : da;
+  }
+  *out_rank = r;
+  return true;
+}
+
+void ref_broadcast(wgc_binary_op op, const float *a, const size_t *sa,
+                   size_t ra, const float *b, const size_t *sb, size_t rb,
+                   double *out) {
+  size_t shape[16], r;
+  if (!ref_broadcast_shape(sa, ra, sb, rb, shape, &r))
+    return;
+  size_t total = ref_count(shape, r);
+  for (size_t flat = 0; flat < total; flat++) {
+    size_t rem = flat, ia = 0, ib = 0, stride_a = 1, stride_b = 1;
+    for (size_t d = r; d-- > 0;) {
+      size_t idx = rem % shape[d];
+      rem /= shape[d];
+      if (d >= r - ra) {
+        size_t dim = sa[d - (r - ra)];
+        ia += (dim == 1 ? 0 : idx) * stride_a;
+        stride_a *= dim;
+      }
+      if (d >= r - rb) {
+        size_t dim = sb[d - (r - rb)];
+        ib += (dim == 1 ? 0 : idx) * stride_b;
+        stride_b *= dim;
+      }
+    }
+    out[flat] = ref_binary(op, a[ia], b[ib]);
+  }
+}
+
+void ref_unary_bound(wgc_unary_op op, double *rel, double *abs_tol) {
+  switch (op) {
+  case WGC_UNARY_RELU:
+  case WGC_UNARY_SQRT:
+  case WGC_UNARY_ABS:
+  case WGC_UNARY_NEG:
+    *rel = 2e-6;
+    break;
+  default:
+    *rel = 1e-5;
+  }
+  *abs_tol = 1e-6;
+}
+
+void ref_binary_bound(wgc_binary_op op, double *rel, double *abs_tol) {
+  *rel = op == WGC_BINARY_POW ? 1e-5 : 2e-6;
+  *abs_tol = 1e-6;
+}
+
+const char *ref_unary_name(wgc_unary_op op) {
+  static const char *const names[] = {"relu", "sigmoid", "tanh", "exp",
+                                      "log",  "sqrt",    "abs",  "neg",
+                                      "gelu", "silu"};
+  return (unsigned)op < 10 ? names[op] : "?";
+}
+
+const char *ref_binary_name(wgc_binary_op op) {
+  static const char *const names[] = {"add", "sub", "mul", "div",
+                                      "max", "min", "pow"};
+  return (unsigned)op < 7 ? names[op] : "?";
+}
+
+const char *ref_reduce_name(wgc_reduce_op op) {
+  static const char *const names[] = {"sum", "max", "min", "mean"};
+  return (unsigned)op < 4 ? names[op] : "?";
+}
+
+/* ---- comparison ---------------------------------------------------------- */
+
+#define MAX_KEYS 160
+static struct {
+  char key[48];
+  double worst;
+  size_t cases;
+} acc[MAX_KEYS];
+static int acc_count;
+
+static void acc_record(const char *key, double ratio) {
+  int i = 0;
+  while (i < acc_count && strcmp(acc[i].key, key) != 0)
+    i++;
+  if (i == acc_count) {
+    if (acc_count == MAX_KEYS)
+      return;
+    snprintf(acc[i].key, sizeof acc[i].key, "%s", key);
+    acc[i].worst = 0;
+    acc[i].cases = 0;
+    acc_count++;
+  }
+  if (ratio > acc[i].worst || isnan(ratio))
+    acc[i].worst = ratio;
+  acc[i].cases++;
+}
+
+double check_close_at(const char *file, int line, const char *key,
+                      const char *label, const float *got, const double *want,
+                      size_t n, double rel, double abs_tol,
+                      const double *tol_each) {
+  double worst = 0;
+  size_t worst_i = 0;
+  double worst_bound = 0;
+  bool mismatch = false; /* a NaN or infinity where it does not belong */
+  for (size_t i = 0; i < n; i++) {
+    double g = got[i], w = want[i];
+    double bound = rel * fabs(w) + (tol_each ? tol_each[i] : abs_tol);
+    double ratio;
+    if (isnan(w) || isnan(g)) {
+      ratio = isnan(w) && isnan(g) ? 0 : INFINITY;
+    } else if (isinf(w) || isinf(g)) {
+      /* An exact infinity, or a finite want that overflows float. */
+      double wf = (double)(float)w;
+      ratio = (g == w || g == wf) ? 0 : INFINITY;
+    } else {
+      double err = fabs(g - w);
+      ratio = err == 0 ? 0 : (bound > 0 ? err / bound : INFINITY);
+    }
+    if (ratio > worst && !mismatch) {
+      worst = ratio;
+      worst_i = i;
+      worst_bound = bound;
+      mismatch = isinf(ratio);
+    }
+  }
+  acc_record(key, worst);
+  if (worst > 1)
+    check_fail(file, line,
+               "%s%s%s: worst of %zu elements is [%zu]: got %.9g, want %.9g, "
+               "bound %.3g (err/bound %.3g)",
+               key, label ? " " : "", label ? label : "", n, worst_i,
+               got[worst_i], want[worst_i], worst_bound, worst);
+  return worst;
+}
+
+void accuracy_summary(void) {
+  if (!acc_count)
+    return;
+  printf("# worst error/bound per op (1 = at the API.md bound):\n");
+  for (int i = 0; i < acc_count; i++)
+    printf("#   %-28s %10.3g  (%zu checks)\n", acc[i].key, acc[i].worst,
+           acc[i].cases);
+}
