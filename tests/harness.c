@@ -1,11 +1,17 @@
 /* The test runner: registry, case bookkeeping, filtering, summary. */
 #include "harness.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* A case that hangs must not stall the whole run: the watchdog names it
+ * and ends the process (seconds per test function). */
+#define WATCHDOG_SECONDS 300
 
 #define MAX_TESTS 512
 
@@ -82,12 +88,19 @@ void check_fail(const char *file, int line, const char *fmt, ...) {
 
 const wgc_backend test_backends[2] = {WGC_BACKEND_CPU, WGC_BACKEND_WEBGPU};
 static wgc_context *contexts[3];
+static bool create_failed[3];
 
 wgc_context *test_ctx(wgc_backend backend) {
   if (!contexts[backend]) {
+    if (create_failed[backend]) {
+      check_fail(__FILE__, __LINE__, "wgc_create(%s) failed earlier",
+                 backend == WGC_BACKEND_CPU ? "cpu" : "webgpu");
+      return NULL;
+    }
     wgc_options opt = {.backend = backend};
     wgc_status s = wgc_create(&opt, &contexts[backend]);
     if (s != WGC_OK) {
+      create_failed[backend] = true;
       check_fail(__FILE__, __LINE__, "wgc_create(%s) failed: %s (%s)",
                  backend == WGC_BACKEND_CPU ? "cpu" : "webgpu",
                  wgc_status_name(s), wgc_last_error(NULL));
@@ -98,7 +111,8 @@ wgc_context *test_ctx(wgc_backend backend) {
 }
 
 void fill_uniform(float *x, size_t n, float lo, float hi, unsigned seed) {
-  uint64_t state = 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed * 0x2545F4914F6CDD1Dull);
+  uint64_t state =
+      0x9E3779B97F4A7C15ull ^ ((uint64_t)seed * 0x2545F4914F6CDD1Dull);
   for (size_t i = 0; i < n; i++) {
     state ^= state << 13;
     state ^= state >> 7;
@@ -108,8 +122,18 @@ void fill_uniform(float *x, size_t n, float lo, float hi, unsigned seed) {
   }
 }
 
+static void watchdog(int sig) {
+  (void)sig;
+  static const char msg[] = "FAIL watchdog: a test ran longer than the "
+                            "watchdog allows; the run stops here\n";
+  ssize_t ignored = write(STDOUT_FILENO, msg, sizeof msg - 1);
+  (void)ignored;
+  _exit(2);
+}
+
 int main(int argc, char **argv) {
   filter = argc > 1 ? argv[1] : NULL;
+  signal(SIGALRM, watchdog);
   for (int i = 0; i < test_count; i++) {
     current_test = tests[i].name;
     bool whole = matches(current_test);
@@ -122,7 +146,9 @@ int main(int argc, char **argv) {
       in_case = true;
       case_failed = false;
     }
+    alarm(WATCHDOG_SECONDS);
     tests[i].fn();
+    alarm(0);
     if (in_case && whole && passed + failed == before) {
       case_end();
     } else {

@@ -46,7 +46,8 @@ void check_fail(const char *file, int line, const char *fmt, ...)
 /* The backends under test: "cpu" and "webgpu" contexts shared by tests
  * (created once, WGC_BACKEND_WEBGPU explicitly: no adapter is a failure). */
 wgc_context *test_ctx(wgc_backend backend);
-/* Both backends, for loops: for (int i = 0; i < 2; i++) test_ctx(test_backends[i]) */
+/* Both backends, for loops: for (int i = 0; i < 2; i++)
+ * test_ctx(test_backends[i]) */
 extern const wgc_backend test_backends[2];
 
 /* Deterministic uniform floats in [lo, hi). */

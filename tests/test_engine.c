@@ -52,12 +52,13 @@ static void workload(wgc_context *ctx, outputs *o) {
   /* GEMM row-major NT: A is 150x170 (102 KB). */
   wgc_ptr a = random_dev(ctx, 150 * 170, 1), b = random_dev(ctx, 130 * 170, 2);
   wgc_ptr c = random_dev(ctx, 150 * 130, 3);
-  RUN(wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, 150, 130, 170,
-               0.5f, a, 170, b, 170, 2.0f, c, 130));
+  RUN(wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, 150, 130, 170, 0.5f,
+               a, 170, b, 170, 2.0f, c, 130));
   keep(ctx, o, "gemm", c, 150 * 130);
 
   /* Batched, column-major, B shared by every batch. */
-  wgc_ptr ba = random_dev(ctx, 7 * 40 * 60, 4), bb = random_dev(ctx, 60 * 50, 5);
+  wgc_ptr ba = random_dev(ctx, 7 * 40 * 60, 4),
+          bb = random_dev(ctx, 60 * 50, 5);
   wgc_ptr bc = dev_alloc(ctx, 4 * 7 * 40 * 50);
   RUN(wgc_gemm_batched(ctx, WGC_COL_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 40, 50,
                        60, 1.0f, ba, 40, 40 * 60, bb, 60, 0, 0.0f, bc, 40,
@@ -65,22 +66,35 @@ static void workload(wgc_context *ctx, outputs *o) {
   keep(ctx, o, "gemm_batched", bc, 7 * 40 * 50);
 
   /* A long reduction dimension: split-K. */
-  wgc_ptr ka = random_dev(ctx, 4 * 30000, 6), kb = random_dev(ctx, 30000 * 4, 7);
+  wgc_ptr ka = random_dev(ctx, 4 * 30000, 6),
+          kb = random_dev(ctx, 30000 * 4, 7);
   wgc_ptr kc = dev_alloc(ctx, 4 * 16);
   RUN(wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 4, 4, 30000,
                1.0f, ka, 30000, kb, 4, 0.0f, kc, 4));
   keep(ctx, o, "gemm_long_k", kc, 16);
 
-  wgc_conv2d_desc cd = {.n = 2, .c = 8, .h = 30, .w = 30, .k = 12, .r = 3,
-                        .s = 3, .pad_h = 1, .pad_w = 1};
+  wgc_conv2d_desc cd = {.n = 2,
+                        .c = 8,
+                        .h = 30,
+                        .w = 30,
+                        .k = 12,
+                        .r = 3,
+                        .s = 3,
+                        .pad_h = 1,
+                        .pad_w = 1};
   wgc_ptr in = random_dev(ctx, 2 * 8 * 30 * 30, 8);
   wgc_ptr f = random_dev(ctx, 12 * 8 * 9, 9), bias = random_dev(ctx, 12, 10);
   wgc_ptr out = dev_alloc(ctx, 4 * 2 * 12 * 30 * 30);
   RUN(wgc_conv2d(ctx, &cd, in, f, bias, out));
   keep(ctx, o, "conv2d", out, 2 * 12 * 30 * 30);
 
-  wgc_attention_desc ad = {.batch = 2, .heads = 4, .heads_kv = 2, .seq_q = 70,
-                           .seq_kv = 90, .head_dim = 32, .scale = 0.17f,
+  wgc_attention_desc ad = {.batch = 2,
+                           .heads = 4,
+                           .heads_kv = 2,
+                           .seq_q = 70,
+                           .seq_kv = 90,
+                           .head_dim = 32,
+                           .scale = 0.17f,
                            .causal = WGC_CAUSAL_BOTTOM_RIGHT};
   wgc_ptr q = random_dev(ctx, 2 * 4 * 70 * 32, 11);
   wgc_ptr k = random_dev(ctx, 2 * 2 * 90 * 32, 12);
@@ -90,7 +104,8 @@ static void workload(wgc_context *ctx, outputs *o) {
   keep(ctx, o, "attention", ao, 2 * 4 * 70 * 32);
 
   size_t s3[3] = {40, 700, 3}, s2[2] = {30000, 2};
-  wgc_ptr r3 = random_dev(ctx, 40 * 700 * 3, 14), r2 = random_dev(ctx, 60000, 15);
+  wgc_ptr r3 = random_dev(ctx, 40 * 700 * 3, 14),
+          r2 = random_dev(ctx, 60000, 15);
   wgc_ptr ro3 = dev_alloc(ctx, 4 * 40 * 3), ro2 = dev_alloc(ctx, 4 * 2);
   RUN(wgc_reduce(ctx, WGC_REDUCE_SUM, r3, ro3, s3, 3, 1));
   RUN(wgc_reduce(ctx, WGC_REDUCE_MAX, r2, ro2, s2, 2, 0));
@@ -112,8 +127,8 @@ static void workload(wgc_context *ctx, outputs *o) {
   RUN(wgc_copy(ctx, at(big, 35000), big, 4 * 30000));
   keep(ctx, o, "copy", big, 70000);
 
-  wgc_ptr all[] = {a,  b, c,  ba,  bb,  bc, ka, kb,  kc,  in,  f,  bias, out,
-                   q,  k, v,  ao,  r3,  r2, ro3, ro2, u,   x,  y,   xy,  big};
+  wgc_ptr all[] = {a, b, c, ba, bb, bc, ka,  kb,  kc, in, f, bias, out,
+                   q, k, v, ao, r3, r2, ro3, ro2, u,  x,  y, xy,   big};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     dev_free(ctx, all[i]);
 }
