@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Tests named child_* run only when the filter is exactly their name: a
+ * test starts the test program again for them, in another environment. */
 typedef void (*test_fn)(void);
 void harness_register(const char *name, test_fn fn);
 

@@ -96,8 +96,11 @@ static bool nw_try_beside_us(void) {
 static bool nw_loaded;
 
 static void nw_load_once(void) {
-  bool ok = nw_try(getenv("WGC_WGPU_LIBRARY")) || nw_try_beside_us() ||
-            nw_try("libwgpu_native.so");
+  /* An explicit choice is the only one tried: a wrong path must show. */
+  const char *chosen = getenv("WGC_WGPU_LIBRARY");
+  bool ok = chosen && *chosen ? nw_try(chosen)
+                              : nw_try_beside_us() ||
+                                    nw_try("libwgpu_native.so");
   if (!ok)
     return;
   /* wgpu-native prints nothing by default (no logger installed); make sure. */
