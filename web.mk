@@ -47,8 +47,9 @@ $(B)/web/.copied: $(WEB_FILES)
 
 wasm: $(B)/web/wgc.wasm $(B)/web/.copied
 
+# the demo at /, the browser tests at /tests/test.html
 serve: wasm
-	node tools/serve.mjs $(B)/web $(PORT)
+	node tools/serve.mjs $(B)/web $(PORT) /tests/=tests/browser
 
 test-browser: wasm
 	node tests/browser/run.mjs

@@ -30,7 +30,7 @@ const char *wgc_status_name(wgc_status s) {
 /* The enum name without WGC_ and ERR_: "OK", "INVALID_ARGUMENT", ... */
 #define WGC_STATUS_NAME_(name, msg)                                            \
   case WGC_##name:                                                             \
-    return #name + (sizeof #name > 4 && !memcmp(#name, "ERR_", 4) ? 4 : 0);
+    return &#name[sizeof #name > 4 && !memcmp(#name, "ERR_", 4) ? 4 : 0];
     WGC_STATUS_MAP(WGC_STATUS_NAME_)
 #undef WGC_STATUS_NAME_
   }

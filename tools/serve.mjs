@@ -1,6 +1,7 @@
 // A tiny static file server on 127.0.0.1 for the browser module, its demo
 // and its tests (WebGPU needs a secure context: localhost is one).
-//   node tools/serve.mjs ROOT [PORT]     (PORT 0 or busy: a free port)
+//   node tools/serve.mjs ROOT [PORT [/PREFIX/=DIR ...]]
+// (PORT 0 or busy: a free port; /PREFIX/=DIR serves DIR under /PREFIX/).
 // As a module: serve(root, port, mounts) resolves to {server, url}; mounts
 // maps URL prefixes ("/tests/") to further folders.
 import { createServer } from 'node:http';
@@ -41,7 +42,9 @@ export function serve(root, port = 0, mounts = {}) {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const [root = 'build/web', port = '8080'] = process.argv.slice(2);
-  const { url } = await serve(root, Number(port));
+  const [root = 'build/web', port = '8080', ...more] = process.argv.slice(2);
+  const mounts = Object.fromEntries(more.map((m) => m.split('=')));
+  const { url } = await serve(root, Number(port), mounts);
   console.log(`serving ${root} at ${url} (Ctrl-C stops)`);
+  for (const [prefix, dir] of Object.entries(mounts)) console.log(`  ${url.slice(0, -1)}${prefix} -> ${dir}`);
 }

@@ -21,29 +21,30 @@ JS(request_device) void js_request_device(int power, uint32_t token);
 JS(device_release) void js_device_release(gpu_id dev);
 JS(device_limit) double js_device_limit(gpu_id dev, int which);
 JS(device_name) size_t js_device_name(gpu_id dev, char *buf, size_t cap);
-JS(buffer_create) gpu_id js_buffer_create(gpu_id dev, double size,
-                                          uint32_t usage);
+JS(buffer_create)
+gpu_id js_buffer_create(gpu_id dev, double size, uint32_t usage);
 JS(buffer_release) void js_buffer_release(gpu_id buf);
-JS(queue_write) void js_queue_write(gpu_id dev, gpu_id buf, double offset,
-                                    const void *data, double size);
-JS(pipeline_create) gpu_id js_pipeline_create(gpu_id dev, const char *wgsl,
-                                              size_t len);
+JS(queue_write)
+void js_queue_write(gpu_id dev, gpu_id buf, double offset, const void *data,
+                    double size);
+JS(pipeline_create)
+gpu_id js_pipeline_create(gpu_id dev, const char *wgsl, size_t len);
 JS(release) void js_release(gpu_id id);
-JS(bind_group_create) gpu_id js_bind_group_create(gpu_id dev, gpu_id pipeline,
-                                                  uint32_t count,
-                                                  const double *entries);
+JS(bind_group_create)
+gpu_id js_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
+                            const double *entries);
 JS(encoder_create) gpu_id js_encoder_create(gpu_id dev);
-JS(encoder_dispatch) void js_encoder_dispatch(gpu_id enc, gpu_id pipeline,
-                                              gpu_id group, uint32_t x,
-                                              uint32_t y, uint32_t z);
-JS(encoder_copy) void js_encoder_copy(gpu_id enc, gpu_id src, double src_offset,
-                                      gpu_id dst, double dst_offset,
-                                      double size);
+JS(encoder_dispatch)
+void js_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group, uint32_t x,
+                         uint32_t y, uint32_t z);
+JS(encoder_copy)
+void js_encoder_copy(gpu_id enc, gpu_id src, double src_offset, gpu_id dst,
+                     double dst_offset, double size);
 JS(encoder_submit) void js_encoder_submit(gpu_id dev, gpu_id enc);
-JS(buffer_map_read) void js_buffer_map_read(gpu_id buf, double offset,
-                                            double size, uint32_t token);
-JS(buffer_read) int js_buffer_read(gpu_id buf, double offset, void *dst,
-                                   double size);
+JS(buffer_map_read)
+void js_buffer_map_read(gpu_id buf, double offset, double size, uint32_t token);
+JS(buffer_read)
+int js_buffer_read(gpu_id buf, double offset, void *dst, double size);
 JS(work_done) void js_work_done(gpu_id dev, uint32_t token);
 JS(device_of) gpu_id js_device_of(gpu_id id);
 
@@ -266,8 +267,7 @@ void gpu_device_limits(gpu_id dev, gpu_limits *out) {
   memset(out, 0, sizeof *out);
   if (!find_device(dev))
     return;
-  out->max_buffer_size =
-      (uint64_t)js_device_limit(dev, LIM_MAX_BUFFER_SIZE);
+  out->max_buffer_size = (uint64_t)js_device_limit(dev, LIM_MAX_BUFFER_SIZE);
   out->max_storage_binding_size =
       (uint64_t)js_device_limit(dev, LIM_MAX_STORAGE_BINDING_SIZE);
   out->min_storage_offset_alignment =
@@ -430,8 +430,8 @@ gpu_id gpu_encoder_create(gpu_id dev) {
   return find_device(dev) ? js_encoder_create(dev) : 0;
 }
 
-void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group,
-                          uint32_t x, uint32_t y, uint32_t z) {
+void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group, uint32_t x,
+                          uint32_t y, uint32_t z) {
   if (enc)
     js_encoder_dispatch(enc, pipeline, group, x, y, z);
 }

@@ -1,0 +1,198 @@
+// The JS side of src/gpu/gpu.h: an id table of WebGPU objects over
+// navigator.gpu and the calls src/gpu/gpu_browser.c imports (module
+// "wgc_gpu"). All bookkeeping (callbacks, error state, usage flags, mapping
+// ranges) is in C; this file only forwards. Asynchronous answers go back
+// through the wasm exports wgc_gpu_*, then wgc_poll_all() lets C fire the
+// user callbacks. 64-bit sizes arrive as doubles.
+
+// wgc_status values (include/wgc.h).
+const OK = 0, OUT_OF_MEMORY = 3, DEVICE = 4, NO_ADAPTER = 6, CANCELLED = 8;
+
+// The order of the LIM_* enum in gpu_browser.c.
+const LIMITS = [
+  'maxBufferSize', 'maxStorageBufferBindingSize',
+  'minStorageBufferOffsetAlignment', 'minUniformBufferOffsetAlignment',
+  'maxComputeWorkgroupsPerDimension', 'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY',
+  'maxComputeWorkgroupStorageSize', 'maxStorageBuffersPerShaderStage',
+];
+const POWER = [undefined, 'low-power', 'high-performance'];
+
+// wasm: {exports} of the instance, filled in once it exists.
+export function gpuImports(wasm) {
+  const objs = new Map(); // id -> {dev, device|buffer|pipeline|group|enc, ...}
+  let lastId = 0;
+  const add = (rec) => {
+    do lastId = (lastId + 1) >>> 0; while (lastId === 0 || objs.has(lastId));
+    objs.set(lastId, rec);
+    return lastId;
+  };
+  const x = () => wasm.exports;
+  const u8 = () => new Uint8Array(x().memory.buffer);
+  const text = (ptr, len) => new TextDecoder().decode(u8().subarray(ptr, ptr + len));
+  const poll = () => x().wgc_poll_all();
+
+  // Hands a message to C as (pointer, length) for the duration of fn.
+  const withString = (s, fn) => {
+    const bytes = new TextEncoder().encode(String(s));
+    const p = x().malloc(bytes.length || 1);
+    if (!p) return fn(0, 0);
+    u8().set(bytes, p);
+    try { return fn(p, bytes.length); } finally { x().free(p); }
+  };
+  const report = (dev, status, message) =>
+    withString(message, (p, n) => x().wgc_gpu_device_error(dev, status, p, n));
+  const devOf = (id) => objs.get(id)?.dev ?? 0;
+
+  // Every import runs guarded: an exception must not unwind through C; it
+  // becomes a device error (read by gpu_take_error) and a 0 result.
+  const guard = (name, fn) => (...a) => {
+    try {
+      return fn(...a);
+    } catch (e) {
+      report(devOf(a[0]), e?.name === 'RangeError' ? OUT_OF_MEMORY : DEVICE,
+             `${name}: ${e?.message ?? e}`);
+      return 0;
+    }
+  };
+  const complete = (token, status) => { x().wgc_gpu_complete(token, status); poll(); };
+  const failure = (e) => (e?.name === 'AbortError' ? CANCELLED : DEVICE);
+
+  async function requestDevice(power, token) {
+    let status = NO_ADAPTER, id = 0;
+    try {
+      const adapter = await navigator.gpu.requestAdapter({ powerPreference: POWER[power] });
+      if (adapter) {
+        status = DEVICE;
+        const requiredLimits = {};
+        for (const k in adapter.limits)
+          if (typeof adapter.limits[k] === 'number') requiredLimits[k] = adapter.limits[k];
+        const device = await adapter.requestDevice({ requiredLimits });
+        const info = adapter.info ?? {};
+        const name = info.description ||
+          [info.vendor, info.architecture, info.device].filter(Boolean).join(' ') || 'WebGPU adapter';
+        id = add({ device, queue: device.queue, name, open: 0, doomed: [] });
+        objs.get(id).dev = id;
+        device.addEventListener('uncapturederror', (ev) => {
+          if (objs.get(id)?.device !== device) return;
+          report(id, ev.error instanceof GPUOutOfMemoryError ? OUT_OF_MEMORY : DEVICE,
+                 ev.error?.message || 'WebGPU error');
+        });
+        device.lost.then((info) => {
+          if (objs.get(id)?.device !== device) return; // released by us
+          withString(info.message, (p, n) => x().wgc_gpu_device_lost(id, p, n));
+          poll();
+        });
+        status = OK;
+      }
+    } catch (e) {
+      if (id) objs.delete(id);
+      id = 0;
+    }
+    x().wgc_gpu_device_ready(token, status, id);
+    poll();
+  }
+
+  const imports = {
+    has_gpu: () => (typeof navigator !== 'undefined' && !!navigator.gpu ? 1 : 0),
+    request_device: (power, token) => { requestDevice(power, token); },
+    device_release: (dev) => {
+      const d = objs.get(dev);
+      for (const [id, rec] of objs)
+        if (rec.dev === dev) { objs.delete(id); rec.buffer?.destroy(); }
+      d?.doomed.forEach((b) => b.destroy());
+      d?.device.destroy();
+    },
+    device_limit: (dev, which) => objs.get(dev).device.limits[LIMITS[which]] ?? 0,
+    device_name: (dev, buf, cap) =>
+      new TextEncoder().encodeInto(objs.get(dev).name, u8().subarray(buf, buf + cap)).written,
+    device_of: devOf,
+    buffer_create: (dev, size, usage) =>
+      add({ dev, buffer: objs.get(dev).device.createBuffer({ size, usage }) }),
+    // Destroying a buffer that an unsubmitted encoder uses would fail that
+    // submit: while encoders are open, wait for the submit.
+    buffer_release: (id) => {
+      const rec = objs.get(id);
+      if (!rec?.buffer) return;
+      objs.delete(id);
+      const d = objs.get(rec.dev);
+      if (d?.open) d.doomed.push(rec.buffer);
+      else rec.buffer.destroy();
+    },
+    queue_write: (dev, buf, offset, data, size) =>
+      objs.get(dev).queue.writeBuffer(objs.get(buf).buffer, offset, x().memory.buffer, data, size),
+    pipeline_create: (dev, ptr, len) => {
+      const device = objs.get(dev).device;
+      const module = device.createShaderModule({ code: text(ptr, len) });
+      const pipeline = device.createComputePipeline({
+        layout: 'auto', compute: { module, entryPoint: 'main' } });
+      return add({ dev, pipeline });
+    },
+    release: (id) => { objs.delete(id); },
+    bind_group_create: (dev, pipe, count, ptr) => {
+      const p = objs.get(pipe);
+      p.layout ??= p.pipeline.getBindGroupLayout(0);
+      const f = new Float64Array(x().memory.buffer, ptr, 3 * count);
+      const entries = [];
+      for (let i = 0; i < count; i++) {
+        const b = objs.get(f[3 * i]);
+        if (!b?.buffer) throw new Error(`binding ${i}: no buffer ${f[3 * i]}`);
+        entries.push({ binding: i, resource: { buffer: b.buffer, offset: f[3 * i + 1], size: f[3 * i + 2] } });
+      }
+      return add({ dev, group: objs.get(dev).device.createBindGroup({ layout: p.layout, entries }) });
+    },
+    encoder_create: (dev) => {
+      const d = objs.get(dev);
+      const id = add({ dev, enc: d.device.createCommandEncoder(), pass: null });
+      d.open++;
+      return id;
+    },
+    encoder_dispatch: (enc, pipe, group, gx, gy, gz) => {
+      const e = objs.get(enc);
+      e.pass ??= e.enc.beginComputePass();
+      e.pass.setPipeline(objs.get(pipe).pipeline);
+      if (group) e.pass.setBindGroup(0, objs.get(group).group);
+      e.pass.dispatchWorkgroups(gx, gy, gz);
+    },
+    encoder_copy: (enc, src, srcOffset, dst, dstOffset, size) => {
+      const e = objs.get(enc);
+      e.pass?.end();
+      e.pass = null;
+      e.enc.copyBufferToBuffer(objs.get(src).buffer, srcOffset, objs.get(dst).buffer, dstOffset, size);
+    },
+    encoder_submit: (dev, enc) => {
+      const e = objs.get(enc);
+      if (!e) return;
+      objs.delete(enc);
+      const d = objs.get(e.dev);
+      if (d) d.open--;
+      e.pass?.end();
+      if (dev) d.queue.submit([e.enc.finish()]);
+      if (d && !d.open) { d.doomed.forEach((b) => b.destroy()); d.doomed = []; }
+    },
+    // A completion always comes, later: a throw becomes a rejection.
+    buffer_map_read: (buf, offset, size, token) => {
+      new Promise((ok) => {
+        const b = objs.get(buf);
+        Object.assign(b, { mapOffset: offset, mapSize: size });
+        ok(b.buffer.mapAsync(GPUMapMode.READ, offset, size));
+      }).then(() => complete(token, OK), (e) => complete(token, failure(e)));
+    },
+    // Copies out of the mapping and unmaps; 0 when not mapped.
+    buffer_read: (buf, offset, dst, size) => {
+      const b = objs.get(buf);
+      if (!b?.buffer || b.buffer.mapState !== 'mapped') return 0;
+      const range = b.buffer.getMappedRange(b.mapOffset, b.mapSize);
+      u8().set(new Uint8Array(range, offset - b.mapOffset, size), dst);
+      b.buffer.unmap();
+      return 1;
+    },
+    work_done: (dev, token) => {
+      new Promise((ok) => ok(objs.get(dev).queue.onSubmittedWorkDone()))
+        .then(() => complete(token, OK), (e) => complete(token, failure(e)));
+    },
+  };
+  for (const k of Object.keys(imports))
+    if (k !== 'request_device') imports[k] = guard(k, imports[k]);
+  return imports;
+}

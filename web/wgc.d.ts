@@ -1,0 +1,120 @@
+// Types of web/wgc.js: wgc in the browser. The C API (include/wgc.h) as
+// methods of a context: same names without wgc_ in camelCase, same
+// arguments in the same order without the context. Device addresses are
+// BigInt, sizes are numbers (below 2^32: size_t is 32 bits on wasm32), descs
+// are plain objects with the C field names (missing fields are 0).
+
+/** A device address: an allocation's base plus a byte offset; 0n is null. */
+export type Ptr = bigint;
+/** Status names as in C without WGC_ and ERR_: "INVALID_ARGUMENT", ... */
+export type StatusName =
+  | 'OK' | 'INVALID_ARGUMENT' | 'UNSUPPORTED' | 'OUT_OF_MEMORY' | 'DEVICE'
+  | 'DEVICE_LOST' | 'NO_ADAPTER' | 'WOULD_BLOCK' | 'CANCELLED';
+
+/** Every failing call throws (or its promise rejects with) a WgcError. */
+export class WgcError extends Error {
+  /** The C status name, e.g. "INVALID_ARGUMENT". */
+  readonly status: StatusName;
+  /** The wgc_last_error text, e.g. "wgc_upload: dst: 64 bytes at offset 0 overrun the 16-byte allocation". */
+  message: string;
+}
+
+export const OK: 0, ERR_INVALID_ARGUMENT: 1, ERR_UNSUPPORTED: 2, ERR_OUT_OF_MEMORY: 3,
+  ERR_DEVICE: 4, ERR_DEVICE_LOST: 5, ERR_NO_ADAPTER: 6, ERR_WOULD_BLOCK: 7, ERR_CANCELLED: 8;
+export const BACKEND_AUTO: 0, BACKEND_WEBGPU: 1, BACKEND_CPU: 2;
+export const POWER_DEFAULT: 0, POWER_LOW: 1, POWER_HIGH: 2;
+export const NO_TRANS: 0, TRANS: 1, CONJ_TRANS: 2;
+export const COL_MAJOR: 0, ROW_MAJOR: 1;
+export const CAUSAL_NONE: 0, CAUSAL_TOP_LEFT: 1, CAUSAL_BOTTOM_RIGHT: 2;
+export const REDUCE_SUM: 0, REDUCE_MAX: 1, REDUCE_MIN: 2, REDUCE_MEAN: 3;
+export const UNARY_RELU: 0, UNARY_SIGMOID: 1, UNARY_TANH: 2, UNARY_EXP: 3, UNARY_LOG: 4,
+  UNARY_SQRT: 5, UNARY_ABS: 6, UNARY_NEG: 7, UNARY_GELU: 8, UNARY_SILU: 9;
+export const BINARY_ADD: 0, BINARY_SUB: 1, BINARY_MUL: 2, BINARY_DIV: 3, BINARY_MAX: 4,
+  BINARY_MIN: 5, BINARY_POW: 6;
+
+export type Backend = 0 | 1 | 2;
+export type Layout = 0 | 1;
+export type Transpose = 0 | 1 | 2;
+export type Causal = 0 | 1 | 2;
+export type ReduceOp = 0 | 1 | 2 | 3;
+export type UnaryOp = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
+export type BinaryOp = 0 | 1 | 2 | 3 | 4 | 5 | 6;
+
+/** wgc_options; all fields optional (0 = default). */
+export interface Options {
+  backend?: Backend;
+  power?: 0 | 1 | 2;
+  /** ignored in the browser (one thread) */
+  cpu_threads?: number;
+  /** WebGPU: the largest buffer window one binding may cover; 0 = the device's */
+  max_binding_bytes?: number;
+}
+
+/** wgc_conv2d_desc: input [n, c, h, w], filter [k, c/groups, r, s]. */
+export interface Conv2dDesc {
+  n: number; c: number; h: number; w: number;
+  k: number; r: number; s: number;
+  stride_h?: number; stride_w?: number; pad_h?: number; pad_w?: number;
+  dilation_h?: number; dilation_w?: number; groups?: number;
+}
+
+/** wgc_attention_desc. */
+export interface AttentionDesc {
+  batch: number; heads: number; heads_kv?: number;
+  seq_q: number; seq_kv: number; head_dim: number;
+  scale: number; causal?: Causal;
+}
+
+export interface Context {
+  /** "webgpu" or "cpu" */
+  readonly backendName: string;
+  /** e.g. "google swiftshader"; "cpu (1 thread)" on the CPU backend */
+  readonly adapterName: string;
+
+  /** Zero-filled device memory of bytes (> 0); returns its base address. */
+  alloc(bytes: number): Ptr;
+  free(base: Ptr): void;
+  /** Copies data (its bytes) to dst. */
+  upload(dst: Ptr, data: Float32Array | ArrayBufferView | ArrayBuffer): void;
+  /** count floats at src, once the work issued before has run. */
+  download(src: Ptr, count: number): Promise<Float32Array>;
+  copy(dst: Ptr, src: Ptr, bytes: number): void;
+  /** Resolves once all work issued so far is done. */
+  synchronize(): Promise<void>;
+  /** Runs due callbacks (they also run by themselves from the event loop). */
+  poll(): void;
+  /** Pending downloads and synchronizations reject with CANCELLED; later calls fail. */
+  destroy(): void;
+
+  gemm(layout: Layout, ta: Transpose, tb: Transpose, m: number, n: number, k: number,
+       alpha: number, a: Ptr, lda: number, b: Ptr, ldb: number,
+       beta: number, c: Ptr, ldc: number): void;
+  gemmBatched(layout: Layout, ta: Transpose, tb: Transpose, m: number, n: number, k: number,
+              alpha: number, a: Ptr, lda: number, stride_a: number,
+              b: Ptr, ldb: number, stride_b: number, beta: number,
+              c: Ptr, ldc: number, stride_c: number, batch_count: number): void;
+  conv2d(d: Conv2dDesc, input: Ptr, filter: Ptr, bias: Ptr, output: Ptr): void;
+  conv2dOutputSize(d: Conv2dDesc): { p: number; q: number };
+  attention(d: AttentionDesc, q: Ptr, k: Ptr, v: Ptr, o: Ptr): void;
+  reduce(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
+         axis: number): void;
+  unary(op: UnaryOp, input: Ptr, output: Ptr, n: number): void;
+  binary(op: BinaryOp, a: Ptr, b: Ptr, out: Ptr, n: number): void;
+  binaryBroadcast(op: BinaryOp, a: Ptr, shape_a: ArrayLike<number>, rank_a: number,
+                  b: Ptr, shape_b: ArrayLike<number>, rank_b: number, out: Ptr): void;
+
+  /** wgc_last_error(ctx) */
+  lastError(): string;
+  pipelinesCompiled(): number;
+  statusName(s: number): string;
+  statusString(s: number): string;
+}
+
+/** wgc_create_async: loads wgc.wasm (once per page) and creates a context. */
+export function create(options?: Options | null): Promise<Context>;
+/** The functions without a context; they need the module loaded by create(). */
+export function conv2dOutputSize(d: Conv2dDesc): { p: number; q: number };
+/** wgc_last_error(NULL): the last failure that had no context. */
+export function lastError(): string;
+export function statusName(s: number): string;
+export function statusString(s: number): string;

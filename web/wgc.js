@@ -1,0 +1,372 @@
+// wgc in the browser: the C library compiled to wgc.wasm, with the same
+// functions as methods of a context object (see wgc.d.ts and
+// shared/API.md, "Browser module"). This file only marshals arguments into
+// wasm memory and turns statuses into exceptions and callbacks into
+// promises; every check and all logic are in C. Nothing here waits: GPU
+// completions arrive from the event loop (gpu.js), and callbacks that C
+// makes due at once are fired by a poll queued as a task.
+import { gpuImports } from './gpu.js';
+
+// ---- enums, as in include/wgc.h without WGC_ ----
+export const OK = 0, ERR_INVALID_ARGUMENT = 1, ERR_UNSUPPORTED = 2,
+  ERR_OUT_OF_MEMORY = 3, ERR_DEVICE = 4, ERR_DEVICE_LOST = 5,
+  ERR_NO_ADAPTER = 6, ERR_WOULD_BLOCK = 7, ERR_CANCELLED = 8;
+export const BACKEND_AUTO = 0, BACKEND_WEBGPU = 1, BACKEND_CPU = 2;
+export const POWER_DEFAULT = 0, POWER_LOW = 1, POWER_HIGH = 2;
+export const NO_TRANS = 0, TRANS = 1, CONJ_TRANS = 2;
+export const COL_MAJOR = 0, ROW_MAJOR = 1;
+export const CAUSAL_NONE = 0, CAUSAL_TOP_LEFT = 1, CAUSAL_BOTTOM_RIGHT = 2;
+export const REDUCE_SUM = 0, REDUCE_MAX = 1, REDUCE_MIN = 2, REDUCE_MEAN = 3;
+export const UNARY_RELU = 0, UNARY_SIGMOID = 1, UNARY_TANH = 2, UNARY_EXP = 3,
+  UNARY_LOG = 4, UNARY_SQRT = 5, UNARY_ABS = 6, UNARY_NEG = 7, UNARY_GELU = 8,
+  UNARY_SILU = 9;
+export const BINARY_ADD = 0, BINARY_SUB = 1, BINARY_MUL = 2, BINARY_DIV = 3,
+  BINARY_MAX = 4, BINARY_MIN = 5, BINARY_POW = 6;
+
+// A failed call: status is the C status name ("INVALID_ARGUMENT"), message
+// the wgc_last_error text.
+export class WgcError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.name = 'WgcError';
+    this.status = status;
+  }
+}
+
+// ---- the wasm instance (one per page, shared by every context) ----
+const W = { exports: null, tokens: new Map(), lastToken: 0, scratch: 0 };
+// scratch layout: a desc or options, two shapes of up to 8 size_t, out-params
+const DESC = 0, SHAPES = [64, 96], OUT = 128, OUT2 = 136, SCRATCH_BYTES = 160;
+let loading = null;
+
+const u8 = () => new Uint8Array(W.exports.memory.buffer);
+const dv = () => new DataView(W.exports.memory.buffer);
+function str(ptr) {
+  const m = u8();
+  let end = ptr;
+  while (m[end]) end++;
+  return new TextDecoder().decode(m.subarray(ptr, end));
+}
+// "INVALID_ARGUMENT" for WGC_ERR_INVALID_ARGUMENT, "OK" for WGC_OK.
+const nameOf = (s) => str(W.exports.wgc_status_name(s)).replace(/^ERR_/, '');
+const fail = (s, ctxPtr) => new WgcError(nameOf(s), str(W.exports.wgc_last_error(ctxPtr)));
+
+// Tokens stand for JS continuations while C holds a callback.
+function token(fn) {
+  do W.lastToken = (W.lastToken + 1) >>> 0;
+  while (!W.lastToken || W.tokens.has(W.lastToken));
+  W.tokens.set(W.lastToken, fn);
+  return W.lastToken;
+}
+function answer(t, ...a) {
+  const fn = W.tokens.get(t);
+  W.tokens.delete(t);
+  fn?.(...a);
+}
+
+// Fires the callbacks C made due without an event of their own (the CPU
+// backend completes at once): as a task, never inside the registering call.
+let pollQueued = false, channel = null;
+function schedulePoll() {
+  if (pollQueued) return;
+  pollQueued = true;
+  channel.port2.postMessage(0);
+}
+
+// The WASI calls wasi-libc may make; others answer ENOSYS (52).
+function wasi() {
+  const known = {
+    fd_write(fd, iovs, n, nwritten) {
+      let total = 0, s = '';
+      for (let i = 0; i < n; i++) {
+        const p = dv().getUint32(iovs + 8 * i, true), len = dv().getUint32(iovs + 8 * i + 4, true);
+        s += new TextDecoder().decode(u8().subarray(p, p + len));
+        total += len;
+      }
+      dv().setUint32(nwritten, total, true);
+      if (s) (fd === 2 ? console.error : console.log)(s);
+      return 0;
+    },
+    environ_sizes_get(count, size) { dv().setUint32(count, 0, true); dv().setUint32(size, 0, true); return 0; },
+    environ_get: () => 0,
+    args_sizes_get(count, size) { dv().setUint32(count, 0, true); dv().setUint32(size, 0, true); return 0; },
+    args_get: () => 0,
+    clock_time_get(id, precision, out) {
+      dv().setBigUint64(out, BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6)), true);
+      return 0;
+    },
+    random_get(buf, len) {
+      for (let i = 0; i < len; i += 65536)
+        crypto.getRandomValues(u8().subarray(buf + i, buf + Math.min(len, i + 65536)));
+      return 0;
+    },
+    fd_close: () => 0,
+    proc_exit(code) { throw new Error(`wgc.wasm exited with status ${code}`); },
+  };
+  return new Proxy(known, { get: (t, k) => t[k] ?? (() => 52) });
+}
+
+function instance() {
+  loading ??= (async () => {
+    const url = new URL('wgc.wasm', import.meta.url);
+    const imports = {
+      wasi_snapshot_preview1: wasi(),
+      wgc_gpu: gpuImports(W),
+      wgc_js: { created: (t, s, ctx) => answer(t, s, ctx), done: (t, s) => answer(t, s) },
+    };
+    let result;
+    try {
+      result = await WebAssembly.instantiateStreaming(fetch(url), imports);
+    } catch { // e.g. a server without the application/wasm type
+      result = await WebAssembly.instantiate(await (await fetch(url)).arrayBuffer(), imports);
+    }
+    W.exports = result.instance.exports;
+    W.exports._initialize();
+    W.scratch = W.exports.malloc(SCRATCH_BYTES);
+    channel = new MessageChannel();
+    channel.port1.onmessage = () => { pollQueued = false; W.exports.wgc_poll_all(); };
+  })().catch((e) => {
+    loading = null;
+    throw new WgcError('DEVICE', `wgc.wasm could not be loaded: ${e?.message ?? e}`);
+  });
+  return loading;
+}
+
+// ---- argument marshalling ----
+const invalid = (fn, what) => new WgcError('INVALID_ARGUMENT', `${fn}: ${what}`);
+const CHECK = {
+  p(fn, name, v) { // device address
+    if (typeof v !== 'bigint') throw invalid(fn, `${name} ${v} is not a BigInt device address`);
+    return v;
+  },
+  z(fn, name, v) { // size_t: 32 bits on wasm32
+    if (!Number.isInteger(v) || v < 0 || v > 0xffffffff)
+      throw invalid(fn, `${name} ${v} is not a size (an integer in [0, 2^32) on wasm32)`);
+    return v;
+  },
+  e(fn, name, v) { // enum
+    if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff)
+      throw invalid(fn, `${name} ${v} is not an enum value`);
+    return v;
+  },
+  f(fn, name, v) { // float
+    if (typeof v !== 'number') throw invalid(fn, `${name} ${v} is not a number`);
+    return v;
+  },
+};
+
+// Writes a desc (plain object, C field names, missing fields 0) at DESC.
+const DESCS = {
+  options: 'backend:e power:e cpu_threads:z max_binding_bytes:z',
+  conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
+  attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e',
+};
+function writeDesc(fn, kind, d) {
+  if (d === null || d === undefined) return 0; // NULL: C decides
+  const what = kind === 'options' ? 'opt' : 'd';
+  if (typeof d !== 'object') throw invalid(fn, `${what} is not an object`);
+  const at = W.scratch + DESC, view = dv();
+  u8().fill(0, at, at + SHAPES[0]);
+  DESCS[kind].split(' ').forEach((field, i) => {
+    const [name, type] = field.split(':');
+    const v = CHECK[type](fn, `${what}->${name}`, d[name] ?? 0);
+    if (type === 'f') view.setFloat32(at + 4 * i, v, true);
+    else view.setUint32(at + 4 * i, v >>> 0, true);
+  });
+  return at;
+}
+
+// Writes shape (an array of sizes) for a call whose next argument is its
+// rank; which: the scratch slot.
+function writeShape(fn, name, shape, rank, which) {
+  if (shape === null || shape === undefined) return 0;
+  if (typeof shape !== 'object' || typeof shape.length !== 'number')
+    throw invalid(fn, `${name} is not an array`);
+  if (Number.isInteger(rank) && rank <= 8 && shape.length < rank)
+    throw invalid(fn, `${name} has ${shape.length} entries, fewer than its rank ${rank}`);
+  const at = W.scratch + SHAPES[which], view = dv();
+  for (let i = 0; i < Math.min(shape.length, 8); i++)
+    view.setUint32(at + 4 * i, CHECK.z(fn, `${name}[${i}]`, shape[i]), true);
+  return at;
+}
+
+// The plain operations: C name and parameters (name:type) after ctx.
+const SIGS = {
+  free: 'wgc_free base:p',
+  copy: 'wgc_copy dst:p src:p bytes:z',
+  poll: 'wgc_poll',
+  gemm: 'wgc_gemm layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z b:p ldb:z beta:f c:p ldc:z',
+  gemmBatched: 'wgc_gemm_batched layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z stride_a:z ' +
+    'b:p ldb:z stride_b:z beta:f c:p ldc:z stride_c:z batch_count:z',
+  conv2d: 'wgc_conv2d d:conv input:p filter:p bias:p output:p',
+  attention: 'wgc_attention d:attn q:p k:p v:p o:p',
+  reduce: 'wgc_reduce op:e input:p output:p shape:shape rank:z axis:z',
+  unary: 'wgc_unary op:e input:p output:p n:z',
+  binary: 'wgc_binary op:e a:p b:p out:p n:z',
+  binaryBroadcast: 'wgc_binary_broadcast op:e a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+};
+
+function marshal(fn, params, args) {
+  if (args.length !== params.length)
+    throw invalid(fn, `takes ${params.length} arguments after the context, got ${args.length}`);
+  let shapes = 0;
+  return params.map(([name, type], i) => {
+    const v = args[i];
+    if (type === 'conv' || type === 'attn') return writeDesc(fn, type, v);
+    if (type === 'shape') return writeShape(fn, name, v, args[i + 1], shapes++);
+    return CHECK[type](fn, name, v);
+  });
+}
+
+class Context {
+  constructor(ptr) {
+    Object.defineProperty(this, '_ptr', { value: ptr, writable: true });
+    this.backendName = str(W.exports.wgc_backend_name(ptr));
+    this.adapterName = str(W.exports.wgc_adapter_name(ptr));
+  }
+
+  // A status that is not OK becomes a WgcError.
+  _check(s) {
+    if (s !== OK) throw fail(s, this._ptr);
+  }
+
+  // The error of a callback: the context's last error if this call set it,
+  // or if the device failed (the poll that fired it recorded the reason,
+  // which may read as an earlier one).
+  _asyncError(s, fn, before) {
+    const now = this._ptr ? str(W.exports.wgc_last_error(this._ptr)) : '';
+    const device = s === ERR_DEVICE || s === ERR_DEVICE_LOST || s === ERR_OUT_OF_MEMORY;
+    const msg = now && (now !== before || device) ? now : `${fn}: ${str(W.exports.wgc_status_string(s))}`;
+    return new WgcError(nameOf(s), msg);
+  }
+
+  alloc(bytes) {
+    CHECK.z('wgc_alloc', 'bytes', bytes);
+    this._check(W.exports.wgc_alloc(this._ptr, bytes, W.scratch + OUT));
+    return dv().getBigUint64(W.scratch + OUT, true);
+  }
+
+  upload(dst, data) {
+    const fn = 'wgc_upload';
+    CHECK.p(fn, 'dst', dst);
+    if (!ArrayBuffer.isView(data) && !(data instanceof ArrayBuffer))
+      throw invalid(fn, 'src is not a Float32Array (or another ArrayBuffer view)');
+    const bytes = new Uint8Array(data.buffer ?? data, data.byteOffset ?? 0, data.byteLength);
+    const p = bytes.length ? W.exports.malloc(bytes.length) : 0;
+    if (bytes.length && !p)
+      throw new WgcError('OUT_OF_MEMORY', `${fn}: cannot stage ${bytes.length} bytes in wasm memory`);
+    try {
+      u8().set(bytes, p);
+      this._check(W.exports.wgc_upload(this._ptr, dst, p, bytes.length));
+    } finally {
+      if (p) W.exports.free(p);
+    }
+  }
+
+  // Resolves to a new Float32Array of count elements read at src.
+  async download(src, count) {
+    const fn = 'wgc_download_async';
+    CHECK.p(fn, 'src', src);
+    CHECK.z(fn, 'count', count);
+    const bytes = 4 * count;
+    if (bytes > 0xffffffff) throw invalid(fn, `count ${count} exceeds wasm32's address space`);
+    const dst = bytes ? W.exports.malloc(bytes) : 0;
+    if (bytes && !dst)
+      throw new WgcError('OUT_OF_MEMORY', `${fn}: cannot stage ${bytes} bytes in wasm memory`);
+    const before = str(W.exports.wgc_last_error(this._ptr));
+    return new Promise((resolve, reject) => {
+      const t = token((s) => {
+        const out = s === OK ? new Float32Array(W.exports.memory.buffer.slice(dst, dst + bytes)) : null;
+        if (dst) W.exports.free(dst);
+        if (s === OK) resolve(out);
+        else reject(this._asyncError(s, fn, before));
+      });
+      const s = W.exports.wgc_js_download_async(this._ptr, dst, src, bytes, t);
+      if (s !== OK) {
+        W.tokens.delete(t);
+        if (dst) W.exports.free(dst);
+        reject(fail(s, this._ptr));
+      } else {
+        schedulePoll();
+      }
+    });
+  }
+
+  // Resolves once all work issued so far is done.
+  async synchronize() {
+    const fn = 'wgc_synchronize_async';
+    const before = str(W.exports.wgc_last_error(this._ptr));
+    return new Promise((resolve, reject) => {
+      const t = token((s) => (s === OK ? resolve() : reject(this._asyncError(s, fn, before))));
+      const s = W.exports.wgc_js_synchronize_async(this._ptr, t);
+      if (s !== OK) {
+        W.tokens.delete(t);
+        reject(fail(s, this._ptr));
+      } else {
+        schedulePoll();
+      }
+    });
+  }
+
+  // Pending downloads and synchronizations reject with CANCELLED. Every
+  // later call fails as on a NULL context.
+  destroy() {
+    const p = this._ptr;
+    this._ptr = 0;
+    W.exports.wgc_destroy(p);
+  }
+
+  lastError() { return str(W.exports.wgc_last_error(this._ptr)); }
+  pipelinesCompiled() { return W.exports.wgc_pipelines_compiled(this._ptr) >>> 0; }
+  conv2dOutputSize(d) { return conv2dOutputSize(d); }
+  statusName(s) { return nameOf(s); }
+  statusString(s) { return str(W.exports.wgc_status_string(s)); }
+}
+
+for (const [method, sig] of Object.entries(SIGS)) {
+  const [fn, ...rest] = sig.split(' ');
+  const params = rest.map((p) => p.split(':'));
+  Context.prototype[method] = function (...args) {
+    const a = marshal(fn, params, args);
+    this._check(W.exports[fn](this._ptr, ...a));
+  };
+}
+
+// ---- module functions ----
+
+// options: {backend, power, cpu_threads, max_binding_bytes} as wgc_options
+// (missing fields 0, the defaults); resolves to a
+// context, rejects with a WgcError (e.g. status "NO_ADAPTER" for
+// {backend: BACKEND_WEBGPU} without an adapter).
+export async function create(options) {
+  await instance();
+  const opt = writeDesc('wgc_create_async', 'options', options);
+  return new Promise((resolve, reject) => {
+    const t = token((s, ptr) => (s === OK ? resolve(new Context(ptr)) : reject(fail(s, 0))));
+    const s = W.exports.wgc_js_create_async(opt, t);
+    if (s !== OK) {
+      W.tokens.delete(t);
+      reject(fail(s, 0));
+    } else {
+      schedulePoll();
+    }
+  });
+}
+
+function loaded(fn) {
+  if (!W.exports) throw new WgcError('INVALID_ARGUMENT', `${fn}: the module is not loaded yet; await create() first`);
+}
+
+// {p, q} of wgc_conv2d_output_size; needs the module loaded (by create).
+export function conv2dOutputSize(d) {
+  const fn = 'wgc_conv2d_output_size';
+  loaded(fn);
+  const s = W.exports.wgc_conv2d_output_size(writeDesc(fn, 'conv', d), W.scratch + OUT, W.scratch + OUT2);
+  if (s !== OK) throw fail(s, 0);
+  return { p: dv().getUint32(W.scratch + OUT, true), q: dv().getUint32(W.scratch + OUT2, true) };
+}
+
+export function statusName(s) { loaded('wgc_status_name'); return nameOf(s); }
+export function statusString(s) { loaded('wgc_status_string'); return str(W.exports.wgc_status_string(s)); }
+// wgc_last_error(NULL): the last failure that had no context.
+export function lastError() { loaded('wgc_last_error'); return str(W.exports.wgc_last_error(0)); }
