@@ -130,7 +130,10 @@ typedef struct wgc_options {
  * runtime (libwgpu_native.so) is loaded from beside libwgc, the program's
  * rpath, or WGC_WGPU_LIBRARY; Vulkan drivers are found by the Vulkan loader,
  * and when that finds no adapter, SwiftShader from the chromium package is
- * tried. Errors: WGC_ERR_NO_ADAPTER, WGC_ERR_DEVICE, WGC_ERR_OUT_OF_MEMORY,
+ * tried. Some kernels come in two forms, one for GPUs (staging through
+ * workgroup memory) and one for software adapters on the CPU (lavapipe,
+ * SwiftShader), chosen from the adapter's type; WGC_KERNELS=gpu|cpu forces
+ * a form (for testing). Errors: WGC_ERR_NO_ADAPTER, WGC_ERR_DEVICE, WGC_ERR_OUT_OF_MEMORY,
  * WGC_ERR_WOULD_BLOCK (browser build with the WebGPU backend requested;
  * use wgc_create_async). */
 WGC_API wgc_status wgc_create(const wgc_options *opt, wgc_context **out);

@@ -89,6 +89,13 @@ static wgc_status device_error(wgc_context *ctx, const char *fn) {
 static wgc_status finish_init(wgc_context *ctx) {
   wg_state *st = state(ctx);
   gpu_device_limits(st->dev, &st->lim);
+  /* Kernels for CPU adapters or for GPUs, as detected unless overridden
+   * (tests run each family on whatever adapter they have). */
+  const char *kernels = getenv("WGC_KERNELS");
+  if (kernels && !strcmp(kernels, "gpu"))
+    st->lim.cpu_adapter = false;
+  else if (kernels && !strcmp(kernels, "cpu"))
+    st->lim.cpu_adapter = true;
   size_t cap = ctx->opt.max_binding_bytes;
   if (cap && cap < st->lim.max_storage_binding_size)
     st->lim.max_storage_binding_size = cap < 4096 ? 4096 : cap & ~(size_t)255;

@@ -18,6 +18,9 @@
  *               invocation in registers, A and B staged through workgroup
  *               memory BK (16) at a time; tiles 64x64, 32x32, 16x64, 64x16,
  *               chosen by padded work.
+ *   gemm_regs   the same tiles without workgroup memory, each invocation
+ *               reading its 4x4 block's rows and columns directly: faster
+ *               on CPU adapters, where barriers are costly.
  *   gemm_small  one invocation per output element: tiny, thin or short-k
  *               products, where tile padding would dominate.
  *   gemm_reduce second pass of split-K: sums partial sums from scratch.
@@ -376,8 +379,13 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
              "const B_NC = %s;",
              t->bm, t->bn, t->bk, t->tm, t->tn, g->cs_a == 1 ? "true" : "false",
              g->cs_b == 1 ? "true" : "false");
-    l.kernel = split ? "gemm_common+gemm+gemm_out_part"
-                     : "gemm_common+gemm+gemm_out_c";
+    /* On CPU adapters the same tiles run without workgroup memory. */
+    if (wg_limits(ctx)->cpu_adapter)
+      l.kernel = split ? "gemm_common+gemm_regs+gemm_out_part"
+                       : "gemm_common+gemm_regs+gemm_out_c";
+    else
+      l.kernel = split ? "gemm_common+gemm+gemm_out_part"
+                       : "gemm_common+gemm+gemm_out_c";
     l.consts = consts;
     prm.total = u32_of(outputs);
     l.x = u32_of(cdiv(r->nn, t->bn));

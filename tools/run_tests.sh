@@ -48,6 +48,9 @@ build() {
 
 if build lib build/test_wgc; then
   section c build/test_wgc
+  # The adapters here run on the CPU and get the kernels made for that;
+  # the WebGPU cases run again with the kernels made for GPUs.
+  section gpu-kernels env WGC_KERNELS=gpu build/test_wgc webgpu
 fi
 if build build/test_wgc_asan; then
   # ASan's dlopen interceptor hides the program's rpath from the runtime

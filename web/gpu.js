@@ -71,7 +71,11 @@ export function gpuImports(wasm) {
         const info = adapter.info ?? {};
         const name = info.description ||
           [info.vendor, info.architecture, info.device].filter(Boolean).join(' ') || 'WebGPU adapter';
-        id = add({ device, queue: device.queue, name, open: 0, doomed: [] });
+        // Browsers name no adapter type; software ones show in their info.
+        const cpu = !!info.isFallbackAdapter ||
+          /swiftshader|llvmpipe|lavapipe|warp/i.test(
+            [info.vendor, info.architecture, info.device, info.description].join(' '));
+        id = add({ device, queue: device.queue, name, cpu, open: 0, doomed: [] });
         objs.get(id).dev = id;
         device.addEventListener('uncapturederror', (ev) => {
           if (objs.get(id)?.device !== device) return;
@@ -104,6 +108,7 @@ export function gpuImports(wasm) {
       d?.device.destroy();
     },
     device_limit: (dev, which) => objs.get(dev).device.limits[LIMITS[which]] ?? 0,
+    device_cpu: (dev) => (objs.get(dev).cpu ? 1 : 0),
     device_name: (dev, buf, cap) =>
       new TextEncoder().encodeInto(objs.get(dev).name, u8().subarray(buf, buf + cap)).written,
     device_of: devOf,

@@ -36,6 +36,10 @@ typedef struct gpu_limits {
   uint32_t max_workgroup_size_x, max_workgroup_size_y;
   uint32_t max_workgroup_storage_size;
   uint32_t max_storage_buffers_per_stage;
+  /* A software adapter that runs on the CPU (lavapipe, SwiftShader): there
+   * workgroup memory is ordinary memory and barriers are costly, so kernels
+   * that stage data through it lose to ones that read memory directly. */
+  bool cpu_adapter;
 } gpu_limits;
 
 /* One storage or uniform binding of a bind group; bindings are numbered by

@@ -20,6 +20,7 @@ JS(has_gpu) int js_has_gpu(void);
 JS(request_device) void js_request_device(int power, uint32_t token);
 JS(device_release) void js_device_release(gpu_id dev);
 JS(device_limit) double js_device_limit(gpu_id dev, int which);
+JS(device_cpu) int js_device_cpu(gpu_id dev);
 JS(device_name) size_t js_device_name(gpu_id dev, char *buf, size_t cap);
 JS(buffer_create)
 gpu_id js_buffer_create(gpu_id dev, double size, uint32_t usage);
@@ -286,6 +287,7 @@ void gpu_device_limits(gpu_id dev, gpu_limits *out) {
       (uint32_t)js_device_limit(dev, LIM_MAX_WORKGROUP_STORAGE_SIZE);
   out->max_storage_buffers_per_stage =
       (uint32_t)js_device_limit(dev, LIM_MAX_STORAGE_BUFFERS_PER_STAGE);
+  out->cpu_adapter = js_device_cpu(dev) != 0;
 }
 
 void gpu_device_name(gpu_id dev, char *buf, size_t cap) {

@@ -589,14 +589,17 @@ static const char *nw_adapter_type_name(WGPUAdapterType t) {
   }
 }
 
-/* "<device> (<backend>, <type>[, <driver description>])" */
-static void nw_adapter_name(WGPUAdapter adapter, char *buf, size_t cap) {
+/* "<device> (<backend>, <type>[, <driver description>])"; cpu: whether
+ * the adapter is a software one on the CPU. */
+static void nw_adapter_name(WGPUAdapter adapter, char *buf, size_t cap,
+                            bool *cpu) {
   WGPUAdapterInfo info;
   memset(&info, 0, sizeof info);
   if (wgc_nw.AdapterGetInfo(adapter, &info) != WGPUStatus_Success) {
     snprintf(buf, cap, "unknown adapter");
     return;
   }
+  *cpu = info.adapterType == WGPUAdapterType_CPU;
   int dl = (int)(sv_len(info.device) < 200 ? sv_len(info.device) : 200);
   int ds = (int)(sv_len(info.description) < 100 ? sv_len(info.description) : 100);
   const char *dev = dl ? info.device.data : "unknown device";
@@ -670,7 +673,8 @@ static wgc_status nw_open_device(WGPUAdapter adapter, gpu_id *out) {
     return WGC_ERR_DEVICE;
   }
   lim.nextInChain = NULL;
-  nw_adapter_name(adapter, d->name, sizeof d->name);
+  bool cpu = false;
+  nw_adapter_name(adapter, d->name, sizeof d->name, &cpu);
 
   WGPUDeviceDescriptor desc;
   memset(&desc, 0, sizeof desc);
@@ -707,6 +711,7 @@ static wgc_status nw_open_device(WGPUAdapter adapter, gpu_id *out) {
     return WGC_ERR_DEVICE;
   }
   nw_limits(&lim, &d->limits);
+  d->limits.cpu_adapter = cpu;
   d->queue = wgc_nw.DeviceGetQueue(device);
   nw_lock();
   d->device = device; /* now visible to nw_dev */
