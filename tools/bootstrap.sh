@@ -24,7 +24,7 @@ done
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip"
+debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip valgrind"
 # libclang-rt-14-dev-wasm32: compiler-rt builtins for wasm32 (64-bit
 # multiply with overflow checks needs __multi3).
 [ $want_browser = 1 ] && debs="$debs chromium clang lld wasi-libc libclang-rt-14-dev-wasm32 nodejs npm"

@@ -59,6 +59,12 @@ if build build/test_wgc_asan; then
     ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/tools/lsan.supp" \
     UBSAN_OPTIONS=print_stacktrace=1 build/test_wgc_asan
 fi
+# The CPU backend and the front end under valgrind (the software GPU
+# drivers are too slow there).
+if [ -x build/test_wgc ]; then
+  section valgrind valgrind -q --error-exitcode=9 --leak-check=full \
+    --errors-for-leak-kinds=definite build/test_wgc "[cpu]"
+fi
 section install tools/check_install.sh
 if build wasm; then
   section browser node tests/browser/run.mjs
