@@ -9,6 +9,7 @@
  * quantities cross as doubles (exact below 2^53), so the JS side never sees
  * BigInt. */
 #include "gpu.h"
+#include "gpu_errors.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,10 +77,7 @@ enum {
 typedef struct br_device {
   struct br_device *next;
   gpu_id id;
-  wgc_status error; /* first error since the last gpu_take_error */
-  char error_msg[400];
-  bool lost;
-  char lost_msg[400];
+  gpu_errors errors;
 } br_device;
 
 /* A completion owed to the C side; gpu.js knows it by its token. */
@@ -96,16 +94,6 @@ static br_device *devices;
 static br_op *ops;
 static uint32_t last_token;
 
-static void copy_str(char *dst, size_t cap, const char *src, size_t len) {
-  if (!dst || cap == 0)
-    return;
-  if (len > cap - 1)
-    len = cap - 1;
-  if (len)
-    memcpy(dst, src, len);
-  dst[len] = '\0';
-}
-
 static br_device *find_device(gpu_id id) {
   for (br_device *d = devices; d; d = d->next)
     if (d->id == id)
@@ -117,10 +105,8 @@ static br_device *find_device(gpu_id id) {
  * failures (out of memory) that the JS side never sees. */
 static void device_error(br_device *d, wgc_status st, const char *msg,
                          size_t len) {
-  if (d && d->error == WGC_OK) {
-    d->error = st;
-    copy_str(d->error_msg, sizeof d->error_msg, msg, len);
-  }
+  if (d)
+    gpu_errors_note(&d->errors, st, msg, len);
 }
 
 /* A new completion, or NULL when out of memory. Tokens are never 0 and
@@ -189,10 +175,10 @@ EXPORT void wgc_gpu_complete(uint32_t token, int status) {
     return;
   wgc_status st = (wgc_status)status;
   br_device *d = find_device(op->dev);
-  if (d && d->lost)
+  if (d && d->errors.lost)
     st = WGC_ERR_DEVICE_LOST;
-  else if (d && d->error != WGC_OK && st == WGC_OK)
-    st = d->error;
+  else if (d && d->errors.error != WGC_OK && st == WGC_OK)
+    st = d->errors.error;
   gpu_status_cb cb = op->cb;
   void *user = op->user;
   free(op);
@@ -208,13 +194,8 @@ EXPORT void wgc_gpu_device_error(gpu_id dev, int status, const char *msg,
 
 EXPORT void wgc_gpu_device_lost(gpu_id dev, const char *msg, size_t len) {
   br_device *d = find_device(dev);
-  if (!d || d->lost)
-    return;
-  d->lost = true;
-  if (len)
-    copy_str(d->lost_msg, sizeof d->lost_msg, msg, len);
-  else
-    copy_str(d->lost_msg, sizeof d->lost_msg, "device lost", 11);
+  if (d)
+    gpu_errors_lost(&d->errors, msg, len);
 }
 
 /* ---- device ------------------------------------------------------------- */
@@ -243,7 +224,7 @@ void gpu_device_release(gpu_id dev) {
     return;
   /* Completions still pending fire now, in order of registration; the JS
    * side's late answers find no token and are dropped. */
-  wgc_status st = d->lost ? WGC_ERR_DEVICE_LOST : WGC_ERR_CANCELLED;
+  wgc_status st = d->errors.lost ? WGC_ERR_DEVICE_LOST : WGC_ERR_CANCELLED;
   for (;;) {
     br_op *last = NULL;
     for (br_op *op = ops; op; op = op->next)
@@ -302,20 +283,10 @@ wgc_status gpu_take_error(gpu_id dev, char *msg, size_t cap) {
     msg[0] = '\0';
   br_device *d = find_device(dev);
   if (!d) {
-    copy_str(msg, cap, "no such device", 14);
+    gpu_copy_str(msg, cap, "no such device", 14);
     return WGC_ERR_INVALID_ARGUMENT;
   }
-  wgc_status st = WGC_OK;
-  if (d->lost) {
-    st = WGC_ERR_DEVICE_LOST;
-    copy_str(msg, cap, d->lost_msg, strlen(d->lost_msg));
-  } else if (d->error != WGC_OK) {
-    st = d->error;
-    copy_str(msg, cap, d->error_msg, strlen(d->error_msg));
-  }
-  d->error = WGC_OK;
-  d->error_msg[0] = '\0';
-  return st;
+  return gpu_errors_take(&d->errors, msg, cap);
 }
 
 /* ---- buffers ------------------------------------------------------------ */

@@ -14,6 +14,7 @@
  * from gpu_device_release for what is still pending then), never inside
  * the call that registered it. */
 #include "gpu/gpu.h"
+#include "gpu/gpu_errors.h"
 #include "gpu/native_wgpu.h"
 
 #include <pthread.h>
@@ -52,12 +53,7 @@ typedef struct nw_device {
   uint64_t serial; /* tells callbacks of a released device from a new one */
   gpu_limits limits;
   char name[256];
-  /* error state, under g_lock */
-  unsigned error_count; /* every error reported, to detect a new one */
-  wgc_status error;     /* the first one not yet taken */
-  char error_msg[1024];
-  bool lost;
-  char lost_msg[256];
+  gpu_errors errors; /* under g_lock */
   nw_op *ops, *ops_tail; /* pending completions, in registration order */
 } nw_device;
 
@@ -178,20 +174,6 @@ static size_t sv_len(WGPUStringView s) {
   return s.length == WGPU_STRLEN ? strlen(s.data) : s.length;
 }
 
-static void copy_str(char *dst, size_t cap, const char *src, size_t len) {
-  if (!dst || cap == 0)
-    return;
-  if (len > cap - 1)
-    len = cap - 1;
-  if (len)
-    memcpy(dst, src, len);
-  dst[len] = '\0';
-}
-
-static void copy_sv(char *dst, size_t cap, WGPUStringView s) {
-  copy_str(dst, cap, s.data, sv_len(s));
-}
-
 /* wgpu-native's messages span lines ("Validation Error\n\nCaused by:\n
  *   In wgpuDeviceCreateBuffer\n    Buffer size ..."): made one line, the
  * boilerplate dropped, whitespace runs collapsed. */
@@ -227,12 +209,10 @@ static void nw_tidy(char *s) {
 /* Records an error on d unless one is pending. With g_lock held. */
 static void nw_error_locked(nw_device *d, wgc_status st, const char *msg,
                             size_t len) {
-  d->error_count++;
-  if (d->error == WGC_OK) {
-    d->error = st;
-    copy_str(d->error_msg, sizeof d->error_msg, msg, len);
-    nw_tidy(d->error_msg);
-  }
+  bool first = d->errors.error == WGC_OK;
+  gpu_errors_note(&d->errors, st, msg, len);
+  if (first)
+    nw_tidy(d->errors.msg);
 }
 
 static void nw_error(nw_device *d, wgc_status st, const char *msg) {
@@ -243,7 +223,7 @@ static void nw_error(nw_device *d, wgc_status st, const char *msg) {
 
 static unsigned nw_error_count(nw_device *d) {
   nw_lock();
-  unsigned n = d->error_count;
+  unsigned n = d->errors.count;
   nw_unlock();
   return n;
 }
@@ -268,12 +248,8 @@ static void nw_on_device_lost(WGPUDevice const *device,
     return;
   nw_lock();
   nw_device *d = nw_dev_from_user_locked(u1, u2);
-  if (d && !d->lost) {
-    d->lost = true;
-    copy_sv(d->lost_msg, sizeof d->lost_msg, message);
-    if (!d->lost_msg[0])
-      copy_str(d->lost_msg, sizeof d->lost_msg, "device lost", 11);
-  }
+  if (d)
+    gpu_errors_lost(&d->errors, message.data, sv_len(message));
   nw_unlock();
 }
 
@@ -282,20 +258,11 @@ wgc_status gpu_take_error(gpu_id dev, char *msg, size_t cap) {
     msg[0] = '\0';
   nw_device *d = nw_dev(dev);
   if (!d) {
-    copy_str(msg, cap, "no such device", 14);
+    gpu_copy_str(msg, cap, "no such device", 14);
     return WGC_ERR_INVALID_ARGUMENT;
   }
   nw_lock();
-  wgc_status st = WGC_OK;
-  if (d->lost) {
-    st = WGC_ERR_DEVICE_LOST;
-    copy_str(msg, cap, d->lost_msg, strlen(d->lost_msg));
-  } else if (d->error != WGC_OK) {
-    st = d->error;
-    copy_str(msg, cap, d->error_msg, strlen(d->error_msg));
-  }
-  d->error = WGC_OK;
-  d->error_msg[0] = '\0';
+  wgc_status st = gpu_errors_take(&d->errors, msg, cap);
   nw_unlock();
   return st;
 }
@@ -374,7 +341,7 @@ static nw_op *nw_op_pop_done_locked(gpu_id id) {
   nw_device *d = o->u.device;
   nw_op *prev = NULL;
   for (nw_op *op = d->ops; op; prev = op, op = op->next) {
-    if (!op->done && !d->lost)
+    if (!op->done && !d->errors.lost)
       continue;
     if (prev)
       prev->next = op->next;
@@ -752,7 +719,7 @@ void gpu_device_limits(gpu_id dev, gpu_limits *out) {
 void gpu_device_name(gpu_id dev, char *buf, size_t cap) {
   nw_device *d = nw_dev(dev);
   const char *name = d ? d->name : "";
-  copy_str(buf, cap, name, strlen(name));
+  gpu_copy_str(buf, cap, name, strlen(name));
 }
 
 /* Releases the runtime objects of a table entry other than a device. */
@@ -779,7 +746,7 @@ void gpu_device_release(gpu_id dev) {
   /* Let submitted work finish so pending completions get real statuses.
    * (wgpu-native aborts the process when polling a lost device.) */
   nw_lock();
-  bool lost = d->lost;
+  bool lost = d->errors.lost;
   nw_unlock();
   if (!lost)
     wgc_nw.DevicePoll(d->device, 1, NULL);
@@ -791,7 +758,7 @@ void gpu_device_release(gpu_id dev) {
     nw_unlock();
     return;
   }
-  lost = d->lost;
+  lost = d->errors.lost;
   nw_id_free_locked(dev);
   size_t nchild = 0;
   for (uint32_t i = 0; i < g_nslots; i++)
@@ -1306,7 +1273,7 @@ bool gpu_process_events(gpu_id dev, bool wait) {
   if (!d)
     return true;
   nw_lock();
-  bool lost = d->lost;
+  bool lost = d->errors.lost;
   nw_unlock();
   /* Completions run from the device's poll (wgpu-native has no other event
    * source: requests answer at once). wgpuInstanceProcessEvents would poll
