@@ -81,6 +81,10 @@ export interface Context {
   copy(dst: Ptr, src: Ptr, bytes: number): void;
   /** Resolves once all work issued so far is done. */
   synchronize(): Promise<void>;
+  /** The same as download: the C _async form. */
+  downloadAsync(src: Ptr, count: number): Promise<Float32Array>;
+  /** The same as synchronize: the C _async form. */
+  synchronizeAsync(): Promise<void>;
   /** Runs due callbacks (they also run by themselves from the event loop). */
   poll(): void;
   /** Pending downloads and synchronizations reject with CANCELLED; later calls fail. */

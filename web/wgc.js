@@ -316,6 +316,10 @@ class Context {
     W.exports.wgc_destroy(p);
   }
 
+  // The C _async forms: in JS every completion is a promise already.
+  downloadAsync(src, count) { return this.download(src, count); }
+  synchronizeAsync() { return this.synchronize(); }
+
   lastError() { return str(W.exports.wgc_last_error(this._ptr)); }
   pipelinesCompiled() { return W.exports.wgc_pipelines_compiled(this._ptr) >>> 0; }
   conv2dOutputSize(d) { return conv2dOutputSize(d); }
