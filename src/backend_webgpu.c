@@ -61,6 +61,7 @@ struct wg_state {
   wg_work_done *works;
   /* device request (init) */
   bool request_done;
+  bool abandoned; /* its wgc_create returned WGC_ERR_WOULD_BLOCK */
   wgc_status request_status;
   void (*init_done)(wgc_context *, wgc_status);
   wgc_context *ctx;
@@ -111,6 +112,12 @@ static wgc_status finish_init(wgc_context *ctx) {
 
 static void device_ready(wgc_status s, gpu_id dev, void *user) {
   wg_state *st = user;
+  if (st->abandoned) { /* a wgc_create that could not wait returned */
+    if (s == WGC_OK)
+      gpu_device_release(dev);
+    free(st);
+    return;
+  }
   st->request_done = true;
   st->request_status = s;
   st->dev = dev;
@@ -153,8 +160,8 @@ static wgc_status wg_init(wgc_context *ctx, const wgc_options *opt) {
     return s;
   wg_state *st = state(ctx);
   if (!st->request_done && !gpu_can_wait()) {
-    /* The request stays in flight; its completion finds init_done unset
-     * and the state is leaked deliberately rather than freed under it. */
+    /* The request stays in flight; its completion frees the state. */
+    st->abandoned = true;
     ctx->impl = NULL;
     return wgc_fail(ctx, WGC_ERR_WOULD_BLOCK,
                     "wgc_create: creating a WebGPU context here needs "
