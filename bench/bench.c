@@ -90,8 +90,8 @@ typedef struct chain {
 static void run_chain(wgc_context *ctx, void *arg) {
   chain *c = arg;
   for (int i = 0; i < c->ops; i++) {
-    OK(ctx, wgc_unary(ctx, i % 2 ? WGC_UNARY_NEG : WGC_UNARY_ABS, c->x, c->x,
-                      c->n));
+    OK(ctx,
+       wgc_unary(ctx, i % 2 ? WGC_UNARY_NEG : WGC_UNARY_ABS, c->x, c->x, c->n));
     if (c->wait_each)
       OK(ctx, wgc_synchronize(ctx));
   }
@@ -109,17 +109,15 @@ static void run_batch(wgc_context *ctx, void *arg) {
   batch *bt = arg;
   size_t nn = bt->n * bt->n;
   if (!bt->looped) {
-    OK(ctx, wgc_gemm_batched(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS,
-                             bt->n, bt->n, bt->n, 1.0f, bt->a, bt->n, nn,
-                             bt->b, bt->n, nn, 0.0f, bt->c, bt->n, nn,
-                             bt->count));
+    OK(ctx, wgc_gemm_batched(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, bt->n,
+                             bt->n, bt->n, 1.0f, bt->a, bt->n, nn, bt->b, bt->n,
+                             nn, 0.0f, bt->c, bt->n, nn, bt->count));
     return;
   }
   for (size_t i = 0; i < bt->count; i++)
     OK(ctx, wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, bt->n, bt->n,
-                     bt->n, 1.0f, bt->a + 4 * i * nn, bt->n,
-                     bt->b + 4 * i * nn, bt->n, 0.0f, bt->c + 4 * i * nn,
-                     bt->n));
+                     bt->n, 1.0f, bt->a + 4 * i * nn, bt->n, bt->b + 4 * i * nn,
+                     bt->n, 0.0f, bt->c + 4 * i * nn, bt->n));
 }
 
 /* ---- attention, conv2d and reduce: WebGPU against the CPU backend ------ */
@@ -146,15 +144,27 @@ static void run_reduce(wgc_context *ctx, void *arg) {
 
 static void dnn_setup(wgc_context *ctx, dnn *d, int large) {
   size_t seq = large ? 1024 : 256;
-  d->ad = (wgc_attention_desc){.batch = 1, .heads = 8, .heads_kv = 2,
-                               .seq_q = seq, .seq_kv = seq, .head_dim = 64,
-                               .scale = 0.125f, .causal = WGC_CAUSAL_TOP_LEFT};
+  d->ad = (wgc_attention_desc){.batch = 1,
+                               .heads = 8,
+                               .heads_kv = 2,
+                               .seq_q = seq,
+                               .seq_kv = seq,
+                               .head_dim = 64,
+                               .scale = 0.125f,
+                               .causal = WGC_CAUSAL_TOP_LEFT};
   d->q = random_buffer(ctx, 8 * seq * 64, 4);
   d->k = random_buffer(ctx, 2 * seq * 64, 5);
   d->v = random_buffer(ctx, 2 * seq * 64, 6);
   OK(ctx, wgc_alloc(ctx, 4 * 8 * seq * 64, &d->o));
-  d->cd = (wgc_conv2d_desc){.n = 1, .c = 64, .h = 56, .w = 56, .k = 64,
-                            .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
+  d->cd = (wgc_conv2d_desc){.n = 1,
+                            .c = 64,
+                            .h = 56,
+                            .w = 56,
+                            .k = 64,
+                            .r = 3,
+                            .s = 3,
+                            .pad_h = 1,
+                            .pad_w = 1};
   d->in = random_buffer(ctx, 64 * 56 * 56, 7);
   d->f = random_buffer(ctx, 64 * 64 * 9, 8);
   OK(ctx, wgc_alloc(ctx, 4 * 64 * 56 * 56, &d->out));

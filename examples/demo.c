@@ -10,12 +10,18 @@
 #include <stdlib.h>
 #include <time.h>
 
-enum { SEQ = 128, MODEL = 256, HEADS = 4, HEAD_DIM = MODEL / HEADS,
-       FF = 1024, STEPS = 5 };
+enum {
+  SEQ = 128,
+  MODEL = 256,
+  HEADS = 4,
+  HEAD_DIM = MODEL / HEADS,
+  FF = 1024,
+  STEPS = 5
+};
 
 typedef struct block {
   wgc_context *ctx;
-  wgc_ptr x, wq, wk, wv, wo, w1, w2;   /* input and weights */
+  wgc_ptr x, wq, wk, wv, wo, w1, w2;        /* input and weights */
   wgc_ptr q, k, v, att, y, x1, h, x2, mean; /* activations */
 } block;
 
@@ -23,8 +29,7 @@ typedef struct block {
   do {                                                                         \
     wgc_status s_ = (call);                                                    \
     if (s_ != WGC_OK) {                                                        \
-      fprintf(stderr, "demo: %s failed: %s\n", #call,                          \
-              wgc_last_error(b->ctx));                                         \
+      fprintf(stderr, "demo: %s failed: %s\n", #call, wgc_last_error(b->ctx)); \
       return s_;                                                               \
     }                                                                          \
   } while (0)
@@ -77,8 +82,11 @@ static wgc_status block_run(block *b) {
                          HEAD_DIM, MODEL, 1.0f, b->x, MODEL, 0, w[i], MODEL,
                          HEAD_DIM, 0.0f, out[i], HEAD_DIM, SEQ * HEAD_DIM,
                          HEADS));
-  wgc_attention_desc ad = {.batch = 1, .heads = HEADS, .seq_q = SEQ,
-                           .seq_kv = SEQ, .head_dim = HEAD_DIM,
+  wgc_attention_desc ad = {.batch = 1,
+                           .heads = HEADS,
+                           .seq_q = SEQ,
+                           .seq_kv = SEQ,
+                           .head_dim = HEAD_DIM,
                            .scale = 1.0f / sqrtf((float)HEAD_DIM),
                            .causal = WGC_CAUSAL_TOP_LEFT};
   TRY(wgc_attention(c, &ad, b->q, b->k, b->v, b->att));
@@ -125,8 +133,7 @@ int main(void) {
   }
   wgc_options cpu = {.backend = WGC_BACKEND_CPU};
   if (wgc_create(&cpu, &ref.ctx) != WGC_OK) {
-    fprintf(stderr, "demo: wgc_create(cpu) failed: %s\n",
-            wgc_last_error(NULL));
+    fprintf(stderr, "demo: wgc_create(cpu) failed: %s\n", wgc_last_error(NULL));
     return 1;
   }
   printf("backend: %s\nadapter: %s\n", wgc_backend_name(dev.ctx),

@@ -133,9 +133,9 @@ typedef struct wgc_options {
  * tried. Some kernels come in two forms, one for GPUs (staging through
  * workgroup memory) and one for software adapters on the CPU (lavapipe,
  * SwiftShader), chosen from the adapter's type; WGC_KERNELS=gpu|cpu forces
- * a form (for testing). Errors: WGC_ERR_NO_ADAPTER, WGC_ERR_DEVICE, WGC_ERR_OUT_OF_MEMORY,
- * WGC_ERR_WOULD_BLOCK (browser build with the WebGPU backend requested;
- * use wgc_create_async). */
+ * a form (for testing). Errors: WGC_ERR_NO_ADAPTER, WGC_ERR_DEVICE,
+ * WGC_ERR_OUT_OF_MEMORY, WGC_ERR_WOULD_BLOCK (browser build with the WebGPU
+ * backend requested; use wgc_create_async). */
 WGC_API wgc_status wgc_create(const wgc_options *opt, wgc_context **out);
 
 /* As wgc_create, without waiting. Argument errors are returned; everything
@@ -220,17 +220,19 @@ WGC_API wgc_status wgc_gemm(wgc_context *ctx, wgc_layout layout,
 /* cublasSgemmStridedBatched: batch i uses a + i*stride_a elements, etc.
  * stride_a or stride_b may be 0 (shared). C batches must not overlap.
  * A, B and C may live in one allocation. */
-WGC_API wgc_status wgc_gemm_batched(
-    wgc_context *ctx, wgc_layout layout, wgc_transpose ta, wgc_transpose tb,
-    size_t m, size_t n, size_t k, float alpha, wgc_ptr a, size_t lda,
-    size_t stride_a, wgc_ptr b, size_t ldb, size_t stride_b, float beta,
-    wgc_ptr c, size_t ldc, size_t stride_c, size_t batch_count);
+WGC_API wgc_status wgc_gemm_batched(wgc_context *ctx, wgc_layout layout,
+                                    wgc_transpose ta, wgc_transpose tb,
+                                    size_t m, size_t n, size_t k, float alpha,
+                                    wgc_ptr a, size_t lda, size_t stride_a,
+                                    wgc_ptr b, size_t ldb, size_t stride_b,
+                                    float beta, wgc_ptr c, size_t ldc,
+                                    size_t stride_c, size_t batch_count);
 
 /* 2-D convolution (cross-correlation, as cuDNN and PyTorch), NCHW. */
 typedef struct wgc_conv2d_desc {
-  size_t n, c, h, w;             /* input  [n, c, h, w] */
-  size_t k, r, s;                /* filter [k, c/groups, r, s]; r, s >= 1 */
-  size_t stride_h, stride_w;     /* 0 means 1 */
+  size_t n, c, h, w;         /* input  [n, c, h, w] */
+  size_t k, r, s;            /* filter [k, c/groups, r, s]; r, s >= 1 */
+  size_t stride_h, stride_w; /* 0 means 1 */
   size_t pad_h, pad_w;
   size_t dilation_h, dilation_w; /* 0 means 1 */
   size_t groups;                 /* 0 means 1; c and k divisible by it */

@@ -91,8 +91,7 @@ static wgc_status context_init(wgc_context *ctx, const wgc_backend_ops *be) {
 
 wgc_status wgc_create(const wgc_options *opt, wgc_context **out) {
   if (!out)
-    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
-                    "wgc_create: out is NULL");
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "wgc_create: out is NULL");
   *out = NULL;
   wgc_options o;
   wgc_status s = resolve_backend(opt, "wgc_create", &o);
@@ -298,8 +297,7 @@ wgc_status wgc_synchronize(wgc_context *ctx) {
 }
 
 wgc_status wgc_synchronize_async(wgc_context *ctx,
-                                 void (*done)(wgc_status, void *),
-                                 void *user) {
+                                 void (*done)(wgc_status, void *), void *user) {
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
                     "wgc_synchronize_async: ctx is NULL");

@@ -151,9 +151,9 @@ typedef struct wgc_table {
 
 struct wgc_context {
   const wgc_backend_ops *be;
-  wgc_options opt;                  /* as requested, defaults applied */
-  struct wgc_context *next_live;    /* every live context, for poll_all */
-  void *impl; /* backend state */
+  wgc_options opt;               /* as requested, defaults applied */
+  struct wgc_context *next_live; /* every live context, for poll_all */
+  void *impl;                    /* backend state */
   wgc_table table;
   wgc_pending *pending_head, *pending_tail; /* in registration order */
   bool firing;                              /* guards re-entrant poll */
@@ -162,8 +162,7 @@ struct wgc_context {
 
 /* Records a formatted error on ctx (or the thread's context-less slot when
  * ctx is NULL) and returns status. */
-wgc_status wgc_fail(wgc_context *ctx, wgc_status status, const char *fmt,
-                    ...)
+wgc_status wgc_fail(wgc_context *ctx, wgc_status status, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 3, 4)))
 #endif

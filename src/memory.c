@@ -54,8 +54,8 @@ wgc_status wgc_free(wgc_context *ctx, wgc_ptr base) {
                     base);
   if (wgc_ptr_offset(base))
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "wgc_free: base 0x%016" PRIx64
-                    " points %" PRIu64 " bytes into its allocation, not at "
+                    "wgc_free: base 0x%016" PRIx64 " points %" PRIu64
+                    " bytes into its allocation, not at "
                     "its base",
                     base, wgc_ptr_offset(base));
   ctx->be->free(ctx, s->mem);
@@ -70,8 +70,8 @@ static wgc_status check_range(wgc_context *ctx, const char *fn,
   if (bytes % 4)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: bytes %zu is not a multiple of 4", fn, bytes);
-  *op = (wgc_operand){.param = param, .addr = addr, .bytes = bytes,
-                      .repeat = 1};
+  *op =
+      (wgc_operand){.param = param, .addr = addr, .bytes = bytes, .repeat = 1};
   return wgc_check_operand(ctx, fn, op);
 }
 

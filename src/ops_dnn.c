@@ -13,11 +13,16 @@ static wgc_status conv_desc(wgc_context *ctx, const char *fn,
   if (!in)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: d is NULL", fn);
   *d = *in;
-  if (!d->stride_h) d->stride_h = 1;
-  if (!d->stride_w) d->stride_w = 1;
-  if (!d->dilation_h) d->dilation_h = 1;
-  if (!d->dilation_w) d->dilation_w = 1;
-  if (!d->groups) d->groups = 1;
+  if (!d->stride_h)
+    d->stride_h = 1;
+  if (!d->stride_w)
+    d->stride_w = 1;
+  if (!d->dilation_h)
+    d->dilation_h = 1;
+  if (!d->dilation_w)
+    d->dilation_w = 1;
+  if (!d->groups)
+    d->groups = 1;
   if (!d->r || !d->s)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d->r %zu and d->s %zu must be at least 1", fn, d->r,
@@ -68,8 +73,8 @@ static bool product(const size_t *dims, size_t count, size_t *out) {
   return true;
 }
 
-static wgc_status check_all(wgc_context *ctx, const char *fn,
-                            wgc_operand *ops, size_t count) {
+static wgc_status check_all(wgc_context *ctx, const char *fn, wgc_operand *ops,
+                            size_t count) {
   for (size_t i = 0; i < count; i++) {
     wgc_status s = wgc_check_operand(ctx, fn, &ops[i]);
     if (s != WGC_OK)
@@ -86,13 +91,12 @@ static wgc_status check_all(wgc_context *ctx, const char *fn,
 }
 
 static wgc_operand operand(const char *param, wgc_ptr addr, size_t elems) {
-  return (wgc_operand){.param = param, .addr = addr,
-                       .bytes = 4 * (uint64_t)elems, .repeat = 1};
+  return (wgc_operand){
+      .param = param, .addr = addr, .bytes = 4 * (uint64_t)elems, .repeat = 1};
 }
 
-wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d,
-                      wgc_ptr input, wgc_ptr filter, wgc_ptr bias,
-                      wgc_ptr output) {
+wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d, wgc_ptr input,
+                      wgc_ptr filter, wgc_ptr bias, wgc_ptr output) {
   const char *fn = "wgc_conv2d";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
@@ -144,8 +148,8 @@ wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
     ad->heads_kv = ad->heads;
   if (ad->heads_kv && ad->heads % ad->heads_kv)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: d->heads %zu is not a multiple of d->heads_kv %zu",
-                    fn, ad->heads, ad->heads_kv);
+                    "%s: d->heads %zu is not a multiple of d->heads_kv %zu", fn,
+                    ad->heads, ad->heads_kv);
   if (!(isfinite(ad->scale) && ad->scale > 0))
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d->scale %g must be finite and > 0", fn,

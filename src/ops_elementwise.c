@@ -6,8 +6,8 @@
 #include <string.h>
 
 static wgc_operand operand(const char *param, wgc_ptr addr, size_t elems) {
-  return (wgc_operand){.param = param, .addr = addr,
-                       .bytes = 4 * (uint64_t)elems, .repeat = 1};
+  return (wgc_operand){
+      .param = param, .addr = addr, .bytes = 4 * (uint64_t)elems, .repeat = 1};
 }
 
 wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
@@ -78,7 +78,8 @@ wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
                     "%s: n %zu is too large to address", fn, n);
   if (n == 0)
     return WGC_OK;
-  wgc_operand in = operand("input", input, n), out = operand("output", output, n);
+  wgc_operand in = operand("input", input, n),
+              out = operand("output", output, n);
   wgc_status s = wgc_check_operand(ctx, fn, &in);
   if (s == WGC_OK)
     s = wgc_check_operand(ctx, fn, &out);
@@ -97,8 +98,7 @@ static void merge_dims(wgc_binary_args *b) {
   for (size_t i = 0; i < b->rank; i++) {
     if (b->shape[i] == 1)
       continue;
-    if (r > 0 &&
-        b->stride_a[r - 1] == b->stride_a[i] * b->shape[i] &&
+    if (r > 0 && b->stride_a[r - 1] == b->stride_a[i] * b->shape[i] &&
         b->stride_b[r - 1] == b->stride_b[i] * b->shape[i]) {
       b->shape[r - 1] *= b->shape[i];
       b->stride_a[r - 1] = b->stride_a[i];
@@ -155,15 +155,19 @@ wgc_status wgc_binary(wgc_context *ctx, wgc_binary_op op, wgc_ptr a, wgc_ptr b,
                     "%s: n %zu is too large to address", fn, n);
   if (n == 0)
     return WGC_OK;
-  wgc_binary_args args = {.op = op, .rank = 1, .count = n, .shape = {n},
-                          .stride_a = {1}, .stride_b = {1}};
+  wgc_binary_args args = {.op = op,
+                          .rank = 1,
+                          .count = n,
+                          .shape = {n},
+                          .stride_a = {1},
+                          .stride_b = {1}};
   return binary_run(ctx, fn, &args, a, n, b, n, out);
 }
 
 wgc_status wgc_binary_broadcast(wgc_context *ctx, wgc_binary_op op, wgc_ptr a,
-                                const size_t *shape_a, size_t rank_a,
-                                wgc_ptr b, const size_t *shape_b,
-                                size_t rank_b, wgc_ptr out) {
+                                const size_t *shape_a, size_t rank_a, wgc_ptr b,
+                                const size_t *shape_b, size_t rank_b,
+                                wgc_ptr out) {
   const char *fn = "wgc_binary_broadcast";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
@@ -171,11 +175,11 @@ wgc_status wgc_binary_broadcast(wgc_context *ctx, wgc_binary_op op, wgc_ptr a,
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: op %d is not a wgc_binary_op", fn, (int)op);
   if (rank_a > WGC_MAX_RANK)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: rank_a %zu is above %d", fn, rank_a, WGC_MAX_RANK);
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: rank_a %zu is above %d",
+                    fn, rank_a, WGC_MAX_RANK);
   if (rank_b > WGC_MAX_RANK)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: rank_b %zu is above %d", fn, rank_b, WGC_MAX_RANK);
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: rank_b %zu is above %d",
+                    fn, rank_b, WGC_MAX_RANK);
   if (rank_a && !shape_a)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: shape_a is NULL with rank_a %zu", fn, rank_a);
@@ -208,8 +212,7 @@ wgc_status wgc_binary_broadcast(wgc_context *ctx, wgc_binary_op op, wgc_ptr a,
   b_n = sb;
   if (!ok || args.count > SIZE_MAX / 4)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: the shapes describe tensors too large to address",
-                    fn);
+                    "%s: the shapes describe tensors too large to address", fn);
   if (args.count == 0)
     return WGC_OK;
   if (rank == 0)

@@ -43,8 +43,8 @@ static wgc_status gemm_common(wgc_context *ctx, const char *fn,
   if (m == 0 || n == 0 || batch == 0)
     return WGC_OK;
 
-  wgc_gemm_args g = {.m = m, .n = n, .k = k, .batch = batch,
-                     .alpha = alpha, .beta = beta};
+  wgc_gemm_args g = {
+      .m = m, .n = n, .k = k, .batch = batch, .alpha = alpha, .beta = beta};
   g.rs_a = row != tra ? lda : 1;
   g.cs_a = row != tra ? 1 : lda;
   g.rs_b = row != trb ? ldb : 1;
@@ -55,15 +55,24 @@ static wgc_status gemm_common(wgc_context *ctx, const char *fn,
   g.batch_b = stride_b;
   g.batch_c = stride_c;
 
-  wgc_operand A = {.param = "a", .addr = a,
-                   .bytes = wgc_sat_mul(4, wgc_matrix_span(m, k, g.rs_a, g.cs_a)),
-                   .stride = wgc_sat_mul(4, stride_a), .repeat = batch};
-  wgc_operand B = {.param = "b", .addr = b,
-                   .bytes = wgc_sat_mul(4, wgc_matrix_span(k, n, g.rs_b, g.cs_b)),
-                   .stride = wgc_sat_mul(4, stride_b), .repeat = batch};
-  wgc_operand C = {.param = "c", .addr = c,
-                   .bytes = wgc_sat_mul(4, wgc_matrix_span(m, n, g.rs_c, g.cs_c)),
-                   .stride = wgc_sat_mul(4, stride_c), .repeat = batch};
+  wgc_operand A = {.param = "a",
+                   .addr = a,
+                   .bytes =
+                       wgc_sat_mul(4, wgc_matrix_span(m, k, g.rs_a, g.cs_a)),
+                   .stride = wgc_sat_mul(4, stride_a),
+                   .repeat = batch};
+  wgc_operand B = {.param = "b",
+                   .addr = b,
+                   .bytes =
+                       wgc_sat_mul(4, wgc_matrix_span(k, n, g.rs_b, g.cs_b)),
+                   .stride = wgc_sat_mul(4, stride_b),
+                   .repeat = batch};
+  wgc_operand C = {.param = "c",
+                   .addr = c,
+                   .bytes =
+                       wgc_sat_mul(4, wgc_matrix_span(m, n, g.rs_c, g.cs_c)),
+                   .stride = wgc_sat_mul(4, stride_c),
+                   .repeat = batch};
   wgc_status s = wgc_check_operand(ctx, fn, &A);
   if (s == WGC_OK)
     s = wgc_check_operand(ctx, fn, &B);
@@ -92,8 +101,8 @@ wgc_status wgc_gemm(wgc_context *ctx, wgc_layout layout, wgc_transpose ta,
                     wgc_transpose tb, size_t m, size_t n, size_t k, float alpha,
                     wgc_ptr a, size_t lda, wgc_ptr b, size_t ldb, float beta,
                     wgc_ptr c, size_t ldc) {
-  return gemm_common(ctx, "wgc_gemm", layout, ta, tb, m, n, k, alpha, a, lda,
-                     0, b, ldb, 0, beta, c, ldc, 0, 1);
+  return gemm_common(ctx, "wgc_gemm", layout, ta, tb, m, n, k, alpha, a, lda, 0,
+                     b, ldb, 0, beta, c, ldc, 0, 1);
 }
 
 wgc_status wgc_gemm_batched(wgc_context *ctx, wgc_layout layout,
@@ -102,7 +111,7 @@ wgc_status wgc_gemm_batched(wgc_context *ctx, wgc_layout layout,
                             size_t lda, size_t stride_a, wgc_ptr b, size_t ldb,
                             size_t stride_b, float beta, wgc_ptr c, size_t ldc,
                             size_t stride_c, size_t batch_count) {
-  return gemm_common(ctx, "wgc_gemm_batched", layout, ta, tb, m, n, k, alpha,
-                     a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
-                     stride_c, batch_count);
+  return gemm_common(ctx, "wgc_gemm_batched", layout, ta, tb, m, n, k, alpha, a,
+                     lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
+                     batch_count);
 }

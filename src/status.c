@@ -41,8 +41,7 @@ const char *wgc_last_error(const wgc_context *ctx) {
   return ctx ? ctx->last_error : thread_error;
 }
 
-wgc_status wgc_fail(wgc_context *ctx, wgc_status status, const char *fmt,
-                    ...) {
+wgc_status wgc_fail(wgc_context *ctx, wgc_status status, const char *fmt, ...) {
   char *dst = ctx ? ctx->last_error : thread_error;
   size_t cap = ctx ? sizeof ctx->last_error : sizeof thread_error;
   va_list ap;

@@ -26,16 +26,15 @@ uint64_t wgc_sat_add(uint64_t x, uint64_t y) {
 uint64_t wgc_matrix_span(size_t rows, size_t cols, size_t rs, size_t cs) {
   if (!rows || !cols)
     return 0;
-  return wgc_sat_add(wgc_sat_add(wgc_sat_mul(rows - 1, rs),
-                                 wgc_sat_mul(cols - 1, cs)),
-                     1);
+  return wgc_sat_add(
+      wgc_sat_add(wgc_sat_mul(rows - 1, rs), wgc_sat_mul(cols - 1, cs)), 1);
 }
 
 wgc_status wgc_check_operand(wgc_context *ctx, const char *fn,
                              wgc_operand *op) {
   if (!op->addr)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: %s is the null address", fn, op->param);
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: %s is the null address",
+                    fn, op->param);
   wgc_slot *s = wgc_table_lookup(&ctx->table, op->addr);
   if (!s)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,

@@ -48,7 +48,56 @@ typedef struct wg_launch {
   uint32_t x, y, z;
 } wg_launch;
 
+/* Flush a batch after this many dispatches, so long chains reach the GPU
+ * early without costing a submit per operation. */
+#define WG_BATCH_DISPATCHES 64
+#define WG_ARENA_BYTES (64u * 1024u)
+
 typedef struct wg_state wg_state;
+
+/* A cached pipeline: its key names the kernel, consts and binding map. */
+typedef struct wg_pipeline {
+  char *key;
+  gpu_id id;
+} wg_pipeline;
+
+/* The backend's state (ctx->impl). */
+struct wg_state {
+  gpu_id dev;
+  gpu_limits lim;
+  char name[256];
+  /* the batch being recorded */
+  gpu_id enc;
+  unsigned dispatches;
+  gpu_id arena;
+  uint8_t *arena_host;
+  size_t arena_used;
+  wg_mem **scratch; /* released at the first flush after their op ends */
+  size_t scratch_count, scratch_cap;
+  bool in_op; /* an op is recording: its scratch must outlive flushes */
+  /* pipeline cache */
+  wg_pipeline *pipes;
+  size_t pipe_count, pipe_cap;
+  size_t compiled;
+  /* completions in flight (backend_webgpu.c) */
+  struct wg_transfer *downloads;
+  struct wg_work_done *works;
+  /* device request (init) */
+  bool request_done;
+  bool abandoned; /* its wgc_create returned WGC_ERR_WOULD_BLOCK */
+  wgc_status request_status;
+  void (*init_done)(wgc_context *, wgc_status);
+  wgc_context *ctx;
+};
+
+/* Submits the batch being recorded, if any, and (outside an op) releases
+ * scratch memory. Never waits. */
+void wg_flush(wg_state *st);
+/* The encoder of the batch being recorded, begun if needed. */
+gpu_id wg_encoder(wg_state *st);
+/* A device error reported since the last call, as a status and message on
+ * ctx naming fn; WGC_OK when none. */
+wgc_status wg_device_error(wgc_context *ctx, const char *fn);
 
 /* Records one dispatch into the current batch (submitted at the next flush
  * point). fn names the public entry point for error messages. */
