@@ -277,3 +277,36 @@ TEST(engine_large_grids) {
   }
   case_end();
 }
+
+/* A reduction axis of 10^7 elements: every element counts (the replaced
+ * backend dropped data past 65,536) and the sum is exact to float
+ * tolerance against a double accumulation. */
+TEST(engine_long_axis) {
+  if (!case_begin("engine[webgpu] SUM and MAX over an axis of 10^7"))
+    return;
+  wgc_context *gpu = test_ctx(WGC_BACKEND_WEBGPU);
+  const size_t n = 10000000;
+  float *x = gpu ? falloc(n) : NULL;
+  if (x) {
+    fill_uniform(x, n, -1.0f, 1.0f, 27);
+    x[n - 1] = 3.5f; /* the maximum sits in the very last element */
+    double exact = 0, mag = 0;
+    for (size_t i = 0; i < n; i++) {
+      exact += x[i];
+      mag += fabs(x[i]);
+    }
+    wgc_ptr in = dev_from(gpu, x, n), out = dev_alloc(gpu, 8);
+    size_t shape[1] = {n};
+    RUN(wgc_reduce(gpu, WGC_REDUCE_SUM, in, out, shape, 1, 0));
+    RUN(wgc_reduce(gpu, WGC_REDUCE_MAX, in, at(out, 1), shape, 1, 0));
+    float got[2] = {0, 0};
+    dev_read(gpu, got, out, 2);
+    CHECK(fabs(got[0] - exact) <= 1e-6 * mag + 1e-3,
+          "sum %.9g, exact %.9g (sum of |x| %.3g)", got[0], exact, mag);
+    CHECK(got[1] == 3.5f, "max %.9g, want 3.5", got[1]);
+    dev_free(gpu, in);
+    dev_free(gpu, out);
+    free(x);
+  }
+  case_end();
+}
