@@ -6,6 +6,8 @@
 #include "cpu_ops.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #define ROWS_PER_TASK 16
@@ -101,7 +103,10 @@ wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
       4.0 * d->batch * d->heads * d->seq_q * (d->seq_kv + 1) * d->head_dim;
   unsigned workers = cpu_workers(ctx, tasks, work);
   size_t per = d->seq_kv + d->head_dim;
-  job.scratch = malloc(workers * per * sizeof(double));
+  /* K alone bounds seq_kv by the address space, but not 8 bytes per key
+   * times the workers: a wrapped size would allocate too little. */
+  bool fits = per <= SIZE_MAX / sizeof(double) / workers;
+  job.scratch = fits ? malloc(workers * per * sizeof(double)) : NULL;
   if (!job.scratch)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
                     "wgc_attention: out of host memory for %u score rows of "

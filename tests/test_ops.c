@@ -42,7 +42,8 @@ static const char *key_of(char *buf, size_t size, const char *op, int bi) {
   return buf;
 }
 
-/* CHECKs that got[i] == orig[i] bit for bit wherever keep[i] is false. */
+/* CHECKs that got[i] == orig[i] bit for bit wherever written[i] is false
+ * (everywhere when written is NULL). */
 static void check_untouched(const float *got, const float *orig,
                             const bool *written, size_t n, const char *what) {
   for (size_t i = 0; i < n; i++) {
@@ -52,6 +53,18 @@ static void check_untouched(const float *got, const float *orig,
       return;
     }
   }
+}
+
+/* CHECKs that only the n_out output elements between the guards changed:
+ * got and orig hold n_out + 2*GUARD floats. */
+static void check_guards(const float *got, const float *orig, size_t n_out,
+                         const char *what) {
+  size_t total = n_out + 2 * GUARD;
+  bool *written = xmalloc(total * sizeof(bool));
+  for (size_t i = 0; i < n_out; i++)
+    written[GUARD + i] = true;
+  check_untouched(got, orig, written, total, what);
+  free(written);
 }
 
 static void fmt_shape(char *buf, size_t size, const size_t *shape,
@@ -100,7 +113,8 @@ static size_t stride_of(char kind, size_t span) {
 
 static size_t odd_after(size_t x) { return x % 2 ? x : x + 1; }
 
-/* Writes the elements of batch t of a stored rows x cols matrix. */
+/* Stores vals (rows x cols, row by row) as a matrix at h, and marks each
+ * element stored in mask (when given). */
 static void place_matrix(float *h, bool *mask, wgc_layout layout, size_t ld,
                          size_t rows, size_t cols, const float *vals) {
   for (size_t r = 0; r < rows; r++)
@@ -434,11 +448,7 @@ static void run_conv(int bi, const conv_case *cc) {
       char key[64];
       CHECK_CLOSE(key_of(key, sizeof key, "conv2d", bi), NULL, got + GUARD,
                   want, ny, 0, bound);
-      bool *written = xmalloc(total * sizeof(bool));
-      for (size_t i = 0; i < ny; i++)
-        written[GUARD + i] = true;
-      check_untouched(got, y, written, total, "conv2d");
-      free(written);
+      check_guards(got, y, ny, "conv2d");
       free(want);
     }
   }
@@ -547,11 +557,7 @@ static void run_attention(int bi, const attn_case *ac) {
       char key[64];
       CHECK_CLOSE(key_of(key, sizeof key, "attention", bi), NULL, got + GUARD,
                   want, nq, 0, bound);
-      bool *written = xmalloc(total * sizeof(bool));
-      for (size_t i = 0; i < nq; i++)
-        written[GUARD + i] = true;
-      check_untouched(got, o, written, total, "attention");
-      free(written);
+      check_guards(got, o, nq, "attention");
       free(want);
     }
   }
@@ -624,13 +630,10 @@ static double sum_gamma(size_t len) {
 static bool reduce_one(wgc_context *ctx, int bi, wgc_reduce_op op,
                        const float *x, const size_t *shape, size_t rank,
                        size_t axis, const char *label) {
-  size_t nx = ref_count(shape, rank), ny = nx / (shape[axis] ? shape[axis] : 1);
-  if (!shape[axis]) {
-    size_t rest = 1;
-    for (size_t i = 0; i < rank; i++)
-      rest *= i == axis ? 1 : shape[i];
-    ny = rest;
-  }
+  /* The output is the shape without axis (not nx / len: len may be 0). */
+  size_t nx = ref_count(shape, rank), ny = 1;
+  for (size_t i = 0; i < rank; i++)
+    ny *= i == axis ? 1 : shape[i];
   size_t total = ny + 2 * GUARD;
   float *y = falloc(total), *got = falloc(total);
   fill_value(y, total, sentinel());
@@ -659,11 +662,7 @@ static bool reduce_one(wgc_context *ctx, int bi, wgc_reduce_op op,
                backend_label(test_backends[bi]));
       check_close_at(__FILE__, __LINE__, key, label, got + GUARD, want, ny, rel,
                      0, tol);
-      bool *written = xmalloc(total * sizeof(bool));
-      for (size_t i = 0; i < ny; i++)
-        written[GUARD + i] = true;
-      check_untouched(got, y, written, total, label);
-      free(written);
+      check_guards(got, y, ny, label);
       free(want);
       free(mag);
       free(tol);
@@ -848,11 +847,7 @@ static void run_unary(int bi, const unary_case *uc) {
       snprintf(op, sizeof op, "unary_%s", ref_unary_name(uc->op));
       CHECK_CLOSE(key_of(key, sizeof key, op, bi), NULL, got + GUARD, want, n,
                   rel, abs_tol);
-      bool *written = xmalloc(total * sizeof(bool));
-      for (size_t i = 0; i < n; i++)
-        written[GUARD + i] = true;
-      check_untouched(got, buf, written, total, "unary");
-      free(written);
+      check_guards(got, buf, n, "unary");
       free(want);
     }
   }
@@ -1017,11 +1012,7 @@ static void run_binary(int bi, const binary_case *bc) {
       snprintf(op, sizeof op, "binary_%s", ref_binary_name(bc->op));
       CHECK_CLOSE(key_of(key, sizeof key, op, bi), NULL, got + GUARD, want, n,
                   rel, abs_tol);
-      bool *written = xmalloc(total * sizeof(bool));
-      for (size_t i = 0; i < n; i++)
-        written[GUARD + i] = true;
-      check_untouched(got, buf, written, total, "binary");
-      free(written);
+      check_guards(got, buf, n, "binary");
       free(want);
     }
   }
@@ -1107,11 +1098,7 @@ static void run_broadcast(int bi, const bcast_case *bc) {
       char key[64];
       CHECK_CLOSE(key_of(key, sizeof key, "broadcast", bi), NULL, got + GUARD,
                   want, no, rel, abs_tol);
-      bool *written = xmalloc(total * sizeof(bool));
-      for (size_t i = 0; i < no; i++)
-        written[GUARD + i] = true;
-      check_untouched(got, buf, written, total, "broadcast");
-      free(written);
+      check_guards(got, buf, no, "broadcast");
       free(want);
     }
   }

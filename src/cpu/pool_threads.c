@@ -93,29 +93,15 @@ cpu_pool *cpu_pool_create(unsigned threads) {
   atomic_init(&pool->next, 0);
   if (threads > 1) {
     pool->workers = calloc(threads - 1, sizeof *pool->workers);
-    if (!pool->workers) {
-      free(pool);
-      return NULL;
-    }
+    if (!pool->workers)
+      goto fail_workers;
   }
-  if (pthread_mutex_init(&pool->lock, NULL) != 0) {
-    free(pool->workers);
-    free(pool);
-    return NULL;
-  }
-  if (pthread_cond_init(&pool->wake, NULL) != 0) {
-    pthread_mutex_destroy(&pool->lock);
-    free(pool->workers);
-    free(pool);
-    return NULL;
-  }
-  if (pthread_cond_init(&pool->idle, NULL) != 0) {
-    pthread_cond_destroy(&pool->wake);
-    pthread_mutex_destroy(&pool->lock);
-    free(pool->workers);
-    free(pool);
-    return NULL;
-  }
+  if (pthread_mutex_init(&pool->lock, NULL) != 0)
+    goto fail_workers;
+  if (pthread_cond_init(&pool->wake, NULL) != 0)
+    goto fail_lock;
+  if (pthread_cond_init(&pool->idle, NULL) != 0)
+    goto fail_wake;
   /* A thread that fails to start just leaves the pool smaller. */
   for (unsigned i = 1; i < threads; i++) {
     pool_worker *w = &pool->workers[i - 1];
@@ -126,6 +112,15 @@ cpu_pool *cpu_pool_create(unsigned threads) {
     pool->threads++;
   }
   return pool;
+
+fail_wake:
+  pthread_cond_destroy(&pool->wake);
+fail_lock:
+  pthread_mutex_destroy(&pool->lock);
+fail_workers:
+  free(pool->workers);
+  free(pool);
+  return NULL;
 }
 
 void cpu_pool_destroy(cpu_pool *pool) {
