@@ -111,6 +111,14 @@ fn attn_ld_v(at: u32, d: u32, hd: u32) -> vec4<f32> {
   return x;
 }
 
+// Stores x at..at+3 of a row, skipping dims past the head_dim hd.
+fn attn_st_o(at: u32, d: u32, hd: u32, x: vec4<f32>) {
+  if (d < hd) { o_st(at, x.x); }
+  if (d + 1u < hd) { o_st(at + 1u, x.y); }
+  if (d + 2u < hd) { o_st(at + 2u, x.z); }
+  if (d + 3u < hd) { o_st(at + 3u, x.w); }
+}
+
 // MODE 0; g is the (uniform) linear workgroup index.
 fn attn_tiles(g: u32, li: u32) {
   // Workgroup coordinates (uniform): dim group, query block, head.
@@ -229,11 +237,7 @@ fn attn_tiles(g: u32, li: u32) {
       for (var u = 0u; u < NV4; u++) {
         let x = select(vec4<f32>(0.0f), acc[vc * NV4 + u] / l, l > 0.0f);
         let d = d0 + vc * VC + 4u * (c + 16u * u);
-        let at = q_base + r * hd + d;
-        if (d < hd) { o_st(at, x.x); }
-        if (d + 1u < hd) { o_st(at + 1u, x.y); }
-        if (d + 2u < hd) { o_st(at + 2u, x.z); }
-        if (d + 3u < hd) { o_st(at + 3u, x.w); }
+        attn_st_o(q_base + r * hd + d, d, hd, x);
       }
     }
   }
@@ -318,12 +322,7 @@ fn attn_rows(g: u32, li: u32) {
   if (live && i < P.seq_q) {
     for (var d4 = 0u; d4 < RD4; d4++) {
       let x = select(vec4<f32>(0.0f), acc[d4] / l, l > 0.0f);
-      let d = 4u * d4;
-      let at = row_base + d;
-      if (d < hd) { o_st(at, x.x); }
-      if (d + 1u < hd) { o_st(at + 1u, x.y); }
-      if (d + 2u < hd) { o_st(at + 2u, x.z); }
-      if (d + 3u < hd) { o_st(at + 3u, x.w); }
+      attn_st_o(row_base + 4u * d4, 4u * d4, hd, x);
     }
   }
 }

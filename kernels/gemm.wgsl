@@ -19,6 +19,16 @@ const TN4: u32 = TN / 4u;
 var<workgroup> As: array<vec4<f32>, BK * AS>;
 var<workgroup> Bs: array<vec4<f32>, BK * BS>;
 
+// Element idx of a staging pass over a BK x len tile as (position along
+// len, kk): when the operand is contiguous along k (k_major), consecutive
+// invocations walk k, so their loads coalesce.
+fn stage_at(idx: u32, len: u32, k_major: bool) -> vec2<u32> {
+  if (k_major) {
+    return vec2<u32>(idx / BK, idx % BK);
+  }
+  return vec2<u32>(idx % len, idx / len);
+}
+
 @compute @workgroup_size(WX, WY)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>,
@@ -45,16 +55,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let full_k = k0 + BK <= kend;
     // Stage A[row0.., k0..] as As[kk][mm].
     for (var r = 0u; r < BM * BK / NT; r++) {
-      let idx = li + r * NT;
-      var mm: u32;
-      var kk: u32;
-      if (A_KC) {
-        kk = idx % BK;
-        mm = idx / BK;
-      } else {
-        mm = idx % BM;
-        kk = idx / BM;
-      }
+      let at = stage_at(li + r * NT, BM, A_KC);
+      let mm = at.x;
+      let kk = at.y;
       let gi = row0 + mm;
       let gk = k0 + kk;
       var v = 0.0f;
@@ -65,16 +68,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     }
     // Stage B[k0.., col0..] as Bs[kk][nn].
     for (var r = 0u; r < BN * BK / NT; r++) {
-      let idx = li + r * NT;
-      var nn: u32;
-      var kk: u32;
-      if (B_NC) {
-        nn = idx % BN;
-        kk = idx / BN;
-      } else {
-        kk = idx % BK;
-        nn = idx / BK;
-      }
+      let at = stage_at(li + r * NT, BN, !B_NC);
+      let nn = at.x;
+      let kk = at.y;
       let gj = col0 + nn;
       let gk = k0 + kk;
       var v = 0.0f;

@@ -12,3 +12,11 @@ struct Params {
   bc: u32, kslice: u32, nslices: u32, total: u32,
   alpha: f32, beta: f32,
 }
+
+// Element idx of the launch's [slice][batch][row][col] order (gemm_out_part
+// lays partial sums out the same way) as (col, row, batch, slice).
+fn gemm_coords(idx: u32) -> vec4<u32> {
+  let r = idx / P.n;
+  let b = r / P.m;
+  return vec4<u32>(idx % P.n, r % P.m, b % P.nb, b / P.nb);
+}

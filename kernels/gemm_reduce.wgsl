@@ -7,13 +7,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let idx = wg_linear_group(wid, nwg) * 256u + li;
   if (idx >= P.total) { return; }
-  let j = idx % P.n;
-  let r = idx / P.n;
-  let i = r % P.m;
-  let t = r / P.m;
   var acc = 0.0f;
   for (var s = 0u; s < P.nslices; s++) {
     acc += part_ld(s * P.total + idx);
   }
-  gemm_out(t, 0u, i, j, acc);
+  let at = gemm_coords(idx);
+  gemm_out(at.z, 0u, at.y, at.x, acc);
 }

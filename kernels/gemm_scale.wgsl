@@ -6,7 +6,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let idx = wg_linear_group(wid, nwg) * 256u + li;
   if (idx >= P.total) { return; }
-  let j = idx % P.n;
-  let r = idx / P.n;
-  gemm_out(r / P.m, 0u, r % P.m, j, 0.0f);
+  let at = gemm_coords(idx);
+  gemm_out(at.z, 0u, at.y, at.x, 0.0f);
 }

@@ -7,12 +7,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let idx = wg_linear_group(wid, nwg) * 256u + li;
   if (idx >= P.total) { return; }
-  let j = idx % P.n;
-  var r = idx / P.n;
-  let i = r % P.m;
-  r = r / P.m;
-  let t = r % P.nb;
-  let s = r / P.nb;
+  let at = gemm_coords(idx);
+  let j = at.x;
+  let i = at.y;
+  let t = at.z;
+  let s = at.w;
   let k0 = s * P.kslice;
   let k1 = min(P.k, k0 + P.kslice);
   var pa = t * P.ba + i * P.rs_a + k0 * P.cs_a;

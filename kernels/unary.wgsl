@@ -1,10 +1,5 @@
-// y[i] = f(x[i]) for i < n; OP (a wgc_unary_op) comes from the prelude.
-// Each invocation handles 4 elements, one workgroup 1024.
-
-struct Params {
-  off: vec4<u32>,
-  n: u32,
-}
+// The element function of wgc_unary for map.wgsl; OP (a wgc_unary_op)
+// comes from the prelude.
 
 fn apply(x: f32) -> f32 {
   switch OP {
@@ -18,18 +13,5 @@ fn apply(x: f32) -> f32 {
     case 7u: { return -x; }
     case 8u: { return wgc_gelu(x); }
     default: { return x * wgc_sigmoid(x); }
-  }
-}
-
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) li: u32) {
-  let base = wg_linear_group(wid, nwg) * 1024u + li;
-  for (var j = 0u; j < 4u; j++) {
-    let i = base + j * 256u;
-    if (i < P.n) {
-      y_st(i, apply(x_ld(i)));
-    }
   }
 }

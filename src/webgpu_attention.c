@@ -65,30 +65,42 @@ static void chunk_operands(const attn_plan *pl, uint64_t bh0, uint64_t cnt,
   ops[3] = (wg_operand){"o", o, cnt * pl->q_head, true};
 }
 
-/* Whether the launch's bindings fit, computed as wg_launch_run does:
- * operands of one allocation share one window, aligned down. */
+/* Whether the launch's bindings fit, planned as wg_launch_run plans them:
+ * every window's start aligned down; in O's allocation (O is written) the
+ * bindings are read-write and overlapping ones share one window; read-only
+ * bindings never merge. Operands far apart in one allocation bind
+ * separately. */
 static bool chunk_fits(const attn_plan *pl, uint64_t bh0, uint64_t cnt) {
   wg_operand ops[4];
   chunk_operands(pl, bh0, cnt, ops);
+  uint64_t lo[4], hi[4];
   for (unsigned i = 0; i < 4; i++) {
     const wg_mem *m = ops[i].ref.mem;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (unsigned j = 0; j < 4; j++) {
-      if (ops[j].ref.mem != m)
-        continue;
-      uint64_t l = ops[j].ref.offset;
-      uint64_t h = l + (ops[j].bytes ? ops[j].bytes : 4);
-      if (h > m->size) {
-        h = m->size;
-        l = h - 4;
-      }
-      lo = l < lo ? l : lo;
-      hi = h > hi ? h : hi;
+    uint64_t l = ops[i].ref.offset;
+    uint64_t h = l + (ops[i].bytes ? ops[i].bytes : 4);
+    if (h > m->size) {
+      h = m->size;
+      l = h - 4;
     }
-    lo -= lo % pl->align;
-    if (hi - lo > pl->bind_limit)
-      return false;
+    lo[i] = l - l % pl->align;
+    hi[i] = h;
   }
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (unsigned i = 0; i < 4; i++)
+      for (unsigned j = 0; j < 4; j++) {
+        if (ops[i].ref.mem != ops[3].ref.mem ||
+            ops[j].ref.mem != ops[3].ref.mem || lo[i] >= hi[j] ||
+            lo[j] >= hi[i] || (lo[i] == lo[j] && hi[i] == hi[j]))
+          continue;
+        lo[i] = lo[j] = lo[i] < lo[j] ? lo[i] : lo[j];
+        hi[i] = hi[j] = hi[i] > hi[j] ? hi[i] : hi[j];
+        merged = true;
+      }
+  }
+  for (unsigned i = 0; i < 4; i++)
+    if (hi[i] - lo[i] > pl->bind_limit)
+      return false;
   return true;
 }
 

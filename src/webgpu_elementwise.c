@@ -24,31 +24,54 @@ static wgc_ref advance(wgc_ref r, uint64_t elems) {
   return r;
 }
 
-typedef struct unary_params {
+typedef struct map_params {
   uint32_t off[4];
   uint32_t n, pad[3];
-} unary_params;
+} map_params;
+
+/* Elements per launch of each of k operands that may share one binding:
+ * operands of one buffer whose windows come within the offset alignment
+ * (< 256 bytes) of each other are bound as one window. */
+static uint64_t shared_chunk(uint64_t chunk, unsigned k) {
+  return (chunk - 64 * k) / k;
+}
+
+/* y[i] = f(x[i]) by kernel (ending in map.wgsl), in launches of at most
+ * chunk elements. */
+static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
+                          const char *consts, wgc_ref x, wgc_ref y,
+                          uint64_t total, uint64_t chunk) {
+  for (uint64_t at = 0; at < total; at += chunk) {
+    uint64_t n = total - at < chunk ? total - at : chunk;
+    map_params p = {.n = (uint32_t)n};
+    wg_launch l = {.kernel = kernel,
+                   .consts = consts,
+                   .ops = {{"x", advance(x, at), 4 * n, false},
+                           {"y", advance(y, at), 4 * n, true}},
+                   .nops = 2,
+                   .params = &p,
+                   .params_size = sizeof p,
+                   .groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
+    wgc_status s = wg_launch_run(ctx, fn, &l);
+    if (s != WGC_OK)
+      return s;
+  }
+  return WGC_OK;
+}
+
+static bool same_buffer(wgc_ref a, wgc_ref b) {
+  return ((const wg_mem *)a.mem)->buffer == ((const wg_mem *)b.mem)->buffer;
+}
 
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
   char consts[32];
   snprintf(consts, sizeof consts, "const OP: u32 = %uu;", (unsigned)u->op);
   uint64_t chunk = chunk_elems(ctx);
-  for (uint64_t at = 0; at < u->n; at += chunk) {
-    uint64_t n = u->n - at < chunk ? u->n - at : chunk;
-    unary_params p = {.n = (uint32_t)n};
-    wg_launch l = {.kernel = "math+unary",
-                   .consts = consts,
-                   .ops = {{"x", advance(u->input, at), 4 * n, false},
-                           {"y", advance(u->output, at), 4 * n, true}},
-                   .nops = 2,
-                   .params = &p,
-                   .params_size = sizeof p,
-                   .groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
-    wgc_status s = wg_launch_run(ctx, "wgc_unary", &l);
-    if (s != WGC_OK)
-      return s;
-  }
-  return WGC_OK;
+  if (same_buffer(u->input, u->output) &&
+      u->input.offset != u->output.offset)
+    chunk = shared_chunk(chunk, 2);
+  return map_run(ctx, "wgc_unary", "math+unary+map", consts, u->input,
+                 u->output, u->n, chunk);
 }
 
 typedef struct binary_params {
@@ -123,25 +146,17 @@ static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
 }
 
 wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b) {
-  return binary_split(ctx, b, chunk_elems(ctx));
+  /* Inputs in the output's buffer (other than in place) may share its
+   * binding window. */
+  unsigned k = 1;
+  k += same_buffer(b->a, b->out) && b->a.offset != b->out.offset;
+  k += same_buffer(b->b, b->out) && b->b.offset != b->out.offset;
+  uint64_t chunk = chunk_elems(ctx);
+  return binary_split(ctx, b, k > 1 ? shared_chunk(chunk, k) : chunk);
 }
 
 wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                           size_t bytes) {
-  uint64_t total = bytes / 4, chunk = chunk_elems(ctx) / 2;
-  for (uint64_t at = 0; at < total; at += chunk) {
-    uint64_t n = total - at < chunk ? total - at : chunk;
-    unary_params p = {.n = (uint32_t)n};
-    wg_launch l = {.kernel = "copy",
-                   .ops = {{"src", advance(src, at), 4 * n, false},
-                           {"dst", advance(dst, at), 4 * n, true}},
-                   .nops = 2,
-                   .params = &p,
-                   .params_size = sizeof p,
-                   .groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
-    wgc_status s = wg_launch_run(ctx, "wgc_copy", &l);
-    if (s != WGC_OK)
-      return s;
-  }
-  return WGC_OK;
+  return map_run(ctx, "wgc_copy", "copy+map", NULL, src, dst, bytes / 4,
+                 shared_chunk(chunk_elems(ctx), 2));
 }

@@ -231,14 +231,8 @@ wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
                       (unsigned long long)(4 * inner),
                       (unsigned long long)W);
   }
-  /* Partials live in buffers of our own, released once every pass is
-   * recorded (recorded work keeps a released buffer alive). wg_scratch
-   * memory would be released at the engine's next flush, which may fall
-   * between two passes. At most two are alive: the pass's input and
-   * output. */
-  void *tmp[2] = {NULL, NULL};
-  wgc_status s = WGC_OK;
-  for (unsigned k = 0;; k ^= 1) {
+  /* Partials go to scratch, which lives until the op has returned. */
+  for (;;) {
     uint32_t tpr, items;
     uint64_t nch = inner == 1 ? rows_shape(len, &tpr, &items)
                               : ceil_div(len, rch);
@@ -247,30 +241,17 @@ wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
     ps.out2 = !last && ps.op == 0;
     ps.div = last ? mean_div : 1.0f;
     if (!last) {
-      if (tmp[k])
-        ctx->be->free(ctx, tmp[k]);
-      tmp[k] = NULL;
-      uint64_t bytes = (4 * outer * nch * inner) << ps.out2;
-      s = ctx->be->alloc(ctx, bytes, &tmp[k]);
-      if (s != WGC_OK) {
-        tmp[k] = NULL;
-        s = wgc_fail(ctx, s,
-                     "%s: cannot allocate %llu bytes for partial results",
-                     FN, (unsigned long long)bytes);
-        break;
-      }
-      ps.out = (wgc_ref){.mem = tmp[k], .offset = 0};
+      wgc_status s =
+          wg_scratch(ctx, FN, (4 * outer * nch * inner) << ps.out2, &ps.out);
+      if (s != WGC_OK)
+        return s;
     }
-    s = inner == 1 ? rows_pass(ctx, &ps, outer, len, W)
-                   : cols_pass(ctx, &ps, outer, len, inner, rch, W);
+    wgc_status s = inner == 1 ? rows_pass(ctx, &ps, outer, len, W)
+                              : cols_pass(ctx, &ps, outer, len, inner, rch, W);
     if (s != WGC_OK || last)
-      break;
+      return s;
     ps.in = ps.out;
     ps.in2 = ps.out2;
     len = nch;
   }
-  for (unsigned k = 0; k < 2; k++)
-    if (tmp[k])
-      ctx->be->free(ctx, tmp[k]);
-  return s;
 }
