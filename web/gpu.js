@@ -183,13 +183,18 @@ export function gpuImports(wasm) {
         ok(b.buffer.mapAsync(GPUMapMode.READ, offset, size));
       }).then(() => complete(token, OK), (e) => complete(token, failure(e)));
     },
-    // Copies out of the mapping and unmaps; 0 when not mapped.
+    // Copies out of the mapping and unmaps, also when the copy throws (a
+    // buffer left mapped would fail every later submit that uses it); 0
+    // when not mapped.
     buffer_read: (buf, offset, dst, size) => {
       const b = objs.get(buf);
       if (!b?.buffer || b.buffer.mapState !== 'mapped') return 0;
-      const range = b.buffer.getMappedRange(b.mapOffset, b.mapSize);
-      u8().set(new Uint8Array(range, offset - b.mapOffset, size), dst);
-      b.buffer.unmap();
+      try {
+        const range = b.buffer.getMappedRange(b.mapOffset, b.mapSize);
+        u8().set(new Uint8Array(range, offset - b.mapOffset, size), dst);
+      } finally {
+        b.buffer.unmap();
+      }
       return 1;
     },
     work_done: (dev, token) => {

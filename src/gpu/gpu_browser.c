@@ -101,12 +101,10 @@ static br_device *find_device(gpu_id id) {
   return NULL;
 }
 
-/* Records an error unless one is pending; used also for host-side
- * failures (out of memory) that the JS side never sees. */
-static void device_error(br_device *d, wgc_status st, const char *msg,
-                         size_t len) {
+/* Records a host-side failure (one the JS side never sees) on d, if any. */
+static void host_error(br_device *d, wgc_status st, const char *msg) {
   if (d)
-    gpu_errors_note(&d->errors, st, msg, len);
+    gpu_errors_note(&d->errors, st, msg, strlen(msg));
 }
 
 /* A new completion, or NULL when out of memory. Tokens are never 0 and
@@ -126,6 +124,20 @@ static br_op *op_new(gpu_id dev, gpu_status_cb cb, gpu_device_cb device_cb,
   op->user = user;
   op->next = ops;
   ops = op;
+  return op;
+}
+
+/* A completion for cb on device dev; NULL, after cb fired with the reason,
+ * when there is no such device or host memory runs out (oom: the message). */
+static br_op *op_on_device(gpu_id dev, gpu_status_cb cb, void *user,
+                           const char *oom) {
+  br_device *d = find_device(dev);
+  br_op *op = d ? op_new(dev, cb, NULL, user) : NULL;
+  if (!op) {
+    host_error(d, WGC_ERR_OUT_OF_MEMORY, oom);
+    if (cb)
+      cb(d ? WGC_ERR_OUT_OF_MEMORY : WGC_ERR_INVALID_ARGUMENT, user);
+  }
   return op;
 }
 
@@ -189,7 +201,9 @@ EXPORT void wgc_gpu_complete(uint32_t token, int status) {
 /* An uncaptured error (status WGC_ERR_DEVICE or WGC_ERR_OUT_OF_MEMORY). */
 EXPORT void wgc_gpu_device_error(gpu_id dev, int status, const char *msg,
                                  size_t len) {
-  device_error(find_device(dev), (wgc_status)status, msg, len);
+  br_device *d = find_device(dev);
+  if (d)
+    gpu_errors_note(&d->errors, (wgc_status)status, msg, len);
 }
 
 EXPORT void wgc_gpu_device_lost(gpu_id dev, const char *msg, size_t len) {
@@ -279,14 +293,8 @@ void gpu_device_name(gpu_id dev, char *buf, size_t cap) {
 }
 
 wgc_status gpu_take_error(gpu_id dev, char *msg, size_t cap) {
-  if (msg && cap)
-    msg[0] = '\0';
   br_device *d = find_device(dev);
-  if (!d) {
-    gpu_copy_str(msg, cap, "no such device", 14);
-    return WGC_ERR_INVALID_ARGUMENT;
-  }
-  return gpu_errors_take(&d->errors, msg, cap);
+  return gpu_errors_take(d ? &d->errors : NULL, msg, cap);
 }
 
 /* ---- buffers ------------------------------------------------------------ */
@@ -322,21 +330,10 @@ void gpu_queue_write(gpu_id dev, gpu_id buf, uint64_t offset, const void *data,
 
 void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
                          gpu_status_cb cb, void *user) {
-  gpu_id dev = buf ? js_device_of(buf) : 0;
-  br_device *d = find_device(dev);
-  if (!d) {
-    if (cb)
-      cb(WGC_ERR_INVALID_ARGUMENT, user);
+  br_op *op = op_on_device(buf ? js_device_of(buf) : 0, cb, user,
+                           "gpu_buffer_map_read: out of host memory");
+  if (!op)
     return;
-  }
-  br_op *op = op_new(dev, cb, NULL, user);
-  if (!op) {
-    const char *msg = "gpu_buffer_map_read: out of host memory";
-    device_error(d, WGC_ERR_OUT_OF_MEMORY, msg, strlen(msg));
-    if (cb)
-      cb(WGC_ERR_OUT_OF_MEMORY, user);
-    return;
-  }
   /* WebGPU maps from a multiple of 8, a size multiple of 4: map the aligned
    * range around the request (gpu_buffer_read copies out of it). */
   uint64_t start = offset & ~(uint64_t)7;
@@ -347,11 +344,9 @@ void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
 void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
   if (!buf)
     return;
-  if (!js_buffer_read(buf, (double)offset, dst, (double)size)) {
-    const char *msg = "gpu_buffer_read: the buffer is not mapped";
-    device_error(find_device(js_device_of(buf)), WGC_ERR_DEVICE, msg,
-                 strlen(msg));
-  }
+  if (!js_buffer_read(buf, (double)offset, dst, (double)size))
+    host_error(find_device(js_device_of(buf)), WGC_ERR_DEVICE,
+               "gpu_buffer_read: the buffer is not mapped");
 }
 
 /* ---- pipelines and bind groups ------------------------------------------ */
@@ -377,8 +372,8 @@ gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
   double small[3 * SMALL];
   double *e = count <= SMALL ? small : calloc(3 * (size_t)count, sizeof *e);
   if (!e) {
-    const char *msg = "gpu_bind_group_create: out of host memory";
-    device_error(d, WGC_ERR_OUT_OF_MEMORY, msg, strlen(msg));
+    host_error(d, WGC_ERR_OUT_OF_MEMORY,
+               "gpu_bind_group_create: out of host memory");
     return 0;
   }
   for (uint32_t i = 0; i < count; i++) {
@@ -424,21 +419,10 @@ void gpu_encoder_submit(gpu_id dev, gpu_id enc) {
 /* ---- completions and events --------------------------------------------- */
 
 void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user) {
-  br_device *d = find_device(dev);
-  if (!d) {
-    if (cb)
-      cb(WGC_ERR_INVALID_ARGUMENT, user);
-    return;
-  }
-  br_op *op = op_new(dev, cb, NULL, user);
-  if (!op) {
-    const char *msg = "gpu_on_work_done: out of host memory";
-    device_error(d, WGC_ERR_OUT_OF_MEMORY, msg, strlen(msg));
-    if (cb)
-      cb(WGC_ERR_OUT_OF_MEMORY, user);
-    return;
-  }
-  js_work_done(dev, op->token);
+  br_op *op =
+      op_on_device(dev, cb, user, "gpu_on_work_done: out of host memory");
+  if (op)
+    js_work_done(dev, op->token);
 }
 
 /* Completions arrive from the event loop; nothing is queued here. */

@@ -13,6 +13,10 @@ void gpu_copy_str(char *dst, size_t cap, const char *src, size_t len) {
   dst[len] = '\0';
 }
 
+static void copy_cstr(char *dst, size_t cap, const char *src) {
+  gpu_copy_str(dst, cap, src, strlen(src));
+}
+
 void gpu_errors_note(gpu_errors *e, wgc_status status, const char *msg,
                      size_t len) {
   e->count++;
@@ -29,17 +33,22 @@ void gpu_errors_lost(gpu_errors *e, const char *msg, size_t len) {
   if (len)
     gpu_copy_str(e->lost_msg, sizeof e->lost_msg, msg, len);
   else
-    gpu_copy_str(e->lost_msg, sizeof e->lost_msg, "device lost", 11);
+    copy_cstr(e->lost_msg, sizeof e->lost_msg, "device lost");
 }
 
 wgc_status gpu_errors_take(gpu_errors *e, char *msg, size_t cap) {
+  copy_cstr(msg, cap, "");
+  if (!e) {
+    copy_cstr(msg, cap, "no such device");
+    return WGC_ERR_INVALID_ARGUMENT;
+  }
   wgc_status st = WGC_OK;
   if (e->lost) {
     st = WGC_ERR_DEVICE_LOST;
-    gpu_copy_str(msg, cap, e->lost_msg, strlen(e->lost_msg));
+    copy_cstr(msg, cap, e->lost_msg);
   } else if (e->error != WGC_OK) {
     st = e->error;
-    gpu_copy_str(msg, cap, e->msg, strlen(e->msg));
+    copy_cstr(msg, cap, e->msg);
   }
   e->error = WGC_OK;
   e->msg[0] = '\0';

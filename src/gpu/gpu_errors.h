@@ -22,7 +22,8 @@ void gpu_copy_str(char *dst, size_t cap, const char *src, size_t len);
 void gpu_errors_note(gpu_errors *e, wgc_status status, const char *msg,
                      size_t len);
 void gpu_errors_lost(gpu_errors *e, const char *msg, size_t len);
-/* The pending error (loss first) into msg; WGC_OK when none. */
+/* The pending error (loss first) into msg; WGC_OK (msg "") when none.
+ * e NULL stands for an unknown device: WGC_ERR_INVALID_ARGUMENT. */
 wgc_status gpu_errors_take(gpu_errors *e, char *msg, size_t cap);
 
 #endif

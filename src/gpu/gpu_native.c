@@ -40,10 +40,12 @@ struct nw_op {
   gpu_status_cb cb;
   void *user;
   wgc_status status;
-  bool done;   /* the runtime called back: status is final */
-  bool orphan; /* the device was released first and cb has fired: the
-                  runtime's callback only frees the entry */
-  gpu_id buf;   /* a map: its buffer, 0 once that was released */
+  bool done;      /* the runtime called back: status is final */
+  bool cancelled; /* the device was released first: fires with CANCELLED
+                     (or DEVICE_LOST) whatever the runtime says */
+  bool orphan;    /* cb fired before the runtime called back: the runtime's
+                     callback only frees the entry */
+  gpu_id buf;     /* a map: its buffer, 0 once that was released */
 };
 
 typedef struct nw_device {
@@ -53,20 +55,22 @@ typedef struct nw_device {
   uint64_t serial; /* tells callbacks of a released device from a new one */
   gpu_limits limits;
   char name[256];
-  gpu_errors errors; /* under g_lock */
+  gpu_errors errors;     /* under g_lock */
   nw_op *ops, *ops_tail; /* pending completions, in registration order */
 } nw_device;
 
-typedef struct nw_obj {
+typedef struct nw_obj nw_obj;
+struct nw_obj {
   enum nw_kind kind;
-  gpu_id dev; /* the owning device (a device: its own id) */
+  gpu_id dev;   /* the owning device (a device: its own id) */
+  nw_obj *next; /* chains the objects of a device being released */
   union {
     nw_device *device;
     struct {
       WGPUBuffer handle;
       uint64_t size;
-      unsigned usage;                /* gpu_usage bits */
-      int map_state;                 /* NW_UNMAPPED, NW_MAP_PENDING, NW_MAPPED */
+      unsigned usage; /* gpu_usage bits */
+      int map_state;  /* NW_UNMAPPED, NW_MAP_PENDING, NW_MAPPED */
       uint64_t map_offset, map_size; /* the range last mapped */
     } buffer;
     WGPUComputePipeline pipeline;
@@ -79,15 +83,15 @@ typedef struct nw_obj {
       uint32_t nmappable, capmappable;
     } encoder;
   } u;
-} nw_obj;
+};
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static nw_obj **g_slots;   /* g_slots[id - 1] */
-static uint32_t g_nslots;  /* slots in use or on the free list */
-static uint32_t g_cap;     /* capacity of g_slots and g_free */
-static uint32_t *g_free;   /* indices of free slots */
+static nw_obj **g_slots;  /* g_slots[id - 1] */
+static uint32_t g_nslots; /* slots in use or on the free list */
+static uint32_t g_cap;    /* capacity of g_slots and g_free */
+static uint32_t *g_free;  /* indices of free slots */
 static uint32_t g_nfree;
-static uint64_t g_serial;  /* last device serial handed out */
+static uint64_t g_serial; /* last device serial handed out */
 
 static void nw_lock(void) { pthread_mutex_lock(&g_lock); }
 static void nw_unlock(void) { pthread_mutex_unlock(&g_lock); }
@@ -152,9 +156,13 @@ static nw_obj *nw_take(gpu_id id, enum nw_kind kind) {
   return o;
 }
 
+/* A device whose runtime device exists (nw_open_device is done). */
 static nw_device *nw_dev(gpu_id id) {
-  nw_obj *o = nw_get(id, NW_DEVICE);
-  return o && o->u.device->device ? o->u.device : NULL;
+  nw_lock();
+  nw_obj *o = nw_get_locked(id, NW_DEVICE);
+  nw_device *d = o && o->u.device->device ? o->u.device : NULL;
+  nw_unlock();
+  return d;
 }
 
 /* The device a runtime callback belongs to (userdata1 = id, userdata2 =
@@ -221,6 +229,13 @@ static void nw_error(nw_device *d, wgc_status st, const char *msg) {
   nw_unlock();
 }
 
+/* Host memory ran out in the call named what. */
+static void nw_out_of_memory(nw_device *d, const char *what) {
+  char msg[96];
+  snprintf(msg, sizeof msg, "%s: out of host memory", what);
+  nw_error(d, WGC_ERR_OUT_OF_MEMORY, msg);
+}
+
 static unsigned nw_error_count(nw_device *d) {
   nw_lock();
   unsigned n = d->errors.count;
@@ -254,26 +269,28 @@ static void nw_on_device_lost(WGPUDevice const *device,
 }
 
 wgc_status gpu_take_error(gpu_id dev, char *msg, size_t cap) {
-  if (msg && cap)
-    msg[0] = '\0';
   nw_device *d = nw_dev(dev);
-  if (!d) {
-    gpu_copy_str(msg, cap, "no such device", 14);
-    return WGC_ERR_INVALID_ARGUMENT;
-  }
   nw_lock();
-  wgc_status st = gpu_errors_take(&d->errors, msg, cap);
+  wgc_status st = gpu_errors_take(d ? &d->errors : NULL, msg, cap);
   nw_unlock();
   return st;
 }
 
 /* ---- completions -------------------------------------------------------- */
 
-/* A new pending completion on d, or NULL when out of memory. */
-static nw_op *nw_op_new(nw_device *d, gpu_status_cb cb, void *user) {
-  nw_op *op = calloc(1, sizeof *op);
-  if (!op)
+/* A new pending completion for cb on d; NULL, after cb fired with the
+ * reason, when d is NULL (no such object) or host memory runs out (what
+ * names the call). */
+static nw_op *nw_op_new(nw_device *d, gpu_status_cb cb, void *user,
+                        const char *what) {
+  nw_op *op = d ? calloc(1, sizeof *op) : NULL;
+  if (!op) {
+    if (d)
+      nw_out_of_memory(d, what);
+    if (cb)
+      cb(d ? WGC_ERR_OUT_OF_MEMORY : WGC_ERR_INVALID_ARGUMENT, user);
     return NULL;
+  }
   op->cb = cb;
   op->user = user;
   nw_lock();
@@ -310,10 +327,16 @@ static void nw_on_map(WGPUMapAsyncStatus status, WGPUStringView message,
   (void)u2;
   wgc_status st;
   switch (status) {
-  case WGPUMapAsyncStatus_Success: st = WGC_OK; break;
+  case WGPUMapAsyncStatus_Success:
+    st = WGC_OK;
+    break;
   case WGPUMapAsyncStatus_CallbackCancelled:
-  case WGPUMapAsyncStatus_Aborted: st = WGC_ERR_CANCELLED; break;
-  default: st = WGC_ERR_DEVICE; break;
+  case WGPUMapAsyncStatus_Aborted:
+    st = WGC_ERR_CANCELLED;
+    break;
+  default:
+    st = WGC_ERR_DEVICE;
+    break;
   }
   nw_op_complete(u1, st);
 }
@@ -324,9 +347,15 @@ static void nw_on_work_done(WGPUQueueWorkDoneStatus status,
   (void)u2;
   wgc_status st;
   switch (status) {
-  case WGPUQueueWorkDoneStatus_Success: st = WGC_OK; break;
-  case WGPUQueueWorkDoneStatus_CallbackCancelled: st = WGC_ERR_CANCELLED; break;
-  default: st = WGC_ERR_DEVICE; break;
+  case WGPUQueueWorkDoneStatus_Success:
+    st = WGC_OK;
+    break;
+  case WGPUQueueWorkDoneStatus_CallbackCancelled:
+    st = WGC_ERR_CANCELLED;
+    break;
+  default:
+    st = WGC_ERR_DEVICE;
+    break;
   }
   nw_op_complete(u1, st);
 }
@@ -355,6 +384,27 @@ static nw_op *nw_op_pop_done_locked(gpu_id id) {
   return NULL;
 }
 
+/* Fires op, which the caller unlinked and holds; g_lock is held on entry
+ * and released before the callback runs. An entry cancelled, or not yet
+ * answered by the runtime, fires with undone; one not answered becomes an
+ * orphan, for the runtime's late callback to free. Entries turn orphan only
+ * here, so those a caller still holds stay valid while earlier callbacks
+ * run (and perhaps make the runtime answer). */
+static void nw_op_fire(nw_op *op, wgc_status undone) {
+  gpu_status_cb cb = op->cb;
+  void *user = op->user;
+  wgc_status st = op->done && !op->cancelled ? op->status : undone;
+  if (!op->done) {
+    op->orphan = true;
+    op->buf = 0;
+    op = NULL;
+  }
+  nw_unlock();
+  free(op);
+  if (cb)
+    cb(st, user);
+}
+
 /* Fires the done completions of device id. Each is unlinked before its
  * callback runs, and the device is looked up again after each, so callbacks
  * may call anything here, the release of the device included. */
@@ -366,25 +416,14 @@ static void nw_deliver(gpu_id id) {
       nw_unlock();
       return;
     }
-    gpu_status_cb cb = op->cb;
-    void *user = op->user;
-    wgc_status st = op->done ? op->status : WGC_ERR_DEVICE_LOST;
-    if (!op->done) { /* a lost device: the runtime's callback frees it */
-      op->orphan = true;
-      op->buf = 0;
-      op = NULL;
-    }
-    nw_unlock();
-    free(op);
-    if (cb)
-      cb(st, user);
+    nw_op_fire(op, WGC_ERR_DEVICE_LOST); /* undone: the device is lost */
   }
 }
 
 /* ---- instance, adapter, device ------------------------------------------ */
 
 static pthread_mutex_t g_instance_lock = PTHREAD_MUTEX_INITIALIZER;
-static WGPUInstance g_instance;  /* kept for the life of the process */
+static WGPUInstance g_instance; /* kept for the life of the process */
 static bool g_tried_swiftshader;
 static unsigned g_live_devices;
 
@@ -537,22 +576,33 @@ static WGPUAdapter nw_adapter(int power) {
 
 static const char *nw_backend_name(WGPUBackendType t) {
   switch (t) {
-  case WGPUBackendType_Vulkan: return "Vulkan";
-  case WGPUBackendType_Metal: return "Metal";
-  case WGPUBackendType_D3D12: return "D3D12";
-  case WGPUBackendType_D3D11: return "D3D11";
-  case WGPUBackendType_OpenGL: return "OpenGL";
-  case WGPUBackendType_OpenGLES: return "OpenGLES";
-  default: return "unknown backend";
+  case WGPUBackendType_Vulkan:
+    return "Vulkan";
+  case WGPUBackendType_Metal:
+    return "Metal";
+  case WGPUBackendType_D3D12:
+    return "D3D12";
+  case WGPUBackendType_D3D11:
+    return "D3D11";
+  case WGPUBackendType_OpenGL:
+    return "OpenGL";
+  case WGPUBackendType_OpenGLES:
+    return "OpenGLES";
+  default:
+    return "unknown backend";
   }
 }
 
 static const char *nw_adapter_type_name(WGPUAdapterType t) {
   switch (t) {
-  case WGPUAdapterType_DiscreteGPU: return "discrete GPU";
-  case WGPUAdapterType_IntegratedGPU: return "integrated GPU";
-  case WGPUAdapterType_CPU: return "CPU";
-  default: return "unknown type";
+  case WGPUAdapterType_DiscreteGPU:
+    return "discrete GPU";
+  case WGPUAdapterType_IntegratedGPU:
+    return "integrated GPU";
+  case WGPUAdapterType_CPU:
+    return "CPU";
+  default:
+    return "unknown type";
   }
 }
 
@@ -568,7 +618,8 @@ static void nw_adapter_name(WGPUAdapter adapter, char *buf, size_t cap,
   }
   *cpu = info.adapterType == WGPUAdapterType_CPU;
   int dl = (int)(sv_len(info.device) < 200 ? sv_len(info.device) : 200);
-  int ds = (int)(sv_len(info.description) < 100 ? sv_len(info.description) : 100);
+  int ds =
+      (int)(sv_len(info.description) < 100 ? sv_len(info.description) : 100);
   const char *dev = dl ? info.device.data : "unknown device";
   if (!dl)
     dl = (int)strlen(dev);
@@ -596,17 +647,16 @@ static void nw_limits(const WGPULimits *l, gpu_limits *out) {
   out->max_storage_buffers_per_stage = l->maxStorageBuffersPerShaderStage;
 }
 
-static void nw_device_free(gpu_id id, nw_obj *o) {
-  if (id) {
-    nw_lock();
-    nw_id_free_locked(id);
-    nw_unlock();
-  }
-  if (o) {
-    if (o->u.device)
-      free(o->u.device);
-    free(o);
-  }
+/* Undoes nw_open_device once the device has its id (o): returns st. */
+static wgc_status nw_open_failed(WGPUAdapter adapter, gpu_id id, nw_obj *o,
+                                 wgc_status st) {
+  wgc_nw.AdapterRelease(adapter);
+  nw_lock();
+  nw_id_free_locked(id);
+  nw_unlock();
+  free(o->u.device);
+  free(o);
+  return st;
 }
 
 /* Opens a device on adapter (which it owns from here on). */
@@ -634,11 +684,8 @@ static wgc_status nw_open_device(WGPUAdapter adapter, gpu_id *out) {
 
   WGPULimits lim;
   memset(&lim, 0, sizeof lim);
-  if (wgc_nw.AdapterGetLimits(adapter, &lim) != WGPUStatus_Success) {
-    wgc_nw.AdapterRelease(adapter);
-    nw_device_free(id, o);
-    return WGC_ERR_DEVICE;
-  }
+  if (wgc_nw.AdapterGetLimits(adapter, &lim) != WGPUStatus_Success)
+    return nw_open_failed(adapter, id, o, WGC_ERR_DEVICE);
   lim.nextInChain = NULL;
   bool cpu = false;
   nw_adapter_name(adapter, d->name, sizeof d->name, &cpu);
@@ -655,11 +702,8 @@ static wgc_status nw_open_device(WGPUAdapter adapter, gpu_id *out) {
   desc.uncapturedErrorCallbackInfo.userdata2 = (void *)(uintptr_t)d->serial;
 
   nw_request *r = calloc(1, sizeof *r);
-  if (!r) {
-    wgc_nw.AdapterRelease(adapter);
-    nw_device_free(id, o);
-    return WGC_ERR_OUT_OF_MEMORY;
-  }
+  if (!r)
+    return nw_open_failed(adapter, id, o, WGC_ERR_OUT_OF_MEMORY);
   r->is_device = true;
   WGPURequestDeviceCallbackInfo cbi;
   memset(&cbi, 0, sizeof cbi);
@@ -672,11 +716,8 @@ static wgc_status nw_open_device(WGPUAdapter adapter, gpu_id *out) {
     device = r->ok ? r->handle : NULL;
     free(r);
   }
-  if (!device) {
-    wgc_nw.AdapterRelease(adapter);
-    nw_device_free(id, o);
-    return WGC_ERR_DEVICE;
-  }
+  if (!device)
+    return nw_open_failed(adapter, id, o, WGC_ERR_DEVICE);
   nw_limits(&lim, &d->limits);
   d->limits.cpu_adapter = cpu;
   d->queue = wgc_nw.DeviceGetQueue(device);
@@ -723,19 +764,30 @@ void gpu_device_name(gpu_id dev, char *buf, size_t cap) {
 }
 
 /* Releases the runtime objects of a table entry other than a device. */
-static void nw_obj_release(nw_obj *o) {
+static void nw_obj_drop(const nw_obj *o) {
   switch (o->kind) {
-  case NW_BUFFER: wgc_nw.BufferRelease(o->u.buffer.handle); break;
-  case NW_PIPELINE: wgc_nw.ComputePipelineRelease(o->u.pipeline); break;
-  case NW_GROUP: wgc_nw.BindGroupRelease(o->u.group); break;
+  case NW_BUFFER:
+    wgc_nw.BufferRelease(o->u.buffer.handle);
+    break;
+  case NW_PIPELINE:
+    wgc_nw.ComputePipelineRelease(o->u.pipeline);
+    break;
+  case NW_GROUP:
+    wgc_nw.BindGroupRelease(o->u.group);
+    break;
   case NW_ENCODER:
     if (o->u.encoder.pass)
       wgc_nw.ComputePassEncoderRelease(o->u.encoder.pass);
     wgc_nw.CommandEncoderRelease(o->u.encoder.handle);
     free(o->u.encoder.mappable);
     break;
-  default: break;
+  default:
+    break;
   }
+}
+
+static void nw_obj_release(nw_obj *o) {
+  nw_obj_drop(o);
   free(o);
 }
 
@@ -760,47 +812,39 @@ void gpu_device_release(gpu_id dev) {
   }
   lost = d->errors.lost;
   nw_id_free_locked(dev);
-  size_t nchild = 0;
-  for (uint32_t i = 0; i < g_nslots; i++)
-    if (g_slots[i] && g_slots[i]->dev == dev)
-      nchild++;
-  nw_obj **child = nchild ? malloc(nchild * sizeof *child) : NULL;
-  size_t n = 0;
-  for (uint32_t i = 0; child && i < g_nslots; i++) {
-    if (g_slots[i] && g_slots[i]->dev == dev) {
-      child[n++] = g_slots[i];
+  nw_obj *children = NULL, **tail = &children;
+  for (uint32_t i = 0; i < g_nslots; i++) {
+    nw_obj *c = g_slots[i];
+    if (c && c->dev == dev) {
       nw_id_free_locked(i + 1);
+      c->next = NULL;
+      *tail = c;
+      tail = &c->next;
     }
   }
   nw_op *ops = d->ops;
   d->ops = d->ops_tail = NULL;
   /* Completions not done by now never will be for the caller: they fire
-   * CANCELLED below and the runtime's late callback only frees them. */
+   * CANCELLED (DEVICE_LOST) below, whatever the runtime says later. */
   for (nw_op *op = ops; op; op = op->next) {
     op->buf = 0;
-    if (!op->done)
-      op->orphan = true;
+    op->cancelled = !op->done;
   }
   nw_unlock();
 
   /* Fire what is still pending, in order. */
   while (ops) {
+    nw_lock();
     nw_op *op = ops;
     ops = op->next;
-    bool done = op->done; /* stable: no runtime callback touches it now */
-    wgc_status st = done ? op->status : lost ? WGC_ERR_DEVICE_LOST
-                                             : WGC_ERR_CANCELLED;
-    gpu_status_cb cb = op->cb;
-    void *user = op->user;
-    if (done)
-      free(op);
-    if (cb)
-      cb(st, user);
+    nw_op_fire(op, lost ? WGC_ERR_DEVICE_LOST : WGC_ERR_CANCELLED);
   }
 
-  for (size_t i = 0; i < n; i++)
-    nw_obj_release(child[i]);
-  free(child);
+  while (children) {
+    nw_obj *c = children;
+    children = c->next;
+    nw_obj_release(c);
+  }
   /* Dropping the last reference to a device makes wgpu-native wait for it,
    * which aborts the process on a lost device: a lost one is leaked. */
   if (!lost) {
@@ -817,16 +861,25 @@ void gpu_device_release(gpu_id dev) {
 
 /* ---- buffers ------------------------------------------------------------ */
 
-/* Enters a non-device object o (kind and handle set) of device dev into the
- * table; on failure releases it and records the error on d. */
-static gpu_id nw_enter(nw_device *d, gpu_id dev, nw_obj *o, const char *what) {
-  o->dev = dev;
-  gpu_id id = nw_id_alloc(o);
+/* Enters the runtime object that o describes (kind and handle set) into
+ * the table as an object of device dev. It is released instead, and 0
+ * returned, when creating it reported an error (d's error count moved past
+ * errors) or host memory runs out (recorded on d; what names the call). */
+static gpu_id nw_enter(nw_device *d, gpu_id dev, nw_obj o, unsigned errors,
+                       const char *what) {
+  if (nw_error_count(d) != errors) {
+    nw_obj_drop(&o);
+    return 0;
+  }
+  o.dev = dev;
+  nw_obj *p = malloc(sizeof *p);
+  if (p)
+    *p = o;
+  gpu_id id = p ? nw_id_alloc(p) : 0;
   if (!id) {
-    nw_obj_release(o);
-    char msg[96];
-    snprintf(msg, sizeof msg, "%s: out of host memory", what);
-    nw_error(d, WGC_ERR_OUT_OF_MEMORY, msg);
+    free(p);
+    nw_obj_drop(&o);
+    nw_out_of_memory(d, what);
   }
   return id;
 }
@@ -851,9 +904,7 @@ gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage) {
     desc.usage |= WGPUBufferUsage_MapRead;
   unsigned errors = nw_error_count(d);
   WGPUBuffer b = wgc_nw.DeviceCreateBuffer(d->device, &desc);
-  if (!b || nw_error_count(d) != errors) {
-    if (b)
-      wgc_nw.BufferRelease(b);
+  if (!b) {
     if (nw_error_count(d) == errors) {
       char msg[96];
       snprintf(msg, sizeof msg, "gpu_buffer_create: %llu bytes not allocated",
@@ -862,17 +913,9 @@ gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage) {
     }
     return 0;
   }
-  nw_obj *o = calloc(1, sizeof *o);
-  if (!o) {
-    wgc_nw.BufferRelease(b);
-    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_buffer_create: out of host memory");
-    return 0;
-  }
-  o->kind = NW_BUFFER;
-  o->u.buffer.handle = b;
-  o->u.buffer.size = size;
-  o->u.buffer.usage = usage;
-  return nw_enter(d, dev, o, "gpu_buffer_create");
+  nw_obj o = {.kind = NW_BUFFER,
+              .u.buffer = {.handle = b, .size = size, .usage = usage}};
+  return nw_enter(d, dev, o, errors, "gpu_buffer_create");
 }
 
 void gpu_buffer_release(gpu_id buf) {
@@ -899,25 +942,17 @@ void gpu_queue_write(gpu_id dev, gpu_id buf, uint64_t offset, const void *data,
   nw_obj *b = nw_get(buf, NW_BUFFER);
   if (!d || !b || size == 0 || !data)
     return;
-  wgc_nw.QueueWriteBuffer(d->queue, b->u.buffer.handle, offset, data, (size_t)size);
+  wgc_nw.QueueWriteBuffer(d->queue, b->u.buffer.handle, offset, data,
+                          (size_t)size);
 }
 
 void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
                          gpu_status_cb cb, void *user) {
   nw_obj *b = nw_get(buf, NW_BUFFER);
   nw_device *d = b ? nw_dev(b->dev) : NULL;
-  if (!d) {
-    if (cb)
-      cb(WGC_ERR_INVALID_ARGUMENT, user);
+  nw_op *op = nw_op_new(d, cb, user, "gpu_buffer_map_read");
+  if (!op)
     return;
-  }
-  nw_op *op = nw_op_new(d, cb, user);
-  if (!op) {
-    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_buffer_map_read: out of host memory");
-    if (cb)
-      cb(WGC_ERR_OUT_OF_MEMORY, user);
-    return;
-  }
   /* WebGPU maps from a multiple of 8, a size multiple of 4: map the aligned
    * range around the request (gpu_buffer_read copies out of it). */
   uint64_t bsize = b->u.buffer.size;
@@ -953,7 +988,7 @@ void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
   cbi.callback = nw_on_map;
   cbi.userdata1 = op;
   wgc_nw.BufferMapAsync(b->u.buffer.handle, WGPUMapMode_Read, (size_t)start,
-                    (size_t)(end - start), cbi);
+                        (size_t)(end - start), cbi);
 }
 
 void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
@@ -962,8 +997,8 @@ void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
     return;
   nw_lock();
   bool mapped = b->u.buffer.map_state == NW_MAPPED;
-  nw_unlock();
   uint64_t mo = b->u.buffer.map_offset, ms = b->u.buffer.map_size;
+  nw_unlock();
   /* wgpu-native aborts the process when asked for a range not mapped */
   if (!mapped) {
     nw_device *d = nw_dev(b->dev);
@@ -971,8 +1006,8 @@ void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
       nw_error(d, WGC_ERR_DEVICE, "gpu_buffer_read: the buffer is not mapped");
     return;
   }
-  const void *p =
-      wgc_nw.BufferGetConstMappedRange(b->u.buffer.handle, (size_t)mo, (size_t)ms);
+  const void *p = wgc_nw.BufferGetConstMappedRange(b->u.buffer.handle,
+                                                   (size_t)mo, (size_t)ms);
   if (p && size && dst && offset >= mo && offset - mo <= ms &&
       size <= ms - (offset - mo))
     memcpy(dst, (const char *)p + (offset - mo), (size_t)size);
@@ -1011,20 +1046,10 @@ gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len) {
   pd.compute.entryPoint.length = WGPU_STRLEN;
   WGPUComputePipeline p = wgc_nw.DeviceCreateComputePipeline(d->device, &pd);
   wgc_nw.ShaderModuleRelease(sm);
-  if (!p || nw_error_count(d) != errors) {
-    if (p)
-      wgc_nw.ComputePipelineRelease(p);
+  if (!p)
     return 0;
-  }
-  nw_obj *o = calloc(1, sizeof *o);
-  if (!o) {
-    wgc_nw.ComputePipelineRelease(p);
-    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_pipeline_create: out of host memory");
-    return 0;
-  }
-  o->kind = NW_PIPELINE;
-  o->u.pipeline = p;
-  return nw_enter(d, dev, o, "gpu_pipeline_create");
+  nw_obj o = {.kind = NW_PIPELINE, .u.pipeline = p};
+  return nw_enter(d, dev, o, errors, "gpu_pipeline_create");
 }
 
 void gpu_pipeline_release(gpu_id pipeline) {
@@ -1041,10 +1066,9 @@ gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
     return 0;
   enum { SMALL = 16 };
   WGPUBindGroupEntry small[SMALL];
-  WGPUBindGroupEntry *e =
-      count <= SMALL ? small : calloc(count, sizeof *e);
+  WGPUBindGroupEntry *e = count <= SMALL ? small : calloc(count, sizeof *e);
   if (!e) {
-    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_bind_group_create: out of host memory");
+    nw_out_of_memory(d, "gpu_bind_group_create");
     return 0;
   }
   for (uint32_t i = 0; i < count; i++) {
@@ -1081,20 +1105,10 @@ gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
     wgc_nw.BindGroupLayoutRelease(layout);
   if (e != small)
     free(e);
-  if (!g || nw_error_count(d) != errors) {
-    if (g)
-      wgc_nw.BindGroupRelease(g);
+  if (!g)
     return 0;
-  }
-  nw_obj *o = calloc(1, sizeof *o);
-  if (!o) {
-    wgc_nw.BindGroupRelease(g);
-    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_bind_group_create: out of host memory");
-    return 0;
-  }
-  o->kind = NW_GROUP;
-  o->u.group = g;
-  return nw_enter(d, dev, o, "gpu_bind_group_create");
+  nw_obj o = {.kind = NW_GROUP, .u.group = g};
+  return nw_enter(d, dev, o, errors, "gpu_bind_group_create");
 }
 
 void gpu_bind_group_release(gpu_id group) {
@@ -1109,20 +1123,14 @@ gpu_id gpu_encoder_create(gpu_id dev) {
   nw_device *d = nw_dev(dev);
   if (!d)
     return 0;
-  nw_obj *o = calloc(1, sizeof *o);
-  if (!o) {
-    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_encoder_create: out of host memory");
-    return 0;
-  }
+  unsigned errors = nw_error_count(d);
   WGPUCommandEncoder enc = wgc_nw.DeviceCreateCommandEncoder(d->device, NULL);
   if (!enc) {
-    free(o);
     nw_error(d, WGC_ERR_DEVICE, "gpu_encoder_create: no command encoder");
     return 0;
   }
-  o->kind = NW_ENCODER;
-  o->u.encoder.handle = enc;
-  return nw_enter(d, dev, o, "gpu_encoder_create");
+  nw_obj o = {.kind = NW_ENCODER, .u.encoder.handle = enc};
+  return nw_enter(d, dev, o, errors, "gpu_encoder_create");
 }
 
 /* Encoder calls report recording errors at once or at finish; a command
@@ -1136,8 +1144,8 @@ static void nw_end_pass(nw_obj *e) {
   e->u.encoder.pass = NULL;
 }
 
-void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group,
-                          uint32_t x, uint32_t y, uint32_t z) {
+void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group, uint32_t x,
+                          uint32_t y, uint32_t z) {
   nw_lock();
   nw_obj *e = nw_get_locked(enc, NW_ENCODER);
   nw_obj *p = nw_get_locked(pipeline, NW_PIPELINE);
@@ -1149,7 +1157,8 @@ void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group,
   nw_device *d = od->u.device;
   if (!p || (group && !g)) {
     e->u.encoder.failed = true;
-    nw_error(d, WGC_ERR_DEVICE, "gpu_encoder_dispatch: no such pipeline or bind group");
+    nw_error(d, WGC_ERR_DEVICE,
+             "gpu_encoder_dispatch: no such pipeline or bind group");
     return;
   }
   unsigned errors = nw_error_count(d);
@@ -1190,11 +1199,12 @@ void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
     if (!(b->u.buffer.usage & GPU_USAGE_MAP_READ))
       continue;
     if (e->u.encoder.nmappable == e->u.encoder.capmappable) {
-      uint32_t cap = e->u.encoder.capmappable ? e->u.encoder.capmappable * 2 : 4;
+      uint32_t cap =
+          e->u.encoder.capmappable ? e->u.encoder.capmappable * 2 : 4;
       gpu_id *m = realloc(e->u.encoder.mappable, cap * sizeof *m);
       if (!m) {
         e->u.encoder.failed = true;
-        nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_encoder_copy: out of host memory");
+        nw_out_of_memory(d, "gpu_encoder_copy");
         return;
       }
       e->u.encoder.mappable = m;
@@ -1204,9 +1214,9 @@ void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
   }
   unsigned errors = nw_error_count(d);
   nw_end_pass(e);
-  wgc_nw.CommandEncoderCopyBufferToBuffer(e->u.encoder.handle, s->u.buffer.handle,
-                                      src_offset, t->u.buffer.handle,
-                                      dst_offset, size);
+  wgc_nw.CommandEncoderCopyBufferToBuffer(e->u.encoder.handle,
+                                          s->u.buffer.handle, src_offset,
+                                          t->u.buffer.handle, dst_offset, size);
   if (nw_error_count(d) != errors)
     e->u.encoder.failed = true;
 }
@@ -1222,7 +1232,8 @@ void gpu_encoder_submit(gpu_id dev, gpu_id enc) {
   }
   unsigned errors = nw_error_count(d);
   nw_end_pass(e);
-  WGPUCommandBuffer cmd = wgc_nw.CommandEncoderFinish(e->u.encoder.handle, NULL);
+  WGPUCommandBuffer cmd =
+      wgc_nw.CommandEncoderFinish(e->u.encoder.handle, NULL);
   bool failed = e->u.encoder.failed || !cmd || nw_error_count(d) != errors;
   const char *why = NULL;
   nw_lock();
@@ -1248,18 +1259,9 @@ void gpu_encoder_submit(gpu_id dev, gpu_id enc) {
 
 void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user) {
   nw_device *d = nw_dev(dev);
-  if (!d) {
-    if (cb)
-      cb(WGC_ERR_INVALID_ARGUMENT, user);
+  nw_op *op = nw_op_new(d, cb, user, "gpu_on_work_done");
+  if (!op)
     return;
-  }
-  nw_op *op = nw_op_new(d, cb, user);
-  if (!op) {
-    nw_error(d, WGC_ERR_OUT_OF_MEMORY, "gpu_on_work_done: out of host memory");
-    if (cb)
-      cb(WGC_ERR_OUT_OF_MEMORY, user);
-    return;
-  }
   WGPUQueueWorkDoneCallbackInfo cbi;
   memset(&cbi, 0, sizeof cbi);
   cbi.mode = WGPUCallbackMode_AllowProcessEvents;

@@ -3,7 +3,6 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +42,7 @@ static bool nw_resolve(void *handle) {
     void *sym = dlsym(handle, "wgpu" #name);                                   \
     if (!sym)                                                                  \
       ok = false;                                                              \
-    /* object pointer to function pointer, as POSIX allows */                 \
+    /* object pointer to function pointer, as POSIX allows */                  \
     memcpy(&t.name, &sym, sizeof t.name);                                      \
   }
   NW_WEBGPU_FUNCS(NW_SYM_)
@@ -98,9 +97,9 @@ static bool nw_loaded;
 static void nw_load_once(void) {
   /* An explicit choice is the only one tried: a wrong path must show. */
   const char *chosen = getenv("WGC_WGPU_LIBRARY");
-  bool ok = chosen && *chosen ? nw_try(chosen)
-                              : nw_try_beside_us() ||
-                                    nw_try("libwgpu_native.so");
+  bool ok = chosen && *chosen
+                ? nw_try(chosen)
+                : nw_try_beside_us() || nw_try("libwgpu_native.so");
   if (!ok)
     return;
   /* wgpu-native prints nothing by default (no logger installed); make sure. */

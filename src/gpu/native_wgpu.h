@@ -54,8 +54,9 @@
 
 /* wgpu.h (native extensions) declares no WGPUProc types: ours, checked
  * against its declarations in native_load.c. */
-typedef WGPUBool (*NWProcDevicePoll)(WGPUDevice device, WGPUBool wait,
-                                     WGPUSubmissionIndex const *submissionIndex);
+typedef WGPUBool (*NWProcDevicePoll)(
+    WGPUDevice device, WGPUBool wait,
+    WGPUSubmissionIndex const *submissionIndex);
 typedef void (*NWProcSetLogCallback)(WGPULogCallback callback, void *userdata);
 typedef void (*NWProcSetLogLevel)(WGPULogLevel level);
 typedef uint32_t (*NWProcGetVersion)(void);
