@@ -45,6 +45,9 @@ static wgc_status finish_init(wgc_context *ctx) {
     st->lim.cpu_adapter = false;
   else if (kernels && !strcmp(kernels, "cpu"))
     st->lim.cpu_adapter = true;
+  /* Kernels index bindings with u32 element offsets. */
+  if (st->lim.max_storage_binding_size > 0xFFFFFFFCu)
+    st->lim.max_storage_binding_size = 0xFFFFFFFCu;
   size_t cap = ctx->opt.max_binding_bytes;
   if (cap && cap < st->lim.max_storage_binding_size)
     st->lim.max_storage_binding_size = cap < 4096 ? 4096 : cap & ~(size_t)255;

@@ -103,6 +103,12 @@ wgc_status wg_device_error(wgc_context *ctx, const char *fn);
  * point). fn names the public entry point for error messages. */
 wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l);
 
+/* Whether a launch with these operands binds within the device's binding
+ * limit, planned exactly as wg_launch_run plans it (ops plan splits with
+ * it). */
+bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
+                     unsigned nops);
+
 /* Device limits of ctx's device. */
 const gpu_limits *wg_limits(const wgc_context *ctx);
 

@@ -39,13 +39,12 @@ static uint64_t pow2_at_least(uint64_t x) {
 
 /* How a call is split into launches over runs of consecutive Q heads. */
 typedef struct attn_plan {
+  const wgc_context *ctx;
   const wgc_attention_desc *d;
   const wgc_attention_args *a;
   uint64_t window;          /* usable bytes of one operand's binding */
   uint64_t q_head, kv_head; /* bytes of one Q/O head, one K/V head */
   uint64_t max_heads;       /* Q heads per launch by Q/O size and grid */
-  uint64_t bind_limit;      /* bytes of one binding: min(device, 4 GiB) */
-  uint64_t align;           /* storage binding offset alignment */
 } attn_plan;
 
 /* The operands of the launch over Q heads [bh0, bh0 + cnt). With seq_kv == 0
@@ -65,43 +64,11 @@ static void chunk_operands(const attn_plan *pl, uint64_t bh0, uint64_t cnt,
   ops[3] = (wg_operand){"o", o, cnt * pl->q_head, true};
 }
 
-/* Whether the launch's bindings fit, planned as wg_launch_run plans them:
- * every window's start aligned down; in O's allocation (O is written) the
- * bindings are read-write and overlapping ones share one window; read-only
- * bindings never merge. Operands far apart in one allocation bind
- * separately. */
+/* Whether the launch over Q heads [bh0, bh0 + cnt) binds. */
 static bool chunk_fits(const attn_plan *pl, uint64_t bh0, uint64_t cnt) {
   wg_operand ops[4];
   chunk_operands(pl, bh0, cnt, ops);
-  uint64_t lo[4], hi[4];
-  for (unsigned i = 0; i < 4; i++) {
-    const wg_mem *m = ops[i].ref.mem;
-    uint64_t l = ops[i].ref.offset;
-    uint64_t h = l + (ops[i].bytes ? ops[i].bytes : 4);
-    if (h > m->size) {
-      h = m->size;
-      l = h - 4;
-    }
-    lo[i] = l - l % pl->align;
-    hi[i] = h;
-  }
-  for (bool merged = true; merged;) {
-    merged = false;
-    for (unsigned i = 0; i < 4; i++)
-      for (unsigned j = 0; j < 4; j++) {
-        if (ops[i].ref.mem != ops[3].ref.mem ||
-            ops[j].ref.mem != ops[3].ref.mem || lo[i] >= hi[j] ||
-            lo[j] >= hi[i] || (lo[i] == lo[j] && hi[i] == hi[j]))
-          continue;
-        lo[i] = lo[j] = lo[i] < lo[j] ? lo[i] : lo[j];
-        hi[i] = hi[j] = hi[i] > hi[j] ? hi[i] : hi[j];
-        merged = true;
-      }
-  }
-  for (unsigned i = 0; i < 4; i++)
-    if (hi[i] - lo[i] > pl->bind_limit)
-      return false;
-  return true;
+  return wg_operands_fit(pl->ctx, ops, 4);
 }
 
 /* The number of Q heads of the launch starting at bh0 (at most left);
@@ -200,14 +167,13 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   if (q_head && window / q_head < max_heads)
     max_heads = window / q_head;
 
-  attn_plan plan = {.d = d,
+  attn_plan plan = {.ctx = ctx,
+                    .d = d,
                     .a = a,
                     .window = window,
                     .q_head = q_head,
                     .kv_head = kv_head,
-                    .max_heads = max_heads,
-                    .bind_limit = window + align,
-                    .align = align};
+                    .max_heads = max_heads};
   /* Plan every launch first, so that an operand layout no launch can bind
    * fails before anything is enqueued (never a partial result). */
   for (uint64_t bh0 = 0, cnt; bh0 < bh_total; bh0 += cnt)

@@ -54,30 +54,38 @@ wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
                     "%s: one image (%llu input, %llu output elements) or the "
                     "filter (%llu elements) exceeds the device's storage "
                     "binding limit (%llu elements)",
-                    FN, (unsigned long long)in_img,
-                    (unsigned long long)out_img,
+                    FN, (unsigned long long)in_img, (unsigned long long)out_img,
                     (unsigned long long)(d->k * kdim), (unsigned long long)E);
-  if (d->c > 0 &&
-      (d->pad_h >= SMALL || d->pad_w >= SMALL ||
-       (uint64_t)(a->p - 1) * d->stride_h >= SMALL ||
-       (uint64_t)(a->q - 1) * d->stride_w >= SMALL ||
-       (uint64_t)(d->r - 1) * d->dilation_h >= SMALL ||
-       (uint64_t)(d->s - 1) * d->dilation_w >= SMALL))
+  if (d->c > 0 && (d->pad_h >= SMALL || d->pad_w >= SMALL ||
+                   (uint64_t)(a->p - 1) * d->stride_h >= SMALL ||
+                   (uint64_t)(a->q - 1) * d->stride_w >= SMALL ||
+                   (uint64_t)(d->r - 1) * d->dilation_h >= SMALL ||
+                   (uint64_t)(d->s - 1) * d->dilation_w >= SMALL))
     return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
                     "%s: padding, stride or dilation too large for the "
                     "WebGPU kernel (coordinates beyond 2^30)",
                     FN);
 
-  conv_params base = {
-      .c = (uint32_t)d->c, .h = (uint32_t)d->h, .w = (uint32_t)d->w,
-      .k = (uint32_t)d->k, .r = (uint32_t)d->r, .s = (uint32_t)d->s,
-      .p = (uint32_t)a->p, .q = (uint32_t)a->q,
-      .sh = (uint32_t)d->stride_h, .sw = (uint32_t)d->stride_w,
-      .ph = (uint32_t)d->pad_h, .pw = (uint32_t)d->pad_w,
-      .dh = (uint32_t)d->dilation_h, .dw = (uint32_t)d->dilation_w,
-      .cg = (uint32_t)cg, .kg = (uint32_t)kg, .kdim = (uint32_t)kdim,
-      .rs = (uint32_t)(d->r * d->s), .pq = (uint32_t)(a->p * a->q),
-      .has_bias = a->has_bias ? 1u : 0u};
+  conv_params base = {.c = (uint32_t)d->c,
+                      .h = (uint32_t)d->h,
+                      .w = (uint32_t)d->w,
+                      .k = (uint32_t)d->k,
+                      .r = (uint32_t)d->r,
+                      .s = (uint32_t)d->s,
+                      .p = (uint32_t)a->p,
+                      .q = (uint32_t)a->q,
+                      .sh = (uint32_t)d->stride_h,
+                      .sw = (uint32_t)d->stride_w,
+                      .ph = (uint32_t)d->pad_h,
+                      .pw = (uint32_t)d->pad_w,
+                      .dh = (uint32_t)d->dilation_h,
+                      .dw = (uint32_t)d->dilation_w,
+                      .cg = (uint32_t)cg,
+                      .kg = (uint32_t)kg,
+                      .kdim = (uint32_t)kdim,
+                      .rs = (uint32_t)(d->r * d->s),
+                      .pq = (uint32_t)(a->p * a->q),
+                      .has_bias = a->has_bias ? 1u : 0u};
   if (d->c == 0) { /* nothing is gathered: keep the unused fields tame */
     base.h = base.w = base.r = base.s = base.rs = 1;
     base.sh = base.sw = base.dh = base.dw = 1;

@@ -67,8 +67,7 @@ wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
   char consts[32];
   snprintf(consts, sizeof consts, "const OP: u32 = %uu;", (unsigned)u->op);
   uint64_t chunk = chunk_elems(ctx);
-  if (same_buffer(u->input, u->output) &&
-      u->input.offset != u->output.offset)
+  if (same_buffer(u->input, u->output) && u->input.offset != u->output.offset)
     chunk = shared_chunk(chunk, 2);
   return map_run(ctx, "wgc_unary", "math+unary+map", consts, u->input,
                  u->output, u->n, chunk);
@@ -91,9 +90,8 @@ static uint64_t strided_span(const wgc_binary_args *b, const size_t *stride) {
 static wgc_status binary_launch(wgc_context *ctx, const wgc_binary_args *b) {
   char consts[64];
   bool flat = b->rank == 1;
-  snprintf(consts, sizeof consts,
-           "const OP: u32 = %uu; const RANK: u32 = %uu;", (unsigned)b->op,
-           flat ? 1u : 0u);
+  snprintf(consts, sizeof consts, "const OP: u32 = %uu; const RANK: u32 = %uu;",
+           (unsigned)b->op, flat ? 1u : 0u);
   binary_params p = {.count = (uint32_t)b->count, .rank = (uint32_t)b->rank};
   for (size_t d = 0; d < b->rank; d++) {
     p.shape[d] = (uint32_t)b->shape[d];

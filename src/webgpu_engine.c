@@ -216,14 +216,31 @@ static unsigned plan_bindings(const wg_launch *l, uint64_t align,
   return nb;
 }
 
+static uint64_t storage_align(const wg_state *st) {
+  return st->lim.min_storage_offset_alignment
+             ? st->lim.min_storage_offset_alignment
+             : 256;
+}
+
+bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
+                     unsigned nops) {
+  const wg_state *st = state(ctx);
+  wg_launch l = {.nops = nops};
+  memcpy(l.ops, ops, nops * sizeof *ops);
+  binding binds[WG_MAX_OPERANDS];
+  unsigned op_bind[WG_MAX_OPERANDS];
+  unsigned nb = plan_bindings(&l, storage_align(st), binds, op_bind);
+  for (unsigned b = 0; b < nb; b++)
+    if (binds[b].hi - binds[b].lo > st->lim.max_storage_binding_size)
+      return false;
+  return true;
+}
+
 wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l) {
   wg_state *st = state(ctx);
   binding binds[WG_MAX_OPERANDS];
   unsigned op_bind[WG_MAX_OPERANDS];
-  uint64_t align = st->lim.min_storage_offset_alignment
-                       ? st->lim.min_storage_offset_alignment
-                       : 256;
-  unsigned nb = plan_bindings(l, align, binds, op_bind);
+  unsigned nb = plan_bindings(l, storage_align(st), binds, op_bind);
   uint32_t *off = l->params;
   for (unsigned b = 0; b < nb; b++) {
     if (binds[b].hi - binds[b].lo > st->lim.max_storage_binding_size)

@@ -118,32 +118,19 @@ static uint64_t max_dim(const wgc_context *ctx) {
   return d ? d : 65535;
 }
 
-/* Whether the operands' binding windows fit, merged per buffer as
- * wg_launch_run merges them; own[i]: operand i will be in a buffer of its
- * own (staged). */
+/* Whether the operands bind as wg_launch_run binds them; own[i]: operand
+ * i will be in a buffer of its own (staged to scratch). */
 static bool windows_fit(const wgc_context *ctx, const wg_operand *ops,
                         unsigned nops, const bool *own) {
-  const gpu_limits *lim = wg_limits(ctx);
-  uint64_t align = lim->min_storage_offset_alignment
-                       ? lim->min_storage_offset_alignment
-                       : 256;
-  uint64_t limit = max_window(ctx);
+  wg_operand shared[3];
+  unsigned n = 0;
   for (unsigned i = 0; i < nops; i++) {
-    const wg_mem *mi = ops[i].ref.mem;
-    uint64_t lo = ops[i].ref.offset, hi = lo + ops[i].bytes;
-    for (unsigned j = 0; j < nops; j++) {
-      const wg_mem *mj = ops[j].ref.mem;
-      if (own[i] || own[j] || mj->buffer != mi->buffer)
-        continue;
-      if (ops[j].ref.offset < lo)
-        lo = ops[j].ref.offset;
-      if (ops[j].ref.offset + ops[j].bytes > hi)
-        hi = ops[j].ref.offset + ops[j].bytes;
-    }
-    if (hi - (lo - lo % align) > limit)
+    if (!own[i])
+      shared[n++] = ops[i];
+    else if (ops[i].bytes > max_window(ctx))
       return false;
   }
-  return true;
+  return wg_operands_fit(ctx, shared, n);
 }
 
 /* Chooses the kernel, tile and split-K for a region. */

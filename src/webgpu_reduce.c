@@ -71,17 +71,16 @@ static wgc_status run(wgc_context *ctx, unsigned mode, const pass *ps,
            "const OUT2: u32 = %uu;",
            mode, ps->op, ps->in2, ps->out2);
   p->div = ps->div;
-  wg_launch l = {
-      .kernel = "reduce",
-      .consts = consts,
-      .ops = {{"x", advance(ps->in, in_at << ps->in2), 4 * in_n << ps->in2,
-               false},
-              {"y", advance(ps->out, out_at << ps->out2),
-               4 * out_n << ps->out2, true}},
-      .nops = 2,
-      .params = p,
-      .params_size = sizeof *p,
-      .groups = groups};
+  wg_launch l = {.kernel = "reduce",
+                 .consts = consts,
+                 .ops = {{"x", advance(ps->in, in_at << ps->in2),
+                          4 * in_n << ps->in2, false},
+                         {"y", advance(ps->out, out_at << ps->out2),
+                          4 * out_n << ps->out2, true}},
+                 .nops = 2,
+                 .params = p,
+                 .params_size = sizeof *p,
+                 .groups = groups};
   return wg_launch_run(ctx, FN, &l);
 }
 
@@ -115,12 +114,16 @@ static wgc_status rows_pass(wgc_context *ctx, const pass *ps, uint64_t rows,
     uint64_t per = min64(Win / len, Wout / nch);
     for (uint64_t r0 = 0; r0 < rows; r0 += per) {
       uint64_t nr = min64(per, rows - r0);
-      reduce_params p = {.n_o = (uint32_t)nr, .n_c = (uint32_t)nch,
-                         .rlen = (uint32_t)len, .in_so = (uint32_t)len,
-                         .out_so = (uint32_t)nch, .out_sc = 1, .tpr = tpr,
+      reduce_params p = {.n_o = (uint32_t)nr,
+                         .n_c = (uint32_t)nch,
+                         .rlen = (uint32_t)len,
+                         .in_so = (uint32_t)len,
+                         .out_so = (uint32_t)nch,
+                         .out_sc = 1,
+                         .tpr = tpr,
                          .items = items};
-      wgc_status s = run(ctx, 0, ps, r0 * len, nr * len, r0 * nch, nr * nch,
-                         &p, ceil_div(nr, rpw) * nch);
+      wgc_status s = run(ctx, 0, ps, r0 * len, nr * len, r0 * nch, nr * nch, &p,
+                         ceil_div(nr, rpw) * nch);
       if (s != WGC_OK)
         return s;
     }
@@ -135,10 +138,14 @@ static wgc_status rows_pass(wgc_context *ctx, const pass *ps, uint64_t rows,
     for (uint64_t c0 = 0; c0 < nch; c0 += per) {
       uint64_t nc = min64(per, nch - c0);
       uint64_t rlen = min64(len - c0 * chunk, nc * chunk);
-      reduce_params p = {.n_o = 1, .n_c = (uint32_t)nc, .rlen = (uint32_t)rlen,
-                         .out_sc = 1, .tpr = tpr, .items = items};
-      wgc_status s = run(ctx, 0, ps, r * len + c0 * chunk, rlen,
-                         r * nch + c0, nc, &p, nc);
+      reduce_params p = {.n_o = 1,
+                         .n_c = (uint32_t)nc,
+                         .rlen = (uint32_t)rlen,
+                         .out_sc = 1,
+                         .tpr = tpr,
+                         .items = items};
+      wgc_status s =
+          run(ctx, 0, ps, r * len + c0 * chunk, rlen, r * nch + c0, nc, &p, nc);
       if (s != WGC_OK)
         return s;
     }
@@ -156,15 +163,18 @@ static wgc_status cols_pass(wgc_context *ctx, const pass *ps, uint64_t outer,
     uint64_t per = min64(Win / (len * inner), Wout / (nch * inner));
     for (uint64_t o0 = 0; o0 < outer; o0 += per) {
       uint64_t no = min64(per, outer - o0);
-      reduce_params p = {.n_o = (uint32_t)no, .n_c = (uint32_t)nch,
-                         .n_i = (uint32_t)inner, .rlen = (uint32_t)len,
+      reduce_params p = {.n_o = (uint32_t)no,
+                         .n_c = (uint32_t)nch,
+                         .n_i = (uint32_t)inner,
+                         .rlen = (uint32_t)len,
                          .in_so = no > 1 ? (uint32_t)(len * inner) : 0,
                          .in_sr = (uint32_t)inner,
                          .out_so = no > 1 ? (uint32_t)(nch * inner) : 0,
-                         .out_sc = (uint32_t)inner, .items = (uint32_t)rch};
-      wgc_status s = run(ctx, 1, ps, o0 * len * inner, no * len * inner,
-                         o0 * nch * inner, no * nch * inner, &p,
-                         ceil_div(no * nch * inner, 256));
+                         .out_sc = (uint32_t)inner,
+                         .items = (uint32_t)rch};
+      wgc_status s =
+          run(ctx, 1, ps, o0 * len * inner, no * len * inner, o0 * nch * inner,
+              no * nch * inner, &p, ceil_div(no * nch * inner, 256));
       if (s != WGC_OK)
         return s;
     }
@@ -176,11 +186,15 @@ static wgc_status cols_pass(wgc_context *ctx, const pass *ps, uint64_t outer,
     for (uint64_t c0 = 0; c0 < nch; c0 += per) {
       uint64_t nc = min64(per, nch - c0);
       uint64_t rlen = min64(len - c0 * rch, nc * rch);
-      reduce_params p = {.n_o = 1, .n_c = (uint32_t)nc, .n_i = (uint32_t)inner,
-                         .rlen = (uint32_t)rlen, .in_sr = (uint32_t)inner,
-                         .out_sc = (uint32_t)inner, .items = (uint32_t)rch};
-      wgc_status s = run(ctx, 1, ps, (o * len + c0 * rch) * inner,
-                         rlen * inner, (o * nch + c0) * inner, nc * inner, &p,
+      reduce_params p = {.n_o = 1,
+                         .n_c = (uint32_t)nc,
+                         .n_i = (uint32_t)inner,
+                         .rlen = (uint32_t)rlen,
+                         .in_sr = (uint32_t)inner,
+                         .out_sc = (uint32_t)inner,
+                         .items = (uint32_t)rch};
+      wgc_status s = run(ctx, 1, ps, (o * len + c0 * rch) * inner, rlen * inner,
+                         (o * nch + c0) * inner, nc * inner, &p,
                          ceil_div(nc * inner, 256));
       if (s != WGC_OK)
         return s;
@@ -227,15 +241,14 @@ wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
                       "length x the product of the dimensions after axis) "
                       "needs a storage binding of at least %llu elements; "
                       "the device's holds %llu",
-                      FN, r->len, r->inner,
-                      (unsigned long long)(4 * inner),
+                      FN, r->len, r->inner, (unsigned long long)(4 * inner),
                       (unsigned long long)W);
   }
   /* Partials go to scratch, which lives until the op has returned. */
   for (;;) {
     uint32_t tpr, items;
-    uint64_t nch = inner == 1 ? rows_shape(len, &tpr, &items)
-                              : ceil_div(len, rch);
+    uint64_t nch =
+        inner == 1 ? rows_shape(len, &tpr, &items) : ceil_div(len, rch);
     bool last = nch == 1;
     ps.out = r->output;
     ps.out2 = !last && ps.op == 0;

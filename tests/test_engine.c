@@ -310,3 +310,49 @@ TEST(engine_long_axis) {
   }
   case_end();
 }
+
+/* Every operand of each op in ONE allocation, far apart or adjacent, under
+ * 64 KiB bindings: launches bind each operand's window on its own where
+ * windows do not overlap, and split where they would. */
+static void one_allocation(wgc_context *ctx, outputs *o) {
+  const size_t total = 400000; /* floats: 1.6 MB */
+  wgc_ptr m = random_dev(ctx, total, 28);
+  /* attention: Q, K, V, O each 8 heads x 40 x 16 = 5120 floats (20 KB) */
+  wgc_attention_desc ad = {.batch = 2,
+                           .heads = 4,
+                           .seq_q = 40,
+                           .seq_kv = 40,
+                           .head_dim = 16,
+                           .scale = 0.25f,
+                           .causal = WGC_CAUSAL_TOP_LEFT};
+  RUN(wgc_attention(ctx, &ad, at(m, 0), at(m, 100000), at(m, 200000),
+                    at(m, 300000)));
+  keep(ctx, o, "attention_one_allocation", at(m, 300000), 5120);
+  /* binary: inputs ending right before the output (adjacent windows) */
+  RUN(wgc_binary(ctx, WGC_BINARY_SUB, at(m, 10000), at(m, 40001), at(m, 70001),
+                 30000));
+  keep(ctx, o, "binary_adjacent", at(m, 70001), 30000);
+  /* GEMM: A, B, C 100 KB apart, each larger than one binding */
+  RUN(wgc_gemm(ctx, WGC_COL_MAJOR, WGC_TRANS, WGC_NO_TRANS, 90, 80, 200, 1.0f,
+               at(m, 110001), 200, at(m, 160003), 200, 0.0f, at(m, 250007),
+               90));
+  keep(ctx, o, "gemm_one_allocation", at(m, 250007), 90 * 80);
+  dev_free(ctx, m);
+}
+
+TEST(engine_one_allocation) {
+  if (!case_begin("engine[webgpu] operands of one allocation, 64 KiB bindings"))
+    return;
+  wgc_context *cpu = test_ctx(WGC_BACKEND_CPU);
+  wgc_context *gpu = webgpu_with_limit(64 * 1024);
+  if (cpu && gpu) {
+    outputs want = {0}, got = {0};
+    one_allocation(cpu, &want);
+    one_allocation(gpu, &got);
+    compare(&got, &want);
+    outputs_free(&want);
+    outputs_free(&got);
+  }
+  wgc_destroy(gpu);
+  case_end();
+}
