@@ -2,9 +2,9 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WFLAGS  := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
-CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -Isrc -Ibuild/gen -Ithird_party/wgpu/include
-PREFIX  ?= /usr/local
 B       := build
+CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -Isrc -I$(B)/gen -Ithird_party/wgpu/include
+PREFIX  ?= /usr/local
 WGPU_LIB := third_party/wgpu/lib/libwgpu_native.so
 VERSION := 0.1.0
 
