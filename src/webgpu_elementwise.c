@@ -29,29 +29,25 @@ typedef struct map_params {
   uint32_t n, pad[3];
 } map_params;
 
-/* Elements per launch of each of k operands that may share one binding:
- * operands of one buffer whose windows come within the offset alignment
- * (< 256 bytes) of each other are bound as one window. */
-static uint64_t shared_chunk(uint64_t chunk, unsigned k) {
-  return (chunk - 64 * k) / k;
-}
-
 /* y[i] = f(x[i]) by kernel (ending in map.wgsl), in launches of at most
- * chunk elements. */
+ * chunk elements, each halved until its operands bind (x and y in one
+ * buffer may share a binding window). */
 static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
                           const char *consts, wgc_ref x, wgc_ref y,
                           uint64_t total, uint64_t chunk) {
-  for (uint64_t at = 0; at < total; at += chunk) {
-    uint64_t n = total - at < chunk ? total - at : chunk;
+  for (uint64_t at = 0, n; at < total; at += n) {
+    n = total - at < chunk ? total - at : chunk;
+    wg_launch l = {.kernel = kernel, .consts = consts, .nops = 2};
+    for (;; n = (n + 1) / 2) {
+      l.ops[0] = (wg_operand){"x", advance(x, at), 4 * n, false};
+      l.ops[1] = (wg_operand){"y", advance(y, at), 4 * n, true};
+      if (n == 1 || wg_operands_fit(ctx, l.ops, 2))
+        break;
+    }
     map_params p = {.n = (uint32_t)n};
-    wg_launch l = {.kernel = kernel,
-                   .consts = consts,
-                   .ops = {{"x", advance(x, at), 4 * n, false},
-                           {"y", advance(y, at), 4 * n, true}},
-                   .nops = 2,
-                   .params = &p,
-                   .params_size = sizeof p,
-                   .groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
+    l.params = &p;
+    l.params_size = sizeof p;
+    l.groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP;
     wgc_status s = wg_launch_run(ctx, fn, &l);
     if (s != WGC_OK)
       return s;
@@ -59,18 +55,11 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
   return WGC_OK;
 }
 
-static bool same_buffer(wgc_ref a, wgc_ref b) {
-  return ((const wg_mem *)a.mem)->buffer == ((const wg_mem *)b.mem)->buffer;
-}
-
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
   char consts[32];
   snprintf(consts, sizeof consts, "const OP: u32 = %uu;", (unsigned)u->op);
-  uint64_t chunk = chunk_elems(ctx);
-  if (same_buffer(u->input, u->output) && u->input.offset != u->output.offset)
-    chunk = shared_chunk(chunk, 2);
   return map_run(ctx, "wgc_unary", "math+unary+map", consts, u->input,
-                 u->output, u->n, chunk);
+                 u->output, u->n, chunk_elems(ctx));
 }
 
 typedef struct binary_params {
@@ -87,36 +76,39 @@ static uint64_t strided_span(const wgc_binary_args *b, const size_t *stride) {
   return last + 1;
 }
 
-static wgc_status binary_launch(wgc_context *ctx, const wgc_binary_args *b) {
-  char consts[64];
-  bool flat = b->rank == 1;
-  snprintf(consts, sizeof consts, "const OP: u32 = %uu; const RANK: u32 = %uu;",
-           (unsigned)b->op, flat ? 1u : 0u);
-  binary_params p = {.count = (uint32_t)b->count, .rank = (uint32_t)b->rank};
+/* The launch of b; p receives its parameters. */
+static wg_launch binary_plan(const wgc_binary_args *b, binary_params *p,
+                             char *consts, size_t cap) {
+  snprintf(consts, cap, "const OP: u32 = %uu; const RANK: u32 = %uu;",
+           (unsigned)b->op, b->rank == 1 ? 1u : 0u);
+  *p = (binary_params){.count = (uint32_t)b->count, .rank = (uint32_t)b->rank};
   for (size_t d = 0; d < b->rank; d++) {
-    p.shape[d] = (uint32_t)b->shape[d];
-    p.sa[d] = (uint32_t)b->stride_a[d];
-    p.sb[d] = (uint32_t)b->stride_b[d];
+    p->shape[d] = (uint32_t)b->shape[d];
+    p->sa[d] = (uint32_t)b->stride_a[d];
+    p->sb[d] = (uint32_t)b->stride_b[d];
   }
-  wg_launch l = {.kernel = "math+binary",
-                 .consts = consts,
-                 .ops = {{"a", b->a, 4 * strided_span(b, b->stride_a), false},
-                         {"b", b->b, 4 * strided_span(b, b->stride_b), false},
-                         {"out", b->out, 4 * (uint64_t)b->count, true}},
-                 .nops = 3,
-                 .params = &p,
-                 .params_size = sizeof p,
-                 .groups = (b->count + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
-  return wg_launch_run(ctx, "wgc_binary", &l);
+  return (wg_launch){
+      .kernel = "math+binary",
+      .consts = consts,
+      .ops = {{"a", b->a, 4 * strided_span(b, b->stride_a), false},
+              {"b", b->b, 4 * strided_span(b, b->stride_b), false},
+              {"out", b->out, 4 * (uint64_t)b->count, true}},
+      .nops = 3,
+      .params = p,
+      .params_size = sizeof *p,
+      .groups = (b->count + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
 }
 
-/* Launches b, split along its outermost dimension until every operand's
- * window fits one binding (a leading dimension of 1 is dropped). */
+/* Launches b, split along its outermost dimension until one launch can
+ * cover it: operands bind (planned as the engine binds them) and the grid
+ * fits. A leading dimension of 1 is dropped. */
 static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
-                               uint64_t limit) {
-  if (b->count <= limit && strided_span(b, b->stride_a) <= limit &&
-      strided_span(b, b->stride_b) <= limit)
-    return binary_launch(ctx, b);
+                               uint64_t max_count) {
+  binary_params p;
+  char consts[64];
+  wg_launch l = binary_plan(b, &p, consts, sizeof consts);
+  if (b->count <= max_count && wg_operands_fit(ctx, l.ops, l.nops))
+    return wg_launch_run(ctx, "wgc_binary", &l);
   wgc_binary_args part = *b;
   if (b->shape[0] == 1) {
     if (b->rank == 1) /* one element that does not fit cannot happen */
@@ -126,7 +118,7 @@ static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
     memmove(part.shape, b->shape + 1, part.rank * sizeof *part.shape);
     memmove(part.stride_a, b->stride_a + 1, part.rank * sizeof(size_t));
     memmove(part.stride_b, b->stride_b + 1, part.rank * sizeof(size_t));
-    return binary_split(ctx, &part, limit);
+    return binary_split(ctx, &part, max_count);
   }
   size_t rows = b->shape[0], half = rows / 2, row_elems = b->count / rows;
   for (int i = 0; i < 2; i++) {
@@ -136,7 +128,7 @@ static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
     part.a = advance(b->a, first * b->stride_a[0]);
     part.b = advance(b->b, first * b->stride_b[0]);
     part.out = advance(b->out, first * row_elems);
-    wgc_status s = binary_split(ctx, &part, limit);
+    wgc_status s = binary_split(ctx, &part, max_count);
     if (s != WGC_OK)
       return s;
   }
@@ -144,17 +136,11 @@ static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
 }
 
 wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b) {
-  /* Inputs in the output's buffer (other than in place) may share its
-   * binding window. */
-  unsigned k = 1;
-  k += same_buffer(b->a, b->out) && b->a.offset != b->out.offset;
-  k += same_buffer(b->b, b->out) && b->b.offset != b->out.offset;
-  uint64_t chunk = chunk_elems(ctx);
-  return binary_split(ctx, b, k > 1 ? shared_chunk(chunk, k) : chunk);
+  return binary_split(ctx, b, chunk_elems(ctx));
 }
 
 wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                           size_t bytes) {
   return map_run(ctx, "wgc_copy", "copy+map", NULL, src, dst, bytes / 4,
-                 shared_chunk(chunk_elems(ctx), 2));
+                 chunk_elems(ctx));
 }

@@ -337,6 +337,12 @@ static void one_allocation(wgc_context *ctx, outputs *o) {
                at(m, 110001), 200, at(m, 160003), 200, 0.0f, at(m, 250007),
                90));
   keep(ctx, o, "gemm_one_allocation", at(m, 250007), 90 * 80);
+  /* unary with its output right after its input; a copy in the same
+   * allocation */
+  RUN(wgc_unary(ctx, WGC_UNARY_SILU, at(m, 320000), at(m, 350001), 30000));
+  keep(ctx, o, "unary_adjacent", at(m, 350001), 30000);
+  RUN(wgc_copy(ctx, at(m, 385000), at(m, 320000), 4 * 15000));
+  keep(ctx, o, "copy_one_allocation", at(m, 385000), 15000);
   dev_free(ctx, m);
 }
 
