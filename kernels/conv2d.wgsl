@@ -1,14 +1,24 @@
 // 2-D cross-correlation, NCHW (host: src/webgpu_conv2d.c). Operands:
 // x input [n, c, h, w], f filter [k, cg, r, s], b bias [k], y output
-// [n, k, p, q]; a launch covers a range of images (x and y start there).
-// Prelude consts: MODE, and for MODE 0 the tile BM x BN x BK.
+// [n, k, p, q]. A launch computes one piece of the output: a range of
+// images, of groups (and of output channels within each group), of output
+// rows and of output columns, summing over a range of the flattened taps kk
+// = (ci, rr, ss) of cg*r*s. Each operand starts at the piece's first
+// element: x at its first image, group, tap channel, and the first input row
+// and column that the piece's receptive field needs (a window clipped to
+// the image; coordinates are relative to it, so padding is still judged in
+// global coordinates), f at its first channel and tap, b at its first
+// channel, y at its first element. A piece that is not the first of its
+// tap range adds to the output (no bias) instead of writing it.
+// Prelude consts: MODE; ACC (true: add to the output, for a tap range after
+// the first; a separate pipeline, as reading the output slows the writing
+// form); for MODE 0 the tile BM x BN x BK.
 //
 // MODE 0: implicit GEMM per group g: out[m, pix] = sum over kk of
-//   F[g*kg + m, kk] * X[kk, pix], kk = (ci, rr, ss) of cg*r*s, pix =
-//   (img, pp, qq) over the launch's images. A workgroup of 256 computes a
-//   BM (channels) x BN (pixels) tile, 4x4 per invocation, staging BK-deep
-//   slices of F and of the gathered input (im2col on the fly, zero padding)
-//   in workgroup memory.
+//   F[g*kg + m, kk] * X[kk, pix], pix = (img, row, col) over the piece. A
+//   workgroup of 256 computes a BM (channels) x BN (pixels) tile, 4x4 per
+//   invocation, staging BK-deep slices of F and of the gathered input
+//   (im2col on the fly, zero padding) in workgroup memory.
 // MODE 1: direct, for few channels per group (depthwise), where a GEMM
 //   tile would be mostly empty: a workgroup takes `slots` output planes
 //   (img, oc) side by side, each with 256/slots invocations computing 4
@@ -16,24 +26,42 @@
 
 struct Params {
   off: vec4<u32>,
-  c: u32, h: u32, w: u32, k: u32,
-  r: u32, s: u32, p: u32, q: u32,
-  sh: u32, sw: u32, ph: u32, pw: u32,
-  dh: u32, dw: u32, cg: u32, kg: u32,
-  kdim: u32,    // cg * r * s
+  kl: u32,      // output channels of the piece per image (groups * km)
+  km: u32,      // output channels of the piece per group
+  kgf: u32,     // channels per group of the whole conv (channel stride of g)
+  ngroups: u32, // MODE 0: groups of the piece; MODE 1: planes (images * kl)
+  kdim: u32,    // cg * r * s: filter row length
+  kn: u32,      // taps of the piece
+  klo: u32,     // first tap of the piece
+  ci0: u32,     // its channel, klo / rs
+  r: u32, s: u32,
   rs: u32,      // r * s
-  pq: u32,      // p * q
-  npix: u32,    // images in the launch * p * q
+  has_bias: u32,
+  hwin: u32,    // input window rows
+  wwin: u32,    // input window columns
+  xw: u32,      // input row stride (w)
+  xhw: u32,     // input channel stride (h * w)
+  ximg: u32,    // input image stride (c * h * w)
+  xg: u32,      // input group stride (cg * h * w)
+  ihb: i32,     // window row of output row 0, tap row 0 (pad and offset)
+  iwb: i32,     // window column of output column 0, tap column 0
+  sh: u32, sw: u32, dh: u32, dw: u32,
+  qn: u32,      // output columns of the piece
+  pqn: u32,     // output pixels of the piece per plane (rows * qn)
+  npix: u32,    // images of the piece * pqn
+  pad1: u32,
+  yq: u32,      // output row stride (q)
+  ych: u32,     // output channel stride (p * q)
+  yimg: u32,    // output image stride (k * p * q)
+  slots: u32,   // MODE 1: planes per workgroup (power of two)
   tiles_n: u32, // MODE 0: pixel tiles; MODE 1: pixel tiles per plane
   tiles_m: u32, // MODE 0: channel tiles per group
-  ngroups: u32, // MODE 0: groups; MODE 1: planes (images * k)
-  has_bias: u32,
-  px: u32,      // unused
-  slots: u32,   // MODE 1: planes per workgroup (power of two)
   dss: u32,     // MODE 0: BK as (filter channel, row, column) steps:
   drr: u32,     //   BK % s, (BK / s) % r, (BK / rs) * h * w
   dcofs: u32,
-  pad0: u32, pad1: u32, pad2: u32,
+  ss0: u32,     // MODE 1: klo % s
+  rr0: u32,     // MODE 1: (klo / s) % r
+  pad0: u32,
 }
 
 const TX: u32 = BN / 4u; // invocations along pixels
@@ -50,16 +78,30 @@ fn conv_bias(oc: u32) -> f32 {
   return 0.0f;
 }
 
+// Offset of pixel pr of a plane of the piece in the output plane.
+fn conv_ypix(pr: u32) -> u32 {
+  if (P.qn == P.yq) { return pr; } // whole rows: contiguous
+  return (pr / P.qn) * P.yq + pr % P.qn;
+}
+
+fn conv_put(i: u32, v: f32, bias: f32) {
+  if (ACC) { // a const: the writing form never reads the output
+    y_st(i, y_ld(i) + v);
+  } else {
+    y_st(i, v + bias);
+  }
+}
+
 fn conv_store(m: u32, g: u32, n0: u32, tx: u32, v: vec4<f32>) {
-  if (m >= P.kg) { return; }
-  let oc = g * P.kg + m;
+  if (m >= P.km) { return; }
+  let oc = g * P.kgf + m;
   let bias = conv_bias(oc);
   for (var j = 0u; j < 4u; j++) {
     let pix = n0 + tx + TX * j;
     if (pix < P.npix) {
-      let img = pix / P.pq;
-      let pr = pix % P.pq;
-      y_st((img * P.k + oc) * P.pq + pr, v[j] + bias);
+      let img = pix / P.pqn;
+      let pr = pix % P.pqn;
+      conv_put(img * P.yimg + oc * P.ych + conv_ypix(pr), v[j], bias);
     }
   }
 }
@@ -84,41 +126,41 @@ fn conv_gemm(gid: u32, li: u32) {
   var ih0 = 0i;
   var iw0 = 0i;
   if (pvalid) {
-    let img = pix / P.pq;
-    let pr = pix % P.pq;
-    ih0 = i32((pr / P.q) * P.sh) - i32(P.ph);
-    iw0 = i32((pr % P.q) * P.sw) - i32(P.pw);
-    xbase = (img * P.c + g * P.cg) * P.h * P.w;
+    let img = pix / P.pqn;
+    let pr = pix % P.pqn;
+    ih0 = i32((pr / P.qn) * P.sh) + P.ihb;
+    iw0 = i32((pr % P.qn) * P.sw) + P.iwb;
+    xbase = img * P.ximg + g * P.xg;
   }
-  let fbase = (g * P.kg + m0) * P.kdim;
-  let hi = i32(P.h);
-  let wi = i32(P.w);
-  let hw = P.h * P.w;
-  // Rows kq = k0 + bk0 + CPT * t (t < 4) as (filter column ss, row rr,
-  // channel offset cofs = ci * h * w), advanced by BK per slice without
-  // divisions.
-  let kq0 = vec4<u32>(bk0, bk0 + CPT, bk0 + 2u * CPT, bk0 + 3u * CPT);
+  let fbase = (g * P.kgf + m0) * P.kdim;
+  let hi = i32(P.hwin);
+  let wi = i32(P.wwin);
+  let hw = P.xhw;
+  // Rows kq = klo + k0 + bk0 + CPT * t (t < 4) as (filter column ss, row
+  // rr, channel offset cofs = (ci - ci0) * h * w), advanced by BK per slice
+  // without divisions.
+  let kq0 = vec4<u32>(P.klo + bk0) + CPT * vec4<u32>(0u, 1u, 2u, 3u);
   var ss = vec4<u32>(0u);
   var rr = vec4<u32>(0u);
   var cofs = vec4<u32>(0u);
-  if (P.kdim > 0u) {
+  if (P.kn > 0u) {
     ss = (kq0 % vec4<u32>(P.rs)) % vec4<u32>(P.s);
     rr = (kq0 % vec4<u32>(P.rs)) / vec4<u32>(P.s);
-    cofs = (kq0 / vec4<u32>(P.rs)) * hw;
+    cofs = (kq0 / vec4<u32>(P.rs) - vec4<u32>(P.ci0)) * hw;
   }
 
   var acc0 = vec4<f32>(0.0f);
   var acc1 = vec4<f32>(0.0f);
   var acc2 = vec4<f32>(0.0f);
   var acc3 = vec4<f32>(0.0f);
-  for (var k0 = 0u; k0 < P.kdim; k0 += BK) {
+  for (var k0 = 0u; k0 < P.kn; k0 += BK) {
     for (var t = 0u; t < (BM * BK + 255u) / 256u; t++) {
       let e = li + 256u * t;
       if (e < BM * BK) {
         let m = e / BK;
         let kk = e % BK;
         var v = 0.0f;
-        if (m0 + m < P.kg && k0 + kk < P.kdim) {
+        if (m0 + m < P.km && k0 + kk < P.kn) {
           v = f_ld(fbase + m * P.kdim + k0 + kk);
         }
         As[kk * AS + m] = v;
@@ -127,11 +169,11 @@ fn conv_gemm(gid: u32, li: u32) {
     for (var t = 0u; t < 4u; t++) {
       let kk = bk0 + CPT * t;
       var v = 0.0f;
-      if (pvalid && k0 + kk < P.kdim) {
+      if (pvalid && k0 + kk < P.kn) {
         let ih = ih0 + i32(rr[t] * P.dh);
         let iw = iw0 + i32(ss[t] * P.dw);
         if (ih >= 0 && ih < hi && iw >= 0 && iw < wi) {
-          v = x_ld(xbase + cofs[t] + u32(ih) * P.w + u32(iw));
+          v = x_ld(xbase + cofs[t] + u32(ih) * P.xw + u32(iw));
         }
       }
       Bs[kk * BN + bn] = v;
@@ -170,36 +212,37 @@ fn conv_direct(gid: u32, li: u32) {
   let lt = li % per;
   let plane = pb * P.slots + slot;
   let valid = plane < P.ngroups;
-  let img = plane / P.k;
-  let oc = plane % P.k;
-  let g = oc / P.kg;
-  let xbase = (img * P.c + g * P.cg) * P.h * P.w;
+  let img = plane / P.kl;
+  let ol = plane % P.kl;
+  let g = ol / P.km;
+  let oc = g * P.kgf + ol % P.km;
+  let xbase = img * P.ximg + g * P.xg;
   let fbase = oc * P.kdim;
-  let hi = vec4<i32>(i32(P.h));
-  let wi = vec4<i32>(i32(P.w));
+  let hi = vec4<i32>(i32(P.hwin));
+  let wi = vec4<i32>(i32(P.wwin));
   let zero = vec4<i32>(0);
 
   // Pixels tile*per*4 + lt + per*j of the plane, j < 4.
   let pr = vec4<u32>(tile * per * 4u + lt) + per * vec4<u32>(0u, 1u, 2u, 3u);
-  let pok = (pr < vec4<u32>(P.pq)) & vec4<bool>(valid);
-  let ih0 = vec4<i32>((pr / vec4<u32>(P.q)) * P.sh) - vec4<i32>(i32(P.ph));
-  let iw0 = vec4<i32>((pr % vec4<u32>(P.q)) * P.sw) - vec4<i32>(i32(P.pw));
+  let pok = (pr < vec4<u32>(P.pqn)) & vec4<bool>(valid);
+  let ih0 = vec4<i32>((pr / vec4<u32>(P.qn)) * P.sh) + vec4<i32>(P.ihb);
+  let iw0 = vec4<i32>((pr % vec4<u32>(P.qn)) * P.sw) + vec4<i32>(P.iwb);
 
-  // Taps kk = (ci, rr, ss) in order, decoded incrementally. The filter
-  // value is the same for every invocation of the plane (a broadcast load
-  // that serves 4 pixels); neighbouring invocations share input rows
+  // Taps kk = (ci, rr, ss) in order from klo, decoded incrementally. The
+  // filter value is the same for every invocation of the plane (a broadcast
+  // load that serves 4 pixels); neighbouring invocations share input rows
   // through the cache.
   var acc = vec4<f32>(0.0f);
   var cofs = 0u;
-  var rr = 0u;
-  var ss = 0u;
-  for (var kk = 0u; kk < P.kdim; kk++) {
+  var rr = P.rr0;
+  var ss = P.ss0;
+  for (var kk = 0u; kk < P.kn; kk++) {
     var wv = 0.0f;
     if (valid) { wv = f_ld(fbase + kk); }
     let ih = ih0 + vec4<i32>(i32(rr * P.dh));
     let iw = iw0 + vec4<i32>(i32(ss * P.dw));
     let inb = pok & (ih >= zero) & (ih < hi) & (iw >= zero) & (iw < wi);
-    let idx = vec4<u32>(xbase + cofs) + vec4<u32>(ih) * P.w + vec4<u32>(iw);
+    let idx = vec4<u32>(xbase + cofs) + vec4<u32>(ih) * P.xw + vec4<u32>(iw);
     if (inb.x) { acc.x += wv * x_ld(idx.x); }
     if (inb.y) { acc.y += wv * x_ld(idx.y); }
     if (inb.z) { acc.z += wv * x_ld(idx.z); }
@@ -210,17 +253,17 @@ fn conv_direct(gid: u32, li: u32) {
       rr += 1u;
       if (rr == P.r) {
         rr = 0u;
-        cofs += P.h * P.w;
+        cofs += P.xhw;
       }
     }
   }
   if (valid) {
     let bias = conv_bias(oc);
-    let obase = plane * P.pq;
-    if (pok.x) { y_st(obase + pr.x, acc.x + bias); }
-    if (pok.y) { y_st(obase + pr.y, acc.y + bias); }
-    if (pok.z) { y_st(obase + pr.z, acc.z + bias); }
-    if (pok.w) { y_st(obase + pr.w, acc.w + bias); }
+    let obase = img * P.yimg + oc * P.ych;
+    if (pok.x) { conv_put(obase + conv_ypix(pr.x), acc.x, bias); }
+    if (pok.y) { conv_put(obase + conv_ypix(pr.y), acc.y, bias); }
+    if (pok.z) { conv_put(obase + conv_ypix(pr.z), acc.z, bias); }
+    if (pok.w) { conv_put(obase + conv_ypix(pr.w), acc.w, bias); }
   }
 }
 

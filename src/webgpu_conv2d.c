@@ -7,27 +7,47 @@
  * than 8 channels (depthwise) run a direct kernel: each workgroup takes one
  * or more output planes, their filters staged in workgroup memory, each
  * invocation 4 pixels. c == 0 leaves an empty sum: the output is the
- * bias (or zeros). Launches cover as many images as one storage binding
- * holds. */
+ * bias (or zeros).
+ *
+ * Splitting. A launch computes a piece of the output: a range of images,
+ * of groups, of output channels within each group, of output rows and of
+ * output columns, summing over a range of the flattened taps (ci, rr, ss)
+ * of one output channel's filter. Its operands are the windows that piece
+ * touches: the input rows and columns its receptive field needs (clipped to
+ * the image), the filter slice, the bias slice, the output block. All
+ * pieces of a plan have one shape (the last of each range may be shorter).
+ * The plan starts with the whole conv in one launch (the common case), and
+ * while some piece's operands do not bind within the device limit
+ * (wg_operands_fit, exactly as the engine will bind them) it halves one
+ * range (see shrink): images, groups, then by the largest window output
+ * channels, tap channels, output rows, filter rows, output columns. A piece
+ * of one tap, one output pixel and one channel always fits, so every valid
+ * call runs. Tap ranges after the first add to the output (the first writes
+ * it, with the bias; the adding form is a separate pipeline). The
+ * whole plan is checked before anything is enqueued. */
 #include "webgpu.h"
 
 #include <stdio.h>
 
 typedef struct conv_params {
   uint32_t off[4];
-  uint32_t c, h, w, k;
-  uint32_t r, s, p, q;
-  uint32_t sh, sw, ph, pw;
-  uint32_t dh, dw, cg, kg;
-  uint32_t kdim, rs, pq, npix;
-  uint32_t tiles_n, tiles_m, ngroups, has_bias;
-  uint32_t px, slots, dss, drr;
-  uint32_t dcofs, pad[3];
+  uint32_t kl, km, kgf, ngroups;
+  uint32_t kdim, kn, klo, ci0;
+  uint32_t r, s, rs, has_bias;
+  uint32_t hwin, wwin, xw, xhw;
+  uint32_t ximg, xg;
+  int32_t ihb, iwb;
+  uint32_t sh, sw, dh, dw;
+  uint32_t qn, pqn, npix, pad1;
+  uint32_t yq, ych, yimg, slots;
+  uint32_t tiles_n, tiles_m, dss, drr;
+  uint32_t dcofs, ss0, rr0, pad0;
 } conv_params;
 
 static const char *FN = "wgc_conv2d";
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 static wgc_ref advance(wgc_ref r, uint64_t elems) {
   r.offset += 4 * elems;
@@ -36,26 +56,288 @@ static wgc_ref advance(wgc_ref r, uint64_t elems) {
 
 #define SMALL (1u << 30) /* keeps the kernel's i32 coordinates exact */
 
+/* The extent of a piece along each range: images, groups, output channels
+ * per group, output rows, output columns, taps. */
+enum { D_IMG, D_GRP, D_CH, D_ROW, D_COL, D_TAP, D_COUNT };
+
+/* The conv's sizes (64-bit) and the kernel form of a plan. */
+typedef struct conv_geo {
+  uint64_t n, c, h, w, k, p, q, r, s, sh, sw, ph, pw, dh, dw;
+  uint64_t groups, cg, kg, kdim;
+  uint64_t total[D_COUNT];
+} conv_geo;
+
+/* One piece: its first index and extent along each range. */
+typedef struct piece {
+  uint64_t at[D_COUNT], len[D_COUNT];
+} piece;
+
+/* The input positions [*lo, *hi) along one axis that outputs [o0, o0+on)
+ * with taps [t0, t1] need, clipped to [0, len). */
+static void needed(uint64_t o0, uint64_t on, uint64_t st, uint64_t pad,
+                   uint64_t t0, uint64_t t1, uint64_t dil, uint64_t len,
+                   uint64_t *lo, uint64_t *hi) {
+  int64_t a = (int64_t)(o0 * st) - (int64_t)pad + (int64_t)(t0 * dil);
+  int64_t b =
+      (int64_t)((o0 + on - 1) * st) - (int64_t)pad + (int64_t)(t1 * dil) + 1;
+  if (a < 0)
+    a = 0;
+  if (b > (int64_t)len)
+    b = (int64_t)len;
+  if (b < a)
+    b = a;
+  *lo = (uint64_t)a;
+  *hi = (uint64_t)b;
+}
+
+/* Kernel form for pieces of km channels per group; consts[1] adds to the
+ * output (tap ranges after the first). */
+typedef struct conv_form {
+  unsigned mode, bm, bn, bk;
+  char consts[2][112];
+} conv_form;
+
+static void form_for(conv_form *f, uint64_t km) {
+  f->bm = 64, f->bn = 64, f->bk = 16;
+  if (km < 8)
+    f->mode = 1;
+  else if (km < 48)
+    f->mode = 0, f->bm = 32, f->bn = 128, f->bk = 8;
+  else
+    f->mode = 0;
+  for (int acc = 0; acc < 2; acc++)
+    snprintf(f->consts[acc], sizeof f->consts[acc],
+             "const MODE: u32 = %uu; const BM: u32 = %uu; const BN: u32 = "
+             "%uu; const BK: u32 = %uu; const ACC = %s;",
+             f->mode, f->bm, f->bn, f->bk, acc ? "true" : "false");
+}
+
+/* The operands, parameters and workgroups of one piece. */
+static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
+                         const conv_form *F, const piece *pc, wg_operand *ops,
+                         conv_params *p, uint64_t *groups) {
+  const uint64_t *at = pc->at, *len = pc->len;
+  uint64_t i0 = at[D_IMG], ni = len[D_IMG];
+  uint64_t oc0 = at[D_GRP] * G->kg + at[D_CH];
+  uint64_t oc1 = (at[D_GRP] + len[D_GRP] - 1) * G->kg + at[D_CH] + len[D_CH] -
+                 1; /* last channel */
+  uint64_t p0 = at[D_ROW], pn = len[D_ROW], q0 = at[D_COL], qn = len[D_COL];
+  uint64_t k0 = at[D_TAP], kn = len[D_TAP];
+  uint64_t rs = G->r * G->s;
+
+  /* Taps [k0, k0 + kn): channels ci_a..ci_b; rows and columns of the
+   * filter they reach. */
+  uint64_t ci_a = 0, rr_a = 0, rr_b = G->r - 1, ss_a = 0, ss_b = G->s - 1;
+  uint64_t hlo = 0, hhi = 0, wlo = 0, whi = 0;
+  if (kn > 0) {
+    uint64_t k1 = k0 + kn - 1;
+    ci_a = k0 / rs;
+    if (k1 / rs == ci_a) {
+      rr_a = k0 % rs / G->s;
+      rr_b = k1 % rs / G->s;
+      if (rr_a == rr_b)
+        ss_a = k0 % G->s, ss_b = k1 % G->s;
+      else
+        ss_a = 0, ss_b = G->s - 1;
+    }
+    needed(p0, pn, G->sh, G->ph, rr_a, rr_b, G->dh, G->h, &hlo, &hhi);
+    needed(q0, qn, G->sw, G->pw, ss_a, ss_b, G->dw, G->w, &wlo, &whi);
+  }
+  uint64_t hw = G->h * G->w;
+  if (kn > 0 && hhi > hlo && whi > wlo) {
+    uint64_t ci_b = (k0 + kn - 1) / rs;
+    uint64_t c_a = at[D_GRP] * G->cg + ci_a;
+    uint64_t c_b = (at[D_GRP] + len[D_GRP] - 1) * G->cg + ci_b;
+    uint64_t first = ((i0 * G->c + c_a) * G->h + hlo) * G->w + wlo;
+    uint64_t last =
+        (((i0 + ni - 1) * G->c + c_b) * G->h + hhi - 1) * G->w + whi - 1;
+    ops[0] = (wg_operand){"x", advance(a->input, first), 4 * (last - first + 1),
+                          false};
+  } else { /* nothing of the input is read */
+    ops[0] = (wg_operand){"x", a->input, 0, false};
+  }
+  ops[1] = (wg_operand){"f", advance(a->filter, oc0 * G->kdim + k0),
+                        kn ? 4 * ((oc1 - oc0) * G->kdim + kn) : 0, false};
+  ops[2] = a->has_bias ? (wg_operand){"b", advance(a->bias, oc0),
+                                      4 * (oc1 - oc0 + 1), false}
+                       : (wg_operand){"b", a->filter, 0, false};
+  uint64_t pq = G->p * G->q;
+  uint64_t yfirst = ((i0 * G->k + oc0) * G->p + p0) * G->q + q0;
+  uint64_t ylast =
+      (((i0 + ni - 1) * G->k + oc1) * G->p + p0 + pn - 1) * G->q + q0 + qn - 1;
+  ops[3] = (wg_operand){"y", advance(a->output, yfirst),
+                        4 * (ylast - yfirst + 1), true};
+
+  /* Strides are used only across what the windows hold (< 2^30 elements
+   * each); beyond that their u32 truncation multiplies 0. */
+  *p = (conv_params){
+      .kl = (uint32_t)(len[D_GRP] * len[D_CH]),
+      .km = (uint32_t)len[D_CH],
+      .kgf = (uint32_t)G->kg,
+      .kdim = (uint32_t)G->kdim,
+      .kn = (uint32_t)kn,
+      .klo = (uint32_t)k0,
+      .ci0 = (uint32_t)ci_a,
+      .r = (uint32_t)G->r,
+      .s = (uint32_t)G->s,
+      .rs = (uint32_t)rs,
+      .has_bias = a->has_bias ? 1u : 0u,
+      .hwin = (uint32_t)(hhi - hlo),
+      .wwin = (uint32_t)(whi - wlo),
+      .xw = (uint32_t)G->w,
+      .xhw = (uint32_t)hw,
+      .ximg = (uint32_t)(G->c * hw),
+      .xg = (uint32_t)(G->cg * hw),
+      .ihb = (int32_t)((int64_t)(p0 * G->sh) - (int64_t)G->ph - (int64_t)hlo),
+      .iwb = (int32_t)((int64_t)(q0 * G->sw) - (int64_t)G->pw - (int64_t)wlo),
+      .sh = (uint32_t)G->sh,
+      .sw = (uint32_t)G->sw,
+      .dh = (uint32_t)G->dh,
+      .dw = (uint32_t)G->dw,
+      .qn = (uint32_t)qn,
+      .pqn = (uint32_t)(pn * qn),
+      .npix = (uint32_t)(ni * pn * qn),
+      .yq = (uint32_t)G->q,
+      .ych = (uint32_t)pq,
+      .yimg = (uint32_t)(G->k * pq),
+      .ss0 = (uint32_t)(k0 % G->s),
+      .rr0 = (uint32_t)(k0 / G->s % G->r)};
+  if (F->mode == 0 && kn > 0) { /* a slice of bk taps as filter steps */
+    p->dss = (uint32_t)(F->bk % G->s);
+    p->drr = (uint32_t)(F->bk / G->s % G->r);
+    p->dcofs = (uint32_t)(F->bk / rs * hw);
+  }
+  uint64_t npq = pn * qn;
+  if (F->mode == 0) {
+    p->tiles_n = (uint32_t)ceil_div(ni * npq, F->bn);
+    p->tiles_m = (uint32_t)ceil_div(len[D_CH], F->bm);
+    p->ngroups = (uint32_t)len[D_GRP];
+    *groups = (uint64_t)p->tiles_n * p->tiles_m * len[D_GRP];
+  } else {
+    uint64_t planes = ni * len[D_GRP] * len[D_CH];
+    /* 16..256 invocations per plane, 4 pixels each */
+    uint64_t per_plane = 16;
+    while (per_plane < 256 && per_plane * 4 < npq)
+      per_plane *= 2;
+    p->slots = (uint32_t)(256 / per_plane);
+    p->tiles_n = (uint32_t)ceil_div(npq, per_plane * 4);
+    p->ngroups = (uint32_t)planes;
+    *groups = ceil_div(planes, p->slots) * p->tiles_n;
+  }
+}
+
+/* Visits the pieces of shape ext in order (tap ranges of one output block
+ * in ascending order, so that later ones add to the first). Dry run (run
+ * false): returns WGC_OK if every piece binds, else WGC_ERR_UNSUPPORTED
+ * with the first failing piece's operands in bad. Run: launches them. */
+static wgc_status walk(wgc_context *ctx, const wgc_conv2d_args *a,
+                       const conv_geo *G, const uint64_t *ext, bool run,
+                       wg_operand *bad) {
+  conv_form F;
+  form_for(&F, ext[D_CH]);
+  /* Tap ranges of less than a channel (a filter row) stay inside one. */
+  uint64_t rs = G->r * G->s, unit = ext[D_TAP] >= rs     ? G->total[D_TAP]
+                                    : ext[D_TAP] >= G->s ? rs
+                                                         : G->s;
+  piece pc;
+  for (int i = 0; i < D_COUNT; i++)
+    pc.at[i] = 0;
+  for (;;) {
+    for (int i = 0; i < D_COUNT; i++)
+      pc.len[i] = min_u64(ext[i], G->total[i] - pc.at[i]);
+    pc.len[D_TAP] = min_u64(pc.len[D_TAP], unit - pc.at[D_TAP] % unit);
+    wg_operand ops[4];
+    conv_params p;
+    uint64_t groups;
+    piece_launch(a, G, &F, &pc, ops, &p, &groups);
+    if (!run) {
+      if (!wg_operands_fit(ctx, ops, 4)) {
+        for (int i = 0; i < 4; i++)
+          bad[i] = ops[i];
+        return WGC_ERR_UNSUPPORTED;
+      }
+    } else {
+      wg_launch l = {.kernel = "conv2d",
+                     .consts = F.consts[pc.at[D_TAP] > 0],
+                     .ops = {ops[0], ops[1], ops[2], ops[3]},
+                     .nops = 4,
+                     .params = &p,
+                     .params_size = sizeof p,
+                     .groups = groups};
+      wgc_status s = wg_launch_run(ctx, FN, &l);
+      if (s != WGC_OK)
+        return s;
+    }
+    /* next piece: the tap range varies fastest */
+    int i = D_COUNT - 1;
+    for (; i >= 0; i--) {
+      pc.at[i] += pc.len[i];
+      if (pc.at[i] < G->total[i])
+        break;
+      pc.at[i] = 0;
+    }
+    if (i < 0)
+      return WGC_OK;
+  }
+}
+
+/* Halves range d of the shape if it is longer than 1. Tap ranges halve
+ * as whole channels, then whole filter rows, then columns of one row. */
+static bool halve(const conv_geo *G, uint64_t *ext, int d) {
+  uint64_t e = ext[d], rs = G->r * G->s;
+  if (e <= 1)
+    return false;
+  if (d == D_TAP && e > rs)
+    ext[d] = ceil_div(e / rs, 2) * rs;
+  else if (d == D_TAP && e > G->s)
+    ext[d] = ceil_div(e / G->s, 2) * G->s;
+  else
+    ext[d] = ceil_div(e, 2);
+  return true;
+}
+
+/* Shrinks the shape after a piece whose operands bad did not bind: halves
+ * the range of the largest window that shrinks it most. A window spans its
+ * operand's outer dimensions first (an output block spans whole planes of
+ * each channel it holds, an input window whole planes of each tap channel),
+ * so those go first: images; then groups; then output channels for the
+ * filter, bias and output; tap channels for the input; then output rows,
+ * filter rows, output columns, filter columns. */
+static bool shrink(const conv_geo *G, uint64_t *ext, const wg_operand *bad) {
+  if (halve(G, ext, D_IMG) || halve(G, ext, D_GRP))
+    return true;
+  int big = 0;
+  for (int i = 1; i < 4; i++)
+    if (bad[i].bytes > bad[big].bytes)
+      big = i;
+  uint64_t rs = G->r * G->s, e = ext[D_TAP];
+  switch (big) {
+  case 0: /* input */
+    if ((e > rs && halve(G, ext, D_TAP)) || halve(G, ext, D_ROW) ||
+        (e > G->s && halve(G, ext, D_TAP)) || halve(G, ext, D_COL) ||
+        halve(G, ext, D_TAP))
+      return true;
+    break;
+  case 1: /* filter */
+    if (halve(G, ext, D_CH) || halve(G, ext, D_TAP))
+      return true;
+    break;
+  case 2: /* bias */
+    if (halve(G, ext, D_CH))
+      return true;
+    break;
+  default: /* output */
+    if (halve(G, ext, D_CH) || halve(G, ext, D_ROW) || halve(G, ext, D_COL))
+      return true;
+  }
+  for (int d = 0; d < D_COUNT; d++)
+    if (halve(G, ext, d))
+      return true;
+  return false;
+}
+
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
   const wgc_conv2d_desc *d = &a->d;
-  const gpu_limits *lim = wg_limits(ctx);
-  uint64_t E = (lim->max_storage_binding_size - 256) / 4;
-  if (E > SMALL)
-    E = SMALL;
-  uint64_t cg = d->c / d->groups, kg = d->k / d->groups;
-  uint64_t in_img = (uint64_t)d->c * d->h * d->w;
-  uint64_t out_img = (uint64_t)d->k * a->p * a->q;
-  uint64_t kdim = cg * d->r * d->s;
-  uint64_t per = E / out_img;
-  if (in_img && E / in_img < per)
-    per = E / in_img;
-  if (per == 0 || (uint64_t)d->k * kdim > E)
-    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                    "%s: one image (%llu input, %llu output elements) or the "
-                    "filter (%llu elements) exceeds the device's storage "
-                    "binding limit (%llu elements)",
-                    FN, (unsigned long long)in_img, (unsigned long long)out_img,
-                    (unsigned long long)(d->k * kdim), (unsigned long long)E);
   if (d->c > 0 && (d->pad_h >= SMALL || d->pad_w >= SMALL ||
                    (uint64_t)(a->p - 1) * d->stride_h >= SMALL ||
                    (uint64_t)(a->q - 1) * d->stride_w >= SMALL ||
@@ -66,88 +348,57 @@ wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
                     "WebGPU kernel (coordinates beyond 2^30)",
                     FN);
 
-  conv_params base = {.c = (uint32_t)d->c,
-                      .h = (uint32_t)d->h,
-                      .w = (uint32_t)d->w,
-                      .k = (uint32_t)d->k,
-                      .r = (uint32_t)d->r,
-                      .s = (uint32_t)d->s,
-                      .p = (uint32_t)a->p,
-                      .q = (uint32_t)a->q,
-                      .sh = (uint32_t)d->stride_h,
-                      .sw = (uint32_t)d->stride_w,
-                      .ph = (uint32_t)d->pad_h,
-                      .pw = (uint32_t)d->pad_w,
-                      .dh = (uint32_t)d->dilation_h,
-                      .dw = (uint32_t)d->dilation_w,
-                      .cg = (uint32_t)cg,
-                      .kg = (uint32_t)kg,
-                      .kdim = (uint32_t)kdim,
-                      .rs = (uint32_t)(d->r * d->s),
-                      .pq = (uint32_t)(a->p * a->q),
-                      .has_bias = a->has_bias ? 1u : 0u};
-  if (d->c == 0) { /* nothing is gathered: keep the unused fields tame */
-    base.h = base.w = base.r = base.s = base.rs = 1;
-    base.sh = base.sw = base.dh = base.dw = 1;
-    base.ph = base.pw = 0;
+  conv_geo G = {.n = d->n,
+                .c = d->c,
+                .h = d->h,
+                .w = d->w,
+                .k = d->k,
+                .p = a->p,
+                .q = a->q,
+                .r = d->r,
+                .s = d->s,
+                .sh = d->stride_h,
+                .sw = d->stride_w,
+                .ph = d->pad_h,
+                .pw = d->pad_w,
+                .dh = d->dilation_h,
+                .dw = d->dilation_w,
+                .groups = d->groups};
+  G.cg = G.c / G.groups;
+  G.kg = G.k / G.groups;
+  G.kdim = G.cg * G.r * G.s;
+  if (G.c == 0) { /* nothing is gathered: keep the unused fields tame */
+    G.h = G.w = G.r = G.s = 1;
+    G.sh = G.sw = G.dh = G.dw = 1;
+    G.ph = G.pw = 0;
   }
+  G.total[D_IMG] = G.n;
+  G.total[D_GRP] = G.groups;
+  G.total[D_CH] = G.kg;
+  G.total[D_ROW] = G.p;
+  G.total[D_COL] = G.q;
+  G.total[D_TAP] = G.kdim ? G.kdim : 1; /* c == 0: one empty range */
 
-  unsigned mode, bm = 64, bn = 64, bk = 16;
-  if (kg < 8)
-    mode = 1;
-  else if (kg < 48)
-    mode = 0, bm = 32, bn = 128, bk = 8;
-  else
-    mode = 0;
-  if (mode == 0 && d->c > 0) { /* a slice of bk rows as filter steps */
-    base.dss = (uint32_t)(bk % d->s);
-    base.drr = (uint32_t)(bk / d->s % d->r);
-    base.dcofs = (uint32_t)(bk / (d->r * d->s) * d->h * d->w);
-  }
-  char consts[96];
-  snprintf(consts, sizeof consts,
-           "const MODE: u32 = %uu; const BM: u32 = %uu; const BN: u32 = %uu; "
-           "const BK: u32 = %uu;",
-           mode, bm, bn, bk);
+  uint64_t ext[D_COUNT];
+  for (int i = 0; i < D_COUNT; i++)
+    ext[i] = G.total[i];
+  /* As many images per launch as fit by element count, refined below. */
+  uint64_t E = (wg_limits(ctx)->max_storage_binding_size - 256) / 4;
+  uint64_t in_img = G.c * d->h * d->w, out_img = G.k * G.p * G.q;
+  uint64_t per = E / out_img;
+  if (in_img && E / in_img < per)
+    per = E / in_img;
+  if (per >= 1 && per < G.n)
+    ext[D_IMG] = per;
 
-  uint64_t pq = (uint64_t)a->p * a->q;
-  for (uint64_t i0 = 0; i0 < d->n; i0 += per) {
-    uint64_t ni = d->n - i0 < per ? d->n - i0 : per;
-    conv_params p = base;
-    p.npix = (uint32_t)(ni * pq);
-    uint64_t groups;
-    if (mode == 0) {
-      p.tiles_n = (uint32_t)ceil_div(ni * pq, bn);
-      p.tiles_m = (uint32_t)ceil_div(kg, bm);
-      p.ngroups = (uint32_t)d->groups;
-      groups = (uint64_t)p.tiles_n * p.tiles_m * d->groups;
-    } else {
-      uint64_t planes = ni * d->k;
-      /* 16..256 invocations per plane, 4 pixels each */
-      uint64_t per_plane = 16;
-      while (per_plane < 256 && per_plane * 4 < pq)
-        per_plane *= 2;
-      p.slots = (uint32_t)(256 / per_plane);
-      p.tiles_n = (uint32_t)ceil_div(pq, per_plane * 4);
-      p.ngroups = (uint32_t)planes;
-      groups = ceil_div(planes, p.slots) * p.tiles_n;
-    }
-    wg_launch l = {
-        .kernel = "conv2d",
-        .consts = consts,
-        .ops = {{"x", advance(a->input, i0 * in_img), 4 * ni * in_img, false},
-                {"f", a->filter, 4 * d->k * kdim, false},
-                {"b", a->has_bias ? a->bias : a->filter,
-                 a->has_bias ? 4 * (uint64_t)d->k : 0, false},
-                {"y", advance(a->output, i0 * out_img), 4 * ni * out_img,
-                 true}},
-        .nops = 4,
-        .params = &p,
-        .params_size = sizeof p,
-        .groups = groups};
-    wgc_status s = wg_launch_run(ctx, FN, &l);
-    if (s != WGC_OK)
-      return s;
-  }
-  return WGC_OK;
+  wg_operand bad[4];
+  while (walk(ctx, a, &G, ext, false, bad) != WGC_OK)
+    if (!shrink(&G, ext, bad)) /* a piece of one tap and one pixel binds */
+      return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
+                      "%s: operand windows of %llu, %llu and %llu bytes "
+                      "exceed the device's storage binding limit",
+                      FN, (unsigned long long)bad[0].bytes,
+                      (unsigned long long)bad[1].bytes,
+                      (unsigned long long)bad[3].bytes);
+  return walk(ctx, a, &G, ext, true, NULL);
 }
