@@ -32,7 +32,16 @@
 //      chunk of VC = 64*NV4 dims: acc = acc*alpha + sum_j p_j V[j].
 //
 // Consts from the host: MODE, WG (the workgroup size), DC (4..64, a power of
-// two), NV4 (1 or 2), NVC (1 or 2), RD4 (1..16).
+// two), NV4 (1 or 2), NVC (1 or 2), RD4 (1..16), PARTIAL (0 or 1).
+//
+// Splits (host: src/webgpu_attention.c): a launch may cover only query rows
+// [q_first, q_first + seq_q) and keys [k_first, k_first + seq_kv) of one
+// head (seq_q and seq_kv are then this launch's counts; gq and gkv the
+// call's, for the masks). With the const PARTIAL == 1 (a separate pipeline,
+// so the common one carries none of it) a row is written as its
+// softmax state for a later combine (kernels/attention_combine.wgsl):
+// the unnormalised output sum_j exp(s_j - m) V_j, then m and
+// l = sum_j exp(s_j - m), at a row stride of o_stride = head_dim + 2.
 
 struct Params {
   off: vec4<u32>,
@@ -49,6 +58,11 @@ struct Params {
   bh_count: u32,  // Q heads in this launch
   causal: u32,    // a wgc_causal
   scale: f32,
+  q_first: u32,   // global index of this launch's query row 0
+  k_first: u32,   // global index of this launch's key 0
+  gq: u32,        // the call's seq_q and seq_kv (masks)
+  gkv: u32,
+  o_stride: u32,  // elements between rows of O (head_dim, or + 2: PARTIAL)
 }
 
 const BQ: u32 = 16u;        // query rows per workgroup (tiles)
@@ -66,17 +80,24 @@ var<workgroup> attn_kv: array<vec4<f32>, 512>;
 var<workgroup> attn_s: array<f32, 256>;  // scaled scores, BQ x BK
 var<workgroup> attn_p: array<f32, 256>;  // probabilities, BQ x BK
 
-// Keys j < attn_visible(i) are visible to query i (every mask is a prefix).
-fn attn_visible(i: u32) -> u32 {
-  let n = P.seq_kv;
+// Keys j < attn_visible_global(i) are visible to query i, both global
+// indices (every mask is a prefix).
+fn attn_visible_global(i: u32) -> u32 {
+  let n = P.gkv;
   if (P.causal == 1u) {            // TOP_LEFT: j <= i
     return min(i + 1u, n);
   }
   if (P.causal == 2u) {            // BOTTOM_RIGHT: j <= i + seq_kv - seq_q
-    if (i + 1u + n <= P.seq_q) { return 0u; }
-    return min(i + 1u + n - P.seq_q, n);
+    if (i + 1u + n <= P.gq) { return 0u; }
+    return min(i + 1u + n - P.gq, n);
   }
   return n;
+}
+
+// Keys j < attn_visible(i) of this launch are visible to its query row i.
+fn attn_visible(i: u32) -> u32 {
+  let g = attn_visible_global(P.q_first + i);
+  return min(g - min(g, P.k_first), P.seq_kv);
 }
 
 // exp of x <= 0; far below the float range it is exactly 0.
@@ -233,12 +254,20 @@ fn attn_tiles(g: u32, li: u32) {
   }
 
   if (live && i < P.seq_q) {
+    let o_row = (bhl * P.seq_q + i) * P.o_stride;
     for (var vc = 0u; vc < NVC; vc++) {
       for (var u = 0u; u < NV4; u++) {
-        let x = select(vec4<f32>(0.0f), acc[vc * NV4 + u] / l, l > 0.0f);
+        var x = select(vec4<f32>(0.0f), acc[vc * NV4 + u] / l, l > 0.0f);
+        if (PARTIAL == 1u) {
+          x = acc[vc * NV4 + u];
+        }
         let d = d0 + vc * VC + 4u * (c + 16u * u);
-        attn_st_o(q_base + r * hd + d, d, hd, x);
+        attn_st_o(o_row + d, d, hd, x);
       }
+    }
+    if (PARTIAL == 1u && c == 0u && dg == 0u) {
+      o_st(o_row + hd, m);
+      o_st(o_row + hd + 1u, l);
     }
   }
 }
@@ -320,9 +349,17 @@ fn attn_rows(g: u32, li: u32) {
   }
 
   if (live && i < P.seq_q) {
+    let o_row = (bhl * P.seq_q + i) * P.o_stride;
     for (var d4 = 0u; d4 < RD4; d4++) {
-      let x = select(vec4<f32>(0.0f), acc[d4] / l, l > 0.0f);
-      attn_st_o(row_base + 4u * d4, 4u * d4, hd, x);
+      var x = select(vec4<f32>(0.0f), acc[d4] / l, l > 0.0f);
+      if (PARTIAL == 1u) {
+        x = acc[d4];
+      }
+      attn_st_o(o_row + 4u * d4, 4u * d4, hd, x);
+    }
+    if (PARTIAL == 1u) {
+      o_st(o_row + hd, m);
+      o_st(o_row + hd + 1u, l);
     }
   }
 }

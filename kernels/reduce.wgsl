@@ -12,6 +12,9 @@
 //   MODE 1: columns (inner > 1). One invocation per (o, chunk, i) combines
 //           up to items rows of the chunk, reading coalesced over i.
 //           out[o*out_so + chunk*out_sc + i].
+//   MODE 2: as MODE 1, and with acc == 1 the output's current value (a
+//           pair when OUT2) is folded in first: launches over blocks of
+//           rows accumulate there (inner too wide for one binding).
 //   OP 0: sum, 1: max, 2: min (MAX/MIN: any NaN gives NaN).
 //   IN2 / OUT2: the input / output holds (sum, compensation) pairs (element
 //   e at 2e, 2e+1): the partials between sum passes. Strides and counts are
@@ -32,6 +35,7 @@ struct Params {
   items: u32,  // MODE 0: elements per invocation; MODE 1: rows per chunk
   div: f32,
   zero: u32,   // 0; see red_opaque
+  acc: u32,    // MODE 2: 1 folds the output's current value in
 }
 
 // Bit-pattern tests (compilers may fold x != x) and special values.
@@ -147,13 +151,21 @@ fn red_cols(gid: u32, li: u32) {
   let i = rest % P.n_i;
   let r0 = c * P.items;
   let nr = min(P.items, P.rlen - r0);
+  let at = o * P.out_so + c * P.out_sc + i;
   var acc = vec2<f32>(red_identity(), 0.0f);
+  if (MODE == 2u && P.acc == 1u) {
+    if (OUT2 == 1u) {
+      acc = vec2<f32>(y_ld(2u * at), y_ld(2u * at + 1u));
+    } else {
+      acc = vec2<f32>(y_ld(at), 0.0f);
+    }
+  }
   var idx = o * P.in_so + r0 * P.in_sr + i;
   for (var j = 0u; j < nr; j++) {
     acc = red_merge(acc, red_ld(idx));
     idx += P.in_sr;
   }
-  red_st(o * P.out_so + c * P.out_sc + i, acc);
+  red_st(at, acc);
 }
 
 @compute @workgroup_size(256)

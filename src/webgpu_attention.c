@@ -5,7 +5,20 @@
  * workgroup), larger head_dim the "tiles" shape (16 rows per workgroup, up
  * to 256 output dims, more workgroups past that). Tensors larger than one
  * storage binding are split over batch*heads into several launches, all
- * planned before the first is recorded. */
+ * planned before the first is recorded.
+ *
+ * Where one head does not bind (its Q/O or K/V beyond a binding, or the
+ * windows of Q, K, V and O sharing an allocation), the split path takes it
+ * head by head: launches over blocks of query rows (the mask sees global
+ * row and key indices through Params), and, when one head's K/V is still
+ * too large, over blocks of keys too: each key block leaves its rows'
+ * softmax states (unnormalised output, running max m, denominator l) in
+ * scratch, and kernels/attention_combine.wgsl merges them (split-KV, as
+ * flash-decoding: O = sum_b exp(m_b - M) O_b / sum_b exp(m_b - M) l_b,
+ * zeros where no key is visible), in rounds of as many blocks as one
+ * binding holds. That path is planned in a dry run too (halving its
+ * windows until every launch binds), so nothing is enqueued unless all of
+ * it can run. */
 #include "webgpu.h"
 
 #include <inttypes.h>
@@ -21,8 +34,14 @@ typedef struct attn_params {
   uint32_t seq_kv, head_dim, qblocks, dgroups;
   uint32_t bh_base, kv_base, bh_count, causal;
   float scale;
-  uint32_t pad[3];
+  uint32_t q_first, k_first, gq, gkv, o_stride;
+  uint32_t pad[2];
 } attn_params;
+
+typedef struct combine_params {
+  uint32_t off[4];
+  uint32_t rows, hd, nblk, last;
+} combine_params;
 
 /* batch*heads_kv + kv head read by query head bh (= batch*heads + head). */
 static uint64_t kv_index(const wgc_attention_desc *d, uint64_t bh) {
@@ -95,6 +114,213 @@ static bool next_chunk(const attn_plan *pl, uint64_t bh0, uint64_t left,
   return n > 0;
 }
 
+/* The kernel shape for head_dim hd and (at most) seq_q rows per head: see
+ * wg_attention. */
+typedef struct attn_shape {
+  bool rows;
+  uint64_t bq, dgroups;
+  char consts[192];
+} attn_shape;
+
+static void shape_for(uint64_t hd, uint64_t seq_q, bool partial,
+                      attn_shape *sh) {
+  /* head_dim <= 64: "rows", one query row per invocation, 8 to 64 rows per
+   * workgroup (fewer for a short seq_q: decoding), RD4 vec4s per row.
+   * Larger: "tiles", 16 rows per workgroup, score chunks of DC dims, each
+   * invocation owning NV4 vec4s of each of NVC V chunks of 64*NV4 dims;
+   * dim groups of DV dims cover a larger head_dim. */
+  bool rows = hd <= 64;
+  uint64_t dc = rows ? 4 : pow2_at_least(hd) > 64 ? 64 : pow2_at_least(hd);
+  unsigned nv4 = rows ? 1 : 2;
+  unsigned nvc = hd <= 128 ? 1 : 2;
+  unsigned rd4 = rows ? (unsigned)(hd + 3) / 4 : 1;
+  uint64_t dv = 64u * nv4 * nvc;
+  sh->rows = rows;
+  sh->dgroups = rows ? 1 : (hd + dv - 1) / dv;
+  sh->bq = ATTN_TILES_BQ;
+  if (rows) {
+    sh->bq = pow2_at_least(seq_q);
+    sh->bq = sh->bq < 8 ? 8 : sh->bq > ATTN_ROWS_BQ ? ATTN_ROWS_BQ : sh->bq;
+  }
+  snprintf(sh->consts, sizeof sh->consts,
+           "const MODE: u32 = %uu; const WG: u32 = %uu; const DC: u32 = %uu; "
+           "const NV4: u32 = %uu; const NVC: u32 = %uu; const RD4: u32 = %uu; "
+           "const PARTIAL: u32 = %uu;",
+           rows ? 1u : 0u, rows ? (unsigned)sh->bq : 256u, (unsigned)dc, nv4,
+           nvc, rd4, partial ? 1u : 0u);
+}
+
+/* A run of the split path's planner: dry (binding checks; scratch stands
+ * in as fake buffers) or real. */
+typedef struct split_run {
+  wgc_context *ctx;
+  const wgc_attention_args *a;
+  bool dry;
+  wg_mem fake[2];
+} split_run;
+
+static wgc_status split_launch(split_run *sr, wg_launch *l) {
+  if (sr->dry)
+    return wg_operands_fit(sr->ctx, l->ops, l->nops) ? WGC_OK
+                                                     : WGC_ERR_UNSUPPORTED;
+  return wg_launch_run(sr->ctx, "wgc_attention", l);
+}
+
+static wgc_status split_scratch(split_run *sr, unsigned i, uint64_t bytes,
+                                wgc_ref *out) {
+  if (!sr->dry)
+    return wg_scratch(sr->ctx, "wgc_attention", bytes, out);
+  sr->fake[i] = (wg_mem){.buffer = (gpu_id)(0xFFFFFFFFu - i), .size = bytes};
+  *out = (wgc_ref){.mem = &sr->fake[i], .offset = 0};
+  return WGC_OK;
+}
+
+static wgc_ref ref_at(wgc_ref r, uint64_t elems) {
+  r.offset += 4 * elems;
+  return r;
+}
+
+/* The split path with operand windows of at most window bytes. */
+static wgc_status split_heads(split_run *sr, uint64_t window,
+                              uint64_t max_groups) {
+  const wgc_attention_args *a = sr->a;
+  const wgc_attention_desc *d = &a->d;
+  uint64_t hd = d->head_dim, seq_q = d->seq_q, seq_kv = d->seq_kv;
+  uint64_t bh_total = (uint64_t)d->batch * d->heads;
+  uint64_t E = window / 4, rs = hd + 2; /* floats per window, per state */
+  if (2 * rs > E)
+    return WGC_ERR_UNSUPPORTED;
+  /* keys per block (a multiple of the kernel's key tile where possible) */
+  uint64_t nk = seq_kv;
+  if (seq_kv * hd > E) {
+    nk = E / hd;
+    nk -= nk >= 16 ? nk % 16 : 0;
+  }
+  uint64_t nb = seq_kv ? (seq_kv + nk - 1) / nk : 1;
+  /* query rows per launch: Q/O windows, and two blocks of states for a
+   * combine round; whole workgroups of rows where there are several */
+  uint64_t nq = E / hd < seq_q ? E / hd : seq_q;
+  if (nb > 1 && E / (2 * rs) < nq)
+    nq = E / (2 * rs);
+  if (nq > ATTN_ROWS_BQ)
+    nq -= nq % ATTN_ROWS_BQ;
+  attn_shape sh;
+  shape_for(hd, nq, nb > 1, &sh);
+  if (nq > max_groups / sh.dgroups * sh.bq)
+    nq = max_groups / sh.dgroups * sh.bq;
+  if (nq == 0)
+    return WGC_ERR_UNSUPPORTED;
+  uint64_t fan = E / (nq * rs); /* state blocks per combine launch, >= 2 */
+  wgc_ref st[2] = {{0}, {0}};
+  if (nb > 1) {
+    wgc_status s = split_scratch(sr, 0, 4 * nb * nq * rs, &st[0]);
+    if (s == WGC_OK && nb > fan)
+      s = split_scratch(sr, 1, 4 * ((nb + fan - 1) / fan) * nq * rs, &st[1]);
+    if (s != WGC_OK)
+      return s;
+  }
+  for (uint64_t bh = 0; bh < bh_total; bh++) {
+    uint64_t kvh = kv_index(d, bh);
+    for (uint64_t q0 = 0; q0 < seq_q; q0 += nq) {
+      uint64_t qn = seq_q - q0 < nq ? seq_q - q0 : nq;
+      wgc_ref o_rows = ref_at(a->o, (bh * seq_q + q0) * hd);
+      for (uint64_t b = 0; b < nb; b++) {
+        uint64_t k0 = b * nk, kn = seq_kv - k0 < nk ? seq_kv - k0 : nk;
+        attn_params p = {
+            .heads = (uint32_t)d->heads,
+            .heads_kv = (uint32_t)d->heads_kv,
+            .group = (uint32_t)(d->heads / d->heads_kv),
+            .seq_q = (uint32_t)qn,
+            .seq_kv = (uint32_t)kn,
+            .head_dim = (uint32_t)hd,
+            .qblocks = (uint32_t)((qn + sh.bq - 1) / sh.bq),
+            .dgroups = (uint32_t)sh.dgroups,
+            .bh_base = (uint32_t)bh,
+            .kv_base = (uint32_t)kvh,
+            .bh_count = 1,
+            .causal = (uint32_t)d->causal,
+            .scale = d->scale,
+            .q_first = (uint32_t)q0,
+            .k_first = (uint32_t)k0,
+            .gq = (uint32_t)seq_q,
+            .gkv = (uint32_t)seq_kv,
+            .o_stride = (uint32_t)(nb > 1 ? rs : hd),
+        };
+        wg_launch l = {
+            .kernel = "attention",
+            .consts = sh.consts,
+            .ops = {{"q", ref_at(a->q, (bh * seq_q + q0) * hd), 4 * qn * hd,
+                     false},
+                    {"k", ref_at(a->k, (kvh * seq_kv + k0) * hd), 4 * kn * hd,
+                     false},
+                    {"v", ref_at(a->v, (kvh * seq_kv + k0) * hd), 4 * kn * hd,
+                     false},
+                    nb > 1 ? (wg_operand){"o", ref_at(st[0], b * qn * rs),
+                                          4 * qn * rs, true}
+                           : (wg_operand){"o", o_rows, 4 * qn * hd, true}},
+            .nops = 4,
+            .params = &p,
+            .params_size = sizeof p,
+            .groups = p.qblocks * sh.dgroups};
+        wgc_status s = split_launch(sr, &l);
+        if (s != WGC_OK)
+          return s;
+      }
+      /* Combine rounds: fan blocks at a time, ping-ponging between the two
+       * scratch buffers (launches run in order), the last into O. */
+      for (uint64_t n = nb, cur = 0; n > 1; cur ^= 1) {
+        uint64_t outs = (n + fan - 1) / fan;
+        for (uint64_t j = 0; j < outs; j++) {
+          uint64_t cnt = n - j * fan < fan ? n - j * fan : fan;
+          combine_params p = {.rows = (uint32_t)qn,
+                              .hd = (uint32_t)hd,
+                              .nblk = (uint32_t)cnt,
+                              .last = outs == 1};
+          wg_launch l = {
+              .kernel = "attention_combine",
+              .ops = {{"p", ref_at(st[cur], j * fan * qn * rs),
+                       4 * cnt * qn * rs, false},
+                      outs == 1
+                          ? (wg_operand){"o", o_rows, 4 * qn * hd, true}
+                          : (wg_operand){"o", ref_at(st[cur ^ 1], j * qn * rs),
+                                         4 * qn * rs, true}},
+              .nops = 2,
+              .params = &p,
+              .params_size = sizeof p,
+              .groups = (qn * hd + 255) / 256};
+          wgc_status s = split_launch(sr, &l);
+          if (s != WGC_OK)
+            return s;
+        }
+        n = outs;
+      }
+    }
+  }
+  return WGC_OK;
+}
+
+/* Head by head, planned first at the largest windows that bind. */
+static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
+                             uint64_t window, uint64_t max_groups) {
+  split_run sr = {.ctx = ctx, .a = a, .dry = true};
+  for (;; window /= 2) {
+    if (window < 64)
+      return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
+                      "wgc_attention: head_dim %zu with the Q, K, V and O "
+                      "windows of one head does not fit the device's "
+                      "storage binding limit (%" PRIu64 " bytes)",
+                      a->d.head_dim,
+                      (uint64_t)wg_limits(ctx)->max_storage_binding_size);
+    wgc_status s = split_heads(&sr, window, max_groups);
+    if (s == WGC_OK)
+      break;
+    if (s != WGC_ERR_UNSUPPORTED)
+      return s;
+  }
+  sr.dry = false;
+  return split_heads(&sr, window, max_groups);
+}
+
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   const char *fn = "wgc_attention";
   const wgc_attention_desc *d = &a->d;
@@ -102,24 +328,10 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   uint64_t hd = d->head_dim, seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
 
-  /* Kernel shape. head_dim <= 64: "rows", one query row per invocation,
-   * 8 to 64 rows per workgroup (fewer for a short seq_q: decoding), RD4
-   * vec4s per row. Larger: "tiles", 16 rows per workgroup, score chunks of
-   * DC dims, each invocation owning NV4 vec4s of each of NVC V chunks of
-   * 64*NV4 dims; dim groups of DV dims cover a larger head_dim. */
-  bool rows = hd <= 64;
-  uint64_t dc = rows ? 4 : pow2_at_least(hd) > 64 ? 64 : pow2_at_least(hd);
-  unsigned nv4 = rows ? 1 : 2;
-  unsigned nvc = hd <= 128 ? 1 : 2;
-  unsigned rd4 = rows ? (unsigned)(hd + 3) / 4 : 1;
-  uint64_t dv = 64u * nv4 * nvc;
-  uint64_t dgroups = rows ? 1 : (hd + dv - 1) / dv;
-  uint64_t bq = ATTN_TILES_BQ;
-  if (rows) {
-    bq = pow2_at_least(seq_q);
-    bq = bq < 8 ? 8 : bq > ATTN_ROWS_BQ ? ATTN_ROWS_BQ : bq;
-  }
-  uint64_t qblocks = (seq_q + bq - 1) / bq;
+  attn_shape sh;
+  shape_for(hd, seq_q, false, &sh);
+  uint64_t qblocks = (seq_q + sh.bq - 1) / sh.bq;
+  uint64_t dgroups = sh.dgroups;
 
   /* Indices inside the kernel are u32: keep every count and sum of them far
    * from overflow. */
@@ -141,28 +353,17 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   if (window > ((uint64_t)1 << 32))
     window = (uint64_t)1 << 32;
   window = window > align ? window - align : 0;
-  uint64_t q_head = 4 * seq_q * hd, kv_head = 4 * seq_kv * hd;
-  if (q_head > window || kv_head > window)
-    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                    "%s: one head's %s of %" PRIu64
-                    " bytes exceeds the device's storage binding limit "
-                    "(%" PRIu64 " bytes)",
-                    fn, q_head > window ? "Q/O" : "K/V",
-                    q_head > window ? q_head : kv_head,
-                    (uint64_t)lim->max_storage_binding_size);
   uint64_t maxd = lim->max_workgroups_per_dimension
                       ? lim->max_workgroups_per_dimension
                       : 65535;
   uint64_t max_groups = maxd * maxd;
   if (max_groups > 0x80000000u)
     max_groups = 0x80000000u;
+  uint64_t q_head = 4 * seq_q * hd, kv_head = 4 * seq_kv * hd;
   uint64_t per_head_groups = qblocks * dgroups;
-  if (per_head_groups > max_groups)
-    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                    "%s: seq_q %" PRIu64 " with head_dim %" PRIu64
-                    " needs %" PRIu64 " workgroups per head, more than the "
-                    "device's grid (%" PRIu64 ")",
-                    fn, seq_q, hd, per_head_groups, max_groups);
+  /* One head beyond a binding or the grid: the split path. */
+  if (q_head > window || kv_head > window || per_head_groups > max_groups)
+    return split_path(ctx, a, window, max_groups);
   uint64_t max_heads = max_groups / per_head_groups;
   if (q_head && window / q_head < max_heads)
     max_heads = window / q_head;
@@ -175,21 +376,12 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
                     .kv_head = kv_head,
                     .max_heads = max_heads};
   /* Plan every launch first, so that an operand layout no launch can bind
-   * fails before anything is enqueued (never a partial result). */
+   * fails before anything is enqueued (never a partial result); where one
+   * head does not bind, the split path takes the call. */
   for (uint64_t bh0 = 0, cnt; bh0 < bh_total; bh0 += cnt)
     if (!next_chunk(&plan, bh0, bh_total - bh0, &cnt))
-      return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                      "%s: the Q, K, V and O windows of one head do not fit "
-                      "the device's storage binding limit (%" PRIu64
-                      " bytes) where they share an allocation",
-                      fn, (uint64_t)lim->max_storage_binding_size);
+      return split_path(ctx, a, window, max_groups);
 
-  char consts[160];
-  snprintf(consts, sizeof consts,
-           "const MODE: u32 = %uu; const WG: u32 = %uu; const DC: u32 = %uu; "
-           "const NV4: u32 = %uu; const NVC: u32 = %uu; const RD4: u32 = %uu;",
-           rows ? 1u : 0u, rows ? (unsigned)bq : 256u, (unsigned)dc, nv4, nvc,
-           rd4);
   for (uint64_t bh0 = 0, cnt; bh0 < bh_total; bh0 += cnt) {
     next_chunk(&plan, bh0, bh_total - bh0, &cnt);
     wg_operand ops[4];
@@ -208,9 +400,12 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
         .bh_count = (uint32_t)cnt,
         .causal = (uint32_t)d->causal,
         .scale = d->scale,
+        .gq = (uint32_t)seq_q,
+        .gkv = (uint32_t)seq_kv,
+        .o_stride = (uint32_t)hd,
     };
     wg_launch l = {.kernel = "attention",
-                   .consts = consts,
+                   .consts = sh.consts,
                    .ops = {ops[0], ops[1], ops[2], ops[3]},
                    .nops = 4,
                    .params = &p,

@@ -17,9 +17,23 @@
  * MEAN divides the final sum by len. MAX and MIN propagate NaN. Every
  * launch's operands fit the storage binding limit: rows or outer indices
  * are split across launches, and a single row or slab too long for one
- * binding is split by chunks (its partials are independent). */
+ * binding is split by chunks (its partials are independent).
+ *
+ * inner beyond a quarter of a binding ("wide": a chunk of two rows of one
+ * outer slab no longer fits): launches over blocks of inner columns and of
+ * a few rows of the axis (as many as one binding spans at a stride of
+ * inner), each folding its rows into an accumulator of the block's columns
+ * (MODE 2): the output itself for MAX and MIN, a scratch row of (sum,
+ * compensation) pairs for sums, which a last launch per block turns into
+ * the output (MEAN divides the exact sum once there).
+ *
+ * Every launch is planned in a dry run first (exact binding checks, with
+ * wg_operands_fit: input and output may share an allocation), so a call
+ * either runs whole or fails before anything is enqueued; a plan that does
+ * not bind is retried with smaller windows. */
 #include "webgpu.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 
 #define ROW_ITEMS 16u /* elements per invocation in row mode */
@@ -32,6 +46,7 @@ typedef struct reduce_params {
   uint32_t tpr, items;
   float div;
   uint32_t zero; /* 0: hides identities from the shader compiler */
+  uint32_t acc;  /* MODE 2: fold into the output's current value */
 } reduce_params;
 
 static const char *FN = "wgc_reduce";
@@ -52,6 +67,31 @@ static wgc_ref advance(wgc_ref r, uint64_t elems) {
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/* A run of the planner: dry (binding checks only, scratch stands in as
+ * fake buffers) or real (launches recorded). */
+#define MAX_FAKES 64
+typedef struct plan {
+  wgc_context *ctx;
+  bool dry;
+  unsigned nfake;
+  wg_mem fake[MAX_FAKES];
+} plan;
+
+/* Scratch of bytes: real memory, or in a dry run a stand-in buffer (ids
+ * from the top, no real buffer has them) that the binding checks see. */
+static wgc_status scratch(plan *pl, uint64_t bytes, wgc_ref *out) {
+  if (!pl->dry)
+    return wg_scratch(pl->ctx, FN, bytes, out);
+  if (pl->nfake == MAX_FAKES)
+    return WGC_ERR_UNSUPPORTED;
+  wg_mem *m = &pl->fake[pl->nfake];
+  *m = (wg_mem){.buffer = (gpu_id)(0xFFFFFFFFu - pl->nfake),
+                .size = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3};
+  pl->nfake++;
+  *out = (wgc_ref){.mem = m, .offset = 0};
+  return WGC_OK;
+}
+
 /* One pass: how it reads and writes (pairs (sum, compensation) between
  * sum passes, plain floats otherwise), where, and the final divisor. */
 typedef struct pass {
@@ -62,9 +102,9 @@ typedef struct pass {
 } pass;
 
 /* One launch: in_n elements from element in_at, out_n from out_at. */
-static wgc_status run(wgc_context *ctx, unsigned mode, const pass *ps,
-                      uint64_t in_at, uint64_t in_n, uint64_t out_at,
-                      uint64_t out_n, reduce_params *p, uint64_t groups) {
+static wgc_status run(plan *pl, unsigned mode, const pass *ps, uint64_t in_at,
+                      uint64_t in_n, uint64_t out_at, uint64_t out_n,
+                      reduce_params *p, uint64_t groups) {
   char consts[128];
   snprintf(consts, sizeof consts,
            "const MODE: u32 = %uu; const OP: u32 = %uu; const IN2: u32 = %uu; "
@@ -81,17 +121,22 @@ static wgc_status run(wgc_context *ctx, unsigned mode, const pass *ps,
                  .params = p,
                  .params_size = sizeof *p,
                  .groups = groups};
-  return wg_launch_run(ctx, FN, &l);
+  if (pl->dry)
+    return wg_operands_fit(pl->ctx, l.ops, l.nops) ? WGC_OK
+                                                   : WGC_ERR_UNSUPPORTED;
+  return wg_launch_run(pl->ctx, FN, &l);
 }
 
 /* Row-mode team shape for rows of len: tpr members (a power of two) of
  * items elements each; short rows take at most 4 per member (wide coalesced
- * reads), long ones 256 members of up to ROW_ITEMS. Returns the chunks per
- * row. */
-static uint64_t rows_shape(uint64_t len, uint32_t *tpr, uint32_t *items) {
+ * reads), long ones 256 members of up to ROW_ITEMS (fewer where a binding
+ * of cap elements is smaller than a chunk). Returns the chunks per row. */
+static uint64_t rows_shape(uint64_t len, uint64_t cap, uint32_t *tpr,
+                           uint32_t *items) {
   if (len > 1024) {
     *tpr = 256;
-    *items = (uint32_t)min64(ROW_ITEMS, ceil_div(len, 256));
+    uint64_t fit = cap / 256 ? cap / 256 : 1;
+    *items = (uint32_t)min64(min64(ROW_ITEMS, fit), ceil_div(len, 256));
   } else {
     *tpr = 1;
     while (*tpr * 4u < len)
@@ -103,10 +148,10 @@ static uint64_t rows_shape(uint64_t len, uint32_t *tpr, uint32_t *items) {
 
 /* One row-mode pass: [rows, len] -> [rows, chunks] (rows_shape). W bounds
  * the floats of one launch's operand (a pair takes two). */
-static wgc_status rows_pass(wgc_context *ctx, const pass *ps, uint64_t rows,
+static wgc_status rows_pass(plan *pl, const pass *ps, uint64_t rows,
                             uint64_t len, uint64_t W) {
   uint32_t tpr, items;
-  uint64_t nch = rows_shape(len, &tpr, &items);
+  uint64_t nch = rows_shape(len, W >> ps->in2, &tpr, &items);
   uint64_t chunk = (uint64_t)tpr * items;
   uint32_t rpw = 256u / tpr;
   uint64_t Win = W >> ps->in2, Wout = W >> ps->out2;
@@ -122,7 +167,7 @@ static wgc_status rows_pass(wgc_context *ctx, const pass *ps, uint64_t rows,
                          .out_sc = 1,
                          .tpr = tpr,
                          .items = items};
-      wgc_status s = run(ctx, 0, ps, r0 * len, nr * len, r0 * nch, nr * nch, &p,
+      wgc_status s = run(pl, 0, ps, r0 * len, nr * len, r0 * nch, nr * nch, &p,
                          ceil_div(nr, rpw) * nch);
       if (s != WGC_OK)
         return s;
@@ -131,9 +176,8 @@ static wgc_status rows_pass(wgc_context *ctx, const pass *ps, uint64_t rows,
   }
   /* A row longer than a binding: launches over ranges of its chunks. */
   uint64_t per = min64(Win / chunk, Wout);
-  if (per == 0) /* bindings of under 4096 floats: no real device */
-    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                    "%s: the storage binding limit is too small", FN);
+  if (per == 0) /* bindings of under 256 floats: no real device */
+    return WGC_ERR_UNSUPPORTED;
   for (uint64_t r = 0; r < rows; r++)
     for (uint64_t c0 = 0; c0 < nch; c0 += per) {
       uint64_t nc = min64(per, nch - c0);
@@ -145,7 +189,7 @@ static wgc_status rows_pass(wgc_context *ctx, const pass *ps, uint64_t rows,
                          .tpr = tpr,
                          .items = items};
       wgc_status s =
-          run(ctx, 0, ps, r * len + c0 * chunk, rlen, r * nch + c0, nc, &p, nc);
+          run(pl, 0, ps, r * len + c0 * chunk, rlen, r * nch + c0, nc, &p, nc);
       if (s != WGC_OK)
         return s;
     }
@@ -154,7 +198,7 @@ static wgc_status rows_pass(wgc_context *ctx, const pass *ps, uint64_t rows,
 
 /* One column-mode pass: [outer, len, inner] -> [outer, chunks, inner] with
  * rch rows per chunk (2 * rch * inner <= W where a slab exceeds W). */
-static wgc_status cols_pass(wgc_context *ctx, const pass *ps, uint64_t outer,
+static wgc_status cols_pass(plan *pl, const pass *ps, uint64_t outer,
                             uint64_t len, uint64_t inner, uint64_t rch,
                             uint64_t W) {
   uint64_t nch = ceil_div(len, rch);
@@ -173,7 +217,7 @@ static wgc_status cols_pass(wgc_context *ctx, const pass *ps, uint64_t outer,
                          .out_sc = (uint32_t)inner,
                          .items = (uint32_t)rch};
       wgc_status s =
-          run(ctx, 1, ps, o0 * len * inner, no * len * inner, o0 * nch * inner,
+          run(pl, 1, ps, o0 * len * inner, no * len * inner, o0 * nch * inner,
               no * nch * inner, &p, ceil_div(no * nch * inner, 256));
       if (s != WGC_OK)
         return s;
@@ -182,6 +226,8 @@ static wgc_status cols_pass(wgc_context *ctx, const pass *ps, uint64_t outer,
   }
   /* One outer slab exceeds a binding: launches over ranges of chunks. */
   uint64_t per = min64(Win / (rch * inner), Wout / inner);
+  if (per == 0)
+    return WGC_ERR_UNSUPPORTED;
   for (uint64_t o = 0; o < outer; o++)
     for (uint64_t c0 = 0; c0 < nch; c0 += per) {
       uint64_t nc = min64(per, nch - c0);
@@ -193,7 +239,7 @@ static wgc_status cols_pass(wgc_context *ctx, const pass *ps, uint64_t outer,
                          .in_sr = (uint32_t)inner,
                          .out_sc = (uint32_t)inner,
                          .items = (uint32_t)rch};
-      wgc_status s = run(ctx, 1, ps, (o * len + c0 * rch) * inner, rlen * inner,
+      wgc_status s = run(pl, 1, ps, (o * len + c0 * rch) * inner, rlen * inner,
                          (o * nch + c0) * inner, nc * inner, &p,
                          ceil_div(nc * inner, 256));
       if (s != WGC_OK)
@@ -203,24 +249,91 @@ static wgc_status cols_pass(wgc_context *ctx, const pass *ps, uint64_t outer,
 }
 
 /* SUM over an empty axis: zeros, in launches of at most W outputs. */
-static wgc_status fill_zeros(wgc_context *ctx, const wgc_reduce_args *r,
-                             uint64_t W) {
+static wgc_status fill_zeros(plan *pl, const wgc_reduce_args *r, uint64_t W) {
   uint64_t total = (uint64_t)r->outer * r->inner;
   pass ps = {.op = 0, .in = r->input, .out = r->output, .div = 1.0f};
   for (uint64_t at = 0; at < total; at += W) {
     uint64_t n = min64(W, total - at);
     reduce_params p = {.n_o = 1, .n_c = 1, .n_i = (uint32_t)n, .items = 1};
-    wgc_status s = run(ctx, 1, &ps, 0, 0, at, n, &p, ceil_div(n, 256));
+    wgc_status s = run(pl, 1, &ps, 0, 0, at, n, &p, ceil_div(n, 256));
     if (s != WGC_OK)
       return s;
   }
   return WGC_OK;
 }
 
-wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
-  uint64_t W = window_elems(ctx);
+/* inner too wide for a chunk of two rows of a slab (see the top). For each
+ * outer index and block of ib columns, launches over blocks of rb rows
+ * fold into an accumulator: the output (MAX, MIN, or any op when one block
+ * of rows covers the axis) or a scratch row of ib pairs (sums), reused by
+ * every block (launches run in order), which a final MODE 1 launch divides
+ * into the output. */
+static wgc_status wide(plan *pl, const wgc_reduce_args *r, unsigned op,
+                       float mean_div, uint64_t W) {
+  uint64_t outer = r->outer, len = r->len, inner = r->inner;
+  /* ib columns by rb rows per launch: the input window (rb - 1) * inner +
+   * ib and a pair accumulator (2 * ib) fit W; the most elements win. */
+  uint64_t rb = 0, ib = 0;
+  for (uint64_t n = 1; n <= len && (n - 1) * inner < W; n++) {
+    uint64_t cols = min64(min64(inner, W - (n - 1) * inner), W / 2);
+    if (n * cols > rb * ib) {
+      rb = n;
+      ib = cols;
+    }
+  }
+  if (ib == 0)
+    return WGC_ERR_UNSUPPORTED;
+  uint64_t nrb = ceil_div(len, rb);
+  bool pairs = op == 0 && nrb > 1;
+  wgc_ref acc = r->output;
+  if (pairs) {
+    wgc_status s = scratch(pl, 8 * ib, &acc);
+    if (s != WGC_OK)
+      return s;
+  }
+  for (uint64_t o = 0; o < outer; o++)
+    for (uint64_t i0 = 0; i0 < inner; i0 += ib) {
+      uint64_t ni = min64(ib, inner - i0);
+      /* the accumulator of columns [i0, i0 + ni) of outer index o */
+      uint64_t out_at = pairs ? 0 : o * inner + i0;
+      pass ps = {.op = op,
+                 .out2 = pairs,
+                 .in = r->input,
+                 .out = acc,
+                 .div = pairs ? 1.0f : mean_div};
+      for (uint64_t r0 = 0; r0 < len; r0 += rb) {
+        uint64_t nr = min64(rb, len - r0);
+        reduce_params p = {.n_o = 1,
+                           .n_c = 1,
+                           .n_i = (uint32_t)ni,
+                           .rlen = (uint32_t)nr,
+                           .in_sr = (uint32_t)inner,
+                           .items = (uint32_t)nr,
+                           .acc = r0 > 0};
+        wgc_status s =
+            run(pl, 2, &ps, (o * len + r0) * inner + i0, (nr - 1) * inner + ni,
+                out_at, ni, &p, ceil_div(ni, 256));
+        if (s != WGC_OK)
+          return s;
+      }
+      if (pairs) {
+        pass fin = {
+            .op = 0, .in2 = 1, .in = acc, .out = r->output, .div = mean_div};
+        reduce_params p = {
+            .n_o = 1, .n_c = 1, .n_i = (uint32_t)ni, .rlen = 1, .items = 1};
+        wgc_status s =
+            run(pl, 1, &fin, 0, ni, o * inner + i0, ni, &p, ceil_div(ni, 256));
+        if (s != WGC_OK)
+          return s;
+      }
+    }
+  return WGC_OK;
+}
+
+/* Every launch of the reduction with operand windows of at most W floats. */
+static wgc_status reduce_plan(plan *pl, const wgc_reduce_args *r, uint64_t W) {
   if (r->len == 0)
-    return fill_zeros(ctx, r, W);
+    return fill_zeros(pl, r, W);
   pass ps = {.op = r->op == WGC_REDUCE_MAX   ? 1
                    : r->op == WGC_REDUCE_MIN ? 2
                                              : 0,
@@ -230,41 +343,61 @@ wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
 
   /* Columns: chunks of up to COL_ROWS rows. Where one outer slab exceeds
    * a binding, passes split it by chunks, and a chunk of full rows (pairs,
-   * after the first pass) must fit: fewer rows then. Slabs that fit keep
-   * fitting (partials are smaller than their input). */
+   * after the first pass) must fit: fewer rows then; where not even two
+   * rows do, the wide launches take over. Slabs that fit keep fitting
+   * (partials are smaller than their input). */
   uint64_t rch = COL_ROWS;
   if (inner > 1 && len * inner > W) {
     rch = min64(rch, W / (2 * inner));
     if (rch < 2)
-      return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                      "%s: reducing a slab of %zu x %zu elements (axis "
-                      "length x the product of the dimensions after axis) "
-                      "needs a storage binding of at least %llu elements; "
-                      "the device's holds %llu",
-                      FN, r->len, r->inner, (unsigned long long)(4 * inner),
-                      (unsigned long long)W);
+      return wide(pl, r, ps.op, mean_div, W);
   }
   /* Partials go to scratch, which lives until the op has returned. */
   for (;;) {
     uint32_t tpr, items;
-    uint64_t nch =
-        inner == 1 ? rows_shape(len, &tpr, &items) : ceil_div(len, rch);
+    uint64_t nch = inner == 1 ? rows_shape(len, W >> ps.in2, &tpr, &items)
+                              : ceil_div(len, rch);
     bool last = nch == 1;
     ps.out = r->output;
     ps.out2 = !last && ps.op == 0;
     ps.div = last ? mean_div : 1.0f;
     if (!last) {
-      wgc_status s =
-          wg_scratch(ctx, FN, (4 * outer * nch * inner) << ps.out2, &ps.out);
+      wgc_status s = scratch(pl, (4 * outer * nch * inner) << ps.out2, &ps.out);
       if (s != WGC_OK)
         return s;
     }
-    wgc_status s = inner == 1 ? rows_pass(ctx, &ps, outer, len, W)
-                              : cols_pass(ctx, &ps, outer, len, inner, rch, W);
+    wgc_status s = inner == 1 ? rows_pass(pl, &ps, outer, len, W)
+                              : cols_pass(pl, &ps, outer, len, inner, rch, W);
     if (s != WGC_OK || last)
       return s;
     ps.in = ps.out;
     ps.in2 = ps.out2;
     len = nch;
   }
+}
+
+wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
+  /* Plan first: a window that does not bind (operands sharing an
+   * allocation bind together) is retried at half the size. */
+  plan pl = {.ctx = ctx, .dry = true};
+  uint64_t W = window_elems(ctx);
+  for (;;) {
+    pl.nfake = 0;
+    wgc_status s = reduce_plan(&pl, r, W);
+    if (s == WGC_OK)
+      break;
+    if (s != WGC_ERR_UNSUPPORTED || W < 512)
+      return s != WGC_ERR_UNSUPPORTED
+                 ? s
+                 : wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
+                            "%s: the operands of a reduction of [%zu, %zu, "
+                            "%zu] (outer, axis, inner) do not fit the "
+                            "device's storage binding limit (%" PRIu64
+                            " bytes)",
+                            FN, r->outer, r->len, r->inner,
+                            (uint64_t)wg_limits(ctx)->max_storage_binding_size);
+    W /= 2;
+  }
+  pl.dry = false;
+  return reduce_plan(&pl, r, W);
 }

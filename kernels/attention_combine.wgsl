@@ -1,0 +1,65 @@
+// Combines the partial softmax states of an attention split over key blocks
+// (host: src/webgpu_attention.c; the states come from kernels/attention.wgsl
+// with partial == 1): the standard split-KV ("flash-decoding") merge. A
+// state row is the unnormalised output acc_b (head_dim values), then m_b
+// and l_b; the operand p holds nblk blocks of rows states each. With
+//   M = max_b m_b (over blocks with l_b > 0),
+//   L = sum_b exp(m_b - M) l_b,  A = sum_b exp(m_b - M) acc_b
+// the output is A / L (zeros where no block saw a key, L == 0) when
+// last == 1, else the merged state (A, M, L) for another combine round.
+// One invocation per (row, dim).
+
+struct Params {
+  off: vec4<u32>,
+  rows: u32,  // query rows per block
+  hd: u32,    // head_dim
+  nblk: u32,  // blocks combined
+  last: u32,  // 1: write O (row stride hd); 0: a state (row stride hd + 2)
+}
+
+// exp of x <= 0; far below the float range it is exactly 0.
+fn cmb_exp(x: f32) -> f32 {
+  return select(exp(max(x, -87.0f)), 0.0f, x < -87.0f);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+  let t = wg_linear_group(wid, nwg) * 256u + li;
+  if (t >= P.rows * P.hd) { return; }
+  let row = t / P.hd;
+  let d = t % P.hd;
+  let rs = P.hd + 2u;    // row stride of a state
+  let bs = P.rows * rs;  // block stride
+  var m = 0.0f;
+  var seen = false;
+  for (var b = 0u; b < P.nblk; b++) {
+    let at = b * bs + row * rs + P.hd;
+    let mb = p_ld(at);
+    if (p_ld(at + 1u) > 0.0f) {
+      m = select(mb, max(m, mb), seen);
+      seen = true;
+    }
+  }
+  var l = 0.0f;
+  var acc = 0.0f;
+  for (var b = 0u; b < P.nblk; b++) {
+    let at = b * bs + row * rs;
+    let lb = p_ld(at + P.hd + 1u);
+    if (lb > 0.0f) {
+      let w = cmb_exp(p_ld(at + P.hd) - m);
+      l += w * lb;
+      acc += w * p_ld(at + d);
+    }
+  }
+  if (P.last == 1u) {
+    o_st(row * P.hd + d, select(0.0f, acc / l, l > 0.0f));
+  } else {
+    o_st(row * rs + d, acc);
+    if (d == 0u) {
+      o_st(row * rs + P.hd, m);
+      o_st(row * rs + P.hd + 1u, l);
+    }
+  }
+}
