@@ -37,6 +37,11 @@
  * wgc_last_error(ctx) names the function, the parameter and its value.
  * A GPU validation error or device loss becomes a status.
  *
+ * LARGE TENSORS. An operation whose operands exceed the device's storage
+ * binding limit (maxStorageBufferBindingSize) or whose work exceeds 65,535
+ * workgroups per dimension runs as several launches over pieces of it; it
+ * is not rejected. Allocations are limited by the device's maxBufferSize.
+ *
  * ACCURACY (float32 data, checked against float64 references in tests/):
  *   add, sub, mul, div, max, min, relu, abs, neg, sqrt: 2e-6*|want| + 1e-6
  *   exp, log, pow, tanh, sigmoid, gelu, silu:            1e-5*|want| + 1e-6
@@ -44,7 +49,8 @@
  *     (K = k for GEMM, c/groups*r*s for conv, head_dim for attention with
  *     max|q|*max|k|*max|v|)
  *   sum and mean: at least pairwise-summation accuracy (2^20 values in
- *     [-1, 1) sum to within 1e-2 of the exact sum).
+ *     [-1, 1) sum to within 1e-2 of the exact sum); both backends in fact
+ *     accumulate compensated or in double, within about 1e-6*sum|x|.
  */
 #ifndef WGC_H
 #define WGC_H
