@@ -95,8 +95,8 @@ void gpu_bind_group_release(gpu_id group);
 /* Command recording. Dispatches go into one compute pass until a copy or the
  * submit ends it; WebGPU orders dispatches within a pass. */
 gpu_id gpu_encoder_create(gpu_id dev);
-void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group,
-                          uint32_t x, uint32_t y, uint32_t z);
+void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group, uint32_t x,
+                          uint32_t y, uint32_t z);
 void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
                       uint64_t dst_offset, uint64_t size);
 /* Finishes, submits and releases enc. */
