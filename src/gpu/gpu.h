@@ -60,7 +60,8 @@ typedef void (*gpu_device_cb)(wgc_status status, gpu_id device, void *user);
  * (the native runtime resolves requests at once); in the browser it fires
  * later from the event loop. */
 wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user);
-/* Releases the device and everything created on it. */
+/* Releases the device and everything created on it; completions still
+ * pending fire first (WGC_ERR_CANCELLED where their work never finished). */
 void gpu_device_release(gpu_id dev);
 void gpu_device_limits(gpu_id dev, gpu_limits *out);
 /* The adapter's name and driver, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)". */
@@ -99,7 +100,8 @@ void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group, uint32_t x,
                           uint32_t y, uint32_t z);
 void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
                       uint64_t dst_offset, uint64_t size);
-/* Finishes, submits and releases enc. */
+/* Finishes, submits and releases enc. An encoder that recorded an error
+ * is dropped instead; the error is in gpu_take_error. */
 void gpu_encoder_submit(gpu_id dev, gpu_id enc);
 
 /* Maps [offset, offset+size) of a MAP_READ buffer; cb fires once mapped (or
