@@ -49,7 +49,7 @@ struct Params {
   qn: u32,      // output columns of the piece
   pqn: u32,     // output pixels of the piece per plane (rows * qn)
   npix: u32,    // images of the piece * pqn
-  pad1: u32,
+  nci: u32,     // conv2d_regs.wgsl only (as nrr, nss after rr0)
   yq: u32,      // output row stride (q)
   ych: u32,     // output channel stride (p * q)
   yimg: u32,    // output image stride (k * p * q)
@@ -61,7 +61,7 @@ struct Params {
   dcofs: u32,
   ss0: u32,     // MODE 1: klo % s
   rr0: u32,     // MODE 1: (klo / s) % r
-  pad0: u32,
+  nrr: u32,
 }
 
 const TX: u32 = BN / 4u; // invocations along pixels
