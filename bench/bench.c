@@ -210,6 +210,13 @@ int main(void) {
     double g = gemm_gflops(kg, sizes[i]), c = gemm_gflops(kc, sizes[i]);
     printf("%8zu %10.2f %10.2f %12.3f\n", sizes[i], g, c, c / g);
   }
+  dnn fg = {0}, fc = {0};
+  dnn_setup(kg, &fg, 0);
+  dnn_setup(kc, &fc, 0);
+  double cg = time_op(kg, run_conv, &fg, 0.5),
+         cc = time_op(kc, run_conv, &fc, 0.5);
+  printf("conv2d 64x56x56 -> 64, 3x3 (ms)  %8.2f %10.2f %12.3f\n", cg * 1e3,
+         cc * 1e3, cg / cc);
   wgc_destroy(kg);
   wgc_destroy(kc);
 
