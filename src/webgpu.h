@@ -112,6 +112,16 @@ bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
 /* Device limits of ctx's device. */
 const gpu_limits *wg_limits(const wgc_context *ctx);
 
+/* r moved on by elems floats. */
+static inline wgc_ref wg_advance(wgc_ref r, uint64_t elems) {
+  r.offset += 4 * elems;
+  return r;
+}
+
+static inline uint64_t wg_ceil_div(uint64_t a, uint64_t b) {
+  return (a + b - 1) / b;
+}
+
 /* Op implementations (webgpu_*.c). */
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g);
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);

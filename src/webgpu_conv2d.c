@@ -51,13 +51,7 @@ typedef struct conv_params {
 
 static const char *FN = "wgc_conv2d";
 
-static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-
-static wgc_ref advance(wgc_ref r, uint64_t elems) {
-  r.offset += 4 * elems;
-  return r;
-}
 
 #define SMALL (1u << 30) /* keeps the kernel's i32 coordinates exact */
 
@@ -167,21 +161,21 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
     uint64_t first = ((i0 * G->c + c_a) * G->h + hlo) * G->w + wlo;
     uint64_t last =
         (((i0 + ni - 1) * G->c + c_b) * G->h + hhi - 1) * G->w + whi - 1;
-    ops[0] = (wg_operand){"x", advance(a->input, first), 4 * (last - first + 1),
-                          false};
+    ops[0] = (wg_operand){"x", wg_advance(a->input, first),
+                          4 * (last - first + 1), false};
   } else { /* nothing of the input is read */
     ops[0] = (wg_operand){"x", a->input, 0, false};
   }
-  ops[1] = (wg_operand){"f", advance(a->filter, oc0 * G->kdim + k0),
+  ops[1] = (wg_operand){"f", wg_advance(a->filter, oc0 * G->kdim + k0),
                         kn ? 4 * ((oc1 - oc0) * G->kdim + kn) : 0, false};
-  ops[2] = a->has_bias ? (wg_operand){"b", advance(a->bias, oc0),
+  ops[2] = a->has_bias ? (wg_operand){"b", wg_advance(a->bias, oc0),
                                       4 * (oc1 - oc0 + 1), false}
                        : (wg_operand){"b", a->filter, 0, false};
   uint64_t pq = G->p * G->q;
   uint64_t yfirst = ((i0 * G->k + oc0) * G->p + p0) * G->q + q0;
   uint64_t ylast =
       (((i0 + ni - 1) * G->k + oc1) * G->p + p0 + pn - 1) * G->q + q0 + qn - 1;
-  ops[3] = (wg_operand){"y", advance(a->output, yfirst),
+  ops[3] = (wg_operand){"y", wg_advance(a->output, yfirst),
                         4 * (ylast - yfirst + 1), true};
 
   /* Strides are used only across what the windows hold (< 2^30 elements
@@ -235,13 +229,14 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
       p->nci = 1, p->nrr = (uint32_t)(kn / G->s), p->nss = p->s;
     else
       p->nci = 1, p->nrr = 1, p->nss = (uint32_t)kn;
-    p->tiles_n = (uint32_t)ceil_div(ni * npq, 4);
-    p->tiles_m = (uint32_t)ceil_div(len[D_CH], 8);
+    p->tiles_n = (uint32_t)wg_ceil_div(ni * npq, 4);
+    p->tiles_m = (uint32_t)wg_ceil_div(len[D_CH], 8);
     p->ngroups = (uint32_t)len[D_GRP];
-    *groups = ceil_div((uint64_t)p->tiles_n * p->tiles_m * len[D_GRP], REGS_WG);
+    *groups =
+        wg_ceil_div((uint64_t)p->tiles_n * p->tiles_m * len[D_GRP], REGS_WG);
   } else if (F->mode == 0) {
-    p->tiles_n = (uint32_t)ceil_div(ni * npq, F->bn);
-    p->tiles_m = (uint32_t)ceil_div(len[D_CH], F->bm);
+    p->tiles_n = (uint32_t)wg_ceil_div(ni * npq, F->bn);
+    p->tiles_m = (uint32_t)wg_ceil_div(len[D_CH], F->bm);
     p->ngroups = (uint32_t)len[D_GRP];
     *groups = (uint64_t)p->tiles_n * p->tiles_m * len[D_GRP];
   } else {
@@ -251,9 +246,9 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
     while (per_plane < 256 && per_plane * 4 < npq)
       per_plane *= 2;
     p->slots = (uint32_t)(256 / per_plane);
-    p->tiles_n = (uint32_t)ceil_div(npq, per_plane * 4);
+    p->tiles_n = (uint32_t)wg_ceil_div(npq, per_plane * 4);
     p->ngroups = (uint32_t)planes;
-    *groups = ceil_div(planes, p->slots) * p->tiles_n;
+    *groups = wg_ceil_div(planes, p->slots) * p->tiles_n;
   }
 }
 
@@ -322,11 +317,11 @@ static bool halve(const conv_geo *G, uint64_t *ext, int d) {
   if (e <= 1)
     return false;
   if (d == D_TAP && e > rs)
-    ext[d] = ceil_div(e / rs, 2) * rs;
+    ext[d] = wg_ceil_div(e / rs, 2) * rs;
   else if (d == D_TAP && e > G->s)
-    ext[d] = ceil_div(e / G->s, 2) * G->s;
+    ext[d] = wg_ceil_div(e / G->s, 2) * G->s;
   else
-    ext[d] = ceil_div(e, 2);
+    ext[d] = wg_ceil_div(e, 2);
   return true;
 }
 

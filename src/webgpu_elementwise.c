@@ -19,11 +19,6 @@ static uint64_t chunk_elems(const wgc_context *ctx) {
   return n & ~(uint64_t)(ELEMS_PER_GROUP - 1);
 }
 
-static wgc_ref advance(wgc_ref r, uint64_t elems) {
-  r.offset += 4 * elems;
-  return r;
-}
-
 typedef struct map_params {
   uint32_t off[4];
   uint32_t n, pad[3];
@@ -39,8 +34,8 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
     n = total - at < chunk ? total - at : chunk;
     wg_launch l = {.kernel = kernel, .consts = consts, .nops = 2};
     for (;; n = (n + 1) / 2) {
-      l.ops[0] = (wg_operand){"x", advance(x, at), 4 * n, false};
-      l.ops[1] = (wg_operand){"y", advance(y, at), 4 * n, true};
+      l.ops[0] = (wg_operand){"x", wg_advance(x, at), 4 * n, false};
+      l.ops[1] = (wg_operand){"y", wg_advance(y, at), 4 * n, true};
       if (n == 1 || wg_operands_fit(ctx, l.ops, 2))
         break;
     }
@@ -125,9 +120,9 @@ static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
     size_t first = i ? half : 0, n = i ? rows - half : half;
     part.shape[0] = n;
     part.count = n * row_elems;
-    part.a = advance(b->a, first * b->stride_a[0]);
-    part.b = advance(b->b, first * b->stride_b[0]);
-    part.out = advance(b->out, first * row_elems);
+    part.a = wg_advance(b->a, first * b->stride_a[0]);
+    part.b = wg_advance(b->b, first * b->stride_b[0]);
+    part.out = wg_advance(b->out, first * row_elems);
     wgc_status s = binary_split(ctx, &part, max_count);
     if (s != WGC_OK)
       return s;

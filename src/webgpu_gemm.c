@@ -93,13 +93,6 @@ typedef struct plan {
   uint64_t slices, kslice;
 } plan;
 
-static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
-static wgc_ref advance(wgc_ref r, uint64_t elems) {
-  r.offset += 4 * elems;
-  return r;
-}
-
 /* Elements spanned by nb batches of a rows x cols matrix. */
 static uint64_t span(size_t nb, size_t bs, size_t rows, size_t rs, size_t cols,
                      size_t cs) {
@@ -148,9 +141,9 @@ static plan make_plan(const wgc_gemm_args *g, const region *r) {
   double useful = (double)r->mm * r->nn * r->kk, best = TILED_MAX_WASTE;
   for (size_t t = 0; t < sizeof TILES / sizeof *TILES; t++) {
     const tile_cfg *c = &TILES[t];
-    double work = (double)(cdiv(r->mm, c->bm) * c->bm) *
-                  (double)(cdiv(r->nn, c->bn) * c->bn) *
-                  (double)(cdiv(r->kk, c->bk) * c->bk);
+    double work = (double)(wg_ceil_div(r->mm, c->bm) * c->bm) *
+                  (double)(wg_ceil_div(r->nn, c->bn) * c->bn) *
+                  (double)(wg_ceil_div(r->kk, c->bk) * c->bk);
     double waste = work * c->weight / 100.0 / useful;
     if (waste <= best) {
       best = waste;
@@ -160,14 +153,15 @@ static plan make_plan(const wgc_gemm_args *g, const region *r) {
   }
   uint64_t outputs = (uint64_t)r->nb * r->mm * r->nn;
   if (p.kind == K_TILED) {
-    uint64_t groups = cdiv(r->mm, p.tile.bm) * cdiv(r->nn, p.tile.bn) * r->nb;
+    uint64_t groups =
+        wg_ceil_div(r->mm, p.tile.bm) * wg_ceil_div(r->nn, p.tile.bn) * r->nb;
     if (groups < SPLIT_TARGET_GROUPS && r->kk >= 2 * SPLIT_MIN_K_TILED) {
-      uint64_t s = cdiv(SPLIT_TARGET_GROUPS, groups);
+      uint64_t s = wg_ceil_div(SPLIT_TARGET_GROUPS, groups);
       uint64_t smax = r->kk / SPLIT_MIN_K_TILED;
       p.slices = s < smax ? s : smax;
     }
   } else if (outputs < SPLIT_TARGET_THREADS && r->kk >= 2 * SPLIT_MIN_K_SMALL) {
-    uint64_t s = cdiv(SPLIT_TARGET_THREADS, outputs);
+    uint64_t s = wg_ceil_div(SPLIT_TARGET_THREADS, outputs);
     uint64_t smax = r->kk / SPLIT_MIN_K_SMALL;
     p.slices = s < smax ? s : smax;
   }
@@ -179,8 +173,8 @@ static plan make_plan(const wgc_gemm_args *g, const region *r) {
       p.slices = 1;
   }
   uint64_t unit = p.kind == K_TILED ? p.tile.bk : 1;
-  p.kslice = cdiv(cdiv(r->kk, p.slices), unit) * unit;
-  p.slices = cdiv(r->kk, p.kslice);
+  p.kslice = wg_ceil_div(wg_ceil_div(r->kk, p.slices), unit) * unit;
+  p.slices = wg_ceil_div(r->kk, p.kslice);
   return p;
 }
 
@@ -191,19 +185,22 @@ static unsigned region_ops(const wgc_gemm_args *g, const region *r, bool scale,
   if (!scale) {
     ops[n++] = (wg_operand){
         "a",
-        advance(g->a, (uint64_t)r->b0 * g->batch_a + (uint64_t)r->i0 * g->rs_a +
-                          (uint64_t)r->k0 * g->cs_a),
+        wg_advance(g->a, (uint64_t)r->b0 * g->batch_a +
+                             (uint64_t)r->i0 * g->rs_a +
+                             (uint64_t)r->k0 * g->cs_a),
         4 * span(r->nb, g->batch_a, r->mm, g->rs_a, r->kk, g->cs_a), false};
     ops[n++] = (wg_operand){
         "b",
-        advance(g->b, (uint64_t)r->b0 * g->batch_b + (uint64_t)r->k0 * g->rs_b +
-                          (uint64_t)r->j0 * g->cs_b),
+        wg_advance(g->b, (uint64_t)r->b0 * g->batch_b +
+                             (uint64_t)r->k0 * g->rs_b +
+                             (uint64_t)r->j0 * g->cs_b),
         4 * span(r->nb, g->batch_b, r->kk, g->rs_b, r->nn, g->cs_b), false};
   }
   ops[n++] = (wg_operand){
       "c",
-      advance(g->c, (uint64_t)r->b0 * g->batch_c + (uint64_t)r->i0 * g->rs_c +
-                        (uint64_t)r->j0 * g->cs_c),
+      wg_advance(g->c, (uint64_t)r->b0 * g->batch_c +
+                           (uint64_t)r->i0 * g->rs_c +
+                           (uint64_t)r->j0 * g->cs_c),
       4 * span(r->nb, g->batch_c, r->mm, g->rs_c, r->nn, g->cs_c), true};
   return n;
 }
@@ -216,12 +213,13 @@ static fit region_fits(const wgc_context *ctx, const wgc_gemm_args *g,
   uint64_t maxd = max_dim(ctx);
   uint64_t outputs = (uint64_t)r->nb * r->mm * r->nn;
   if (p->kind == K_TILED) {
-    if (cdiv(r->mm, p->tile.bm) > maxd || cdiv(r->nn, p->tile.bn) > maxd ||
-        r->nb * p->slices > maxd)
+    if (wg_ceil_div(r->mm, p->tile.bm) > maxd ||
+        wg_ceil_div(r->nn, p->tile.bn) > maxd || r->nb * p->slices > maxd)
       return FIT_GRID;
   } else {
     uint64_t threads = outputs * (p->kind == K_SMALL ? p->slices : 1);
-    if (threads > 0x7FFFFFFFu || cdiv(threads, SMALL_GROUP) > maxd * maxd)
+    if (threads > 0x7FFFFFFFu ||
+        wg_ceil_div(threads, SMALL_GROUP) > maxd * maxd)
       return FIT_GRID;
   }
   if (p->slices > 1 &&
@@ -249,7 +247,7 @@ static void halve(const region *r, int dim, region *lo, region *hi) {
                        {&hi->nb, &hi->mm, &hi->nn, &hi->kk}};
   size_t n = *len[0][dim], half = n / 2;
   if ((dim == 1 || dim == 2) && n > 64)
-    half = cdiv(half, 64) * 64;
+    half = wg_ceil_div(half, 64) * 64;
   *len[0][dim] = half;
   *start[1][dim] += half;
   *len[1][dim] = n - half;
@@ -266,7 +264,7 @@ static int split_dim(const wgc_context *ctx, const wgc_gemm_args *g,
     if (r->nb > 1)
       return 0;
     if (p->kind == K_TILED)
-      return cdiv(r->mm, p->tile.bm) > max_dim(ctx) ? 1 : 2;
+      return wg_ceil_div(r->mm, p->tile.bm) > max_dim(ctx) ? 1 : 2;
     return r->mm > 1 ? 1 : 2;
   }
   bool scale = p->kind == K_SCALE;
@@ -335,7 +333,7 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
                    .nops = nops,
                    .params = &prm,
                    .params_size = sizeof prm,
-                   .groups = cdiv(outputs, SMALL_GROUP)};
+                   .groups = wg_ceil_div(outputs, SMALL_GROUP)};
     return wg_launch_run(ctx, fn, &l);
   }
 
@@ -357,7 +355,7 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
     l.kernel = split ? "gemm_common+gemm_small+gemm_out_part"
                      : "gemm_common+gemm_small+gemm_out_c";
     prm.total = u32_of(outputs * p->slices);
-    l.groups = cdiv(outputs * p->slices, SMALL_GROUP);
+    l.groups = wg_ceil_div(outputs * p->slices, SMALL_GROUP);
   } else {
     const tile_cfg *t = &p->tile;
     snprintf(consts, sizeof consts,
@@ -375,8 +373,8 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
                        : "gemm_common+gemm+gemm_out_c";
     l.consts = consts;
     prm.total = u32_of(outputs);
-    l.x = u32_of(cdiv(r->nn, t->bn));
-    l.y = u32_of(cdiv(r->mm, t->bm));
+    l.x = u32_of(wg_ceil_div(r->nn, t->bn));
+    l.y = u32_of(wg_ceil_div(r->mm, t->bm));
     l.z = u32_of(r->nb * p->slices);
   }
   wgc_status s = wg_launch_run(ctx, fn, &l);
@@ -390,7 +388,7 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
       .nops = 2,
       .params = &prm,
       .params_size = sizeof prm,
-      .groups = cdiv(outputs, SMALL_GROUP)};
+      .groups = wg_ceil_div(outputs, SMALL_GROUP)};
   return wg_launch_run(ctx, fn, &red);
 }
 

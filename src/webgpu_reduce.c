@@ -59,14 +59,7 @@ static uint64_t window_elems(const wgc_context *ctx) {
   return n > 0x40000000u ? 0x40000000u : n;
 }
 
-static wgc_ref advance(wgc_ref r, uint64_t elems) {
-  r.offset += 4 * elems;
-  return r;
-}
-
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 /* A run of the planner: dry (binding checks only, scratch stands in as
  * fake buffers) or real (launches recorded). */
 #define MAX_FAKES 64
@@ -113,9 +106,9 @@ static wgc_status run(plan *pl, unsigned mode, const pass *ps, uint64_t in_at,
   p->div = ps->div;
   wg_launch l = {.kernel = "reduce",
                  .consts = consts,
-                 .ops = {{"x", advance(ps->in, in_at << ps->in2),
+                 .ops = {{"x", wg_advance(ps->in, in_at << ps->in2),
                           4 * in_n << ps->in2, false},
-                         {"y", advance(ps->out, out_at << ps->out2),
+                         {"y", wg_advance(ps->out, out_at << ps->out2),
                           4 * out_n << ps->out2, true}},
                  .nops = 2,
                  .params = p,
@@ -136,14 +129,14 @@ static uint64_t rows_shape(uint64_t len, uint64_t cap, uint32_t *tpr,
   if (len > 1024) {
     *tpr = 256;
     uint64_t fit = cap / 256 ? cap / 256 : 1;
-    *items = (uint32_t)min64(min64(ROW_ITEMS, fit), ceil_div(len, 256));
+    *items = (uint32_t)min64(min64(ROW_ITEMS, fit), wg_ceil_div(len, 256));
   } else {
     *tpr = 1;
     while (*tpr * 4u < len)
       *tpr *= 2;
-    *items = (uint32_t)ceil_div(len, *tpr);
+    *items = (uint32_t)wg_ceil_div(len, *tpr);
   }
-  return ceil_div(len, (uint64_t)*tpr * *items);
+  return wg_ceil_div(len, (uint64_t)*tpr * *items);
 }
 
 /* One row-mode pass: [rows, len] -> [rows, chunks] (rows_shape). W bounds
@@ -168,7 +161,7 @@ static wgc_status rows_pass(plan *pl, const pass *ps, uint64_t rows,
                          .tpr = tpr,
                          .items = items};
       wgc_status s = run(pl, 0, ps, r0 * len, nr * len, r0 * nch, nr * nch, &p,
-                         ceil_div(nr, rpw) * nch);
+                         wg_ceil_div(nr, rpw) * nch);
       if (s != WGC_OK)
         return s;
     }
@@ -201,7 +194,7 @@ static wgc_status rows_pass(plan *pl, const pass *ps, uint64_t rows,
 static wgc_status cols_pass(plan *pl, const pass *ps, uint64_t outer,
                             uint64_t len, uint64_t inner, uint64_t rch,
                             uint64_t W) {
-  uint64_t nch = ceil_div(len, rch);
+  uint64_t nch = wg_ceil_div(len, rch);
   uint64_t Win = W >> ps->in2, Wout = W >> ps->out2;
   if (len * inner <= Win && nch * inner <= Wout) {
     uint64_t per = min64(Win / (len * inner), Wout / (nch * inner));
@@ -218,7 +211,7 @@ static wgc_status cols_pass(plan *pl, const pass *ps, uint64_t outer,
                          .items = (uint32_t)rch};
       wgc_status s =
           run(pl, 1, ps, o0 * len * inner, no * len * inner, o0 * nch * inner,
-              no * nch * inner, &p, ceil_div(no * nch * inner, 256));
+              no * nch * inner, &p, wg_ceil_div(no * nch * inner, 256));
       if (s != WGC_OK)
         return s;
     }
@@ -241,7 +234,7 @@ static wgc_status cols_pass(plan *pl, const pass *ps, uint64_t outer,
                          .items = (uint32_t)rch};
       wgc_status s = run(pl, 1, ps, (o * len + c0 * rch) * inner, rlen * inner,
                          (o * nch + c0) * inner, nc * inner, &p,
-                         ceil_div(nc * inner, 256));
+                         wg_ceil_div(nc * inner, 256));
       if (s != WGC_OK)
         return s;
     }
@@ -255,7 +248,7 @@ static wgc_status fill_zeros(plan *pl, const wgc_reduce_args *r, uint64_t W) {
   for (uint64_t at = 0; at < total; at += W) {
     uint64_t n = min64(W, total - at);
     reduce_params p = {.n_o = 1, .n_c = 1, .n_i = (uint32_t)n, .items = 1};
-    wgc_status s = run(pl, 1, &ps, 0, 0, at, n, &p, ceil_div(n, 256));
+    wgc_status s = run(pl, 1, &ps, 0, 0, at, n, &p, wg_ceil_div(n, 256));
     if (s != WGC_OK)
       return s;
   }
@@ -283,7 +276,7 @@ static wgc_status wide(plan *pl, const wgc_reduce_args *r, unsigned op,
   }
   if (ib == 0)
     return WGC_ERR_UNSUPPORTED;
-  uint64_t nrb = ceil_div(len, rb);
+  uint64_t nrb = wg_ceil_div(len, rb);
   bool pairs = op == 0 && nrb > 1;
   wgc_ref acc = r->output;
   if (pairs) {
@@ -312,7 +305,7 @@ static wgc_status wide(plan *pl, const wgc_reduce_args *r, unsigned op,
                            .acc = r0 > 0};
         wgc_status s =
             run(pl, 2, &ps, (o * len + r0) * inner + i0, (nr - 1) * inner + ni,
-                out_at, ni, &p, ceil_div(ni, 256));
+                out_at, ni, &p, wg_ceil_div(ni, 256));
         if (s != WGC_OK)
           return s;
       }
@@ -321,8 +314,8 @@ static wgc_status wide(plan *pl, const wgc_reduce_args *r, unsigned op,
             .op = 0, .in2 = 1, .in = acc, .out = r->output, .div = mean_div};
         reduce_params p = {
             .n_o = 1, .n_c = 1, .n_i = (uint32_t)ni, .rlen = 1, .items = 1};
-        wgc_status s =
-            run(pl, 1, &fin, 0, ni, o * inner + i0, ni, &p, ceil_div(ni, 256));
+        wgc_status s = run(pl, 1, &fin, 0, ni, o * inner + i0, ni, &p,
+                           wg_ceil_div(ni, 256));
         if (s != WGC_OK)
           return s;
       }
@@ -356,7 +349,7 @@ static wgc_status reduce_plan(plan *pl, const wgc_reduce_args *r, uint64_t W) {
   for (;;) {
     uint32_t tpr, items;
     uint64_t nch = inner == 1 ? rows_shape(len, W >> ps.in2, &tpr, &items)
-                              : ceil_div(len, rch);
+                              : wg_ceil_div(len, rch);
     bool last = nch == 1;
     ps.out = r->output;
     ps.out2 = !last && ps.op == 0;
