@@ -40,7 +40,7 @@ command -v pip3 >/dev/null || command -v pip >/dev/null && missing=$(echo "$miss
 if [ -n "${missing// /}" ]; then
   echo "bootstrap: installing Debian packages:$missing"
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq $missing >/dev/null
 fi
 
 if [ $want_native = 1 ] && [ ! -f third_party/wgpu/.version-$WGPU_VERSION ]; then
