@@ -15,6 +15,10 @@
 //   MODE 2: as MODE 1, and with acc == 1 the output's current value (a
 //           pair when OUT2) is folded in first: launches over blocks of
 //           rows accumulate there (inner too wide for one binding).
+//   MODE 3: rows (inner == 1) on CPU adapters, where workgroup memory is
+//           ordinary memory and barriers are costly: no workgroup memory,
+//           no barriers. One invocation per (row, chunk) combines the
+//           chunk's items contiguous elements in registers. out as MODE 0.
 //   OP 0: sum, 1: max, 2: min (MAX/MIN: any NaN gives NaN).
 //   IN2 / OUT2: the input / output holds (sum, compensation) pairs (element
 //   e at 2e, 2e+1): the partials between sum passes. Strides and counts are
@@ -78,11 +82,11 @@ fn red_add(acc: vec2<f32>, x: f32) -> vec2<f32> {
     let t = two_sum(acc.x, x);
     return vec2<f32>(t.x, acc.y + t.y);
   }
-  if (red_is_nan(acc.x) || red_is_nan(x)) {
-    return vec2<f32>(red_bits(0x7fc00000u), 0.0f);
-  }
-  if (OP == 1u) { return vec2<f32>(max(acc.x, x), 0.0f); }
-  return vec2<f32>(min(acc.x, x), 0.0f);
+  // Branch-free (divergent branches are costly on CPU adapters).
+  let has_nan = red_is_nan(acc.x) | red_is_nan(x);
+  var m = min(acc.x, x);
+  if (OP == 1u) { m = max(acc.x, x); }
+  return vec2<f32>(select(m, red_bits(0x7fc00000u), has_nan), 0.0f);
 }
 
 fn red_merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
@@ -141,6 +145,28 @@ fn red_rows(gid: u32, li: u32) {
   }
 }
 
+// MODE 3. Invocation t owns chunk t % n_c of row t / n_c.
+fn red_rows_flat(gid: u32, li: u32) {
+  let t = gid * 256u + li;
+  if (t >= P.n_o * P.n_c) { return; }
+  // Integer division is slow on CPU adapters: none for rows of one chunk.
+  var row = t;
+  var chunk = 0u;
+  if (P.n_c > 1u) {
+    row = t / P.n_c;
+    chunk = t - row * P.n_c;
+  }
+  let e0 = chunk * P.items;
+  let n = min(P.items, P.rlen - e0);
+  var idx = row * P.in_so + e0;
+  var acc = vec2<f32>(red_identity(), 0.0f);
+  for (var j = 0u; j < n; j++) {
+    acc = red_merge(acc, red_ld(idx));
+    idx += 1u;
+  }
+  red_st(row * P.out_so + chunk * P.out_sc, acc);
+}
+
 fn red_cols(gid: u32, li: u32) {
   let t = gid * 256u + li;
   let per_o = P.n_c * P.n_i;
@@ -175,6 +201,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let gid = wg_linear_group(wid, nwg);
   if (MODE == 0u) {
     red_rows(gid, li);
+  } else if (MODE == 3u) {
+    red_rows_flat(gid, li);
   } else {
     red_cols(gid, li);
   }

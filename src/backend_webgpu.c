@@ -38,6 +38,8 @@ const gpu_limits *wg_limits(const wgc_context *ctx) { return &state(ctx)->lim; }
 static wgc_status finish_init(wgc_context *ctx) {
   wg_state *st = state(ctx);
   gpu_device_limits(st->dev, &st->lim);
+  /* Half of llvmpipe's limit; it applies whichever kernel form runs. */
+  st->lim.loop_budget = st->lim.cpu_adapter ? 32768u : 0u;
   /* Kernels for CPU adapters or for GPUs, as detected unless overridden
    * (tests run each family on whatever adapter they have). */
   const char *kernels = getenv("WGC_KERNELS");

@@ -27,6 +27,9 @@
 /* query rows per workgroup of the two kernel shapes (kernels/attention.wgsl) */
 #define ATTN_ROWS_BQ 64u /* at most */
 #define ATTN_TILES_BQ 16u
+/* attention_regs: the largest head_dim */
+#define ATTN_REGS_MAX_HD 512u
+#define ATTN_REGS_MAX_ROWS 16u /* query rows per head */
 
 typedef struct attn_params {
   uint32_t off[4];
@@ -119,10 +122,39 @@ static bool next_chunk(const attn_plan *pl, uint64_t bh0, uint64_t left,
 typedef struct attn_shape {
   bool rows;
   uint64_t bq, dgroups;
+  const char *kernel;
   char consts[192];
 } attn_shape;
 
-static void shape_for(uint64_t hd, uint64_t seq_q, bool partial,
+/* Whether a call runs kernels/attention_regs.wgsl (no workgroup memory):
+ * on CPU adapters, decoding (a few query rows) with head_dim 65..512 (its
+ * private arrays grow with head_dim), where it measured faster on both
+ * lavapipe and SwiftShader (8 heads, 2048 keys, head_dim 128: 88 -> 35 ms
+ * and 387 -> 156 ms). With many query rows it was not faster on
+ * SwiftShader (head_dim 128, 256 causal rows: 659 -> 862 ms), nor at
+ * head_dim 64 on either. */
+static bool regs_form(const wgc_context *ctx, uint64_t hd, uint64_t seq_q) {
+  return wg_limits(ctx)->cpu_adapter && hd > 64 && hd <= ATTN_REGS_MAX_HD &&
+         seq_q <= ATTN_REGS_MAX_ROWS;
+}
+
+/* The most keys one launch may cover with (regs) or without (!regs) the
+ * attention_regs form, within the adapter's loop budget (gpu.h): longer
+ * ranges run as key blocks with the split-KV combine. Measured on Mesa
+ * 22.3, a block of 8 keys of attention_regs costs 2 * RD4 + 3 iterations;
+ * kernels/attention.wgsl lost keys from 49929 keys at head_dim 4, 15404 at
+ * 64, 12334 at 256, 7227 at 1000 (65535 iterations); the caps below stay
+ * within the budget, half of that. */
+static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, bool regs) {
+  uint64_t budget = wg_limits(ctx)->loop_budget, rd4 = (hd + 3) / 4;
+  if (!budget)
+    return UINT64_MAX;
+  if (regs)
+    return (budget - 2 * rd4 - 4) / (2 * rd4 + 3) * 8;
+  return budget / (32 + hd) * 16;
+}
+
+static void shape_for(uint64_t hd, uint64_t seq_q, bool partial, bool regs,
                       attn_shape *sh) {
   /* head_dim <= 64: "rows", one query row per invocation, 8 to 64 rows per
    * workgroup (fewer for a short seq_q: decoding), RD4 vec4s per row.
@@ -135,6 +167,19 @@ static void shape_for(uint64_t hd, uint64_t seq_q, bool partial,
   unsigned nvc = hd <= 128 ? 1 : 2;
   unsigned rd4 = rows ? (unsigned)(hd + 3) / 4 : 1;
   uint64_t dv = 64u * nv4 * nvc;
+  sh->kernel = "attention";
+  if (regs) {
+    sh->rows = true;
+    sh->dgroups = 1;
+    sh->bq = pow2_at_least(seq_q);
+    sh->bq = sh->bq < 8 ? 8 : sh->bq > ATTN_ROWS_BQ ? ATTN_ROWS_BQ : sh->bq;
+    sh->kernel = "attention_regs";
+    snprintf(sh->consts, sizeof sh->consts,
+             "const WG: u32 = %uu; const RD4: u32 = %uu; "
+             "const PARTIAL: u32 = %uu;",
+             (unsigned)sh->bq, (unsigned)(hd + 3) / 4, partial ? 1u : 0u);
+    return;
+  }
   sh->rows = rows;
   sh->dgroups = rows ? 1 : (hd + dv - 1) / dv;
   sh->bq = ATTN_TILES_BQ;
@@ -191,11 +236,14 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   if (2 * rs > E)
     return WGC_ERR_UNSUPPORTED;
   /* keys per block (a multiple of the kernel's key tile where possible) */
+  bool regs = regs_form(sr->ctx, hd, seq_q);
   uint64_t nk = seq_kv;
   if (seq_kv * hd > E) {
     nk = E / hd;
     nk -= nk >= 16 ? nk % 16 : 0;
   }
+  if (nk > max_keys(sr->ctx, hd, regs))
+    nk = max_keys(sr->ctx, hd, regs);
   uint64_t nb = seq_kv ? (seq_kv + nk - 1) / nk : 1;
   /* query rows per launch: Q/O windows, and two blocks of states for a
    * combine round; whole workgroups of rows where there are several */
@@ -205,7 +253,7 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   if (nq > ATTN_ROWS_BQ)
     nq -= nq % ATTN_ROWS_BQ;
   attn_shape sh;
-  shape_for(hd, nq, nb > 1, &sh);
+  shape_for(hd, nq, nb > 1, regs, &sh);
   if (nq > max_groups / sh.dgroups * sh.bq)
     nq = max_groups / sh.dgroups * sh.bq;
   if (nq == 0)
@@ -247,7 +295,7 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
             .o_stride = (uint32_t)(nb > 1 ? rs : hd),
         };
         wg_launch l = {
-            .kernel = "attention",
+            .kernel = sh.kernel,
             .consts = sh.consts,
             .ops = {{"q", ref_at(a->q, (bh * seq_q + q0) * hd), 4 * qn * hd,
                      false},
@@ -328,8 +376,9 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   uint64_t hd = d->head_dim, seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
 
+  bool regs = regs_form(ctx, hd, seq_q);
   attn_shape sh;
-  shape_for(hd, seq_q, false, &sh);
+  shape_for(hd, seq_q, false, regs, &sh);
   uint64_t qblocks = (seq_q + sh.bq - 1) / sh.bq;
   uint64_t dgroups = sh.dgroups;
 
@@ -361,8 +410,10 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
     max_groups = 0x80000000u;
   uint64_t q_head = 4 * seq_q * hd, kv_head = 4 * seq_kv * hd;
   uint64_t per_head_groups = qblocks * dgroups;
-  /* One head beyond a binding or the grid: the split path. */
-  if (q_head > window || kv_head > window || per_head_groups > max_groups)
+  /* One head beyond a binding or the grid, or more keys than one launch may
+   * take: the split path. */
+  if (q_head > window || kv_head > window || per_head_groups > max_groups ||
+      seq_kv > max_keys(ctx, hd, regs))
     return split_path(ctx, a, window, max_groups);
   uint64_t max_heads = max_groups / per_head_groups;
   if (q_head && window / q_head < max_heads)
@@ -404,7 +455,7 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
         .gkv = (uint32_t)seq_kv,
         .o_stride = (uint32_t)hd,
     };
-    wg_launch l = {.kernel = "attention",
+    wg_launch l = {.kernel = sh.kernel,
                    .consts = sh.consts,
                    .ops = {ops[0], ops[1], ops[2], ops[3]},
                    .nops = 4,

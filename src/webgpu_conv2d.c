@@ -420,6 +420,16 @@ wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
   if (per >= 1 && per < G.n)
     ext[D_IMG] = per;
 
+  /* A tap range loops once per tap in the direct and register kernels
+   * and about five times per tap in the staged one: within the adapter's
+   * loop budget (gpu.h), or later taps would be lost. */
+  uint32_t budget = wg_limits(ctx)->loop_budget;
+  if (budget) {
+    uint64_t max_taps = budget / (wg_limits(ctx)->cpu_adapter ? 2 : 5);
+    while (ext[D_TAP] > max_taps && halve(&G, ext, D_TAP))
+      ;
+  }
+
   wg_operand bad[4];
   while (walk(ctx, a, &G, ext, false, bad) != WGC_OK)
     if (!shrink(&G, ext, bad)) /* a piece of one tap and one pixel binds */

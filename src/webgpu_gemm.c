@@ -206,7 +206,21 @@ static unsigned region_ops(const wgc_gemm_args *g, const region *r, bool scale,
 }
 
 /* Whether a planned region fits one launch. */
-typedef enum { FIT_OK, FIT_GRID, FIT_WINDOW } fit;
+typedef enum { FIT_OK, FIT_GRID, FIT_WINDOW, FIT_LOOP } fit;
+
+/* Loop iterations one invocation of the planned kernel runs, about: the
+ * k loop of gemm_small takes two k a turn; gemm_regs one; the tiled kernel
+ * spends about 5 per k on its staging and inner loops. */
+static uint64_t loop_cost(const wgc_context *ctx, const plan *p) {
+  switch (p->kind) {
+  case K_SCALE:
+    return 1;
+  case K_SMALL:
+    return p->kslice / 2 + 2;
+  default:
+    return wg_limits(ctx)->cpu_adapter ? p->kslice + 2 : 5 * p->kslice + 2;
+  }
+}
 
 static fit region_fits(const wgc_context *ctx, const wgc_gemm_args *g,
                        const region *r, const plan *p) {
@@ -225,6 +239,10 @@ static fit region_fits(const wgc_context *ctx, const wgc_gemm_args *g,
   if (p->slices > 1 &&
       (outputs > 0x7FFFFFFFu || outputs * p->slices * 4 > max_window(ctx)))
     return FIT_GRID;
+  /* Longer k loops than the adapter runs would lose terms: split k. */
+  uint32_t budget = wg_limits(ctx)->loop_budget;
+  if (budget && loop_cost(ctx, p) > budget)
+    return FIT_LOOP;
   wg_operand ops[3];
   unsigned n = region_ops(g, r, p->kind == K_SCALE, ops);
   bool own[3] = {r->stage[0], r->stage[1], false};
@@ -257,9 +275,12 @@ static void halve(const region *r, int dim, region *lo, region *hi) {
 
 /* The dimension to split a region that does not fit along: for the grid,
  * batches first, then the dimension of too many tiles; for the binding
- * windows, the dimension that spans the most memory. -1: none helps. */
+ * windows, the dimension that spans the most memory; for a k loop longer
+ * than the adapter runs, k. -1: none helps. */
 static int split_dim(const wgc_context *ctx, const wgc_gemm_args *g,
                      const region *r, const plan *p, fit f) {
+  if (f == FIT_LOOP)
+    return 3;
   if (f == FIT_GRID) {
     if (r->nb > 1)
       return 0;

@@ -362,3 +362,50 @@ TEST(engine_one_allocation) {
   wgc_destroy(gpu);
   case_end();
 }
+
+/* Loops longer than llvmpipe runs in one invocation (65535 iterations, then
+ * it stops silently): GEMM with k = 140000 where no split-K is planned (8192
+ * outputs of the per-output kernel, two k a turn) and conv2d with 73728
+ * taps. Every term must count: inputs of ones give exactly k. */
+static void long_loops(wgc_context *ctx, outputs *o) {
+  const size_t k = 140000, batch = 8192, c = 8192;
+  float *ones = falloc(8 * c * 9);
+  for (size_t i = 0; i < 8 * c * 9; i++)
+    ones[i] = 1.0f;
+  /* a 1 x k row of ones against a k x 1 column of ones (one allocation),
+   * shared by every batch (stride 0) */
+  wgc_ptr ab = dev_from(ctx, ones, k), cc = dev_alloc(ctx, 4 * batch);
+  RUN(wgc_gemm_batched(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 1, 1, k,
+                       1.0f, ab, k, 0, ab, 1, 0, 0.0f, cc, 1, 1, batch));
+  keep(ctx, o, "gemm_k_140000", cc, batch);
+  wgc_conv2d_desc d = {.n = 1, .c = c, .h = 3, .w = 3, .k = 8, .r = 3, .s = 3};
+  wgc_ptr in = dev_from(ctx, ones, c * 9), f = dev_from(ctx, ones, 8 * c * 9);
+  wgc_ptr out = dev_alloc(ctx, 4 * 8);
+  RUN(wgc_conv2d(ctx, &d, in, f, 0, out));
+  keep(ctx, o, "conv2d_73728_taps", out, 8);
+  wgc_ptr all[] = {ab, cc, in, f, out};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    dev_free(ctx, all[i]);
+  free(ones);
+}
+
+TEST(engine_long_loops) {
+  if (!case_begin(
+          "engine[webgpu] loops beyond 65535 iterations per invocation"))
+    return;
+  wgc_context *cpu = test_ctx(WGC_BACKEND_CPU);
+  wgc_context *gpu = test_ctx(WGC_BACKEND_WEBGPU);
+  if (cpu && gpu) {
+    outputs want = {0}, got = {0};
+    long_loops(cpu, &want);
+    long_loops(gpu, &got);
+    CHECK(want.n == 2 && want.data[0][0] == 140000.0f &&
+              want.data[1][0] == 73728.0f,
+          "cpu reference gave %g and %g", want.n ? want.data[0][0] : 0.0,
+          want.n > 1 ? want.data[1][0] : 0.0);
+    compare(&got, &want);
+    outputs_free(&want);
+    outputs_free(&got);
+  }
+  case_end();
+}

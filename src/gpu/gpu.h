@@ -40,6 +40,11 @@ typedef struct gpu_limits {
    * workgroup memory is ordinary memory and barriers are costly, so kernels
    * that stage data through it lose to ones that read memory directly. */
   bool cpu_adapter;
+  /* Loop iterations one invocation may run, over all its loops; 0: no
+   * limit. Set by the backend for CPU adapters: llvmpipe (lavapipe) ends an
+   * invocation silently after 65535 (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS),
+   * so kernels split longer loops into several launches. */
+  uint32_t loop_budget;
 } gpu_limits;
 
 /* One storage or uniform binding of a bind group; bindings are numbered by
