@@ -140,9 +140,10 @@ typedef struct wgc_options {
  * workgroup memory) and one for software adapters on the CPU (lavapipe,
  * SwiftShader), chosen from the adapter's type; WGC_KERNELS=gpu|cpu forces
  * a form (for testing). On CPU adapters long loops are split over launches
- * (llvmpipe stops an invocation after 65535 loop iterations). Errors: WGC_ERR_NO_ADAPTER, WGC_ERR_DEVICE,
- * WGC_ERR_OUT_OF_MEMORY, WGC_ERR_WOULD_BLOCK (browser build with the WebGPU
- * backend requested; use wgc_create_async). */
+ * (llvmpipe stops an invocation after 65535 loop iterations). Errors:
+ * WGC_ERR_NO_ADAPTER, WGC_ERR_DEVICE, WGC_ERR_OUT_OF_MEMORY,
+ * WGC_ERR_WOULD_BLOCK (browser build with the WebGPU backend requested; use
+ * wgc_create_async). */
 WGC_API wgc_status wgc_create(const wgc_options *opt, wgc_context **out);
 
 /* As wgc_create, without waiting. Argument errors are returned; everything
