@@ -42,28 +42,8 @@
 // softmax state for a later combine (kernels/attention_combine.wgsl):
 // the unnormalised output sum_j exp(s_j - m) V_j, then m and
 // l = sum_j exp(s_j - m), at a row stride of o_stride = head_dim + 2.
-
-struct Params {
-  off: vec4<u32>,
-  heads: u32,
-  heads_kv: u32,
-  group: u32,     // heads / heads_kv
-  seq_q: u32,
-  seq_kv: u32,
-  head_dim: u32,
-  qblocks: u32,   // ceil(seq_q / BQ)
-  dgroups: u32,   // ceil(head_dim / (VC * NVC))
-  bh_base: u32,   // batch*heads + head of this launch's first Q head
-  kv_base: u32,   // batch*heads_kv + kv head of its first K/V head
-  bh_count: u32,  // Q heads in this launch
-  causal: u32,    // a wgc_causal
-  scale: f32,
-  q_first: u32,   // global index of this launch's query row 0
-  k_first: u32,   // global index of this launch's key 0
-  gq: u32,        // the call's seq_q and seq_kv (masks)
-  gkv: u32,
-  o_stride: u32,  // elements between rows of O (head_dim, or + 2: PARTIAL)
-}
+//
+// Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
 
 const BQ: u32 = 16u;        // query rows per workgroup (tiles)
 const BK: u32 = 16u;        // keys per tile (both modes)
@@ -71,7 +51,6 @@ const DC4: u32 = DC / 4u;   // vec4s of a score chunk row
 const KS4: u32 = DC4 + 1u;  // K chunk row stride in vec4s (padded: no bank conflicts)
 const VC4: u32 = 16u * NV4; // vec4s of a V chunk row
 const VC: u32 = 4u * VC4;
-const MASKED: f32 = -3.0e38f;
 
 var<workgroup> attn_q: array<vec4<f32>, 256>;   // Q chunk, BQ x DC4
 // tiles: K chunk BK x KS4, or V chunk BK x VC4; rows: K tile, then V tile
@@ -79,66 +58,6 @@ var<workgroup> attn_q: array<vec4<f32>, 256>;   // Q chunk, BQ x DC4
 var<workgroup> attn_kv: array<vec4<f32>, 512>;
 var<workgroup> attn_s: array<f32, 256>;  // scaled scores, BQ x BK
 var<workgroup> attn_p: array<f32, 256>;  // probabilities, BQ x BK
-
-// Keys j < attn_visible_global(i) are visible to query i, both global
-// indices (every mask is a prefix).
-fn attn_visible_global(i: u32) -> u32 {
-  let n = P.gkv;
-  if (P.causal == 1u) {            // TOP_LEFT: j <= i
-    return min(i + 1u, n);
-  }
-  if (P.causal == 2u) {            // BOTTOM_RIGHT: j <= i + seq_kv - seq_q
-    if (i + 1u + n <= P.gq) { return 0u; }
-    return min(i + 1u + n - P.gq, n);
-  }
-  return n;
-}
-
-// Keys j < attn_visible(i) of this launch are visible to its query row i.
-fn attn_visible(i: u32) -> u32 {
-  let g = attn_visible_global(P.q_first + i);
-  return min(g - min(g, P.k_first), P.seq_kv);
-}
-
-// exp of x <= 0; far below the float range it is exactly 0.
-fn attn_exp(x: f32) -> f32 {
-  return select(exp(max(x, -87.0f)), 0.0f, x < -87.0f);
-}
-
-// Elements at..at+3 of a row whose dims d..d+3 may pass the head_dim hd
-// (those read as 0).
-fn attn_ld_q(at: u32, d: u32, hd: u32) -> vec4<f32> {
-  var x = vec4<f32>(0.0f);
-  if (d < hd) { x.x = q_ld(at); }
-  if (d + 1u < hd) { x.y = q_ld(at + 1u); }
-  if (d + 2u < hd) { x.z = q_ld(at + 2u); }
-  if (d + 3u < hd) { x.w = q_ld(at + 3u); }
-  return x;
-}
-fn attn_ld_k(at: u32, d: u32, hd: u32) -> vec4<f32> {
-  var x = vec4<f32>(0.0f);
-  if (d < hd) { x.x = k_ld(at); }
-  if (d + 1u < hd) { x.y = k_ld(at + 1u); }
-  if (d + 2u < hd) { x.z = k_ld(at + 2u); }
-  if (d + 3u < hd) { x.w = k_ld(at + 3u); }
-  return x;
-}
-fn attn_ld_v(at: u32, d: u32, hd: u32) -> vec4<f32> {
-  var x = vec4<f32>(0.0f);
-  if (d < hd) { x.x = v_ld(at); }
-  if (d + 1u < hd) { x.y = v_ld(at + 1u); }
-  if (d + 2u < hd) { x.z = v_ld(at + 2u); }
-  if (d + 3u < hd) { x.w = v_ld(at + 3u); }
-  return x;
-}
-
-// Stores x at..at+3 of a row, skipping dims past the head_dim hd.
-fn attn_st_o(at: u32, d: u32, hd: u32, x: vec4<f32>) {
-  if (d < hd) { o_st(at, x.x); }
-  if (d + 1u < hd) { o_st(at + 1u, x.y); }
-  if (d + 2u < hd) { o_st(at + 2u, x.z); }
-  if (d + 3u < hd) { o_st(at + 3u, x.w); }
-}
 
 // MODE 0; g is the (uniform) linear workgroup index.
 fn attn_tiles(g: u32, li: u32) {

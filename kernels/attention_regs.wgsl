@@ -16,100 +16,11 @@
 // one counter per invocation), silently: a long key range would stop early
 // and give a wrong result. A block of keys costs 1 + 2 * RD4 iterations
 // (the block loop and its two loops over the head dims), so the host caps
-// the keys of one launch (attn_regs_max_keys in src/webgpu_attention.c)
+// the keys of one launch (max_keys in src/webgpu_attention.c)
 // and covers longer ranges with key blocks and the split-KV combine.
 //
 // Consts from the host: WG (8..64), RD4 (vec4s of a row), PARTIAL (0, 1).
-
-struct Params {
-  off: vec4<u32>,
-  heads: u32,
-  heads_kv: u32,
-  group: u32,     // heads / heads_kv
-  seq_q: u32,
-  seq_kv: u32,
-  head_dim: u32,
-  qblocks: u32,   // ceil(seq_q / WG)
-  dgroups: u32,   // 1
-  bh_base: u32,   // batch*heads + head of this launch's first Q head
-  kv_base: u32,   // batch*heads_kv + kv head of its first K/V head
-  bh_count: u32,  // Q heads in this launch
-  causal: u32,    // a wgc_causal
-  scale: f32,
-  q_first: u32,   // global index of this launch's query row 0
-  k_first: u32,   // global index of this launch's key 0
-  gq: u32,        // the call's seq_q and seq_kv (masks)
-  gkv: u32,
-  o_stride: u32,  // elements between rows of O (head_dim, or + 2: PARTIAL)
-}
-
-const MASKED: f32 = -3.0e38f;
-
-// Keys j < ar_visible_global(i) are visible to query i, both global
-// indices (every mask is a prefix).
-fn ar_visible_global(i: u32) -> u32 {
-  let n = P.gkv;
-  if (P.causal == 1u) {            // TOP_LEFT: j <= i
-    return min(i + 1u, n);
-  }
-  if (P.causal == 2u) {            // BOTTOM_RIGHT: j <= i + seq_kv - seq_q
-    if (i + 1u + n <= P.gq) { return 0u; }
-    return min(i + 1u + n - P.gq, n);
-  }
-  return n;
-}
-
-// Keys j < ar_visible(i) of this launch are visible to its query row i.
-fn ar_visible(i: u32) -> u32 {
-  let g = ar_visible_global(P.q_first + i);
-  return min(g - min(g, P.k_first), P.seq_kv);
-}
-
-// exp of x <= 0; far below the float range it is exactly 0.
-fn ar_exp(x: f32) -> f32 {
-  return select(exp(max(x, -87.0f)), 0.0f, x < -87.0f);
-}
-
-// Elements at..at+3 of a row whose dims d..d+3 may pass the head_dim hd
-// (those read as 0).
-fn ar_ld_q(at: u32, d: u32, hd: u32) -> vec4<f32> {
-  if (d + 3u < hd) {
-    return vec4<f32>(q_ld(at), q_ld(at + 1u), q_ld(at + 2u), q_ld(at + 3u));
-  }
-  var x = vec4<f32>(0.0f);
-  if (d < hd) { x.x = q_ld(at); }
-  if (d + 1u < hd) { x.y = q_ld(at + 1u); }
-  if (d + 2u < hd) { x.z = q_ld(at + 2u); }
-  return x;
-}
-fn ar_ld_k(at: u32, d: u32, hd: u32) -> vec4<f32> {
-  if (d + 3u < hd) {
-    return vec4<f32>(k_ld(at), k_ld(at + 1u), k_ld(at + 2u), k_ld(at + 3u));
-  }
-  var x = vec4<f32>(0.0f);
-  if (d < hd) { x.x = k_ld(at); }
-  if (d + 1u < hd) { x.y = k_ld(at + 1u); }
-  if (d + 2u < hd) { x.z = k_ld(at + 2u); }
-  return x;
-}
-fn ar_ld_v(at: u32, d: u32, hd: u32) -> vec4<f32> {
-  if (d + 3u < hd) {
-    return vec4<f32>(v_ld(at), v_ld(at + 1u), v_ld(at + 2u), v_ld(at + 3u));
-  }
-  var x = vec4<f32>(0.0f);
-  if (d < hd) { x.x = v_ld(at); }
-  if (d + 1u < hd) { x.y = v_ld(at + 1u); }
-  if (d + 2u < hd) { x.z = v_ld(at + 2u); }
-  return x;
-}
-
-// Stores x at..at+3 of a row, skipping dims past the head_dim hd.
-fn ar_st_o(at: u32, d: u32, hd: u32, x: vec4<f32>) {
-  if (d < hd) { o_st(at, x.x); }
-  if (d + 1u < hd) { o_st(at + 1u, x.y); }
-  if (d + 2u < hd) { o_st(at + 2u, x.z); }
-  if (d + 3u < hd) { o_st(at + 3u, x.w); }
-}
+// Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
@@ -127,12 +38,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let hd = P.head_dim;
   let k_base = kvh * P.seq_kv * hd;  // element of K/V row 0
   let row_base = (bhl * P.seq_q + i) * hd;
-  let vis = ar_visible(i);
+  let vis = attn_visible(i);
 
   var qr: array<vec4<f32>, RD4>;  // scale * Q row
   var acc: array<vec4<f32>, RD4>;
   for (var d4 = 0u; d4 < RD4; d4++) {
-    qr[d4] = ar_ld_q(row_base + 4u * d4, 4u * d4, hd) * P.scale;
+    qr[d4] = attn_ld_q(row_base + 4u * d4, 4u * d4, hd) * P.scale;
     acc[d4] = vec4<f32>(0.0f);
   }
 
@@ -155,14 +66,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     for (var d4 = 0u; d4 < RD4; d4++) {
       let d = 4u * d4;
       let q = qr[d4];
-      sa.x += dot(q, ar_ld_k(b0 + d, d, hd));
-      sa.y += dot(q, ar_ld_k(b1 + d, d, hd));
-      sa.z += dot(q, ar_ld_k(b2 + d, d, hd));
-      sa.w += dot(q, ar_ld_k(b3 + d, d, hd));
-      sb.x += dot(q, ar_ld_k(b4 + d, d, hd));
-      sb.y += dot(q, ar_ld_k(b5 + d, d, hd));
-      sb.z += dot(q, ar_ld_k(b6 + d, d, hd));
-      sb.w += dot(q, ar_ld_k(b7 + d, d, hd));
+      sa.x += dot(q, attn_ld_k(b0 + d, d, hd));
+      sa.y += dot(q, attn_ld_k(b1 + d, d, hd));
+      sa.z += dot(q, attn_ld_k(b2 + d, d, hd));
+      sa.w += dot(q, attn_ld_k(b3 + d, d, hd));
+      sb.x += dot(q, attn_ld_k(b4 + d, d, hd));
+      sb.y += dot(q, attn_ld_k(b5 + d, d, hd));
+      sb.z += dot(q, attn_ld_k(b6 + d, d, hd));
+      sb.w += dot(q, attn_ld_k(b7 + d, d, hd));
     }
     let va = vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(nv);
     let vb = vec4<u32>(4u, 5u, 6u, 7u) < vec4<u32>(nv);
@@ -171,28 +82,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let mv = max(sa, sb);
     let mt = max(max(mv.x, mv.y), max(mv.z, mv.w));  // key 0 is visible
     let m_new = select(mt, max(m, mt), l > 0.0f);
-    let alpha = select(1.0f, ar_exp(m - m_new), l > 0.0f);
+    let alpha = select(1.0f, attn_exp(m - m_new), l > 0.0f);
     let pa = select(vec4<f32>(0.0f),
-                    vec4<f32>(ar_exp(sa.x - m_new), ar_exp(sa.y - m_new),
-                              ar_exp(sa.z - m_new), ar_exp(sa.w - m_new)),
+                    vec4<f32>(attn_exp(sa.x - m_new), attn_exp(sa.y - m_new),
+                              attn_exp(sa.z - m_new), attn_exp(sa.w - m_new)),
                     va);
     let pb = select(vec4<f32>(0.0f),
-                    vec4<f32>(ar_exp(sb.x - m_new), ar_exp(sb.y - m_new),
-                              ar_exp(sb.z - m_new), ar_exp(sb.w - m_new)),
+                    vec4<f32>(attn_exp(sb.x - m_new), attn_exp(sb.y - m_new),
+                              attn_exp(sb.z - m_new), attn_exp(sb.w - m_new)),
                     vb);
     m = m_new;
     l = l * alpha + dot(pa + pb, vec4<f32>(1.0f));
     for (var d4 = 0u; d4 < RD4; d4++) {
       let d = 4u * d4;
       var x = acc[d4] * alpha;
-      x += pa.x * ar_ld_v(b0 + d, d, hd);
-      x += pa.y * ar_ld_v(b1 + d, d, hd);
-      x += pa.z * ar_ld_v(b2 + d, d, hd);
-      x += pa.w * ar_ld_v(b3 + d, d, hd);
-      x += pb.x * ar_ld_v(b4 + d, d, hd);
-      x += pb.y * ar_ld_v(b5 + d, d, hd);
-      x += pb.z * ar_ld_v(b6 + d, d, hd);
-      x += pb.w * ar_ld_v(b7 + d, d, hd);
+      x += pa.x * attn_ld_v(b0 + d, d, hd);
+      x += pa.y * attn_ld_v(b1 + d, d, hd);
+      x += pa.z * attn_ld_v(b2 + d, d, hd);
+      x += pa.w * attn_ld_v(b3 + d, d, hd);
+      x += pb.x * attn_ld_v(b4 + d, d, hd);
+      x += pb.y * attn_ld_v(b5 + d, d, hd);
+      x += pb.z * attn_ld_v(b6 + d, d, hd);
+      x += pb.w * attn_ld_v(b7 + d, d, hd);
       acc[d4] = x;
     }
   }
@@ -203,7 +114,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (PARTIAL == 1u) {
       x = acc[d4];
     }
-    ar_st_o(o_row + 4u * d4, 4u * d4, hd, x);
+    attn_st_o(o_row + 4u * d4, 4u * d4, hd, x);
   }
   if (PARTIAL == 1u) {
     o_st(o_row + hd, m);

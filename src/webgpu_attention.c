@@ -167,13 +167,13 @@ static void shape_for(uint64_t hd, uint64_t seq_q, bool partial, bool regs,
   unsigned nvc = hd <= 128 ? 1 : 2;
   unsigned rd4 = rows ? (unsigned)(hd + 3) / 4 : 1;
   uint64_t dv = 64u * nv4 * nvc;
-  sh->kernel = "attention";
+  sh->kernel = "attention_common+attention";
   if (regs) {
     sh->rows = true;
     sh->dgroups = 1;
     sh->bq = pow2_at_least(seq_q);
     sh->bq = sh->bq < 8 ? 8 : sh->bq > ATTN_ROWS_BQ ? ATTN_ROWS_BQ : sh->bq;
-    sh->kernel = "attention_regs";
+    sh->kernel = "attention_common+attention_regs";
     snprintf(sh->consts, sizeof sh->consts,
              "const WG: u32 = %uu; const RD4: u32 = %uu; "
              "const PARTIAL: u32 = %uu;",
