@@ -7,6 +7,19 @@
 
 static size_t max1(size_t x) { return x ? x : 1; }
 
+/* A rows x cols strided matrix, repeated batch times stride elements
+ * apart; byte sizes saturate so that huge ones fail the footprint check. */
+static wgc_operand matrix_operand(const char *param, wgc_ptr addr, size_t rows,
+                                  size_t cols, size_t rs, size_t cs,
+                                  size_t stride, size_t batch) {
+  return (wgc_operand){.param = param,
+                       .addr = addr,
+                       .bytes =
+                           wgc_sat_mul(4, wgc_matrix_span(rows, cols, rs, cs)),
+                       .stride = wgc_sat_mul(4, stride),
+                       .repeat = batch};
+}
+
 static wgc_status gemm_common(wgc_context *ctx, const char *fn,
                               wgc_layout layout, wgc_transpose ta,
                               wgc_transpose tb, size_t m, size_t n, size_t k,
@@ -55,24 +68,9 @@ static wgc_status gemm_common(wgc_context *ctx, const char *fn,
   g.batch_b = stride_b;
   g.batch_c = stride_c;
 
-  wgc_operand A = {.param = "a",
-                   .addr = a,
-                   .bytes =
-                       wgc_sat_mul(4, wgc_matrix_span(m, k, g.rs_a, g.cs_a)),
-                   .stride = wgc_sat_mul(4, stride_a),
-                   .repeat = batch};
-  wgc_operand B = {.param = "b",
-                   .addr = b,
-                   .bytes =
-                       wgc_sat_mul(4, wgc_matrix_span(k, n, g.rs_b, g.cs_b)),
-                   .stride = wgc_sat_mul(4, stride_b),
-                   .repeat = batch};
-  wgc_operand C = {.param = "c",
-                   .addr = c,
-                   .bytes =
-                       wgc_sat_mul(4, wgc_matrix_span(m, n, g.rs_c, g.cs_c)),
-                   .stride = wgc_sat_mul(4, stride_c),
-                   .repeat = batch};
+  wgc_operand A = matrix_operand("a", a, m, k, g.rs_a, g.cs_a, stride_a, batch);
+  wgc_operand B = matrix_operand("b", b, k, n, g.rs_b, g.cs_b, stride_b, batch);
+  wgc_operand C = matrix_operand("c", c, m, n, g.rs_c, g.cs_c, stride_c, batch);
   wgc_status s = wgc_check_operand(ctx, fn, &A);
   if (s == WGC_OK)
     s = wgc_check_operand(ctx, fn, &B);
