@@ -67,6 +67,16 @@ void case_end(void) {
   in_case = false;
 }
 
+void case_note(const char *fmt, ...) {
+  if (!in_case)
+    return;
+  size_t used = strlen(case_name);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(case_name + used, sizeof case_name - used, fmt, ap);
+  va_end(ap);
+}
+
 void check_fail(const char *file, int line, const char *fmt, ...) {
   char msg[400];
   va_list ap;

@@ -28,6 +28,9 @@ void harness_register(const char *name, test_fn fn);
 bool case_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Ends the current case: prints "ok NAME" or "FAIL NAME: first failure". */
 void case_end(void);
+/* Appends text to the current case's name, so that figures measured by the
+ * case (times, memory) appear in its line. */
+void case_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void check_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
