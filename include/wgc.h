@@ -11,11 +11,13 @@
  * DEVICE ADDRESSES. A wgc_ptr is an allocation's base plus a byte offset,
  * like a CUDA device pointer: base + 4*i addresses element i, and any address
  * inside a live allocation may be passed to any operation. 0 is the null
- * address. Bits 0..35 hold the byte offset (allocations up to 64 GiB), bits
- * 36..51 the slot of the allocation table, bits 52..63 the slot's
- * generation, so an address of a freed allocation is rejected even after its
- * slot is reused. A slot whose generation is exhausted is retired, never
- * aliased.
+ * address. Bits 0..34 hold the byte offset (allocations up to 32 GiB) and
+ * bits 35..63 the allocation's id. Ids are issued in turn from 1 to
+ * 2^29 - 1 and then wrap, skipping ids still live, and at most 2^28 - 2
+ * allocations are live at once: an address of a freed allocation is
+ * rejected for at least the next 2^28 allocations (precisely, until the
+ * counter has gone round all 2^29 - 1 ids), never aliased to a newer one.
+ * The table never runs out: wgc_alloc fails only when memory does.
  *
  * ORDERING AND WAITING. Uploads, copies and operations take effect in the
  * order they were issued. Operations only enqueue work: they never wait for
@@ -29,6 +31,13 @@
  * wgc_destroy fires every pending callback before it returns: natively after
  * waiting for the queued work (real statuses); where it cannot wait (the
  * browser) with WGC_ERR_CANCELLED, leaving their destinations unwritten.
+ * A callback may call back into wgc: poll, memory calls, operations and new
+ * async registrations (a registration made in a callback fires at the
+ * earliest in the next wgc_poll; a wgc_poll or wgc_synchronize made inside a
+ * callback does its work but leaves firing to the outer call). wgc_destroy
+ * of the callback's own context takes effect when the callback returns, as
+ * uv_close does; while wgc_destroy fires callbacks, a new async registration
+ * on that context returns WGC_ERR_CANCELLED and never fires.
  *
  * ERRORS. Every fallible call returns a wgc_status. A NULL context, a NULL
  * out-pointer or a NULL host buffer with a non-zero size is

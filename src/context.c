@@ -192,58 +192,71 @@ wgc_status wgc_create_async(const wgc_options *opt,
   return WGC_OK;
 }
 
-/* Fires the due callbacks of ctx in registration order. */
+static void pending_unlink(wgc_context *ctx, wgc_pending *p) {
+  if (p->prev)
+    p->prev->next = p->next;
+  else
+    ctx->pending_head = p->next;
+  if (p->next)
+    p->next->prev = p->prev;
+  else
+    ctx->pending_tail = p->prev;
+}
+
+/* Fires the due callbacks of ctx in registration order (all: every one,
+ * those not due with status forced). Only records that existed when it
+ * started are looked at, so a registration made by a callback never fires
+ * in the same pass. Callbacks may register or drop records after that
+ * boundary but never touch the ones before it (nested passes fire nothing),
+ * so the walk's next pointer stays valid across each callback. */
 static void fire_due(wgc_context *ctx, bool all, wgc_status forced) {
   if (ctx->firing)
     return;
   ctx->firing = true;
-  wgc_pending **link = &ctx->pending_head;
-  while (*link) {
-    wgc_pending *p = *link;
-    if (!p->ready && !all) {
-      link = &p->next;
-      continue;
+  wgc_pending *last = ctx->pending_tail;
+  for (wgc_pending *p = ctx->pending_head, *next; last; p = next) {
+    next = p->next;
+    bool at_end = p == last;
+    bool ready = atomic_load_explicit(&p->ready, memory_order_acquire);
+    if (ready || all) {
+      pending_unlink(ctx, p);
+      wgc_status st = ready ? p->status : forced;
+      void (*done)(wgc_status, void *) = p->done;
+      void *user = p->user;
+      free(p);
+      done(st, user);
     }
-    *link = p->next;
-    if (ctx->pending_tail == p)
-      ctx->pending_tail = NULL;
-    wgc_status s = p->ready ? p->status : forced;
-    void (*done)(wgc_status, void *) = p->done;
-    void *user = p->user;
-    free(p);
-    done(s, user);
+    if (at_end)
+      break;
   }
-  /* Rebuild the tail (callbacks may have registered new work). */
-  ctx->pending_tail = NULL;
-  for (wgc_pending *p = ctx->pending_head; p; p = p->next)
-    ctx->pending_tail = p;
   ctx->firing = false;
 }
 
-wgc_pending *wgc_pending_new(wgc_context *ctx, void (*done)(wgc_status, void *),
-                             void *user) {
+wgc_status wgc_pending_new(wgc_context *ctx, const char *fn,
+                           void (*done)(wgc_status, void *), void *user,
+                           wgc_pending **out) {
+  if (ctx->destroying)
+    return wgc_fail(ctx, WGC_ERR_CANCELLED,
+                    "%s: the context is being destroyed; the callback will "
+                    "not fire",
+                    fn);
   wgc_pending *p = calloc(1, sizeof *p);
   if (!p)
-    return NULL;
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   p->done = done;
   p->user = user;
+  p->prev = ctx->pending_tail;
   if (ctx->pending_tail)
     ctx->pending_tail->next = p;
   else
     ctx->pending_head = p;
   ctx->pending_tail = p;
-  return p;
+  *out = p;
+  return WGC_OK;
 }
 
 void wgc_pending_drop(wgc_context *ctx, wgc_pending *p) {
-  wgc_pending **link = &ctx->pending_head;
-  while (*link && *link != p)
-    link = &(*link)->next;
-  if (*link)
-    *link = p->next;
-  ctx->pending_tail = NULL;
-  for (wgc_pending *q = ctx->pending_head; q; q = q->next)
-    ctx->pending_tail = q;
+  pending_unlink(ctx, p);
   free(p);
 }
 
@@ -264,6 +277,17 @@ static void poll_creates(void) {
   }
 }
 
+static void destroy_now(wgc_context *ctx);
+
+/* Runs a deferred wgc_destroy once the outermost callback returned; true
+ * when ctx is gone. */
+static bool finish_deferred_destroy(wgc_context *ctx) {
+  if (!ctx->destroy_requested || ctx->firing)
+    return false;
+  destroy_now(ctx);
+  return true;
+}
+
 wgc_status wgc_poll(wgc_context *ctx) {
   if (!ctx) {
     poll_creates();
@@ -271,15 +295,41 @@ wgc_status wgc_poll(wgc_context *ctx) {
   }
   wgc_status s = ctx->be->poll(ctx);
   fire_due(ctx, false, WGC_OK);
+  finish_deferred_destroy(ctx);
   return s;
 }
 
+static bool is_live(wgc_context *ctx) {
+  lock();
+  wgc_context *c = live_contexts;
+  while (c && c != ctx)
+    c = c->next_live;
+  unlock();
+  return c != NULL;
+}
+
 /* For the browser's single thread: natively, contexts belong to their
- * threads and each polls its own. */
+ * threads and each polls its own. A callback may destroy any context, so
+ * the live list is copied first and each entry checked before its poll. */
 void wgc_poll_all(void) {
   poll_creates();
+  size_t n = 0;
+  lock();
   for (wgc_context *c = live_contexts; c; c = c->next_live)
-    wgc_poll(c);
+    n++;
+  wgc_context **list = n ? malloc(n * sizeof *list) : NULL;
+  if (list) {
+    n = 0;
+    for (wgc_context *c = live_contexts; c; c = c->next_live)
+      list[n++] = c;
+  }
+  unlock();
+  if (!list)
+    return;
+  for (size_t i = 0; i < n; i++)
+    if (is_live(list[i]))
+      wgc_poll(list[i]);
+  free(list);
 }
 
 wgc_status wgc_synchronize(wgc_context *ctx) {
@@ -293,6 +343,7 @@ wgc_status wgc_synchronize(wgc_context *ctx) {
                     "wgc_synchronize_async");
   ctx->be->poll(ctx);
   fire_due(ctx, false, WGC_OK);
+  finish_deferred_destroy(ctx);
   return s;
 }
 
@@ -304,19 +355,18 @@ wgc_status wgc_synchronize_async(wgc_context *ctx,
   if (!done)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "wgc_synchronize_async: done is NULL");
-  wgc_pending *p = wgc_pending_new(ctx, done, user);
-  if (!p)
-    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                    "wgc_synchronize_async: out of memory");
-  wgc_status s = ctx->be->synchronize_async(ctx, p);
+  wgc_pending *p;
+  wgc_status s = wgc_pending_new(ctx, "wgc_synchronize_async", done, user, &p);
+  if (s != WGC_OK)
+    return s;
+  s = ctx->be->synchronize_async(ctx, p);
   if (s != WGC_OK)
     wgc_pending_drop(ctx, p);
   return s;
 }
 
-void wgc_destroy(wgc_context *ctx) {
-  if (!ctx)
-    return;
+static void destroy_now(wgc_context *ctx) {
+  ctx->destroying = true;
   /* Natively wait so pending callbacks report real statuses; where waiting
    * is impossible they are cancelled. */
   if (ctx->be->synchronize(ctx) == WGC_OK)
@@ -335,6 +385,16 @@ void wgc_destroy(wgc_context *ctx) {
     }
   unlock();
   free(ctx);
+}
+
+void wgc_destroy(wgc_context *ctx) {
+  if (!ctx || ctx->destroying)
+    return;
+  if (ctx->firing) { /* inside one of its callbacks: once that returns */
+    ctx->destroy_requested = true;
+    return;
+  }
+  destroy_now(ctx);
 }
 
 const char *wgc_backend_name(const wgc_context *ctx) {

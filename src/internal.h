@@ -4,6 +4,7 @@
 
 #include "wgc.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,13 +78,14 @@ typedef struct wgc_unary_args {
 } wgc_unary_args;
 
 /* A callback the context owes its user. Backends complete it with
- * wgc_pending_complete; the front end fires it from poll/synchronize. */
+ * wgc_pending_complete (from any thread: the status is published by the
+ * release store of ready); the front end fires it from poll/synchronize. */
 typedef struct wgc_pending {
-  struct wgc_pending *next;
+  struct wgc_pending *next, *prev;
   void (*done)(wgc_status, void *user);
   void *user;
   wgc_status status;
-  bool ready;
+  atomic_bool ready;
 } wgc_pending;
 
 /* The backend interface. Every member is required unless marked optional.
@@ -135,18 +137,24 @@ typedef struct wgc_backend_ops {
 extern const wgc_backend_ops wgc_backend_cpu;
 extern const wgc_backend_ops wgc_backend_webgpu;
 
-/* One slot of the allocation table. */
+/* One record of the allocation table (see table.h). */
 typedef struct wgc_slot {
-  void *mem;      /* backend handle; NULL when free */
+  void *mem;      /* backend handle; NULL when the record is free */
   uint64_t bytes; /* size of the live allocation */
-  uint32_t gen;   /* generation, 1..WGC_GEN_MAX; bumped on free */
+  uint32_t id;    /* the id in its addresses; 0 when free */
   uint32_t next_free;
 } wgc_slot;
 
+/* Records in a dense array (its index identifies a live allocation to the
+ * overlap checks) and an open-addressing index from id to record. */
 typedef struct wgc_table {
   wgc_slot *slots;
-  uint32_t count, capacity;
-  uint32_t free_head, free_tail; /* FIFO of free slots (index + 1, 0 = none) */
+  uint32_t count, capacity; /* records used / allocated */
+  uint32_t free_head;       /* free records (index + 1, 0 = none) */
+  uint32_t live;
+  uint32_t *index;    /* record index + 1 per bucket, 0 = empty */
+  uint32_t index_cap; /* power of two, at least twice live */
+  uint32_t next_id;
 } wgc_table;
 
 struct wgc_context {
@@ -156,7 +164,9 @@ struct wgc_context {
   void *impl;                    /* backend state */
   wgc_table table;
   wgc_pending *pending_head, *pending_tail; /* in registration order */
-  bool firing;                              /* guards re-entrant poll */
+  bool firing;     /* callbacks are running: nested calls fire none */
+  bool destroying; /* wgc_destroy is firing: registrations are CANCELLED */
+  bool destroy_requested; /* wgc_destroy inside a callback: done after it */
   char last_error[512];
 };
 
@@ -171,13 +181,16 @@ wgc_status wgc_fail(wgc_context *ctx, wgc_status status, const char *fmt, ...)
 /* Marks a pending callback as due with status. */
 static inline void wgc_pending_complete(wgc_pending *p, wgc_status status) {
   p->status = status;
-  p->ready = true;
+  atomic_store_explicit(&p->ready, true, memory_order_release);
 }
 
-/* Registers a callback owed to the user (appended, so they fire in order);
- * NULL when out of memory. Drop it when the registering call fails. */
-wgc_pending *wgc_pending_new(wgc_context *ctx, void (*done)(wgc_status, void *),
-                             void *user);
+/* Registers a callback owed to the user (appended, so they fire in order)
+ * for the entry point fn; fails with WGC_ERR_CANCELLED while the context is
+ * being destroyed, or out of memory. Drop it when the registering call
+ * fails after this. */
+wgc_status wgc_pending_new(wgc_context *ctx, const char *fn,
+                           void (*done)(wgc_status, void *), void *user,
+                           wgc_pending **out);
 void wgc_pending_drop(wgc_context *ctx, wgc_pending *p);
 
 /* Polls wgc_create_async requests and every live context (the browser's

@@ -24,23 +24,17 @@ wgc_status wgc_alloc(wgc_context *ctx, size_t bytes, wgc_ptr *out) {
                     "wgc_alloc: bytes %zu exceeds the largest allocation "
                     "(%" PRIu64 " bytes)",
                     bytes, (uint64_t)WGC_MAX_ALLOC_BYTES);
-  uint32_t slot;
-  if (!wgc_table_take(&ctx->table, &slot))
-    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                    "wgc_alloc: the allocation table is full");
   void *mem = NULL;
   /* Round up so whole 4-byte elements always fit. */
   size_t padded = (bytes + 3) & ~(size_t)3;
   wgc_status s = ctx->be->alloc(ctx, padded, &mem);
-  if (s != WGC_OK) {
-    ctx->table.slots[slot].gen--; /* undo: the slot was never handed out */
-    wgc_table_give_back(&ctx->table, slot);
+  if (s != WGC_OK)
     return s;
+  if (!wgc_table_add(&ctx->table, mem, bytes, out)) {
+    ctx->be->free(ctx, mem);
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                    "wgc_alloc: no host memory for the allocation's record");
   }
-  wgc_slot *sl = &ctx->table.slots[slot];
-  sl->mem = mem;
-  sl->bytes = bytes;
-  *out = wgc_ptr_make(slot, sl->gen);
   return WGC_OK;
 }
 
@@ -59,7 +53,7 @@ wgc_status wgc_free(wgc_context *ctx, wgc_ptr base) {
                     "its base",
                     base, wgc_ptr_offset(base));
   ctx->be->free(ctx, s->mem);
-  wgc_table_give_back(&ctx->table, wgc_ptr_slot(base));
+  wgc_table_remove(&ctx->table, s);
   return WGC_OK;
 }
 
@@ -126,15 +120,15 @@ wgc_status wgc_download_async(wgc_context *ctx, void *dst, wgc_ptr src,
     if (s != WGC_OK)
       return s;
   }
-  wgc_pending *p = wgc_pending_new(ctx, done, user);
-  if (!p)
-    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                    "wgc_download_async: out of memory");
+  wgc_pending *p;
+  wgc_status s = wgc_pending_new(ctx, "wgc_download_async", done, user, &p);
+  if (s != WGC_OK)
+    return s;
   if (!bytes) {
     wgc_pending_complete(p, WGC_OK);
     return WGC_OK;
   }
-  wgc_status s = ctx->be->download_async(ctx, dst, o.ref, bytes, p);
+  s = ctx->be->download_async(ctx, dst, o.ref, bytes, p);
   if (s != WGC_OK)
     wgc_pending_drop(ctx, p);
   return s;

@@ -1,59 +1,122 @@
-/* The allocation table: slots with generations and a FIFO free list. */
+/* The allocation table: a dense array of records with a free list, and an
+ * open-addressing index (linear probing) from address id to record. */
 #include "table.h"
 
 #include <stdlib.h>
 
-bool wgc_table_take(wgc_table *t, uint32_t *slot) {
+/* An odd multiplier permutes the low bits, so ids issued in a row (the
+ * common case) land in distinct buckets. */
+static uint32_t bucket(const wgc_table *t, uint32_t id) {
+  return (id * 0x9E3779B1u) & (t->index_cap - 1);
+}
+
+static uint32_t *index_find(const wgc_table *t, uint32_t id) {
+  if (!t->index_cap)
+    return NULL;
+  for (uint32_t b = bucket(t, id); t->index[b];
+       b = (b + 1) & (t->index_cap - 1))
+    if (t->slots[t->index[b] - 1].id == id)
+      return &t->index[b];
+  return NULL;
+}
+
+static void index_put(wgc_table *t, uint32_t rec) {
+  uint32_t b = bucket(t, t->slots[rec].id);
+  while (t->index[b])
+    b = (b + 1) & (t->index_cap - 1);
+  t->index[b] = rec + 1;
+}
+
+/* Backward-shift deletion keeps every probe run unbroken without
+ * tombstones, so lookups stay short however many allocations come and go. */
+static void index_erase(wgc_table *t, uint32_t *entry) {
+  uint32_t mask = t->index_cap - 1;
+  uint32_t hole = (uint32_t)(entry - t->index);
+  for (uint32_t j = (hole + 1) & mask; t->index[j]; j = (j + 1) & mask) {
+    uint32_t home = bucket(t, t->slots[t->index[j] - 1].id);
+    /* The entry at j may fill the hole when the hole lies on its probe
+     * path, from home to j. */
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
+      t->index[hole] = t->index[j];
+      hole = j;
+    }
+  }
+  t->index[hole] = 0;
+}
+
+static bool index_grow(wgc_table *t) {
+  uint32_t cap = t->index_cap ? t->index_cap * 2 : 64;
+  uint32_t *grown = calloc(cap, sizeof *grown);
+  if (!grown)
+    return false;
+  uint32_t *old = t->index, old_cap = t->index_cap;
+  t->index = grown;
+  t->index_cap = cap;
+  for (uint32_t i = 0; i < old_cap; i++)
+    if (old[i])
+      index_put(t, old[i] - 1);
+  free(old);
+  return true;
+}
+
+static bool take_record(wgc_table *t, uint32_t *rec) {
   if (t->free_head) {
-    uint32_t s = t->free_head - 1;
-    t->free_head = t->slots[s].next_free;
-    if (!t->free_head)
-      t->free_tail = 0;
-    t->slots[s].next_free = 0;
-    *slot = s;
+    *rec = t->free_head - 1;
+    t->free_head = t->slots[*rec].next_free;
     return true;
   }
-  if (t->count == WGC_MAX_SLOTS)
-    return false;
   if (t->count == t->capacity) {
     uint32_t cap = t->capacity ? t->capacity * 2 : 64;
-    wgc_slot *grown = realloc(t->slots, cap * sizeof *grown);
+    wgc_slot *grown = realloc(t->slots, (size_t)cap * sizeof *grown);
     if (!grown)
       return false;
     t->slots = grown;
     t->capacity = cap;
   }
-  *slot = t->count++;
-  t->slots[*slot] = (wgc_slot){.gen = 1};
+  *rec = t->count++;
   return true;
 }
 
-void wgc_table_give_back(wgc_table *t, uint32_t slot) {
-  wgc_slot *s = &t->slots[slot];
-  s->mem = NULL;
-  s->bytes = 0;
-  if (s->gen == WGC_GEN_MAX)
-    return; /* retired: reusing it would alias its oldest addresses */
-  s->gen++;
-  s->next_free = 0;
-  if (t->free_tail)
-    t->slots[t->free_tail - 1].next_free = slot + 1;
-  else
-    t->free_head = slot + 1;
-  t->free_tail = slot + 1;
+bool wgc_table_add(wgc_table *t, void *mem, uint64_t bytes, wgc_ptr *base) {
+  if (t->live >= WGC_MAX_LIVE)
+    return false;
+  if ((uint64_t)(t->live + 1) * 2 > t->index_cap && !index_grow(t))
+    return false;
+  uint32_t rec;
+  if (!take_record(t, &rec))
+    return false;
+  /* The next id not in use; fewer than half the ids can be live, so the
+   * search ends. */
+  uint32_t id = t->next_id;
+  do
+    id = id >= WGC_ID_MAX ? 1 : id + 1;
+  while (index_find(t, id));
+  t->next_id = id;
+  t->slots[rec] = (wgc_slot){.mem = mem, .bytes = bytes, .id = id};
+  index_put(t, rec);
+  t->live++;
+  *base = wgc_ptr_make(id);
+  return true;
 }
 
 wgc_slot *wgc_table_lookup(const wgc_table *t, wgc_ptr p) {
-  uint32_t slot = wgc_ptr_slot(p);
-  if (slot >= t->count)
-    return NULL;
-  wgc_slot *s = &t->slots[slot];
-  if (!s->mem || s->gen != wgc_ptr_gen(p))
-    return NULL;
-  return s;
+  uint32_t id = wgc_ptr_id(p);
+  uint32_t *entry = id ? index_find(t, id) : NULL;
+  return entry ? &t->slots[*entry - 1] : NULL;
+}
+
+void wgc_table_remove(wgc_table *t, wgc_slot *s) {
+  uint32_t *entry = index_find(t, s->id);
+  if (!entry)
+    return;
+  index_erase(t, entry);
+  *s = (wgc_slot){.next_free = t->free_head};
+  t->free_head = (uint32_t)(s - t->slots) + 1;
+  t->live--;
 }
 
 void wgc_table_release(wgc_table *t) {
   free(t->slots);
+  free(t->index);
   *t = (wgc_table){0};
 }

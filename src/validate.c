@@ -64,7 +64,7 @@ wgc_status wgc_check_operand(wgc_context *ctx, const char *fn,
                     "%s: %s: %" PRIu64 " bytes at offset %" PRIu64
                     " overrun the %" PRIu64 "-byte allocation",
                     fn, op->param, end - off, off, s->bytes);
-  op->slot = wgc_ptr_slot(op->addr);
+  op->slot = (uint32_t)(s - ctx->table.slots);
   op->ref.mem = s->mem;
   op->ref.offset = off;
   return WGC_OK;

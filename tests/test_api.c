@@ -933,7 +933,8 @@ TEST(api_pipeline_cache) {
 /* ---- a fresh context: first error, stale addresses, destroy ---------------
  */
 
-static uint64_t slot_of(wgc_ptr p) { return (p >> 36) & 0xFFFF; }
+/* The allocation id of an address (bits 35..63). */
+static uint64_t slot_of(wgc_ptr p) { return p >> 35; }
 
 TEST(api_fresh_context) {
   for (int bi = 0; bi < 2; bi++) {
