@@ -17,12 +17,13 @@ PIC_OBJ    := $(LIB_SRC:%.c=$(B)/pic/%.o) $(B)/pic/gen/kernels.o
 TEST_SRC   := $(wildcard tests/*.c)
 LIBS       := -ldl -lpthread -lm
 
-.PHONY: all lib deps deps-browser test test-c test-asan test-browser demo bench install wasm serve format clean help
+.PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser demo bench install wasm serve format clean help
 all: lib
 
 help:
 	@echo "make          build build/lib/libwgc.{a,so}"
 	@echo "make test     install deps, run every test (C on both backends, sanitizers, browser)"
+	@echo "make soak     the long soak and load runs (minutes)"
 	@echo "make demo     run the transformer-block demo on the default backend"
 	@echo "make bench    benchmarks (ratios measured side by side)"
 	@echo "make install PREFIX=dir"
@@ -81,11 +82,25 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 $(B)/test_wgc_asan: $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c $(wildcard tests/*.h include/*.h src/*.h src/gpu/*.h) $(B)/lib/libwgpu_native.so
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(SAN_FLAGS) -Itests -o $@ $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
+# ThreadSanitizer, for the cases that run threads (tools/run_tests.sh).
+TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+$(B)/test_wgc_tsan: $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c $(wildcard tests/*.h include/*.h src/*.h src/gpu/*.h) $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(TSAN_FLAGS) -Itests -o $@ $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+
 test: deps-browser
 	@tools/run_tests.sh
 
 test-c: lib $(B)/test_wgc
 	$(B)/test_wgc $(FILTER)
+
+test-tsan: $(B)/test_wgc_tsan
+	WGC_WGPU_LIBRARY=$(abspath $(B)/lib/libwgpu_native.so) TSAN_OPTIONS="suppressions=$(abspath tools/tsan.supp) halt_on_error=1" $(B)/test_wgc_tsan $(FILTER)
+
+# The long soak runs, one process per test so that one that hangs (the
+# watchdog ends it) does not hide the others.
+SOAK_TESTS := soak_create_destroy soak_alloc_free soak_table_lifetime soak_chain_ops soak_outstanding_downloads soak_threads_contexts
+soak: lib $(B)/test_wgc
+	@fail=0; for t in $(SOAK_TESTS); do WGC_SOAK=1 $(B)/test_wgc $$t || fail=1; done; exit $$fail
 
 test-asan: $(B)/test_wgc_asan
 	WGC_WGPU_LIBRARY=$(abspath $(B)/lib/libwgpu_native.so) LSAN_OPTIONS=suppressions=$(abspath tools/lsan.supp) $(B)/test_wgc_asan $(FILTER)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it: the C tests on both
-# backends, the same tests built with ASan+UBSan, the installed-library check,
-# and the browser tests in headless Chromium. Every section prints one line
+# backends, the same tests built with ASan+UBSan and with TSan, the
+# installed-library check, and the browser tests in headless Chromium. Every section prints one line
 # per case; the last line sums them up as "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +58,36 @@ if build build/test_wgc_asan; then
   section sanitizers env WGC_WGPU_LIBRARY="$PWD/build/lib/libwgpu_native.so" \
     ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/tools/lsan.supp" \
     UBSAN_OPTIONS=print_stacktrace=1 build/test_wgc_asan
+fi
+# The cases that run threads, under ThreadSanitizer: the CPU backend's
+# pool (every CPU case), the per-thread error text, contexts created, used
+# and destroyed on several threads at once, and the WebGPU callback paths.
+# The rest of the WebGPU cases take too long instrumented. The WebGPU
+# runtime and the Vulkan driver are not instrumented; tools/tsan.supp may
+# name their frames, never wgc's.
+tsan_cases() {
+  local p=0 f=0 rc=0 filter line
+  for filter in "[cpu]" api_last_error_threads "soak_threads_contexts[webgpu]" \
+    "faults_" "api_callbacks[webgpu]"; do
+    WGC_WGPU_LIBRARY="$PWD/build/lib/libwgpu_native.so" \
+      TSAN_OPTIONS="suppressions=$PWD/tools/tsan.supp halt_on_error=1 exitcode=66" \
+      build/test_wgc_tsan "$filter" >"$log/tsan-one.out" 2>&1 || rc=1
+    grep -v -E '^[0-9]+ passed, [0-9]+ failed$' "$log/tsan-one.out"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log/tsan-one.out" | tail -n 1)
+    if [ -z "$line" ]; then
+      echo "FAIL tsan $filter: ended without a summary"
+      f=$((f + 1))
+      continue
+    fi
+    p=$((p + ${line%% passed*}))
+    line=${line#*passed, }
+    f=$((f + ${line%% failed*}))
+  done
+  echo "$p passed, $f failed"
+  return $rc
+}
+if build build/test_wgc_tsan; then
+  section tsan tsan_cases
 fi
 # The CPU backend and the front end under valgrind (the software GPU
 # drivers are too slow there).
