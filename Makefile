@@ -98,7 +98,7 @@ test-tsan: $(B)/test_wgc_tsan
 
 # The long soak runs, one process per test so that one that hangs (the
 # watchdog ends it) does not hide the others.
-SOAK_TESTS := soak_create_destroy soak_alloc_free soak_table_lifetime soak_chain_ops soak_outstanding_downloads soak_threads_contexts
+SOAK_TESTS := soak_create_destroy soak_alloc_free soak_upload_then_free soak_table_lifetime soak_chain_ops soak_outstanding_downloads soak_threads_contexts
 soak: lib $(B)/test_wgc
 	@fail=0; for t in $(SOAK_TESTS); do WGC_SOAK=1 $(B)/test_wgc $$t || fail=1; done; exit $$fail
 
