@@ -780,12 +780,10 @@ static void destroy_queue(destroy_fx *f) {
   CHECK_OK(ctx, wgc_synchronize_async(ctx, probe_fire, &f->c));
 }
 
-static void destroy_check(destroy_fx *f, bool check_a) {
-  if (check_a) {
-    CHECK_ONCE(&f->a, WGC_OK, "download a");
-    CHECK(same_floats(f->got_a, f->hx, DN), "download a gave %g at 0",
-          f->got_a[0]);
-  }
+static void destroy_check(destroy_fx *f) {
+  CHECK_ONCE(&f->a, WGC_OK, "download a");
+  CHECK(same_floats(f->got_a, f->hx, DN), "download a gave %g at 0",
+        f->got_a[0]);
   CHECK_ONCE(&f->b, WGC_OK, "download b");
   CHECK_ONCE(&f->c, WGC_OK, "synchronize_async c");
   CHECK_ORDER(&f->a, &f->b);
@@ -818,7 +816,7 @@ TEST(faults_destroy_pending) {
     if (ctx && destroy_setup(&f, ctx)) {
       destroy_queue(&f);
       wgc_destroy(ctx);
-      destroy_check(&f, true);
+      destroy_check(&f);
     } else {
       wgc_destroy(ctx);
     }
@@ -839,7 +837,7 @@ TEST(faults_destroy_registrations) {
       f.b.body = body_try_register;
       f.b.arg = &f;
       wgc_destroy(ctx);
-      destroy_check(&f, true);
+      destroy_check(&f);
       check_tries(&f);
     } else {
       wgc_destroy(ctx);
@@ -870,7 +868,7 @@ TEST(faults_destroy_in_callback) {
           wgc_synchronize(ctx);
         else
           drive(ctx, &f.a.calls, 1);
-        destroy_check(&f, true);
+        destroy_check(&f);
         check_tries(&f);
       } else {
         wgc_destroy(ctx);
