@@ -367,6 +367,7 @@ wgc_status wgc_synchronize_async(wgc_context *ctx,
 
 static void destroy_now(wgc_context *ctx) {
   ctx->destroying = true;
+  ctx->destroy_requested = false;
   /* Natively wait so pending callbacks report real statuses; where waiting
    * is impossible they are cancelled. */
   if (ctx->be->synchronize(ctx) == WGC_OK)
@@ -392,6 +393,7 @@ void wgc_destroy(wgc_context *ctx) {
     return;
   if (ctx->firing) { /* inside one of its callbacks: once that returns */
     ctx->destroy_requested = true;
+    ctx->destroying = true; /* registrations from now on are cancelled */
     return;
   }
   destroy_now(ctx);
