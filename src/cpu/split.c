@@ -33,7 +33,7 @@ static void plan_gemm(const wgc_gemm_args *g, cpu_split *s) {
   size_t mb, nb = g->n, kb = gemm_scales_only(g) ? 1 : g->k;
   if (e * (double)g->n * 8.0 <= s->piece_work) {
     mb = cpu_fit(s, e * (double)g->n, g->m);
-  } else if (e * GEMM_EDGE * 8.0 <= s->piece_work) {
+  } else if (gemm_scales_only(g) || e * GEMM_EDGE * 8.0 <= s->piece_work) {
     mb = cpu_min(g->m, GEMM_EDGE);
     nb = cpu_fit(s, e * (double)mb, g->n);
   } else {
@@ -43,7 +43,9 @@ static void plan_gemm(const wgc_gemm_args *g, cpu_split *s) {
     kb = kc < GEMM_KC ? GEMM_KC : kc / GEMM_KC * GEMM_KC;
     kb = cpu_min(kb, g->k);
   }
-  size_t sizes[3] = {mb, nb, kb}, extents[3] = {g->m, g->n, kb > 1 ? g->k : 1};
+  size_t sizes[3] = {mb, nb, kb}, extents[3] = {g->m, g->n, kb};
+  if (!gemm_scales_only(g))
+    extents[2] = g->k;
   s->pieces = g->batch;
   for (int d = 0; d < 3; d++) {
     s->block_size[d] = sizes[d];
@@ -154,8 +156,8 @@ static wgc_status run_conv(wgc_context *ctx, const wgc_conv2d_args *c,
   long long real_lo = lo > 0 ? lo : 0;
   long long real_hi = hi < (long long)d->h ? hi : (long long)d->h;
   size_t hr = real_hi > real_lo ? (size_t)(real_hi - real_lo) : 0;
-  float *rows_in =
-      malloc((cg * hr * d->w ? cg * hr * d->w : 1) * sizeof *rows_in);
+  size_t floats = cg * hr * d->w;
+  float *rows_in = malloc((floats ? floats : 1) * sizeof *rows_in);
   if (!rows_in)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
                     "wgc_conv2d: out of host memory for %zu input rows",
