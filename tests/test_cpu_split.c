@@ -88,7 +88,7 @@ TEST(cpu_split_gemm) {
   };
   wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
   for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
-    if (!case_begin("cpu_split gemm(m=%zu,n=%zu,k=%zu,batch=%zu,ta=%d,tb=%d)",
+    if (!case_begin("split[cpu] gemm(m=%zu,n=%zu,k=%zu,batch=%zu,ta=%d,tb=%d)",
                     cases[t].m, cases[t].n, cases[t].k, cases[t].batch,
                     cases[t].ta, cases[t].tb))
       continue;
@@ -161,7 +161,7 @@ TEST(cpu_split_conv2d) {
   for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
     for (int bias = 0; bias < 2; bias++) {
       wgc_conv2d_desc d = cases[t];
-      if (!case_begin("cpu_split conv2d(n=%zu,c=%zu,h=%zu,w=%zu,k=%zu,r=%zu,"
+      if (!case_begin("split[cpu] conv2d(n=%zu,c=%zu,h=%zu,w=%zu,k=%zu,r=%zu,"
                       "s=%zu,groups=%zu,bias=%d)",
                       d.n, d.c, d.h, d.w, d.k, d.r, d.s, d.groups, bias))
         continue;
@@ -200,7 +200,7 @@ TEST(cpu_split_attention) {
   wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
   for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
     wgc_attention_desc d = cases[t];
-    if (!case_begin("cpu_split attention(batch=%zu,heads=%zu,heads_kv=%zu,"
+    if (!case_begin("split[cpu] attention(batch=%zu,heads=%zu,heads_kv=%zu,"
                     "seq_q=%zu,seq_kv=%zu,causal=%d)",
                     d.batch, d.heads, d.heads_kv, d.seq_q, d.seq_kv,
                     (int)d.causal))
@@ -229,7 +229,7 @@ TEST(cpu_split_reduce) {
     for (int op = 0; op < 4; op++) {
       size_t outer = shapes[t].outer, len = shapes[t].len,
              inner = shapes[t].inner;
-      if (!case_begin("cpu_split reduce(%s,outer=%zu,len=%zu,inner=%zu)",
+      if (!case_begin("split[cpu] reduce(%s,outer=%zu,len=%zu,inner=%zu)",
                       names[op], outer, len, inner))
         continue;
       float *x = random_floats(outer * len * inner, 10 + (unsigned)t);
@@ -252,7 +252,7 @@ TEST(cpu_split_reduce) {
 
 TEST(cpu_split_elementwise) {
   wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
-  if (case_begin("cpu_split unary(tanh,n=1000)")) {
+  if (case_begin("split[cpu] unary(tanh,n=1000)")) {
     float *x = random_floats(1000, 20), *y1 = falloc(1000), *y2 = falloc(1000);
     cpu_work w = {.kind = CPU_WORK_UNARY};
     w.u.unary =
@@ -264,7 +264,7 @@ TEST(cpu_split_elementwise) {
   /* out [3,4,5] = a [3,4,5] op b [4,1] broadcast, and a scalar with a
    * scalar */
   for (int pow = 0; pow < 2; pow++) {
-    if (!case_begin("cpu_split binary(%s,[3,4,5],[4,1])", pow ? "pow" : "sub"))
+    if (!case_begin("split[cpu] binary(%s,[3,4,5],[4,1])", pow ? "pow" : "sub"))
       continue;
     float *a = random_floats(60, 21), *b = random_floats(4, 22);
     float *y1 = falloc(60), *y2 = falloc(60);
@@ -281,7 +281,7 @@ TEST(cpu_split_elementwise) {
     free(a), free(b), free(y1), free(y2);
     case_end();
   }
-  if (case_begin("cpu_split binary(add,[],[])")) {
+  if (case_begin("split[cpu] binary(add,[],[])")) {
     float a = 1.5f, b = 2.25f, y1 = 0, y2 = 0;
     cpu_work w = {.kind = CPU_WORK_BINARY};
     w.u.binary = (wgc_binary_args){.op = WGC_BINARY_ADD,
@@ -299,7 +299,7 @@ TEST(cpu_split_memory) {
   wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
   for (int kind = 0; kind < 3; kind++) {
     const char *names[] = {"upload", "copy", "download"};
-    if (!case_begin("cpu_split %s(4000 bytes)", names[kind]))
+    if (!case_begin("split[cpu] %s(4000 bytes)", names[kind]))
       continue;
     float *src = random_floats(1000, 30), *d1 = falloc(1000),
           *d2 = falloc(1000);

@@ -41,7 +41,9 @@ async function runPage(browser, url, name, initScript) {
   page.on('pageerror', (e) => line(`FAIL ${name}: uncaught ${String(e.message ?? e).split('\n')[0]}`));
   try {
     await page.goto(url);
-    await page.waitForFunction(() => window.__wgcFinished, null, { timeout: 30000 });
+    // The predicate must not return the promise itself: Playwright would
+    // wait for the whole run under this start-up timeout.
+    await page.waitForFunction(() => window.__wgcFinished !== undefined, null, { timeout: 30000 });
     let timer;
     await Promise.race([
       page.evaluate(() => window.__wgcFinished),

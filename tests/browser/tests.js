@@ -494,6 +494,29 @@ function loopWatch() {
   };
 }
 
+// The longest event-loop gap the machine itself causes: the same watch
+// while plain JavaScript keeps the loop busy in 5 ms slices for ms, each
+// slice a background task as the CPU backend's are. On a quiet machine it
+// is about one slice; on an overloaded one the OS preempts the browser and
+// it grows, whoever holds the loop.
+async function controlGap(ms) {
+  const watch = loopWatch();
+  const end = performance.now() + ms;
+  const post = (f) => (globalThis.scheduler?.postTask
+    ? globalThis.scheduler.postTask(f, { priority: 'background' })
+    : setTimeout(f, 0));
+  await new Promise((done) => {
+    const slice = () => {
+      const t = performance.now();
+      while (performance.now() - t < 5);
+      if (performance.now() < end) post(slice);
+      else done();
+    };
+    post(slice);
+  });
+  return watch.stop().maxGap;
+}
+
 // A row-major m x k by k x n product in float64, rows `rows` only.
 function gemmRows(A, B, n, k, rows) {
   return rows.map((i) => Float64Array.from({ length: n }, (_, j) => {
@@ -584,23 +607,29 @@ async function cpuSlices() {
                    cd, CX: randoms(cd.c * cd.h * cd.w), CF: randoms(cd.k * cd.c * 9), CB: randoms(cd.k),
                    ad, AQ: randoms(4 * 512 * 64), AK: randoms(4 * 512 * 64), AV: randoms(4 * 512 * 64) };
     const ctx = await W.create({ backend: W.BACKEND_CPU });
-    let r;
+    let r, allowed;
     try {
-      // Wall-clock gaps include the OS preempting the browser on a loaded
-      // machine; a design that holds the loop fails every run, so the best
-      // of three counts.
+      // Wall-clock gaps include the OS preempting the browser. The bound is
+      // 50 ms, or, where the machine alone (controlGap) already stalls the
+      // loop longer, that stall plus 25 ms. A design that holds the loop
+      // fails every run, so the best of three runs counts.
       const runs = [];
-      for (let i = 0; i < 3 && !(runs.length && runs[runs.length - 1].maxGap < 50); i++)
-        runs.push(await sliceRun(ctx, data));
-      r = runs.reduce((best, x) => (x.maxGap < best.maxGap ? x : best));
+      for (let i = 0; i < 3; i++) {
+        const run = await sliceRun(ctx, data);
+        const control = await controlGap(Math.min(run.elapsed, 5000));
+        runs.push({ ...run, control, allowed: Math.max(50, control + 25) });
+        if (run.maxGap < runs[i].allowed && run.maxCall < runs[i].allowed) break;
+      }
+      r = runs.reduce((best, x) => (x.maxGap - x.allowed < best.maxGap - best.allowed ? x : best));
+      allowed = r.allowed;
       report(`# cpu slices: ${r.elapsed.toFixed(0)} ms of work, issued in ${r.issued.toFixed(1)} ms ` +
-             `(longest call ${r.maxCall.toFixed(1)} ms), ${r.ticks} timer ticks, longest gap ` +
-             `${runs.map((x) => x.maxGap.toFixed(1)).join(' / ')} ms`);
+             `(longest call ${r.maxCall.toFixed(1)} ms), ${r.ticks} timer ticks; longest gap per run ` +
+             `${runs.map((x) => `${x.maxGap.toFixed(1)} (machine alone ${x.control.toFixed(1)})`).join(', ')} ms`);
     } finally {
       ctx.destroy();
     }
-    check(r.maxGap < 50, `the event loop was held for ${r.maxGap.toFixed(1)} ms`);
-    check(r.maxCall < 50, `a call took ${r.maxCall.toFixed(1)} ms`);
+    check(r.maxGap < allowed, `the event loop was held for ${r.maxGap.toFixed(1)} ms (allowed ${allowed.toFixed(1)})`);
+    check(r.maxCall < allowed, `a call took ${r.maxCall.toFixed(1)} ms (allowed ${allowed.toFixed(1)})`);
     check(r.elapsed > 200, `only ${r.elapsed.toFixed(0)} ms of work: too little to show slicing`);
 
     const [gy, gc, gco, go] = r.results;
