@@ -3,8 +3,9 @@
 // shared/API.md, "Browser module"). This file only marshals arguments into
 // wasm memory and turns statuses into exceptions and callbacks into
 // promises; every check and all logic are in C. Nothing here waits: GPU
-// completions arrive from the event loop (gpu.js), and callbacks that C
-// makes due at once are fired by a poll queued as a task.
+// completions arrive from the event loop (gpu.js), the CPU backend's queued
+// work runs in short slices as background tasks, and callbacks that C makes
+// due are fired by a poll queued as a task.
 import { gpuImports } from './gpu.js';
 
 // ---- enums, as in include/wgc.h without WGC_ ----
