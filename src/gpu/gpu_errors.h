@@ -26,4 +26,16 @@ void gpu_errors_lost(gpu_errors *e, const char *msg, size_t len);
  * e NULL stands for an unknown device: WGC_ERR_INVALID_ARGUMENT. */
 wgc_status gpu_errors_take(gpu_errors *e, char *msg, size_t cap);
 
+/* The status for an error the runtime reported: OUT_OF_MEMORY for the
+ * OutOfMemory type, and also for a message that says memory ran out:
+ * wgpu-native reports device and host memory exhaustion as validation
+ * errors ("Not enough memory left.", "Out of memory"). DEVICE otherwise. */
+wgc_status gpu_errors_classify(bool oom_type, const char *msg, size_t len);
+
+/* Why no WebGPU runtime could be used in this process (the library named,
+ * and what was wrong with it); "" when nothing was recorded. Set once, by
+ * the code that loads the runtime, before anything reads it. */
+void gpu_runtime_problem_set(const char *why);
+const char *gpu_runtime_problem(void);
+
 #endif
