@@ -229,8 +229,7 @@ TEST(child_faults_memory) {
   fill_memory(ctx, &f);
   /* A download of 4 MiB needs a staging buffer as large. */
   float *big = falloc((size_t)N * K);
-  check_oom(ctx, wgc_download(ctx, big, da, (size_t)N * K * 4),
-            "wgc_download");
+  check_oom(ctx, wgc_download(ctx, big, da, (size_t)N * K * 4), "wgc_download");
   check_oom(ctx,
             wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, N, N, K,
                      1.0f, da, K, db, N, 1.0f, dc, N),
