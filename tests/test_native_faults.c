@@ -37,9 +37,10 @@ static void read_text(const char *path, char *buf, size_t cap) {
 }
 
 /* Runs this program's test child (a child_* name) with our environment,
- * less WGC_BACKEND and the names that set (NAME=value entries, NULL-ended)
- * gives, plus set. CHECKs that it exits with 0 and writes nothing to stderr;
- * its first failure line is quoted. */
+ * less WGC_BACKEND and the names that set (NULL-ended) gives, plus set's
+ * NAME=value entries (a bare NAME only removes the variable). CHECKs that it
+ * exits with 0 and writes nothing to stderr; its first failure line is quoted.
+ */
 static void run_child(const char *child, const char *const *set) {
   size_t n = 0, extra = 0;
   while (environ[n])
@@ -55,13 +56,14 @@ static void run_child(const char *child, const char *const *set) {
         !strncmp(e, "WGC_BACKEND=", 12) || !strncmp(e, "ASAN_OPTIONS=", 13);
     for (size_t k = 0; !drop && k < extra; k++) {
       size_t len = strcspn(set[k], "=");
-      drop = !strncmp(e, set[k], len + 1);
+      drop = !strncmp(e, set[k], len) && e[len] == '=';
     }
     if (!drop)
       env[m++] = environ[i];
   }
   for (size_t k = 0; k < extra; k++)
-    env[m++] = (char *)set[k];
+    if (strchr(set[k], '='))
+      env[m++] = (char *)set[k];
   /* Sanitizer builds: a failed allocation must return NULL as malloc does,
    * and freed memory must be given back, as in a normal build. */
   const char *old = getenv("ASAN_OPTIONS");
@@ -133,7 +135,8 @@ static void cap_memory(size_t headroom) {
 
 static void uncap_memory(void) { setrlimit(RLIMIT_AS, &saved_limit); }
 
-/* Device memory used up in 1 MiB allocations until one fails. */
+/* Device memory used up in allocations of 1 MiB, then 256 KiB, then 64
+ * KiB, each until one fails. */
 typedef struct filler {
   wgc_ptr p[8192];
   size_t n;
@@ -141,9 +144,10 @@ typedef struct filler {
 
 static void fill_memory(wgc_context *ctx, filler *f) {
   f->n = 0;
-  while (f->n < sizeof f->p / sizeof f->p[0] &&
-         wgc_alloc(ctx, (size_t)1 << 20, &f->p[f->n]) == WGC_OK)
-    f->n++;
+  for (size_t size = (size_t)1 << 20; size >= (64 << 10); size /= 4)
+    while (f->n < sizeof f->p / sizeof f->p[0] &&
+           wgc_alloc(ctx, size, &f->p[f->n]) == WGC_OK)
+      f->n++;
   CHECK(f->n < sizeof f->p / sizeof f->p[0], "the memory cap did not hold");
 }
 
@@ -180,8 +184,9 @@ static bool close_to(const float *got, const float *want, size_t n,
 }
 
 /* An explicit WebGPU context; fails the child without one. */
-static wgc_context *webgpu_context(void) {
-  wgc_options o = {.backend = WGC_BACKEND_WEBGPU};
+static wgc_context *webgpu_context(size_t max_binding_bytes) {
+  wgc_options o = {.backend = WGC_BACKEND_WEBGPU,
+                   .max_binding_bytes = max_binding_bytes};
   wgc_context *ctx = NULL;
   wgc_status s = wgc_create(&o, &ctx);
   CHECK(s == WGC_OK, "wgc_create(WEBGPU) gave %s: %s", wgc_status_name(s),
@@ -193,9 +198,14 @@ static wgc_context *webgpu_context(void) {
  * a split-K GEMM and of a reduction fail with OUT_OF_MEMORY, change
  * nothing, and the context works on once memory is back. */
 TEST(child_faults_memory) {
-  wgc_context *ctx = webgpu_context();
-  if (!ctx)
+  wgc_context *ctx = webgpu_context(0);
+  /* Small bindings make the reduction keep partial sums in scratch. */
+  wgc_context *rctx = webgpu_context(64 << 10);
+  if (!ctx || !rctx) {
+    wgc_destroy(ctx);
+    wgc_destroy(rctx);
     return;
+  }
   /* A 256 x 2048 by 2048 x 256 product splits k (scratch of 1 MiB). */
   enum { N = 256, K = 2048 };
   float *a = falloc((size_t)N * K), *b = falloc((size_t)K * N);
@@ -207,17 +217,25 @@ TEST(child_faults_memory) {
   wgc_ptr da = dev_from(ctx, a, (size_t)N * K);
   wgc_ptr db = dev_from(ctx, b, (size_t)K * N);
   wgc_ptr dc = dev_from(ctx, c0, (size_t)N * N);
-  wgc_ptr dsum = dev_alloc(ctx, (size_t)K * 4);
-  size_t shape[2] = {N, K};
+  /* R x K summed over R: R / 8 partial sums of each column in scratch. */
+  enum { R = 2048 };
+  float *x = falloc((size_t)R * K);
+  fill_uniform(x, (size_t)R * K, -1, 1, 4);
+  wgc_ptr ra = dev_from(rctx, x, (size_t)R * K);
+  wgc_ptr dsum = dev_alloc(rctx, (size_t)K * 4);
+  size_t shape[2] = {R, K};
   /* Compiled before the cap: under it llvmpipe's shader compiler aborts
    * the process ("Unable to allocate section memory"). */
-  CHECK_STATUS(wgc_reduce(ctx, WGC_REDUCE_SUM, da, dsum, shape, 2, 0), WGC_OK);
+  CHECK_STATUS(wgc_reduce(rctx, WGC_REDUCE_SUM, ra, dsum, shape, 2, 0), WGC_OK);
   CHECK_STATUS(wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, N, N, K,
-                        1.0f, da, K, db, N, 0.0f, dc, N),
+                        1.0f, da, K, db, N, 1.0f, dc, N),
                WGC_OK);
   CHECK_STATUS(wgc_upload(ctx, dc, c0, (size_t)N * N * 4), WGC_OK);
+  CHECK_STATUS(wgc_upload(rctx, dsum, c0, (size_t)K * 4), WGC_OK);
+  CHECK_STATUS(wgc_synchronize(rctx), WGC_OK);
   CHECK_STATUS(wgc_synchronize(ctx), WGC_OK);
 
+  float *big = falloc((size_t)N * K);
   cap_memory((size_t)256 << 20);
   wgc_ptr p = 0;
   check_oom(ctx, wgc_alloc(ctx, (size_t)1 << 30, &p), "wgc_alloc");
@@ -225,24 +243,35 @@ TEST(child_faults_memory) {
   check_oom(ctx, wgc_alloc(ctx, 0x7FFFFFFCu, &p), "wgc_alloc");
   check_oom(ctx, wgc_alloc(ctx, 0x7FFFF000u, &p), "wgc_alloc");
 
-  static filler f;
+  /* Each device suballocates its buffers from blocks of its own: both are
+   * filled. */
+  static filler f, rf;
   fill_memory(ctx, &f);
-  /* A download of 4 MiB needs a staging buffer as large. */
-  float *big = falloc((size_t)N * K);
+  fill_memory(rctx, &rf);
+  /* A download of A needs a staging buffer as large (2 MiB). */
   check_oom(ctx, wgc_download(ctx, big, da, (size_t)N * K * 4), "wgc_download");
   check_oom(ctx,
             wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, N, N, K,
                      1.0f, da, K, db, N, 1.0f, dc, N),
             "wgc_gemm");
-  wgc_status s = wgc_reduce(ctx, WGC_REDUCE_SUM, da, dsum, shape, 2, 0);
-  CHECK(s == WGC_OK || s == WGC_ERR_OUT_OF_MEMORY,
-        "wgc_reduce under the cap gave %s: %s", wgc_status_name(s),
-        wgc_last_error(ctx));
+  check_oom(rctx, wgc_reduce(rctx, WGC_REDUCE_SUM, ra, dsum, shape, 2, 0),
+            "wgc_reduce");
+  free_filler(rctx, &rf);
   free_filler(ctx, &f);
   uncap_memory();
 
-  /* Nothing of the failed GEMM ran: C is as uploaded. */
+  /* Nothing of the failed operations ran: outputs are as uploaded. */
   CHECK_DEVICE_EQUALS(ctx, dc, c0, (size_t)N * N, "C after a failed GEMM");
+  CHECK_DEVICE_EQUALS(rctx, dsum, c0, K, "the sums after a failed reduce");
+  CHECK_STATUS(wgc_reduce(rctx, WGC_REDUCE_SUM, ra, dsum, shape, 2, 0), WGC_OK);
+  if (dev_read(rctx, got, dsum, K))
+    for (size_t j = 0; j < K; j++) {
+      double sum = 0;
+      for (size_t i = 0; i < R; i++)
+        sum += x[i * K + j];
+      CHECK(fabs(got[j] - sum) <= 1e-5 * R, "sum %zu is %g, want %g", j,
+            (double)got[j], sum);
+    }
   CHECK_STATUS(wgc_download(ctx, big, da, (size_t)N * K * 4), WGC_OK);
   CHECK(!memcmp(big, a, (size_t)N * K * 4), "the download after OOM differs");
   CHECK_STATUS(wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, N, N, K,
@@ -261,6 +290,8 @@ TEST(child_faults_memory) {
   free(c0);
   free(want);
   free(got);
+  free(x);
+  wgc_destroy(rctx);
   wgc_destroy(ctx);
 }
 
@@ -313,15 +344,18 @@ TEST(child_faults_driver_retry) {
   wgc_context *ctx = NULL;
   wgc_status s = wgc_create(&o, &ctx);
   uncap_memory();
+  /* It fails (lavapipe cannot start in 128 MiB), or gets the same adapter
+   * (SwiftShader, chosen by the user, may), never another one. */
   CHECK(s == WGC_ERR_NO_ADAPTER || s == WGC_ERR_OUT_OF_MEMORY ||
-            s == WGC_ERR_DEVICE,
+            s == WGC_ERR_DEVICE ||
+            (s == WGC_OK && want && !strcmp(wgc_adapter_name(ctx), want)),
         "wgc_create under a 128 MiB cap gave %s (adapter %s)",
         wgc_status_name(s), ctx ? wgc_adapter_name(ctx) : "none");
   CHECK(s == WGC_OK || *wgc_last_error(NULL), "no error text");
   wgc_destroy(ctx);
   env_check(env, "after the capped wgc_create");
   for (int i = 0; i < 2; i++) {
-    ctx = webgpu_context();
+    ctx = webgpu_context(0);
     if (ctx)
       CHECK(!strcmp(wgc_adapter_name(ctx), want),
             "wgc_create %d after a failed one chose %s, want %s", i + 1,
@@ -399,10 +433,15 @@ TEST(native_faults_no_drivers) {
     case_end();
   }
   if (case_begin("native faults: a loader without drivers")) {
-    /* The loader's search path holds no manifest: SwiftShader it is. */
-    const char *set[] = {
-        "XDG_DATA_DIRS=/nonexistent", "XDG_CONFIG_DIRS=/nonexistent",
-        "XDG_DATA_HOME=/nonexistent", "XDG_CONFIG_HOME=/nonexistent", NULL};
+    /* The loader's search path holds no manifest, and the user named no
+     * driver: SwiftShader it is. */
+    const char *set[] = {"VK_DRIVER_FILES",
+                         "VK_ICD_FILENAMES",
+                         "XDG_DATA_DIRS=/nonexistent",
+                         "XDG_CONFIG_DIRS=/nonexistent",
+                         "XDG_DATA_HOME=/nonexistent",
+                         "XDG_CONFIG_HOME=/nonexistent",
+                         NULL};
     run_child("child_faults_no_drivers", set);
     case_end();
   }

@@ -82,7 +82,13 @@ wgc_status gpu_errors_classify(bool oom_type, const char *msg, size_t len) {
   return WGC_ERR_DEVICE;
 }
 
+/* Per thread, as wgc_last_error(NULL) is: the thread that failed to load
+ * the runtime is the one that reports it. wasm32 has one thread. */
+#if defined(__wasm__)
 static char runtime_problem[512];
+#else
+static _Thread_local char runtime_problem[512];
+#endif
 
 void gpu_runtime_problem_set(const char *why) {
   copy_cstr(runtime_problem, sizeof runtime_problem, why ? why : "");

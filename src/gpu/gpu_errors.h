@@ -32,9 +32,8 @@ wgc_status gpu_errors_take(gpu_errors *e, char *msg, size_t cap);
  * errors ("Not enough memory left.", "Out of memory"). DEVICE otherwise. */
 wgc_status gpu_errors_classify(bool oom_type, const char *msg, size_t len);
 
-/* Why no WebGPU runtime could be used in this process (the library named,
- * and what was wrong with it); "" when nothing was recorded. Set once, by
- * the code that loads the runtime, before anything reads it. */
+/* Why the calling thread's last attempt to load the WebGPU runtime failed
+ * (the library named, and what was wrong with it); "" when it did not. */
 void gpu_runtime_problem_set(const char *why);
 const char *gpu_runtime_problem(void);
 
