@@ -236,6 +236,11 @@ TEST(child_faults_memory) {
   CHECK_STATUS(wgc_synchronize(ctx), WGC_OK);
 
   float *big = falloc((size_t)N * K);
+  /* An operation without scratch, its kernel compiled: under the cap its
+   * bind group or encoder may fail, cleanly, or it runs. */
+  wgc_ptr du = dev_alloc(ctx, (size_t)N * N * 4);
+  CHECK_STATUS(wgc_unary(ctx, WGC_UNARY_NEG, dc, du, (size_t)N * N), WGC_OK);
+  CHECK_STATUS(wgc_upload(ctx, du, c0, (size_t)N * N * 4), WGC_OK);
   cap_memory((size_t)256 << 20);
   wgc_ptr p = 0;
   check_oom(ctx, wgc_alloc(ctx, (size_t)1 << 30, &p), "wgc_alloc");
@@ -256,6 +261,9 @@ TEST(child_faults_memory) {
             "wgc_gemm");
   check_oom(rctx, wgc_reduce(rctx, WGC_REDUCE_SUM, ra, dsum, shape, 2, 0),
             "wgc_reduce");
+  wgc_status us = wgc_unary(ctx, WGC_UNARY_NEG, dc, du, (size_t)N * N);
+  CHECK(us == WGC_OK || us == WGC_ERR_OUT_OF_MEMORY || us == WGC_ERR_DEVICE,
+        "wgc_unary under the cap gave %s", wgc_status_name(us));
   free_filler(rctx, &rf);
   free_filler(ctx, &f);
   uncap_memory();
@@ -263,6 +271,14 @@ TEST(child_faults_memory) {
   /* Nothing of the failed operations ran: outputs are as uploaded. */
   CHECK_DEVICE_EQUALS(ctx, dc, c0, (size_t)N * N, "C after a failed GEMM");
   CHECK_DEVICE_EQUALS(rctx, dsum, c0, K, "the sums after a failed reduce");
+  /* -C when the negation ran, else as uploaded */
+  if (dev_read(ctx, got, du, (size_t)N * N))
+    for (size_t i = 0; i < (size_t)N * N; i++)
+      if (got[i] != (us == WGC_OK ? -c0[i] : c0[i])) {
+        CHECK(false, "element %zu of the negation (%s) is %g", i,
+              wgc_status_name(us), (double)got[i]);
+        break;
+      }
   CHECK_STATUS(wgc_reduce(rctx, WGC_REDUCE_SUM, ra, dsum, shape, 2, 0), WGC_OK);
   if (dev_read(rctx, got, dsum, K))
     for (size_t j = 0; j < K; j++) {
