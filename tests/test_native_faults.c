@@ -47,13 +47,14 @@ static void run_child(const char *child, const char *const *set) {
     n++;
   while (set && set[extra])
     extra++;
-  char **env = calloc(n + extra + 2, sizeof *env);
+  char **env = calloc(n + extra + 3, sizeof *env);
   char *asan = NULL;
   size_t m = 0;
   for (size_t i = 0; i < n; i++) {
     const char *e = environ[i];
-    bool drop =
-        !strncmp(e, "WGC_BACKEND=", 12) || !strncmp(e, "ASAN_OPTIONS=", 13);
+    bool drop = !strncmp(e, "WGC_BACKEND=", 12) ||
+                !strncmp(e, "ASAN_OPTIONS=", 13) ||
+                !strncmp(e, "LSAN_OPTIONS=", 13);
     for (size_t k = 0; !drop && k < extra; k++) {
       size_t len = strcspn(set[k], "=");
       drop = !strncmp(e, set[k], len) && e[len] == '=';
@@ -74,6 +75,14 @@ static void run_child(const char *child, const char *const *set) {
            "quarantine_size_mb=0",
            old ? old : "", old && *old ? ":" : "");
   env[m++] = asan;
+  /* and the leak report's list of suppressions used (lavapipe leaks in a
+   * device request that fails) is not printed */
+  const char *lold = getenv("LSAN_OPTIONS");
+  size_t llen = (lold ? strlen(lold) : 0) + 64;
+  char *lsan = malloc(llen);
+  snprintf(lsan, llen, "LSAN_OPTIONS=%s%sprint_suppressions=0",
+           lold ? lold : "", lold && *lold ? ":" : "");
+  env[m++] = lsan;
   env[m] = NULL;
 
   char out[] = "/tmp/wgc_faults_outXXXXXX", err[] = "/tmp/wgc_faults_errXXXXXX";
@@ -106,6 +115,7 @@ static void run_child(const char *child, const char *const *set) {
   unlink(out);
   unlink(err);
   free(asan);
+  free(lsan);
   free(env);
 }
 
@@ -315,6 +325,39 @@ TEST(native_faults_memory) {
   if (!case_begin("native faults: out of memory under a capped address space"))
     return;
   run_child("child_faults_memory", NULL);
+  case_end();
+}
+
+/* A device request that runs out of memory is OUT_OF_MEMORY; the contexts
+ * that exist go on working, and a later request succeeds. */
+TEST(child_faults_create_oom) {
+  wgc_context *ctx = webgpu_context(0);
+  if (!ctx)
+    return;
+  float x[4] = {1, -2, 3, -4};
+  wgc_ptr p = dev_from(ctx, x, 4);
+  CHECK_STATUS(wgc_synchronize(ctx), WGC_OK);
+  cap_memory((size_t)64 << 20);
+  wgc_options o = {.backend = WGC_BACKEND_WEBGPU};
+  wgc_context *second = NULL;
+  wgc_status s = wgc_create(&o, &second);
+  uncap_memory();
+  CHECK(s == WGC_ERR_OUT_OF_MEMORY, "wgc_create under a 64 MiB cap gave %s: %s",
+        wgc_status_name(s), wgc_last_error(NULL));
+  CHECK(second == NULL, "a failed create left a context");
+  CHECK(strstr(wgc_last_error(NULL), "wgc_create") != NULL,
+        "the error names not wgc_create: %s", wgc_last_error(NULL));
+  wgc_destroy(second);
+  second = webgpu_context(0);
+  wgc_destroy(second);
+  CHECK_DEVICE_EQUALS(ctx, p, x, 4, "a buffer of the first context");
+  wgc_destroy(ctx);
+}
+
+TEST(native_faults_create_oom) {
+  if (!case_begin("native faults: a device request out of memory"))
+    return;
+  run_child("child_faults_create_oom", NULL);
   case_end();
 }
 
@@ -534,23 +577,8 @@ static const char *make_file(const char *dir, const char *name, const char *src,
 }
 
 TEST(native_faults_bad_runtime) {
-  char real[600], dir[] = "/tmp/wgc_runtimeXXXXXX", path[600];
-  runtime_path(real, sizeof real);
-  if (!mkdtemp(dir)) {
-    CHECK(false, "mkdtemp: %s", strerror(errno));
-    return;
-  }
-  struct stat st;
-  CHECK(stat(real, &st) == 0, "no runtime at %s", real);
   /* The header of the real library, claiming another machine. */
   unsigned char head[64] = {0};
-  FILE *f = fopen(real, "rb");
-  if (f) {
-    CHECK(fread(head, 1, sizeof head, f) == sizeof head, "short read");
-    fclose(f);
-  }
-  head[18] = head[18] == 183 ? 62 : 183; /* x86-64 <-> AArch64 */
-  head[19] = 0;
   /* A library without the wgpu symbols: the one that holds cos(). */
   Dl_info libm;
   double (*cosine)(double) = cos;
@@ -558,45 +586,85 @@ TEST(native_faults_bad_runtime) {
   memcpy(&cos_addr, &cosine, sizeof cos_addr);
   bool have_libm =
       dladdr(cos_addr, &libm) && libm.dli_fname && strchr(libm.dli_fname, '/');
+  enum { TRUNC_END = -1 }; /* len: the real size less its last 64 bytes */
   struct {
     const char *label, *cause;
+    const char *name; /* a file made in dir; NULL: file */
+    bool copy;        /* the first len bytes of the real library */
+    long len;
+    const void *data;
     const char *file;
   } cases[] = {
-      {"truncated to 1 MiB", "truncated",
-       make_file(dir, "trunc.so", real, (size_t)1 << 20, NULL, (char[600]){0},
-                 600)},
-      {"truncated before its section headers", "section headers",
-       make_file(dir, "trunc_end.so", real, (size_t)st.st_size - 64, NULL,
-                 (char[600]){0}, 600)},
-      {"truncated to 100 bytes", "program headers",
-       make_file(dir, "trunc100.so", real, 100, NULL, (char[600]){0}, 600)},
-      {"empty", "empty",
-       make_file(dir, "empty.so", NULL, 0, NULL, (char[600]){0}, 600)},
-      {"not ELF", "not an ELF file",
-       make_file(dir, "text.so", NULL, 12, "hello world\n", (char[600]){0},
-                 600)},
-      {"for another machine", "another machine",
-       make_file(dir, "arm.so", NULL, sizeof head, head, (char[600]){0}, 600)},
-      {"a directory", "not a regular file", dir},
-      {"missing the wgpu symbols", "wgpuCreateInstance",
-       have_libm ? libm.dli_fname : "/nonexistent/libm.so"},
+      {.label = "truncated to 1 MiB",
+       .cause = "truncated",
+       .name = "trunc.so",
+       .copy = true,
+       .len = 1L << 20},
+      {.label = "truncated before its section headers",
+       .cause = "section headers",
+       .name = "trunc_end.so",
+       .copy = true,
+       .len = TRUNC_END},
+      {.label = "truncated to 100 bytes",
+       .cause = "program headers",
+       .name = "trunc100.so",
+       .copy = true,
+       .len = 100},
+      {.label = "empty", .cause = "empty", .name = "empty.so"},
+      {.label = "not ELF",
+       .cause = "not an ELF file",
+       .name = "text.so",
+       .len = 12,
+       .data = "hello world\n"},
+      {.label = "for another machine",
+       .cause = "another machine",
+       .name = "arm.so",
+       .len = (long)sizeof head,
+       .data = head},
+      {.label = "a directory", .cause = "not a regular file"},
+      {.label = "missing the wgpu symbols",
+       .cause = "wgpuCreateInstance",
+       .file = have_libm ? libm.dli_fname : "/nonexistent/libm.so"},
   };
-  CHECK(have_libm, "the library holding cos() was not found");
+  char real[600], dir[] = "/tmp/wgc_runtimeXXXXXX";
+  bool made = false;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     if (!case_begin("native faults: WGC_WGPU_LIBRARY %s", cases[i].label))
       continue;
-    char lib[700], cause[200];
-    snprintf(lib, sizeof lib, "WGC_WGPU_LIBRARY=%s", cases[i].file);
+    if (!made) { /* only when a case runs */
+      made = mkdtemp(dir) != NULL;
+      CHECK(made, "mkdtemp: %s", strerror(errno));
+      runtime_path(real, sizeof real);
+      FILE *f = fopen(real, "rb");
+      CHECK(f != NULL, "no runtime at %s", real);
+      if (f) {
+        CHECK(fread(head, 1, sizeof head, f) == sizeof head, "short read");
+        fclose(f);
+      }
+      head[18] = head[18] == 183 ? 62 : 183; /* x86-64 <-> AArch64 */
+      head[19] = 0;
+    }
+    if (i + 1 == sizeof cases / sizeof cases[0])
+      CHECK(have_libm, "the library holding cos() was not found");
+    char path[700];
+    const char *file = cases[i].file ? cases[i].file : dir;
+    if (made && cases[i].name) {
+      struct stat st;
+      long len = cases[i].len;
+      if (len == TRUNC_END)
+        len = stat(real, &st) == 0 ? (long)st.st_size - 64 : 0;
+      file = make_file(dir, cases[i].name, cases[i].copy ? real : NULL,
+                       (size_t)len, cases[i].data, path, sizeof path);
+    }
+    char lib[800], cause[200];
+    snprintf(lib, sizeof lib, "WGC_WGPU_LIBRARY=%s", file);
     snprintf(cause, sizeof cause, "WGC_TEST_CAUSE=%s", cases[i].cause);
     const char *set[] = {lib, cause, NULL};
     run_child("child_faults_bad_runtime", set);
+    if (made && cases[i].name)
+      unlink(path);
     case_end();
   }
-  static const char *const names[] = {"trunc.so", "trunc_end.so", "trunc100.so",
-                                      "empty.so", "text.so",      "arm.so"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    unlink(path);
-  }
-  rmdir(dir);
+  if (made)
+    rmdir(dir);
 }
