@@ -157,7 +157,9 @@ typedef struct wgc_options {
  * before it returns, so programs started later see the environment as it
  * was; other threads reading or changing the environment meanwhile race
  * with this, as with any setenv. A device request that fails for lack of
- * memory is WGC_ERR_OUT_OF_MEMORY and is not retried on SwiftShader.
+ * memory is WGC_ERR_OUT_OF_MEMORY and is not retried on SwiftShader (AUTO
+ * then takes the CPU backend, as it does without an adapter or when the
+ * device fails to start).
  * Under a capped address space (RLIMIT_AS) the software drivers themselves
  * may kill the process, which wgc cannot prevent: lavapipe's
  * vkCreateDevice crashes (a double free) at some caps, wgpu aborts when the
