@@ -9,7 +9,8 @@ WGPU_LIB := third_party/wgpu/lib/libwgpu_native.so
 VERSION := 0.1.0
 
 CORE_SRC   := $(wildcard src/*.c)
-NATIVE_SRC := src/gpu/gpu_native.c src/gpu/gpu_errors.c $(wildcard src/gpu/native_*.c) src/cpu/pool_threads.c
+NATIVE_SRC := src/gpu/gpu_native.c src/gpu/gpu_errors.c $(wildcard src/gpu/native_*.c) src/cpu/pool_threads.c src/cpu/defer_none.c \
+              src/cpu/split.c src/cpu/split_reduce.c
 LIB_SRC    := $(CORE_SRC) $(NATIVE_SRC)
 KERNELS    := $(sort $(wildcard kernels/*.wgsl))
 LIB_OBJ    := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/kernels.o
@@ -55,10 +56,10 @@ $(B)/pic/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
-$(B)/obj/%.o: %.c $(WGPU_LIB) $(wildcard include/*.h src/*.h src/gpu/*.h)
+$(B)/obj/%.o: %.c $(WGPU_LIB) $(wildcard include/*.h src/*.h src/gpu/*.h src/cpu/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
-$(B)/pic/%.o: %.c $(WGPU_LIB) $(wildcard include/*.h src/*.h src/gpu/*.h)
+$(B)/pic/%.o: %.c $(WGPU_LIB) $(wildcard include/*.h src/*.h src/gpu/*.h src/cpu/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fvisibility=hidden -fPIC -c -o $@ $<
 

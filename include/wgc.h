@@ -143,9 +143,31 @@ typedef struct wgc_options {
  * WGC_BACKEND=webgpu|cpu overrides WGC_BACKEND_AUTO only (unset or empty: no
  * override; another value: WGC_ERR_INVALID_ARGUMENT). Natively the WebGPU
  * runtime (libwgpu_native.so) is loaded from beside libwgc, the program's
- * rpath, or WGC_WGPU_LIBRARY; Vulkan drivers are found by the Vulkan loader,
- * and when that finds no adapter, SwiftShader from the chromium package is
- * tried. Some kernels come in two forms, one for GPUs (staging through
+ * rpath, or WGC_WGPU_LIBRARY (a file that is not a complete shared library
+ * for this machine, or lacks the wgpu entry points, is not loaded: explicit
+ * WebGPU is then WGC_ERR_NO_ADAPTER with a wgc_last_error(NULL) sentence
+ * naming the file and the cause; a failed load is retried by the next
+ * wgc_create). Vulkan drivers are found by the Vulkan loader, afresh for
+ * each wgc_create that finds no adapter; when the loader offers none, the
+ * user set neither VK_DRIVER_FILES nor VK_ICD_FILENAMES, and the process can
+ * still map 512 MiB, SwiftShader from the chromium package is tried. The
+ * loader and Mesa are steered by environment variables (VK_DRIVER_FILES,
+ * VK_ICD_FILENAMES, MESA_VK_IGNORE_CONFORMANCE_WARNING, NODEVICE_SELECT):
+ * wgc sets them only during wgc_create, under a lock, and restores them
+ * before it returns, so programs started later see the environment as it
+ * was; other threads reading or changing the environment meanwhile race
+ * with this, as with any setenv. A device request that fails for lack of
+ * memory is WGC_ERR_OUT_OF_MEMORY and is not retried on SwiftShader (AUTO
+ * then takes the CPU backend, as it does without an adapter or when the
+ * device fails to start).
+ * Under a capped address space (RLIMIT_AS) the software drivers themselves
+ * may kill the process, which wgc cannot prevent: lavapipe's
+ * vkCreateDevice crashes (a double free) at some caps, wgpu aborts when the
+ * Vulkan adapter query runs out of host memory, llvmpipe's shader compiler
+ * aborts ("Unable to allocate section memory") when compiling a kernel,
+ * and SwiftShader aborts when it cannot start a thread; running each
+ * operation once while memory is ample compiles its kernels beforehand.
+ * Some kernels come in two forms, one for GPUs (staging through
  * workgroup memory) and one for software adapters on the CPU (lavapipe,
  * SwiftShader), chosen from the adapter's type; WGC_KERNELS=gpu|cpu forces
  * a form (for testing). On CPU adapters long loops are split over launches
@@ -177,7 +199,10 @@ WGC_API const char *wgc_adapter_name(const wgc_context *ctx);
 
 typedef uint64_t wgc_ptr;
 
-/* Allocates bytes (> 0) of device memory, zero-filled. */
+/* Allocates bytes (> 0) of device memory, zero-filled. Memory the device
+ * cannot provide is WGC_ERR_OUT_OF_MEMORY, as is any other call that needs
+ * memory it cannot get (a download's staging buffer, an operation's
+ * scratch); such a call changes nothing and the context stays usable. */
 WGC_API wgc_status wgc_alloc(wgc_context *ctx, size_t bytes, wgc_ptr *out);
 /* Frees the allocation whose base is base. Work already queued that uses it
  * still completes; the memory is released after it. */

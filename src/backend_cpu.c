@@ -1,5 +1,7 @@
-/* The CPU reference backend: host memory, synchronous work, a thread pool
- * for the operations (cpu_*.c). */
+/* The CPU reference backend: host memory, a thread pool for the operations
+ * (cpu_*.c), and work issued as values (cpu/work.h) that cpu/defer.h runs
+ * inside the call natively, or in slices between events in the browser. */
+#include "cpu/defer.h"
 #include "cpu_ops.h"
 
 #include <stdio.h>
@@ -27,13 +29,50 @@ void cpu_parallel(wgc_context *ctx, size_t n_tasks, double work, cpu_task_fn fn,
   cpu_pool_for(impl_of(ctx)->pool, n_tasks, fn, arg);
 }
 
+wgc_status cpu_work_run(wgc_context *ctx, const cpu_work *w) {
+  switch (w->kind) {
+  case CPU_WORK_GEMM:
+    return cpu_gemm(ctx, &w->u.gemm);
+  case CPU_WORK_CONV2D:
+    return cpu_conv2d(ctx, &w->u.conv);
+  case CPU_WORK_ATTENTION:
+    return cpu_attention(ctx, &w->u.attn);
+  case CPU_WORK_REDUCE:
+    return cpu_reduce(ctx, &w->u.reduce);
+  case CPU_WORK_UNARY:
+    return cpu_unary(ctx, &w->u.unary);
+  case CPU_WORK_BINARY:
+    return cpu_binary(ctx, &w->u.binary);
+  case CPU_WORK_UPLOAD:
+    memcpy(cpu_ptr(w->u.mem.dst), w->u.mem.host_src, w->u.mem.bytes);
+    return WGC_OK;
+  case CPU_WORK_COPY:
+    /* The front end rejects overlap; memmove costs nothing extra anyway. */
+    memmove(cpu_ptr(w->u.mem.dst), cpu_ptr(w->u.mem.src), w->u.mem.bytes);
+    return WGC_OK;
+  case CPU_WORK_DOWNLOAD:
+    memcpy(w->u.mem.host_dst, cpu_ptr(w->u.mem.src), w->u.mem.bytes);
+    wgc_pending_complete(w->u.mem.done, WGC_OK); /* fired later */
+    return WGC_OK;
+  case CPU_WORK_SYNC:
+    wgc_pending_complete(w->u.mem.done, WGC_OK);
+    return WGC_OK;
+  case CPU_WORK_FREE:
+    free(w->u.mem.mem);
+    return WGC_OK;
+  }
+  return WGC_OK;
+}
+
 static wgc_status cpu_init(wgc_context *ctx, const wgc_options *opt) {
   cpu_backend *be = calloc(1, sizeof *be);
   if (!be)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
                     "wgc_create: out of memory for the CPU backend");
   be->pool = cpu_pool_create(opt ? opt->cpu_threads : 0);
-  if (!be->pool) {
+  be->queue = be->pool ? cpu_defer_create() : NULL;
+  if (!be->queue) {
+    cpu_pool_destroy(be->pool);
     free(be);
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
                     "wgc_create: out of memory for the CPU thread pool");
@@ -49,6 +88,7 @@ static void cpu_shutdown(wgc_context *ctx) {
   cpu_backend *be = impl_of(ctx);
   if (!be)
     return;
+  cpu_defer_destroy(be->queue);
   cpu_pool_destroy(be->pool);
   free(be);
   ctx->impl = NULL;
@@ -71,53 +111,52 @@ static wgc_status cpu_alloc(wgc_context *ctx, size_t bytes, void **mem) {
   return WGC_OK;
 }
 
-/* Work is synchronous, so nothing queued can still use mem. */
+/* Released once the work issued before it, which may use mem, has run. */
 static void cpu_free(wgc_context *ctx, void *mem) {
-  (void)ctx;
-  free(mem);
+  cpu_defer_submit(ctx, &(cpu_work){.kind = CPU_WORK_FREE, .u.mem.mem = mem});
 }
 
 static wgc_status cpu_upload(wgc_context *ctx, wgc_ref dst, const void *src,
                              size_t bytes) {
-  (void)ctx;
-  memcpy(cpu_ptr(dst), src, bytes);
-  return WGC_OK;
+  return cpu_defer_submit(
+      ctx, &(cpu_work){.kind = CPU_WORK_UPLOAD,
+                       .u.mem = {.dst = dst, .host_src = src, .bytes = bytes}});
 }
 
 static wgc_status cpu_download(wgc_context *ctx, void *dst, wgc_ref src,
                                size_t bytes) {
-  (void)ctx;
-  memcpy(dst, cpu_ptr(src), bytes);
-  return WGC_OK;
+  wgc_status s = cpu_defer_wait(ctx);
+  if (s == WGC_OK)
+    memcpy(dst, cpu_ptr(src), bytes);
+  return s;
 }
 
 static wgc_status cpu_download_async(wgc_context *ctx, void *dst, wgc_ref src,
                                      size_t bytes, wgc_pending *p) {
-  (void)ctx;
-  memcpy(dst, cpu_ptr(src), bytes);
-  wgc_pending_complete(p, WGC_OK); /* the front end fires it later */
-  return WGC_OK;
+  return cpu_defer_submit(
+      ctx,
+      &(cpu_work){
+          .kind = CPU_WORK_DOWNLOAD,
+          .u.mem = {.src = src, .host_dst = dst, .bytes = bytes, .done = p}});
 }
 
 static wgc_status cpu_copy(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                            size_t bytes) {
-  (void)ctx;
-  /* The front end rejects overlap; memmove costs nothing extra anyway. */
-  memmove(cpu_ptr(dst), cpu_ptr(src), bytes);
-  return WGC_OK;
+  return cpu_defer_submit(
+      ctx, &(cpu_work){.kind = CPU_WORK_COPY,
+                       .u.mem = {.dst = dst, .src = src, .bytes = bytes}});
 }
 
 static wgc_status cpu_synchronize(wgc_context *ctx) {
-  (void)ctx;
-  return WGC_OK;
+  return cpu_defer_wait(ctx);
 }
 
 static wgc_status cpu_synchronize_async(wgc_context *ctx, wgc_pending *p) {
-  (void)ctx;
-  wgc_pending_complete(p, WGC_OK);
-  return WGC_OK;
+  return cpu_defer_submit(ctx,
+                          &(cpu_work){.kind = CPU_WORK_SYNC, .u.mem.done = p});
 }
 
+/* Queued work advances from the event loop, never from a poll. */
 static wgc_status cpu_poll(wgc_context *ctx) {
   (void)ctx;
   return WGC_OK;
@@ -127,6 +166,19 @@ static size_t cpu_pipelines_compiled(const wgc_context *ctx) {
   (void)ctx;
   return 0;
 }
+
+#define CPU_OP(name, work_kind, type, field)                                   \
+  static wgc_status cpu_submit_##name(wgc_context *ctx, const type *a) {       \
+    return cpu_defer_submit(ctx,                                               \
+                            &(cpu_work){.kind = work_kind, .u.field = *a});    \
+  }
+CPU_OP(gemm, CPU_WORK_GEMM, wgc_gemm_args, gemm)
+CPU_OP(conv2d, CPU_WORK_CONV2D, wgc_conv2d_args, conv)
+CPU_OP(attention, CPU_WORK_ATTENTION, wgc_attention_args, attn)
+CPU_OP(reduce, CPU_WORK_REDUCE, wgc_reduce_args, reduce)
+CPU_OP(unary, CPU_WORK_UNARY, wgc_unary_args, unary)
+CPU_OP(binary, CPU_WORK_BINARY, wgc_binary_args, binary)
+#undef CPU_OP
 
 const wgc_backend_ops wgc_backend_cpu = {
     .name = "cpu",
@@ -142,11 +194,11 @@ const wgc_backend_ops wgc_backend_cpu = {
     .synchronize = cpu_synchronize,
     .synchronize_async = cpu_synchronize_async,
     .poll = cpu_poll,
-    .gemm = cpu_gemm,
-    .conv2d = cpu_conv2d,
-    .attention = cpu_attention,
-    .reduce = cpu_reduce,
-    .unary = cpu_unary,
-    .binary = cpu_binary,
+    .gemm = cpu_submit_gemm,
+    .conv2d = cpu_submit_conv2d,
+    .attention = cpu_submit_attention,
+    .reduce = cpu_submit_reduce,
+    .unary = cpu_submit_unary,
+    .binary = cpu_submit_binary,
     .pipelines_compiled = cpu_pipelines_compiled,
 };

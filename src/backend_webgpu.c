@@ -2,6 +2,7 @@
  * backend table; launches go through the engine (webgpu_engine.c). */
 #include "webgpu.h"
 
+#include "gpu/gpu_errors.h"
 #include "kernels.h"
 
 #include <inttypes.h>
@@ -102,7 +103,9 @@ static wgc_status wg_start(wgc_context *ctx, const wgc_options *opt,
   if (s != WGC_OK) {
     free(st);
     ctx->impl = NULL;
-    return wgc_fail(ctx, s, "wgc_create: no WebGPU runtime is available");
+    const char *why = gpu_runtime_problem();
+    return wgc_fail(ctx, s, "wgc_create: no WebGPU runtime is available%s%s",
+                    *why ? ": " : "", why);
   }
   return WGC_OK;
 }

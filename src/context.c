@@ -62,6 +62,14 @@ static wgc_status resolve_backend(const wgc_options *opt, const char *fn,
   return WGC_OK;
 }
 
+/* AUTO takes the CPU when WebGPU cannot start: no adapter, a failing
+ * device, or too little memory for a device (the CPU backend needs far
+ * less). */
+static bool auto_falls_back(wgc_status s) {
+  return s == WGC_ERR_NO_ADAPTER || s == WGC_ERR_DEVICE ||
+         s == WGC_ERR_OUT_OF_MEMORY;
+}
+
 static wgc_context *context_new(const wgc_options *opt) {
   wgc_context *ctx = calloc(1, sizeof *ctx);
   if (ctx)
@@ -103,8 +111,7 @@ wgc_status wgc_create(const wgc_options *opt, wgc_context **out) {
                     "wgc_create: cannot allocate the context");
   if (o.backend != WGC_BACKEND_CPU) {
     s = context_init(ctx, &wgc_backend_webgpu);
-    bool fall_back = o.backend == WGC_BACKEND_AUTO &&
-                     (s == WGC_ERR_NO_ADAPTER || s == WGC_ERR_DEVICE);
+    bool fall_back = o.backend == WGC_BACKEND_AUTO && auto_falls_back(s);
     if (s != WGC_OK && !fall_back) {
       free(ctx);
       return s;
@@ -139,7 +146,7 @@ static void async_init_done(wgc_context *ctx, wgc_status s) {
     wgc_fail(NULL, s, "%s", ctx->last_error);
     ctx->last_error[0] = 0;
     ctx->be = NULL;
-    if (r->auto_fallback && (s == WGC_ERR_NO_ADAPTER || s == WGC_ERR_DEVICE))
+    if (r->auto_fallback && auto_falls_back(s))
       s = context_init(ctx, &wgc_backend_cpu);
   }
   if (s == WGC_OK) {
@@ -367,6 +374,7 @@ wgc_status wgc_synchronize_async(wgc_context *ctx,
 
 static void destroy_now(wgc_context *ctx) {
   ctx->destroying = true;
+  ctx->destroy_requested = false;
   /* Natively wait so pending callbacks report real statuses; where waiting
    * is impossible they are cancelled. */
   if (ctx->be->synchronize(ctx) == WGC_OK)
@@ -392,6 +400,7 @@ void wgc_destroy(wgc_context *ctx) {
     return;
   if (ctx->firing) { /* inside one of its callbacks: once that returns */
     ctx->destroy_requested = true;
+    ctx->destroying = true; /* registrations from now on are cancelled */
     return;
   }
   destroy_now(ctx);

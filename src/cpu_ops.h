@@ -6,11 +6,14 @@
 #include "cpu/pool.h"
 #include "internal.h"
 
+struct cpu_queue;
+
 #include <stddef.h>
 
 /* ctx->impl of a CPU context. */
 typedef struct cpu_backend {
   cpu_pool *pool;
+  struct cpu_queue *queue; /* work not yet run (cpu/defer.h) */
   unsigned threads;
   char adapter[40];
 } cpu_backend;

@@ -2,8 +2,11 @@
 // and its tests (WebGPU needs a secure context: localhost is one).
 //   node tools/serve.mjs ROOT [PORT [/PREFIX/=DIR ...]]
 // (PORT 0 or busy: a free port; /PREFIX/=DIR serves DIR under /PREFIX/).
-// As a module: serve(root, port, mounts) resolves to {server, url}; mounts
-// maps URL prefixes ("/tests/") to further folders.
+// As a module: serve(root, port, mounts, options) resolves to {server, url};
+// mounts maps URL prefixes ("/tests/") to further folders. options.faults
+// adds /faults/KIND/..., the root again but with a broken wgc.wasm, for the
+// tests of load errors: KIND missing (404), 500, mime (the real module as
+// text/plain) or garbage (not a module, as application/wasm).
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { resolve, extname, sep } from 'node:path';
@@ -16,10 +19,25 @@ const TYPES = {
   '.png': 'image/png', '.svg': 'image/svg+xml', '.txt': 'text/plain; charset=utf-8',
 };
 
-export function serve(root, port = 0, mounts = {}) {
+const FAULTS = {
+  missing: (res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n'),
+  500: (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error\n'),
+  mime: (res, body) => res.writeHead(200, { 'content-type': 'text/plain' }).end(body),
+  garbage: (res) => res.writeHead(200, { 'content-type': 'application/wasm' }).end('this is not wasm\n'),
+};
+
+export function serve(root, port = 0, mounts = {}, { faults = false } = {}) {
   const roots = [...Object.entries(mounts), ['/', root]].map(([prefix, dir]) => [prefix, resolve(dir)]);
   const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const fault = faults && /^\/faults\/([a-z0-9]+)\/(.*)$/.exec(path);
+    if (fault && FAULTS[fault[1]]) {
+      if (fault[2] === 'wgc.wasm') {
+        FAULTS[fault[1]](res, await readFile(resolve(root, 'wgc.wasm')).catch(() => ''));
+        return;
+      }
+      path = '/' + fault[2];
+    }
     const [prefix, dir] = roots.find(([p]) => path.startsWith(p));
     let file = resolve(dir, '.' + path.slice(prefix.length - 1));
     if (file !== dir && !file.startsWith(dir + sep)) { res.writeHead(403).end(); return; }

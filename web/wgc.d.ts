@@ -114,7 +114,10 @@ export interface Context {
   statusString(s: number): string;
 }
 
-/** wgc_create_async: loads wgc.wasm (once per page) and creates a context. */
+/** wgc_create_async: loads wgc.wasm (once per page) and creates a context.
+ * When wgc.wasm cannot be loaded (missing, an HTTP error, a type other than
+ * application/wasm, not a module) it rejects with a WgcError of status
+ * DEVICE whose message names the URL and the cause. */
 export function create(options?: Options | null): Promise<Context>;
 /** The functions without a context; they need the module loaded by create(). */
 export function conv2dOutputSize(d: Conv2dDesc): { p: number; q: number };

@@ -3,8 +3,9 @@
 // shared/API.md, "Browser module"). This file only marshals arguments into
 // wasm memory and turns statuses into exceptions and callbacks into
 // promises; every check and all logic are in C. Nothing here waits: GPU
-// completions arrive from the event loop (gpu.js), and callbacks that C
-// makes due at once are fired by a poll queued as a task.
+// completions arrive from the event loop (gpu.js), the CPU backend's queued
+// work runs in short slices as background tasks, and callbacks that C makes
+// due are fired by a poll queued as a task.
 import { gpuImports } from './gpu.js';
 
 // ---- enums, as in include/wgc.h without WGC_ ----
@@ -66,11 +67,33 @@ function answer(t, ...a) {
 
 // Fires the callbacks C made due without an event of their own (the CPU
 // backend completes at once): as a task, never inside the registering call.
-let pollQueued = false, channel = null;
+// The CPU backend's queued work runs in slices of a few milliseconds, one
+// task each (C asks for them through schedule_pump), so timers, input and
+// rendering run in between. Both go through one MessageChannel: unlike
+// setTimeout(0) it is not throttled to 4 ms once nested.
+const POLL = 0, PUMP = 1;
+let pollQueued = false, pumpQueued = false, channel = null;
 function schedulePoll() {
   if (pollQueued) return;
   pollQueued = true;
-  channel.port2.postMessage(0);
+  channel.port2.postMessage(POLL);
+}
+function schedulePump() {
+  if (pumpQueued) return;
+  pumpQueued = true;
+  if (globalThis.scheduler?.postTask)
+    globalThis.scheduler.postTask(() => onTask({ data: PUMP }), { priority: 'background' });
+  else
+    channel.port2.postMessage(PUMP);
+}
+function onTask(e) {
+  if (e.data === PUMP) {
+    pumpQueued = false;
+    if (W.exports.wgc_js_cpu_pump()) schedulePump();
+  } else {
+    pollQueued = false;
+  }
+  W.exports.wgc_poll_all();
 }
 
 // The WASI calls wasi-libc may make; others answer ENOSYS (52).
@@ -106,28 +129,49 @@ function wasi() {
   return new Proxy(known, { get: (t, k) => t[k] ?? (() => 52) });
 }
 
+// Why the module at url cannot be used, in words, or '' when it can.
+function badResponse(response) {
+  if (!response.ok) return `HTTP ${response.status} ${response.statusText}`.trim();
+  const type = response.headers.get('content-type') ?? '';
+  if (type.split(';')[0].trim().toLowerCase() !== 'application/wasm')
+    return `it is served as "${type}", not application/wasm (WebAssembly.instantiateStreaming requires that type)`;
+  return '';
+}
+
 function instance() {
   loading ??= (async () => {
     const url = new URL('wgc.wasm', import.meta.url);
+    const failed = (why) => new WgcError('DEVICE', `wgc.wasm could not be loaded from ${url}: ${why}`);
     const imports = {
       wasi_snapshot_preview1: wasi(),
       wgc_gpu: gpuImports(W),
-      wgc_js: { created: (t, s, ctx) => answer(t, s, ctx), done: (t, s) => answer(t, s) },
+      wgc_js: {
+        created: (t, s, ctx) => answer(t, s, ctx),
+        done: (t, s) => answer(t, s),
+        schedule_pump: () => schedulePump(),
+      },
     };
-    let result;
+    let response, result;
     try {
-      result = await WebAssembly.instantiateStreaming(fetch(url), imports);
-    } catch { // e.g. a server without the application/wasm type
-      result = await WebAssembly.instantiate(await (await fetch(url)).arrayBuffer(), imports);
+      response = await fetch(url);
+    } catch (e) {
+      throw failed(`the request failed (${e?.message ?? e})`);
+    }
+    const why = badResponse(response);
+    if (why) throw failed(why);
+    try {
+      result = await WebAssembly.instantiateStreaming(response, imports);
+    } catch (e) {
+      throw failed(`${e?.name ?? 'Error'}: ${e?.message ?? e}`);
     }
     W.exports = result.instance.exports;
     W.exports._initialize();
     W.scratch = W.exports.malloc(SCRATCH_BYTES);
     channel = new MessageChannel();
-    channel.port1.onmessage = () => { pollQueued = false; W.exports.wgc_poll_all(); };
+    channel.port1.onmessage = onTask;
   })().catch((e) => {
     loading = null;
-    throw new WgcError('DEVICE', `wgc.wasm could not be loaded: ${e?.message ?? e}`);
+    throw e instanceof WgcError ? e : new WgcError('DEVICE', `wgc.wasm could not be loaded: ${e?.message ?? e}`);
   });
   return loading;
 }

@@ -1,6 +1,7 @@
 /* Device error bookkeeping shared by both GPU layers. */
 #include "gpu_errors.h"
 
+#include <ctype.h>
 #include <string.h>
 
 void gpu_copy_str(char *dst, size_t cap, const char *src, size_t len) {
@@ -54,3 +55,43 @@ wgc_status gpu_errors_take(gpu_errors *e, char *msg, size_t cap) {
   e->msg[0] = '\0';
   return st;
 }
+
+/* Case-insensitive search for needle within the first len bytes of hay. */
+static bool contains_nocase(const char *hay, size_t len, const char *needle) {
+  size_t n = strlen(needle);
+  for (size_t i = 0; hay && n <= len && i <= len - n; i++) {
+    size_t k = 0;
+    while (k < n && tolower((unsigned char)hay[i + k]) ==
+                        tolower((unsigned char)needle[k]))
+      k++;
+    if (k == n)
+      return true;
+  }
+  return false;
+}
+
+wgc_status gpu_errors_classify(bool oom_type, const char *msg, size_t len) {
+  static const char *const says_oom[] = {"not enough memory", "out of memory",
+                                         "out of host memory",
+                                         "out of device memory", "outofmemory"};
+  if (oom_type)
+    return WGC_ERR_OUT_OF_MEMORY;
+  for (size_t i = 0; i < sizeof says_oom / sizeof says_oom[0]; i++)
+    if (contains_nocase(msg, len, says_oom[i]))
+      return WGC_ERR_OUT_OF_MEMORY;
+  return WGC_ERR_DEVICE;
+}
+
+/* Per thread, as wgc_last_error(NULL) is: the thread that failed to load
+ * the runtime is the one that reports it. wasm32 has one thread. */
+#if defined(__wasm__)
+static char runtime_problem[512];
+#else
+static _Thread_local char runtime_problem[512];
+#endif
+
+void gpu_runtime_problem_set(const char *why) {
+  copy_cstr(runtime_problem, sizeof runtime_problem, why ? why : "");
+}
+
+const char *gpu_runtime_problem(void) { return runtime_problem; }

@@ -26,4 +26,15 @@ void gpu_errors_lost(gpu_errors *e, const char *msg, size_t len);
  * e NULL stands for an unknown device: WGC_ERR_INVALID_ARGUMENT. */
 wgc_status gpu_errors_take(gpu_errors *e, char *msg, size_t cap);
 
+/* The status for an error the runtime reported: OUT_OF_MEMORY for the
+ * OutOfMemory type, and also for a message that says memory ran out:
+ * wgpu-native reports device and host memory exhaustion as validation
+ * errors ("Not enough memory left.", "Out of memory"). DEVICE otherwise. */
+wgc_status gpu_errors_classify(bool oom_type, const char *msg, size_t len);
+
+/* Why the calling thread's last attempt to load the WebGPU runtime failed
+ * (the library named, and what was wrong with it); "" when it did not. */
+void gpu_runtime_problem_set(const char *why);
+const char *gpu_runtime_problem(void);
+
 #endif

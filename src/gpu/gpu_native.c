@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -246,8 +247,8 @@ static unsigned nw_error_count(nw_device *d) {
 static void nw_on_uncaptured_error(WGPUDevice const *device, WGPUErrorType type,
                                    WGPUStringView message, void *u1, void *u2) {
   (void)device;
-  wgc_status st = type == WGPUErrorType_OutOfMemory ? WGC_ERR_OUT_OF_MEMORY
-                                                    : WGC_ERR_DEVICE;
+  wgc_status st = gpu_errors_classify(type == WGPUErrorType_OutOfMemory,
+                                      message.data, sv_len(message));
   nw_lock();
   nw_device *d = nw_dev_from_user_locked(u1, u2);
   if (d)
@@ -422,9 +423,19 @@ static void nw_deliver(gpu_id id) {
 
 /* ---- instance, adapter, device ------------------------------------------ */
 
+/* Serialises device requests, and with them the environment changes below.
+ * The Vulkan loader and Mesa are steered only by environment variables
+ * (which drivers to load, whether to print): they are set for the span of
+ * one device request and restored before it returns, so programs that wgc
+ * runs in see the environment they set. Another thread calling setenv or
+ * getenv during wgc_create races with this, as with any setenv. */
 static pthread_mutex_t g_instance_lock = PTHREAD_MUTEX_INITIALIZER;
-static WGPUInstance g_instance; /* kept for the life of the process */
-static bool g_tried_swiftshader;
+/* The instance over the loader's own drivers. One that found no adapter is
+ * dropped, so the next request starts afresh: a request that failed under a
+ * transient memory shortage decides nothing for later ones. */
+static WGPUInstance g_instance;
+/* The instance over SwiftShader alone, kept once it found an adapter. */
+static WGPUInstance g_swiftshader;
 static unsigned g_live_devices;
 
 static bool env_set(const char *name) {
@@ -432,18 +443,81 @@ static bool env_set(const char *name) {
   return v && *v;
 }
 
-static WGPUInstance nw_create_instance(void) {
-  /* We never print, and neither may the Vulkan stack on our behalf:
-   * - Mesa's lavapipe warns that it is not conformant unless told not to;
-   * - Mesa's implicit device-select layer connects to Wayland, and
-   *   libwayland prints an error when XDG_RUNTIME_DIR is not an absolute
-   *   path (unset, typically in containers and CI). The layer
-   *   only reorders devices (wgpu picks by its own rules), so it is left
-   *   out then, unless the user asked for it with MESA_VK_DEVICE_SELECT. */
-  setenv("MESA_VK_IGNORE_CONFORMANCE_WARNING", "1", 0);
+/* One variable set for a while, and how to put it back. */
+typedef struct nw_env_saved {
+  const char *name;
+  char *old;    /* the value before, when there was one */
+  bool had;     /* whether it was set before */
+  bool changed; /* whether we set it */
+} nw_env_saved;
+
+/* Sets name to value, unless it is set already and !overwrite, or its old
+ * value cannot be kept for the restore (host memory ran out). */
+static void nw_env_push(nw_env_saved *s, const char *name, const char *value,
+                        bool overwrite) {
+  memset(s, 0, sizeof *s);
+  s->name = name;
+  const char *old = getenv(name);
+  s->had = old != NULL;
+  if (old && !overwrite)
+    return;
+  if (old && !(s->old = strdup(old)))
+    return;
+  s->changed = setenv(name, value, 1) == 0;
+}
+
+static void nw_env_pop(nw_env_saved *s) {
+  if (s->changed) {
+    if (s->had)
+      setenv(s->name, s->old, 1);
+    else
+      unsetenv(s->name);
+  }
+  free(s->old);
+  memset(s, 0, sizeof *s);
+}
+
+/* Whether the process can still map bytes of address space. When it
+ * cannot, an adapter request that found nothing failed for want of memory,
+ * not of a driver; SwiftShader is then not tried: it aborts the process
+ * when it cannot start its threads. */
+static bool nw_memory_to_spare(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return false;
+  munmap(p, bytes);
+  return true;
+}
+
+/* About what SwiftShader needs to start (it maps 300 MiB); lavapipe needs
+ * more. */
+#define NW_SPARE_BYTES ((size_t)512 << 20)
+
+/* Mesa and the loader print nothing on our behalf with these set (during
+ * a device request only; the user's own settings win):
+ * - Mesa's lavapipe warns that it is not conformant unless told not to;
+ * - Mesa's implicit device-select layer connects to Wayland, and
+ *   libwayland prints an error when XDG_RUNTIME_DIR is not an absolute
+ *   path (unset, typically in containers and CI). The layer only reorders
+ *   devices (wgpu picks by its own rules), so it is left out then, unless
+ *   the user asked for it with MESA_VK_DEVICE_SELECT. */
+enum { NW_QUIET_VARS = 2 };
+static void nw_quiet_push(nw_env_saved saved[NW_QUIET_VARS]) {
+  nw_env_push(&saved[0], "MESA_VK_IGNORE_CONFORMANCE_WARNING", "1", false);
   const char *xdg = getenv("XDG_RUNTIME_DIR");
   if ((!xdg || xdg[0] != '/') && !env_set("MESA_VK_DEVICE_SELECT"))
-    setenv("NODEVICE_SELECT", "1", 0);
+    nw_env_push(&saved[1], "NODEVICE_SELECT", "1", false);
+  else
+    memset(&saved[1], 0, sizeof saved[1]);
+}
+
+static void nw_quiet_pop(nw_env_saved saved[NW_QUIET_VARS]) {
+  for (int i = NW_QUIET_VARS; i-- > 0;)
+    nw_env_pop(&saved[i]);
+}
+
+static WGPUInstance nw_create_instance(void) {
   WGPUInstanceExtras extras;
   memset(&extras, 0, sizeof extras);
   extras.chain.sType = (WGPUSType)WGPUSType_InstanceExtras;
@@ -453,6 +527,20 @@ static WGPUInstance nw_create_instance(void) {
   memset(&desc, 0, sizeof desc);
   desc.nextInChain = &extras.chain;
   return wgc_nw.CreateInstance(&desc);
+}
+
+/* An instance whose loader sees SwiftShader only: the loader reads
+ * VK_DRIVER_FILES (VK_ICD_FILENAMES before 1.3.207) when the Vulkan
+ * instance is created, which wgpu does in wgpuCreateInstance. */
+static WGPUInstance nw_create_swiftshader_instance(void) {
+  nw_env_saved files, names;
+  nw_env_push(&files, "VK_DRIVER_FILES", NW_SWIFTSHADER_ICD, true);
+  nw_env_push(&names, "VK_ICD_FILENAMES", NW_SWIFTSHADER_ICD, true);
+  WGPUInstance inst =
+      files.changed && names.changed ? nw_create_instance() : NULL;
+  nw_env_pop(&names);
+  nw_env_pop(&files);
+  return inst;
 }
 
 static void nw_sleep_briefly(void) {
@@ -467,7 +555,8 @@ typedef struct nw_request {
   bool is_device; /* else an adapter */
   bool done, abandoned;
   bool ok;
-  void *handle; /* WGPUAdapter or WGPUDevice */
+  wgc_status status; /* a device's: why it failed */
+  void *handle;      /* WGPUAdapter or WGPUDevice */
 } nw_request;
 
 static void nw_request_finish(nw_request *r, bool ok, void *handle) {
@@ -498,24 +587,28 @@ static void nw_on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter,
 
 static void nw_on_device(WGPURequestDeviceStatus status, WGPUDevice device,
                          WGPUStringView message, void *u1, void *u2) {
-  (void)message;
   (void)u2;
-  nw_request_finish(u1, status == WGPURequestDeviceStatus_Success && device,
-                    device);
+  nw_request *r = u1;
+  bool ok = status == WGPURequestDeviceStatus_Success && device;
+  /* set before the answer is published; only the waiter reads it */
+  r->status =
+      ok ? WGC_OK : gpu_errors_classify(false, message.data, sv_len(message));
+  nw_request_finish(r, ok, device);
 }
 
 /* Waits (processing the instance's events) until r is answered; true if it
  * was, and r is the caller's to free. Otherwise r is abandoned to its
  * callback. wgpu-native answers requests before returning, so this does not
  * loop in practice. */
-static bool nw_request_wait(nw_request *r) {
+static bool nw_request_wait(WGPUInstance inst, nw_request *r) {
   for (int i = 0; i < 30000; i++) {
     nw_lock();
     bool done = r->done;
     nw_unlock();
     if (done)
       return true;
-    wgc_nw.InstanceProcessEvents(g_instance);
+    if (inst)
+      wgc_nw.InstanceProcessEvents(inst);
     if (i)
       nw_sleep_briefly();
   }
@@ -526,8 +619,8 @@ static bool nw_request_wait(nw_request *r) {
   return done;
 }
 
-static WGPUAdapter nw_request_adapter(int power) {
-  if (!g_instance)
+static WGPUAdapter nw_request_adapter(WGPUInstance inst, int power) {
+  if (!inst)
     return NULL;
   nw_request *r = calloc(1, sizeof *r);
   if (!r)
@@ -544,34 +637,47 @@ static WGPUAdapter nw_request_adapter(int power) {
   cbi.mode = WGPUCallbackMode_AllowProcessEvents;
   cbi.callback = nw_on_adapter;
   cbi.userdata1 = r;
-  wgc_nw.InstanceRequestAdapter(g_instance, &opt, cbi);
-  if (!nw_request_wait(r))
+  wgc_nw.InstanceRequestAdapter(inst, &opt, cbi);
+  if (!nw_request_wait(inst, r))
     return NULL;
   WGPUAdapter a = r->ok ? r->handle : NULL;
   free(r);
   return a;
 }
 
-/* An adapter, creating the instance on first use. When the Vulkan loader
- * finds no driver and the user chose none, SwiftShader is tried once, with
- * a new instance (the loader reads VK_DRIVER_FILES when one is created).
+/* An adapter (and the instance it came from, for waiting on the device
+ * request) from the loader's own drivers, or else from SwiftShader: only
+ * when the loader offers no adapter at all, the user chose no drivers
+ * (VK_DRIVER_FILES, VK_ICD_FILENAMES), and memory is not what failed.
  * With g_instance_lock held. */
-static WGPUAdapter nw_adapter(int power) {
+static WGPUAdapter nw_adapter(int power, WGPUInstance *inst) {
   if (!g_instance)
     g_instance = nw_create_instance();
-  WGPUAdapter a = nw_request_adapter(power);
-  if (a || g_tried_swiftshader || g_live_devices)
+  *inst = g_instance;
+  WGPUAdapter a = nw_request_adapter(g_instance, power);
+  if (a)
     return a;
-  g_tried_swiftshader = true;
-  if (env_set("VK_DRIVER_FILES") || env_set("VK_ICD_FILENAMES") ||
-      access(NW_SWIFTSHADER_ICD, R_OK) != 0)
-    return NULL;
-  setenv("VK_DRIVER_FILES", NW_SWIFTSHADER_ICD, 1);
-  setenv("VK_ICD_FILENAMES", NW_SWIFTSHADER_ICD, 1); /* older loaders */
+  /* Nothing found: a later request creates a new instance. Devices and
+   * adapters keep what they need of it alive. */
   if (g_instance)
     wgc_nw.InstanceRelease(g_instance);
-  g_instance = nw_create_instance();
-  return nw_request_adapter(power);
+  g_instance = NULL;
+  if (env_set("VK_DRIVER_FILES") || env_set("VK_ICD_FILENAMES") ||
+      access(NW_SWIFTSHADER_ICD, R_OK) != 0 ||
+      !nw_memory_to_spare(NW_SPARE_BYTES)) {
+    *inst = NULL;
+    return NULL;
+  }
+  if (!g_swiftshader)
+    g_swiftshader = nw_create_swiftshader_instance();
+  *inst = g_swiftshader;
+  a = nw_request_adapter(g_swiftshader, power);
+  if (!a && g_swiftshader) {
+    wgc_nw.InstanceRelease(g_swiftshader);
+    g_swiftshader = NULL;
+    *inst = NULL;
+  }
+  return a;
 }
 
 static const char *nw_backend_name(WGPUBackendType t) {
@@ -660,7 +766,8 @@ static wgc_status nw_open_failed(WGPUAdapter adapter, gpu_id id, nw_obj *o,
 }
 
 /* Opens a device on adapter (which it owns from here on). */
-static wgc_status nw_open_device(WGPUAdapter adapter, gpu_id *out) {
+static wgc_status nw_open_device(WGPUInstance inst, WGPUAdapter adapter,
+                                 gpu_id *out) {
   *out = 0;
   nw_obj *o = calloc(1, sizeof *o);
   nw_device *d = calloc(1, sizeof *d);
@@ -712,12 +819,15 @@ static wgc_status nw_open_device(WGPUAdapter adapter, gpu_id *out) {
   cbi.userdata1 = r;
   wgc_nw.AdapterRequestDevice(adapter, &desc, cbi);
   WGPUDevice device = NULL;
-  if (nw_request_wait(r)) {
+  wgc_status why = WGC_ERR_DEVICE;
+  if (nw_request_wait(inst, r)) {
     device = r->ok ? r->handle : NULL;
+    if (r->status != WGC_OK)
+      why = r->status;
     free(r);
   }
   if (!device)
-    return nw_open_failed(adapter, id, o, WGC_ERR_DEVICE);
+    return nw_open_failed(adapter, id, o, why);
   nw_limits(&lim, &d->limits);
   d->limits.cpu_adapter = cpu;
   d->queue = wgc_nw.DeviceGetQueue(device);
@@ -734,14 +844,18 @@ wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user) {
   if (!wgc_nw_load())
     return WGC_ERR_NO_ADAPTER;
   pthread_mutex_lock(&g_instance_lock);
-  WGPUAdapter adapter = nw_adapter(power);
+  nw_env_saved quiet[NW_QUIET_VARS];
+  nw_quiet_push(quiet);
+  WGPUInstance inst = NULL;
+  WGPUAdapter adapter = nw_adapter(power, &inst);
   wgc_status st = WGC_ERR_NO_ADAPTER;
   gpu_id id = 0;
   if (adapter) {
-    st = nw_open_device(adapter, &id);
+    st = nw_open_device(inst, adapter, &id);
     if (st == WGC_OK)
       g_live_devices++;
   }
+  nw_quiet_pop(quiet);
   pthread_mutex_unlock(&g_instance_lock);
   cb(st, id, user);
   return WGC_OK;

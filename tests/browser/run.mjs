@@ -5,7 +5,8 @@
 // "N passed, N failed"; exits 1 on any failure. WebGPU missing is a failure.
 //   node tests/browser/run.mjs        (after make wasm)
 // Environment: CHROMIUM (default /usr/bin/chromium), WGC_WEB (the built
-// module's folder, default build/web).
+// module's folder, default build/web), WGC_FILTER (run only the tests whose
+// name contains it).
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -40,7 +41,9 @@ async function runPage(browser, url, name, initScript) {
   page.on('pageerror', (e) => line(`FAIL ${name}: uncaught ${String(e.message ?? e).split('\n')[0]}`));
   try {
     await page.goto(url);
-    await page.waitForFunction(() => window.__wgcFinished, null, { timeout: 30000 });
+    // The predicate must not return the promise itself: Playwright would
+    // wait for the whole run under this start-up timeout.
+    await page.waitForFunction(() => window.__wgcFinished !== undefined, null, { timeout: 30000 });
     let timer;
     await Promise.race([
       page.evaluate(() => window.__wgcFinished),
@@ -61,14 +64,15 @@ if (!existsSync(resolve(web, 'wgc.wasm'))) {
   console.log('0 passed, 1 failed');
   process.exit(1);
 }
-const { server, url } = await serve(web, 0, { '/tests/': resolve(root, 'tests/browser') });
+const { server, url } = await serve(web, 0, { '/tests/': resolve(root, 'tests/browser') }, { faults: true });
 let browser;
 try {
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true, args: ARGS,
   });
-  await runPage(browser, `${url}tests/test.html`, 'page');
-  await runPage(browser, `${url}tests/test.html?mode=fallback`, 'fallback page',
+  const filter = process.env.WGC_FILTER ? `filter=${encodeURIComponent(process.env.WGC_FILTER)}` : '';
+  await runPage(browser, `${url}tests/test.html?${filter}`, 'page');
+  await runPage(browser, `${url}tests/test.html?mode=fallback&${filter}`, 'fallback page',
                 'delete Navigator.prototype.gpu;');
 } catch (e) {
   line(`FAIL setup: ${String(e.message ?? e).split('\n')[0]}`);

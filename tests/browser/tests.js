@@ -7,6 +7,9 @@ import * as W from '../wgc.js';
 
 const out = document.getElementById('out');
 const mode = new URLSearchParams(location.search).get('mode') ?? 'main';
+// ?filter=TEXT runs only the tests whose name contains TEXT (run.mjs passes
+// its environment's WGC_FILTER), as build/test_wgc SUBSTRING does.
+const filter = new URLSearchParams(location.search).get('filter') ?? '';
 let passed = 0, failed = 0;
 
 function report(line) {
@@ -19,6 +22,7 @@ function report(line) {
 }
 
 async function test(name, fn, timeoutMs = 60000) {
+  if (!name.includes(filter)) return;
   let timer;
   try {
     await Promise.race([fn(), new Promise((_, no) => {
@@ -357,6 +361,8 @@ async function mainPage() {
 
   await badInput();
   await responsiveness();
+  await cpuSlices();
+  await loadErrors();
 
   await test('destroy: pending downloads reject with CANCELLED', async () => {
     const ctx = await W.create({ backend: W.BACKEND_WEBGPU });
@@ -465,6 +471,274 @@ async function responsiveness() {
     compare(r, X.map((v) => chain * v), (w) => 1e-4 * Math.abs(w) + 1e-4, 'chain result: ');
     G.free(x); G.free(y); G.free(big);
   }, 120000);
+}
+
+// ---- the CPU backend never holds the main thread ------------------------------
+
+// Watches the event loop from now until stop(): the longest gap between
+// ticks of a timer that asks to fire every 2 ms.
+function loopWatch() {
+  let ticks = 0, last = performance.now(), maxGap = 0;
+  const timer = setInterval(() => {
+    const t = performance.now();
+    maxGap = Math.max(maxGap, t - last);
+    last = t;
+    ticks++;
+  }, 2);
+  return {
+    stop() {
+      clearInterval(timer);
+      maxGap = Math.max(maxGap, performance.now() - last);
+      return { ticks, maxGap };
+    },
+  };
+}
+
+// The longest event-loop gap the machine itself causes: the same watch
+// while plain JavaScript keeps the loop busy in 5 ms slices for ms, each
+// slice a background task as the CPU backend's are. On a quiet machine it
+// is about one slice; on an overloaded one the OS preempts the browser and
+// it grows, whoever holds the loop.
+async function controlGap(ms) {
+  const watch = loopWatch();
+  const end = performance.now() + ms;
+  const post = (f) => (globalThis.scheduler?.postTask
+    ? globalThis.scheduler.postTask(f, { priority: 'background' })
+    : setTimeout(f, 0));
+  await new Promise((done) => {
+    const slice = () => {
+      const t = performance.now();
+      while (performance.now() - t < 5);
+      if (performance.now() < end) post(slice);
+      else done();
+    };
+    post(slice);
+  });
+  return watch.stop().maxGap;
+}
+
+// A row-major m x k by k x n product in float64, rows `rows` only.
+function gemmRows(A, B, n, k, rows) {
+  return rows.map((i) => Float64Array.from({ length: n }, (_, j) => {
+    let v = 0;
+    for (let p = 0; p < k; p++) v += A[i * k + p] * B[p * n + j];
+    return v;
+  }));
+}
+
+// Output (oc, y, x) of a stride-1 conv2d of one image, float64.
+function convAt(d, X, F, Bi, oc, y, x) {
+  let v = Bi[oc];
+  for (let c = 0; c < d.c; c++)
+    for (let r = 0; r < d.r; r++)
+      for (let s = 0; s < d.s; s++) {
+        const iy = y + r - d.pad_h, ix = x + s - d.pad_w;
+        if (iy >= 0 && iy < d.h && ix >= 0 && ix < d.w)
+          v += X[(c * d.h + iy) * d.w + ix] * F[((oc * d.c + c) * d.r + r) * d.s + s];
+      }
+  return v;
+}
+
+// Query row i of head h of a causal (top-left) attention, float64.
+function attentionRow(d, Q, K, V, h, i) {
+  const hd = d.head_dim, base = (h * d.seq_q + i) * hd, kv = h * d.seq_kv * hd;
+  const s = [];
+  for (let j = 0; j <= Math.min(i, d.seq_kv - 1); j++) {
+    let dot = 0;
+    for (let x = 0; x < hd; x++) dot += Q[base + x] * K[kv + j * hd + x];
+    s.push(d.scale * dot);
+  }
+  const top = Math.max(...s), out = new Float64Array(hd);
+  let sum = 0;
+  s.forEach((v, j) => {
+    const p = Math.exp(v - top);
+    sum += p;
+    for (let x = 0; x < hd; x++) out[x] += p * V[kv + j * hd + x];
+  });
+  return out.map((v) => v / sum);
+}
+
+// Issues 120 element-wise ops on 1M floats, a 512^3 GEMM, a conv2d and an
+// attention (some seconds of CPU work in wasm) on ctx, then awaits their
+// results while a timer watches the event loop.
+async function sliceRun(ctx, data) {
+  const { n, X, H, m, A, B, cd, CX, CF, CB, ad, AQ, AK, AV } = data;
+  let maxCall = 0;
+  const timed = (f) => {
+    const t = performance.now();
+    const r = f();
+    maxCall = Math.max(maxCall, performance.now() - t);
+    return r;
+  };
+  const t0 = performance.now();
+  const x = timed(() => put(ctx, X)), h = timed(() => put(ctx, H)), y = timed(() => put(ctx, X));
+  for (let i = 0; i < 40; i++) {
+    timed(() => ctx.binary(W.BINARY_ADD, y, x, y, n));
+    timed(() => ctx.binary(W.BINARY_MUL, y, h, y, n));
+    timed(() => ctx.unary(W.UNARY_TANH, y, y, n));
+  }
+  const a = timed(() => put(ctx, A)), b = timed(() => put(ctx, B)), c = timed(() => ctx.alloc(4 * m * m));
+  timed(() => ctx.gemm(W.ROW_MAJOR, W.NO_TRANS, W.NO_TRANS, m, m, m, 1, a, m, b, m, 0, c, m));
+  const cx = timed(() => put(ctx, CX)), cf = timed(() => put(ctx, CF)), cb = timed(() => put(ctx, CB));
+  const co = timed(() => ctx.alloc(4 * cd.k * cd.h * cd.w));
+  timed(() => ctx.conv2d(cd, cx, cf, cb, co));
+  const q = timed(() => put(ctx, AQ)), k = timed(() => put(ctx, AK)), v = timed(() => put(ctx, AV));
+  const o = timed(() => ctx.alloc(4 * AQ.length));
+  timed(() => ctx.attention(ad, q, k, v, o));
+  const pending = [timed(() => ctx.download(y, n)), timed(() => ctx.download(c, m * m)),
+                   timed(() => ctx.download(co, cd.k * cd.h * cd.w)), timed(() => ctx.download(o, AQ.length))];
+  const issued = performance.now() - t0;
+  // From here on only queued work runs; the calls above were timed one by one.
+  const watch = loopWatch();
+  const results = await Promise.all(pending);
+  const elapsed = performance.now() - t0;
+  const { ticks, maxGap } = watch.stop();
+  for (const p of [x, h, y, a, b, c, cx, cf, cb, co, q, k, v, o]) ctx.free(p);
+  return { results, issued, maxCall, elapsed, ticks, maxGap };
+}
+
+async function cpuSlices() {
+  await test('cpu slices: 120 ops on 1M floats, gemm 512^3, conv2d and attention never hold the loop 50 ms', async () => {
+    const n = 1 << 20, m = 512;
+    const cd = { n: 1, c: 32, h: 96, w: 96, k: 32, r: 3, s: 3, pad_h: 1, pad_w: 1 };
+    const ad = { batch: 1, heads: 4, heads_kv: 0, seq_q: 512, seq_kv: 512, head_dim: 64, scale: 0.125,
+                 causal: W.CAUSAL_TOP_LEFT };
+    const data = { n, X: randoms(n), H: randoms(n, 0.25, 0.75), m, A: randoms(m * m), B: randoms(m * m),
+                   cd, CX: randoms(cd.c * cd.h * cd.w), CF: randoms(cd.k * cd.c * 9), CB: randoms(cd.k),
+                   ad, AQ: randoms(4 * 512 * 64), AK: randoms(4 * 512 * 64), AV: randoms(4 * 512 * 64) };
+    const ctx = await W.create({ backend: W.BACKEND_CPU });
+    let r, allowed;
+    try {
+      // Wall-clock gaps include the OS preempting the browser. The bound is
+      // 50 ms, or, where the machine alone (controlGap) already stalls the
+      // loop longer, that stall plus 25 ms. A design that holds the loop
+      // fails every run, so the best of three runs counts.
+      const runs = [];
+      for (let i = 0; i < 3; i++) {
+        const run = await sliceRun(ctx, data);
+        const control = await controlGap(Math.min(run.elapsed, 5000));
+        runs.push({ ...run, control, allowed: Math.max(50, control + 25) });
+        if (run.maxGap < runs[i].allowed && run.maxCall < runs[i].allowed) break;
+      }
+      r = runs.reduce((best, x) => (x.maxGap - x.allowed < best.maxGap - best.allowed ? x : best));
+      allowed = r.allowed;
+      report(`# cpu slices: ${r.elapsed.toFixed(0)} ms of work, issued in ${r.issued.toFixed(1)} ms ` +
+             `(longest call ${r.maxCall.toFixed(1)} ms), ${r.ticks} timer ticks; longest gap per run ` +
+             `${runs.map((x) => `${x.maxGap.toFixed(1)} (machine alone ${x.control.toFixed(1)})`).join(', ')} ms`);
+    } finally {
+      ctx.destroy();
+    }
+    check(r.maxGap < allowed, `the event loop was held for ${r.maxGap.toFixed(1)} ms (allowed ${allowed.toFixed(1)})`);
+    check(r.maxCall < allowed, `a call took ${r.maxCall.toFixed(1)} ms (allowed ${allowed.toFixed(1)})`);
+    check(r.elapsed > 200, `only ${r.elapsed.toFixed(0)} ms of work: too little to show slicing`);
+
+    const [gy, gc, gco, go] = r.results;
+    const { X, H, A, B, CX, CF, CB, AQ, AK, AV } = data;
+    // the chain in float64, rounding to float after each op as the CPU does
+    const wantY = new Float32Array(n);
+    for (let i = 0; i < n; i++) {
+      let e = X[i];
+      for (let j = 0; j < 40; j++) e = Math.fround(Math.tanh(Math.fround(Math.fround(e + X[i]) * H[i])));
+      wantY[i] = e;
+    }
+    compare(gy, wantY, (w) => 1e-5 * Math.abs(w) + 1e-6, 'chain: ');
+    const rows = [0, 1, 47, 48, 255, 300, 510, 511];
+    const want = gemmRows(A, B, m, m, rows);
+    rows.forEach((i, j) => compare(gc.subarray(i * m, (i + 1) * m), want[j], () => 1e-5 * m, `gemm row ${i}: `));
+    const spots = [[0, 0, 0], [5, 0, 95], [31, 95, 95], [7, 40, 41], [12, 95, 3], [20, 17, 0], [3, 60, 60],
+                   [9, 36, 50], [9, 37, 50], [9, 38, 50], [30, 73, 1], [30, 74, 94]];
+    compare(Float32Array.from(spots, ([oc, yy, xx]) => gco[(oc * cd.h + yy) * cd.w + xx]),
+            Float64Array.from(spots, ([oc, yy, xx]) => convAt(cd, CX, CF, CB, oc, yy, xx)),
+            () => 1e-5 * cd.c * 9 + 1e-6, 'conv2d: ');
+    for (const [hh, i] of [[0, 0], [0, 1], [1, 15], [1, 16], [2, 200], [3, 511]]) {
+      const at = (hh * ad.seq_q + i) * ad.head_dim;
+      compare(go.subarray(at, at + ad.head_dim), attentionRow(ad, AQ, AK, AV, hh, i),
+              () => 1e-5 * ad.head_dim + 4e-6, `attention head ${hh} row ${i}: `);
+    }
+  }, 150000);
+
+  await test('cpu slices: an upload waits for queued work that reads the buffer', async () => {
+    const ctx = await W.create({ backend: W.BACKEND_CPU });
+    try {
+      const n = 1 << 20, X = randoms(n), Z = randoms(n);
+      const x = put(ctx, X), y = ctx.alloc(4 * n);
+      ctx.unary(W.UNARY_TANH, x, y, n); // queued: many slices of work
+      ctx.upload(x, Z);                 // must land after the op read x
+      ctx.unary(W.UNARY_NEG, x, x, n);  // and before this one
+      const [gy, gx] = await Promise.all([ctx.download(y, n), ctx.download(x, n)]);
+      compare(gy, X.map((v) => Math.tanh(v)), (w) => 1e-5 * Math.abs(w) + 1e-6, 'y: ');
+      compare(gx, Z.map((v) => -v), () => 0, 'x: ');
+    } finally {
+      ctx.destroy();
+    }
+  });
+
+  await test('cpu slices: freeing a buffer that queued work still reads', async () => {
+    const ctx = await W.create({ backend: W.BACKEND_CPU });
+    try {
+      const n = 1 << 20, X = randoms(n);
+      const x = put(ctx, X), y = ctx.alloc(4 * n);
+      ctx.unary(W.UNARY_TANH, x, y, n);
+      ctx.free(x);
+      // new allocations of the same size must not get x's memory early
+      const reuse = [];
+      for (let i = 0; i < 4; i++) {
+        const z = ctx.alloc(4 * n);
+        ctx.upload(z, new Float32Array(n).fill(7));
+        reuse.push(z);
+      }
+      const gy = await ctx.download(y, n);
+      compare(gy, X.map((v) => Math.tanh(v)), (w) => 1e-5 * Math.abs(w) + 1e-6);
+      await rejects(() => ctx.free(x), 'INVALID_ARGUMENT', 'wgc_free');
+      reuse.forEach((z) => ctx.free(z));
+    } finally {
+      ctx.destroy();
+    }
+  });
+
+  await test('cpu slices: destroy with queued work cancels its callbacks; other contexts go on', async () => {
+    const other = await W.create({ backend: W.BACKEND_CPU });
+    const ctx = await W.create({ backend: W.BACKEND_CPU });
+    const n = 1 << 20, X = randoms(n);
+    const ox = put(other, X), oy = other.alloc(4 * n);
+    other.unary(W.UNARY_TANH, ox, oy, n);
+    const x = put(ctx, X);
+    for (let i = 0; i < 10; i++) ctx.unary(W.UNARY_TANH, x, x, n);
+    const pendingDownload = ctx.download(x, n), pendingSync = ctx.synchronize();
+    const otherResult = other.download(oy, n);
+    ctx.destroy();
+    await rejects(() => pendingDownload, 'CANCELLED', 'wgc_download_async');
+    await rejects(() => pendingSync, 'CANCELLED', 'wgc_synchronize_async');
+    compare(await otherResult, X.map((v) => Math.tanh(v)), (w) => 1e-5 * Math.abs(w) + 1e-6, 'other context: ');
+    other.destroy();
+  });
+}
+
+// ---- a module that cannot load --------------------------------------------------
+
+async function loadErrors() {
+  const cases = [
+    ['missing', 'is missing (404)', ['HTTP 404']],
+    ['500', 'answers HTTP 500', ['HTTP 500']],
+    ['mime', 'is served as text/plain', ['text/plain', 'application/wasm']],
+    ['garbage', 'is not WebAssembly', ['CompileError']],
+  ];
+  for (const [kind, what, words] of cases)
+    await test(`load: create rejects naming the URL when wgc.wasm ${what}`, async () => {
+      const M = await import(`/faults/${kind}/wgc.js`);
+      let err = null;
+      try {
+        await M.create({ backend: M.BACKEND_CPU });
+      } catch (e) {
+        err = e;
+      }
+      check(err, 'create did not fail');
+      check(err instanceof M.WgcError, `threw ${err?.name}: ${err?.message}, not a WgcError`);
+      check(err.status === 'DEVICE', `status ${err.status}`);
+      const url = `${location.origin}/faults/${kind}/wgc.wasm`;
+      for (const w of [url, ...words])
+        check(err.message.includes(w), `message "${err.message}" lacks "${w}"`);
+    });
 }
 
 // ---- the page without navigator.gpu -------------------------------------------
