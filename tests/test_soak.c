@@ -536,7 +536,7 @@ TEST(soak_outstanding_downloads) {
     wgc_context *ctx = test_ctx(test_backends[bi]);
     bool cpu = test_backends[bi] == WGC_BACKEND_CPU;
     /* Each WebGPU download is a copy, a submit and a map of its own. */
-    long n = cpu ? count(100000, 1000000) : count(8000, 100000);
+    long n = cpu ? count(100000, 1000000) : count(16000, 100000);
     enum { LEN = 1000 };
     float v[LEN];
     for (int i = 0; i < LEN; i++)

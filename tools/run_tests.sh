@@ -68,7 +68,8 @@ fi
 tsan_cases() {
   local p=0 f=0 rc=0 filter line
   for filter in "[cpu]" api_last_error_threads "soak_threads_contexts[webgpu]" \
-    "faults_" "api_callbacks[webgpu]"; do
+    faults_in_callback faults_register faults_destroy faults_deep \
+    "api_callbacks[webgpu]"; do
     WGC_WGPU_LIBRARY="$PWD/build/lib/libwgpu_native.so" \
       TSAN_OPTIONS="suppressions=$PWD/tools/tsan.supp halt_on_error=1 exitcode=66" \
       build/test_wgc_tsan "$filter" >"$log/tsan-one.out" 2>&1 || rc=1
