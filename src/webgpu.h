@@ -135,6 +135,10 @@ static inline uint64_t wg_ceil_div(uint64_t a, uint64_t b) {
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g);
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a);
+/* Attention as GEMM, reduce and element-wise steps per query row
+ * (webgpu_attention_unfused.c): for head_dim beyond what one binding of the
+ * fused kernels holds. */
+wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r);
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u);
 wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b);

@@ -421,13 +421,8 @@ static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
       sr.staged = true;
       window = top;
     }
-    if (window < 64)
-      return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                      "wgc_attention: head_dim %zu with the Q, K, V and O "
-                      "windows of one head does not fit the device's "
-                      "storage binding limit (%" PRIu64 " bytes)",
-                      a->d.head_dim,
-                      (uint64_t)wg_limits(ctx)->max_storage_binding_size);
+    if (window < 64) /* a query row beyond a binding */
+      return wg_attention_unfused(ctx, a);
     wgc_status s = split_heads(&sr, window, max_groups);
     if (s == WGC_OK)
       break;

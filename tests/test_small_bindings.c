@@ -509,6 +509,14 @@ TEST(small_bindings_attention) {
        .causal = WGC_CAUSAL_BOTTOM_RIGHT},
       {.batch = 1, .heads = 1, .seq_q = 2, .seq_kv = 3, .head_dim = 300},
       {.batch = 1, .heads = 1, .seq_q = 1, .seq_kv = 1, .head_dim = 1},
+      /* query rows of 1100 floats: beyond a 4 KiB binding */
+      {.batch = 1,
+       .heads = 2,
+       .heads_kv = 1,
+       .seq_q = 3,
+       .seq_kv = 2,
+       .head_dim = 1100,
+       .causal = WGC_CAUSAL_BOTTOM_RIGHT},
   };
   for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {
     op_case c = {.kind = OP_ATTENTION, .attn = descs[i]};
