@@ -509,6 +509,15 @@ TEST(small_bindings_attention) {
        .causal = WGC_CAUSAL_BOTTOM_RIGHT},
       {.batch = 1, .heads = 1, .seq_q = 2, .seq_kv = 3, .head_dim = 300},
       {.batch = 1, .heads = 1, .seq_q = 1, .seq_kv = 1, .head_dim = 1},
+      /* one key: Q, K, V and O rows of 541 and 900 floats, which no split
+       * separates when they lie side by side in one allocation */
+      {.batch = 1, .heads = 1, .seq_q = 1, .seq_kv = 1, .head_dim = 541},
+      {.batch = 1,
+       .heads = 1,
+       .seq_q = 2,
+       .seq_kv = 1,
+       .head_dim = 900,
+       .causal = WGC_CAUSAL_TOP_LEFT},
       /* query rows of 1100 floats: beyond a 4 KiB binding */
       {.batch = 1,
        .heads = 2,
