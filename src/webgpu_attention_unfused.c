@@ -75,7 +75,7 @@ wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a) {
   uint64_t hd = d->head_dim, seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
   uint64_t group = d->heads / d->heads_kv;
-  wgc_ref s, stat;
+  wgc_ref s = {0}, stat = {0};
   wgc_status st =
       wg_scratch(ctx, "wgc_attention", 4 * (seq_kv ? seq_kv : 1), &s);
   if (st == WGC_OK) /* the row's max, then its sum */

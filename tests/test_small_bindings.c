@@ -509,6 +509,13 @@ TEST(small_bindings_attention) {
        .causal = WGC_CAUSAL_BOTTOM_RIGHT},
       {.batch = 1, .heads = 1, .seq_q = 2, .seq_kv = 3, .head_dim = 300},
       {.batch = 1, .heads = 1, .seq_q = 1, .seq_kv = 1, .head_dim = 1},
+      /* nine key blocks of such states: combine rounds of three */
+      {.batch = 1,
+       .heads = 1,
+       .seq_q = 2,
+       .seq_kv = 9,
+       .head_dim = 541,
+       .causal = WGC_CAUSAL_BOTTOM_RIGHT},
       /* one key: Q, K, V and O rows of 541 and 900 floats, which no split
        * separates when they lie side by side in one allocation */
       {.batch = 1, .heads = 1, .seq_q = 1, .seq_kv = 1, .head_dim = 541},
