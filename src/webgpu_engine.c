@@ -1,6 +1,8 @@
 /* The WebGPU execution engine: one command encoder per batch, a uniform
  * arena for launch parameters, the pipeline cache, and launches with their
- * bindings planned (see webgpu.h). Calls only src/gpu/gpu.h. */
+ * bindings planned (see webgpu.h), staged through scratch where operands
+ * of one buffer cannot share a binding within the limit. Calls only
+ * src/gpu/gpu.h. */
 #include "webgpu.h"
 
 #include "kernels.h"
