@@ -227,16 +227,22 @@ static uint64_t storage_align(const wg_state *st) {
 
 /* The buffers whose binding windows exceed the limit (as a mask over the
  * operands in them); 0 when the launch binds as it is. */
-static unsigned oversized(const wg_state *st, const wg_launch *l) {
-  binding binds[WG_MAX_OPERANDS];
-  unsigned op_bind[WG_MAX_OPERANDS], mask = 0;
-  unsigned nb = plan_bindings(l, storage_align(st), binds, op_bind);
+static unsigned oversized_of(const wg_state *st, const wg_launch *l,
+                             const binding *binds, unsigned nb) {
+  unsigned mask = 0;
   for (unsigned b = 0; b < nb; b++)
     if (binds[b].hi - binds[b].lo > st->lim.max_storage_binding_size)
       for (unsigned i = 0; i < l->nops; i++)
         if (((const wg_mem *)l->ops[i].ref.mem)->buffer == binds[b].buffer)
           mask |= 1u << i;
   return mask;
+}
+
+static unsigned oversized(const wg_state *st, const wg_launch *l) {
+  binding binds[WG_MAX_OPERANDS];
+  unsigned op_bind[WG_MAX_OPERANDS];
+  unsigned nb = plan_bindings(l, storage_align(st), binds, op_bind);
+  return oversized_of(st, l, binds, nb);
 }
 
 bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
@@ -325,7 +331,9 @@ bool wg_operands_bind(const wgc_context *ctx, const wg_operand *ops,
   return stage_layout(st, cl, clusters_of(&l, mask, cl)) > 0;
 }
 
-static wgc_status launch_bound(wgc_context *ctx, const char *fn, wg_launch *l);
+static wgc_status launch_bound(wgc_context *ctx, const char *fn, wg_launch *l,
+                               const binding *binds, const unsigned *op_bind,
+                               unsigned nb);
 
 /* Runs l with the operands of the buffers in mask staged. */
 static wgc_status launch_staged(wgc_context *ctx, const char *fn, wg_launch *l,
@@ -363,7 +371,13 @@ static wgc_status launch_staged(wgc_context *ctx, const char *fn, wg_launch *l,
         staged.ops[i].ref = (wgc_ref){
             .mem = stage, .offset = cl[c].at + l->ops[i].ref.offset - cl[c].lo};
   }
-  wgc_status s = launch_bound(ctx, fn, &staged);
+  binding binds[WG_MAX_OPERANDS];
+  unsigned op_bind[WG_MAX_OPERANDS];
+  unsigned nb = plan_bindings(&staged, storage_align(st), binds, op_bind);
+  wgc_status s = oversized_of(st, &staged, binds, nb)
+                     ? wgc_fail(ctx, WGC_ERR_DEVICE,
+                                "%s: a staged launch does not bind", fn)
+                     : launch_bound(ctx, fn, &staged, binds, op_bind, nb);
   for (unsigned c = 0; c < n && s == WGC_OK; c++) {
     unsigned first = (unsigned)__builtin_ctz(cl[c].ops);
     if (cl[c].write)
@@ -379,20 +393,22 @@ static wgc_status launch_staged(wgc_context *ctx, const char *fn, wg_launch *l,
 
 wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l) {
   wg_state *st = state(ctx);
-  unsigned mask = oversized(st, l);
-  wgc_status s =
-      mask ? launch_staged(ctx, fn, l, mask) : launch_bound(ctx, fn, l);
+  binding binds[WG_MAX_OPERANDS];
+  unsigned op_bind[WG_MAX_OPERANDS];
+  unsigned nb = plan_bindings(l, storage_align(st), binds, op_bind);
+  unsigned mask = oversized_of(st, l, binds, nb);
+  wgc_status s = mask ? launch_staged(ctx, fn, l, mask)
+                      : launch_bound(ctx, fn, l, binds, op_bind, nb);
   if (s == WGC_OK && ++st->dispatches >= WG_BATCH_DISPATCHES)
     wg_flush(st);
   return s;
 }
 
 /* Records the dispatch of a launch whose bindings fit. */
-static wgc_status launch_bound(wgc_context *ctx, const char *fn, wg_launch *l) {
+static wgc_status launch_bound(wgc_context *ctx, const char *fn, wg_launch *l,
+                               const binding *binds, const unsigned *op_bind,
+                               unsigned nb) {
   wg_state *st = state(ctx);
-  binding binds[WG_MAX_OPERANDS];
-  unsigned op_bind[WG_MAX_OPERANDS];
-  unsigned nb = plan_bindings(l, storage_align(st), binds, op_bind);
   uint32_t *off = l->params;
   for (unsigned i = 0; i < WG_MAX_OPERANDS; i++)
     off[i] = i < l->nops
