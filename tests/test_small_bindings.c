@@ -288,8 +288,8 @@ static wgc_context *capped(size_t limit) {
   return NULL;
 }
 
-/* Fills an allocation's host image: operands get data in their range,
- * everything else sentinel noise (so that stray writes show). */
+/* Fills an allocation's host image everywhere, operands and the guards and
+ * gaps around them alike, so that any stray write changes a value. */
 static void fill_alloc(float *x, size_t n, unsigned seed, bool positive) {
   fill_uniform(x, n, positive ? 0.05f : -1.0f, 1.0f, seed);
 }
