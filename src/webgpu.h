@@ -74,7 +74,8 @@ struct wg_state {
   size_t arena_used;
   wg_mem **scratch; /* released at the first flush after their op ends */
   size_t scratch_count, scratch_cap;
-  bool in_op; /* an op is recording: its scratch must outlive flushes */
+  bool in_op;    /* an op is recording: its scratch must outlive flushes */
+  wg_mem *stage; /* staging buffer of the batch (scratch), or NULL */
   /* pipeline cache */
   wg_pipeline *pipes;
   size_t pipe_count, pipe_cap;
@@ -100,14 +101,22 @@ gpu_id wg_encoder(wg_state *st);
 wgc_status wg_device_error(wgc_context *ctx, const char *fn);
 
 /* Records one dispatch into the current batch (submitted at the next flush
- * point). fn names the public entry point for error messages. */
+ * point). fn names the public entry point for error messages. Operands
+ * that share a buffer too closely to bind within the limit are staged:
+ * copied to scratch around the dispatch (see wg_operands_bind). */
 wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l);
 
 /* Whether a launch with these operands binds within the device's binding
- * limit, planned exactly as wg_launch_run plans it (ops plan splits with
- * it). */
+ * limit as they are, planned exactly as wg_launch_run plans it (ops plan
+ * splits with it: such launches cost no copies). */
 bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
                      unsigned nops);
+/* Whether wg_launch_run can run a launch with these operands at all:
+ * they fit, or every group of operands that overlap in one buffer fits the
+ * limit on its own and is staged. The fallback for pieces that splitting
+ * cannot separate (operands interleaved or a few bytes apart). */
+bool wg_operands_bind(const wgc_context *ctx, const wg_operand *ops,
+                      unsigned nops);
 
 /* Device limits of ctx's device. */
 const gpu_limits *wg_limits(const wgc_context *ctx);
@@ -126,6 +135,10 @@ static inline uint64_t wg_ceil_div(uint64_t a, uint64_t b) {
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g);
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a);
+/* Attention as GEMM, reduce and element-wise steps per query row
+ * (webgpu_attention_unfused.c): for head_dim beyond what one binding of the
+ * fused kernels holds. */
+wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r);
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u);
 wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b);
