@@ -135,7 +135,9 @@ typedef struct wgc_options {
   /* WebGPU: the largest buffer window one kernel binding may cover; 0 means
    * the device's maxStorageBufferBindingSize. Smaller values make wgc split
    * operations as it does for tensors beyond the device limit (tests use it
-   * to exercise that path on small data). */
+   * to exercise that path on small data); any valid call still succeeds.
+   * Values below 4096 act as 4096; others are rounded down to a multiple
+   * of 256 (the binding offset alignment). */
   size_t max_binding_bytes;
 } wgc_options;
 
