@@ -211,3 +211,192 @@ TEST(ieee_gemm) {
     gemm_nan_beta(bi, 70, 70, 33, 2, 2);   /* batched, tiled */
   }
 }
+
+/* ---- attention ----------------------------------------------------------- */
+
+/* Which special values a case plants (in Q, K, V of head 0 unless said). */
+typedef enum {
+  SP_Q_NAN,         /* NaN in query row 1 */
+  SP_K_NAN,         /* NaN in key 3: rows that see it are NaN */
+  SP_K_POS_INF,     /* +inf score at key 5 (q[.][0] > 0): NaN rows */
+  SP_K_NEG_INF,     /* -inf score at key 4 with NaN in its V: weight 0 */
+  SP_ROW_NEG_INF,   /* every score of row 0 is -inf: NaN row */
+  SP_V_NAN,         /* NaN in V of key 6: every row that sees it */
+  SP_V_INF,         /* +inf in V of key 7, dim 1: +inf there */
+  SP_BLOCK_NEG_INF, /* keys of the first half score -inf, the rest finite */
+  SP_COUNT
+} special;
+
+static const char *const SPECIAL_NAMES[SP_COUNT] = {
+    "NaN in q",           "NaN in k", "+inf score", "-inf score with NaN in v",
+    "row of -inf scores", "NaN in v", "+inf in v",  "first half of keys -inf"};
+
+/* Column 0 of Q is 0.5 and of K 0.5 too (keys in far blocks as well), so
+ * that an infinity there gives a score of a known sign. */
+static void plant(special sp, const wgc_attention_desc *d, float *q, float *k,
+                  float *v) {
+  size_t hd = d->head_dim, nq = d->seq_q, nk = d->seq_kv;
+  for (size_t i = 0; i < d->batch * d->heads * nq; i++)
+    q[i * hd] = 0.5f;
+  for (size_t j = 0; j < d->batch * d->heads_kv * nk; j++)
+    k[j * hd] = 0.5f;
+  /* far keys for long sequences, so that split blocks see them */
+  size_t far = nk > 1000 ? nk - 10 : 0;
+  switch (sp) {
+  case SP_Q_NAN:
+    q[1 * hd + 2 % hd] = NAN;
+    break;
+  case SP_K_NAN:
+    k[(3 + far) * hd + (hd - 1)] = NAN;
+    break;
+  case SP_K_POS_INF:
+    k[(5 + far) * hd] = INFINITY;
+    break;
+  case SP_K_NEG_INF:
+    k[(4 + far) * hd] = -INFINITY;
+    for (size_t e = 0; e < hd; e++)
+      v[(4 + far) * hd + e] = NAN;
+    break;
+  case SP_ROW_NEG_INF:
+    q[0] = -INFINITY;
+    break;
+  case SP_V_NAN:
+    v[(6 + far) * hd + hd / 2] = NAN;
+    break;
+  case SP_V_INF:
+    v[(7 + far) * hd + 1] = INFINITY;
+    break;
+  case SP_BLOCK_NEG_INF:
+    for (size_t j = 0; j < nk / 2; j++)
+      k[j * hd] = -INFINITY;
+    break;
+  default:
+    break;
+  }
+}
+
+/* softmax(scale*QK^T + mask) V in float64, with IEEE semantics of the
+ * unfused formula as API.md states them. */
+static void attention_ref(const wgc_attention_desc *d, const float *q,
+                          const float *k, const float *v, double *out) {
+  size_t hkv = d->heads_kv ? d->heads_kv : d->heads, hd = d->head_dim;
+  size_t nq = d->seq_q, nk = d->seq_kv, group = d->heads / hkv;
+  double *s = dalloc(nk ? nk : 1);
+  for (size_t bh = 0; bh < d->batch * d->heads; bh++) {
+    size_t kvh = bh / d->heads * hkv + bh % d->heads / group;
+    const float *kb = k + kvh * nk * hd, *vb = v + kvh * nk * hd;
+    for (size_t i = 0; i < nq; i++) {
+      const float *qi = q + (bh * nq + i) * hd;
+      double *oi = out + (bh * nq + i) * hd;
+      long long vis = (long long)nk;
+      if (d->causal == WGC_CAUSAL_TOP_LEFT)
+        vis = (long long)i + 1;
+      else if (d->causal == WGC_CAUSAL_BOTTOM_RIGHT)
+        vis = (long long)i + 1 + (long long)nk - (long long)nq;
+      vis = vis < 0 ? 0 : vis > (long long)nk ? (long long)nk : vis;
+      for (size_t e = 0; e < hd; e++)
+        oi[e] = 0;
+      if (vis == 0)
+        continue;
+      double top = -INFINITY;
+      bool bad = false;
+      for (long long j = 0; j < vis; j++) {
+        double dot = 0;
+        for (size_t e = 0; e < hd; e++)
+          dot += (double)qi[e] * kb[j * hd + e];
+        s[j] = d->scale * dot;
+        bad |= isnan(s[j]) || s[j] == INFINITY;
+        top = fmax(top, s[j]);
+      }
+      double sum = 0;
+      for (long long j = 0; j < vis; j++) {
+        double p = exp(s[j] - top); /* NaN when top is +-inf */
+        if (p == 0)
+          continue; /* weight 0: nothing of V[j] */
+        sum += p;
+        for (size_t e = 0; e < hd; e++)
+          oi[e] += p * vb[j * hd + e];
+      }
+      for (size_t e = 0; e < hd; e++)
+        oi[e] = bad || top == -INFINITY ? NAN : oi[e] / sum;
+    }
+  }
+  free(s);
+}
+
+static double max_finite(const float *x, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (isfinite(x[i]))
+      m = fmax(m, fabs((double)x[i]));
+  return m;
+}
+
+static void attention_special(int bi, special sp, size_t nq, size_t nk,
+                              size_t hd, wgc_causal causal) {
+  static const char *const CAUSAL[] = {"none", "top-left", "bottom-right"};
+  if (!case_begin("ieee attention[%s] %s seq_q=%zu seq_kv=%zu head_dim=%zu "
+                  "causal=%s",
+                  backend_label(test_backends[bi]), SPECIAL_NAMES[sp], nq, nk,
+                  hd, CAUSAL[causal]))
+    return;
+  wgc_context *ctx = test_ctx(test_backends[bi]);
+  wgc_attention_desc d = {.batch = 1,
+                          .heads = 2,
+                          .heads_kv = 1,
+                          .seq_q = nq,
+                          .seq_kv = nk,
+                          .head_dim = hd,
+                          .scale = 1.0f / sqrtf((float)hd),
+                          .causal = causal};
+  size_t n_q = 2 * nq * hd, n_kv = nk * hd;
+  float *q = falloc(n_q), *k = falloc(n_kv), *v = falloc(n_kv);
+  float *o = falloc(n_q);
+  fill_uniform(q, n_q, -1, 1, 21);
+  fill_uniform(k, n_kv, -1, 1, 22);
+  fill_uniform(v, n_kv, -1, 1, 23);
+  plant(sp, &d, q, k, v);
+  fill(o, n_q, 12345.0f);
+  wgc_ptr dq = ctx ? dev_from(ctx, q, n_q) : 0;
+  wgc_ptr dk = ctx ? dev_from(ctx, k, n_kv) : 0;
+  wgc_ptr dv = ctx ? dev_from(ctx, v, n_kv) : 0;
+  wgc_ptr dout = ctx ? dev_from(ctx, o, n_q) : 0;
+  if (dq && dk && dv && dout) {
+    CHECK_STATUS(wgc_attention(ctx, &d, dq, dk, dv, dout), WGC_OK);
+    if (dev_read(ctx, o, dout, n_q)) {
+      double *want = dalloc(n_q);
+      attention_ref(&d, q, k, v, want);
+      double mv = max_finite(v, n_kv);
+      double bound =
+          1e-5 * (double)hd * max_finite(q, n_q) * max_finite(k, n_kv) * mv +
+          4e-6 * mv;
+      check_values("O", o, want, n_q, 0, bound);
+      free(want);
+    }
+  }
+  dev_free(ctx, dq);
+  dev_free(ctx, dk);
+  dev_free(ctx, dv);
+  dev_free(ctx, dout);
+  free(q);
+  free(k);
+  free(v);
+  free(o);
+  case_end();
+}
+
+TEST(ieee_attention) {
+  for (int bi = 0; bi < 2; bi++)
+    for (int sp = 0; sp < SP_COUNT; sp++) {
+      /* rows form (and the register form on CPU adapters) */
+      attention_special(bi, sp, 9, 20, 8, WGC_CAUSAL_NONE);
+      attention_special(bi, sp, 9, 20, 8, WGC_CAUSAL_TOP_LEFT);
+      /* rows that see no key stay zeros, whatever they hold */
+      attention_special(bi, sp, 12, 8, 8, WGC_CAUSAL_BOTTOM_RIGHT);
+      /* tiles form on GPUs */
+      attention_special(bi, sp, 20, 37, 80, WGC_CAUSAL_TOP_LEFT);
+      /* decoding over key blocks merged by the split-KV combine on CPU
+       * adapters (their loop budget) */
+      attention_special(bi, sp, 2, 9000, 64, WGC_CAUSAL_BOTTOM_RIGHT);
+    }
+}
