@@ -400,3 +400,225 @@ TEST(ieee_attention) {
       attention_special(bi, sp, 2, 9000, 64, WGC_CAUSAL_BOTTOM_RIGHT);
     }
 }
+
+/* ---- element-wise ------------------------------------------------------ */
+
+/* A subnormal as the zero of its sign: WGSL lets implementations flush. */
+static float flushed(float x) {
+  return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x;
+}
+
+/* A float64 result as the float it rounds to (beyond the range: inf). */
+static double as_float(double x) { return (double)(float)x; }
+
+static bool close_to(float got, double want, double rel, double abs_tol) {
+  if (isnan(want) || isnan(got))
+    return isnan(want) && isnan(got);
+  if (isinf(want) || isinf(got))
+    return (double)got == want;
+  return fabs(got - want) <= rel * fabs(want) + abs_tol;
+}
+
+/* Runs op on x (n) on ctx into got; false after a failed CHECK. */
+static bool run_unary(wgc_context *ctx, wgc_unary_op op, const float *x,
+                      float *got, size_t n) {
+  wgc_ptr dx = dev_from(ctx, x, n), dy = dev_alloc(ctx, 4 * n);
+  bool ok = dx && dy;
+  if (ok) {
+    wgc_status s = wgc_unary(ctx, op, dx, dy, n);
+    CHECK(s == WGC_OK, "wgc_unary: %s", wgc_last_error(ctx));
+    ok = s == WGC_OK && dev_read(ctx, got, dy, n);
+  }
+  dev_free(ctx, dx);
+  dev_free(ctx, dy);
+  return ok;
+}
+
+static bool run_binary(wgc_context *ctx, wgc_binary_op op, const float *a,
+                       const float *b, float *got, size_t n) {
+  wgc_ptr da = dev_from(ctx, a, n), db = dev_from(ctx, b, n);
+  wgc_ptr dy = dev_alloc(ctx, 4 * n);
+  bool ok = da && db && dy;
+  if (ok) {
+    wgc_status s = wgc_binary(ctx, op, da, db, dy, n);
+    CHECK(s == WGC_OK, "wgc_binary: %s", wgc_last_error(ctx));
+    ok = s == WGC_OK && dev_read(ctx, got, dy, n);
+  }
+  dev_free(ctx, da);
+  dev_free(ctx, db);
+  dev_free(ctx, dy);
+  return ok;
+}
+
+/* Subnormals, zeros, infinities, NaN, extremes and ordinary values. */
+static const float SPECIALS[] = {
+    0.0f,    -0.0f,          INFINITY,  -INFINITY,      NAN,     1e-40f,
+    -1e-40f, 1.4e-45f,       -1.4e-45f, 1.1754942e-38f, -5e-39f, 3e38f,
+    -3e38f,  1.1754944e-38f, 1e-30f,    1.0f,           -1.0f,   2.5f,
+    -3.0f,   0.5f,           7.0f,      -0.75f,         88.0f,   -104.0f,
+    0.999f,  1.0000001f};
+#define NSPECIALS (sizeof SPECIALS / sizeof *SPECIALS)
+
+/* Every unary function on the special values: the float64 function of
+ * the input, or (for a subnormal) of the zero of its sign. */
+static void unary_specials(int bi, wgc_unary_op op) {
+  if (!case_begin("ieee unary[%s] %s of zeros, subnormals, infinities, NaN",
+                  backend_label(test_backends[bi]), ref_unary_name(op)))
+    return;
+  wgc_context *ctx = test_ctx(test_backends[bi]);
+  float got[NSPECIALS];
+  double rel, abs_tol;
+  ref_unary_bound(op, &rel, &abs_tol);
+  if (ctx && run_unary(ctx, op, SPECIALS, got, NSPECIALS))
+    for (size_t i = 0; i < NSPECIALS; i++) {
+      float x = SPECIALS[i];
+      double w1 = as_float(ref_unary(op, x));
+      double w2 = as_float(ref_unary(op, flushed(x)));
+      if (!close_to(got[i], w1, rel, abs_tol) &&
+          !close_to(got[i], w2, rel, abs_tol)) {
+        CHECK(false, "%s(%.9g) is %.9g, want %.9g%s%.9g", ref_unary_name(op), x,
+              got[i], w1, w1 != w2 ? " or " : "", w1 != w2 ? w2 : NAN);
+        break;
+      }
+    }
+  case_end();
+}
+
+/* Every binary op on all pairs of special values, against C's float64
+ * operators and pow; a subnormal operand may count as a signed zero. */
+static void binary_specials(int bi, wgc_binary_op op) {
+  if (!case_begin("ieee binary[%s] %s of all pairs of special values",
+                  backend_label(test_backends[bi]), ref_binary_name(op)))
+    return;
+  wgc_context *ctx = test_ctx(test_backends[bi]);
+  size_t n = NSPECIALS * NSPECIALS;
+  float *a = falloc(n), *b = falloc(n), *got = falloc(n);
+  for (size_t i = 0; i < n; i++) {
+    a[i] = SPECIALS[i / NSPECIALS];
+    b[i] = SPECIALS[i % NSPECIALS];
+  }
+  double rel, abs_tol;
+  ref_binary_bound(op, &rel, &abs_tol);
+  if (ctx && run_binary(ctx, op, a, b, got, n))
+    for (size_t i = 0; i < n; i++) {
+      float x = a[i], y = b[i];
+      double w[4] = {ref_binary(op, x, y), ref_binary(op, flushed(x), y),
+                     ref_binary(op, x, flushed(y)),
+                     ref_binary(op, flushed(x), flushed(y))};
+      bool ok = false;
+      for (int c = 0; c < 4 && !ok; c++)
+        ok = close_to(got[i], as_float(w[c]), rel, abs_tol);
+      if (!ok) {
+        CHECK(false, "%s(%.9g, %.9g) is %.9g, want %.9g", ref_binary_name(op),
+              x, y, got[i], as_float(w[0]));
+        break;
+      }
+    }
+  free(a);
+  free(b);
+  free(got);
+  case_end();
+}
+
+/* pow over the whole float range where the result is finite and normal:
+ * bases of every exponent (subnormal ones too), bases next to 1 with
+ * large exponents (where f32 log2 loses digits), negative bases with
+ * integral exponents; within API.md's 1e-5*|want| + 1e-6. */
+static void pow_accuracy(int bi) {
+  enum { N = 6000 };
+  if (!case_begin("ieee binary[%s] pow accuracy over the float range "
+                  "(n=%d, bases near 1, subnormal bases)",
+                  backend_label(test_backends[bi]), N))
+    return;
+  wgc_context *ctx = test_ctx(test_backends[bi]);
+  float *x = falloc(N), *y = falloc(N), *got = falloc(N), *u = falloc(2 * N);
+  fill_uniform(u, 2 * N, 0, 1, 31);
+  for (size_t i = 0; i < N; i++) {
+    double base, e = (u[2 * i + 1] * 2 - 1) * 125; /* log2 of the result */
+    switch (i % 4) {
+    case 0: /* any normal or subnormal magnitude */
+      base = exp2(u[2 * i] * 275.0 - 149.0);
+      break;
+    case 1: /* next to 1, up to 2^15 ulps away */
+      base = 1.0 + ldexp(u[2 * i] * 2 - 1, -8);
+      break;
+    case 2: /* within a few ulps of 1 */
+      base = 1.0 + ldexp(floor(u[2 * i] * 64) - 32, -24);
+      break;
+    default: /* negative, integral exponent */
+      base = -exp2(u[2 * i] * 20 - 10);
+      break;
+    }
+    x[i] = (float)base;
+    if (x[i] == 1.0f)
+      x[i] = 1.0f + 0x1p-23f;
+    double l2 = log2(fabs((double)x[i]));
+    y[i] = (float)(e / l2);
+    if (i % 4 == 3)
+      y[i] = (float)round(e / l2);
+  }
+  x[0] = 0.999f, y[0] = -5000.0f;
+  x[1] = 1e-40f, y[1] = -0.5f;
+  x[2] = -INFINITY, y[2] = 0.5f;
+  x[3] = 1.4e-45f, y[3] = -0.75f;
+  if (ctx && run_binary(ctx, WGC_BINARY_POW, x, y, got, N)) {
+    for (size_t i = 0; i < N; i++) {
+      double want = pow((double)x[i], (double)y[i]);
+      double alt = pow((double)flushed(x[i]), (double)y[i]);
+      bool normal = isinf(want) || fabs(want) >= 0x1p-126;
+      if (normal && !close_to(got[i], as_float(want), 1e-5, 1e-6) &&
+          !(fpclassify(x[i]) == FP_SUBNORMAL &&
+            close_to(got[i], as_float(alt), 1e-5, 1e-6))) {
+        CHECK(false, "pow(%.9g, %.9g) is %.9g, want %.9g (rel %.2g)", x[i],
+              y[i], got[i], want, fabs(got[i] - want) / fabs(want));
+        break;
+      }
+    }
+  }
+  free(x);
+  free(y);
+  free(got);
+  free(u);
+  case_end();
+}
+
+/* log over the whole float range, subnormals included (each its own log,
+ * or -inf where flushed, never in between). */
+static void log_accuracy(int bi) {
+  enum { N = 4096 };
+  if (!case_begin("ieee unary[%s] log accuracy over the float range with "
+                  "subnormals (n=%d)",
+                  backend_label(test_backends[bi]), N))
+    return;
+  wgc_context *ctx = test_ctx(test_backends[bi]);
+  float *x = falloc(N), *got = falloc(N), *u = falloc(N);
+  fill_uniform(u, N, 0, 1, 41);
+  for (size_t i = 0; i < N; i++)
+    x[i] = i % 2 ? (float)exp2(u[i] * 277.0 - 149.0)
+                 : (float)(1.0 + ldexp(u[i] - 0.5, -10));
+  if (ctx && run_unary(ctx, WGC_UNARY_LOG, x, got, N))
+    for (size_t i = 0; i < N; i++) {
+      double want = log((double)x[i]);
+      bool ok = close_to(got[i], want, 1e-5, 1e-6) ||
+                (fpclassify(x[i]) == FP_SUBNORMAL && got[i] == -INFINITY);
+      if (!ok) {
+        CHECK(false, "log(%.9g) is %.9g, want %.9g", x[i], got[i], want);
+        break;
+      }
+    }
+  free(x);
+  free(got);
+  free(u);
+  case_end();
+}
+
+TEST(ieee_elementwise) {
+  for (int bi = 0; bi < 2; bi++) {
+    for (int op = WGC_UNARY_RELU; op <= WGC_UNARY_SILU; op++)
+      unary_specials(bi, (wgc_unary_op)op);
+    for (int op = WGC_BINARY_ADD; op <= WGC_BINARY_POW; op++)
+      binary_specials(bi, (wgc_binary_op)op);
+    pow_accuracy(bi);
+    log_accuracy(bi);
+  }
+}
