@@ -29,15 +29,16 @@ fn wgc_exp(x: f32) -> f32 {
 // pattern (Dekker), so every partial product is exact and fusing cannot
 // change it; x is decomposed with integer operations; and error terms pass
 // through wgc_opaque, an xor with a zero the compiler cannot see (z, from a
-// uniform).
+// uniform), so that it cannot be reassociated away.
 
 fn wgc_opaque(x: f32, z: u32) -> f32 {
   return bitcast<f32>(bitcast<u32>(x) ^ z);
 }
 
-// a + b as hi + lo, exactly.
+// a + b as hi + lo, exactly. The sum itself is opaque too: Mesa rewrites
+// (a + b) - a as b.
 fn wgc_two_sum(a: f32, b: f32, z: u32) -> vec2<f32> {
-  let s = a + b;
+  let s = wgc_opaque(a + b, z);
   let bb = wgc_opaque(s - a, z);
   let aa = wgc_opaque(s - bb, z);
   return vec2<f32>(s, (a - aa) + (b - bb));
@@ -50,9 +51,11 @@ fn wgc_split(a: f32) -> vec2<f32> {
 }
 
 // a * b as hi + lo, exactly (for normal a, b and product): every partial
-// product is exact, so a fused or unfused multiply-add gives the same.
+// product is exact, so a fused or unfused multiply-add gives the same. The
+// rounded product is opaque: fused into a later add (Mesa fuses a*b+c even
+// when a*b has other uses), it would count the error term twice.
 fn wgc_two_prod(a: f32, b: f32, z: u32) -> vec2<f32> {
-  let p = a * b;
+  let p = wgc_opaque(a * b, z);
   let sa = wgc_split(a);
   let sb = wgc_split(b);
   let e1 = wgc_opaque(sa.x * sb.x - p, z);
