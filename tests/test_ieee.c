@@ -627,3 +627,68 @@ TEST(ieee_elementwise) {
     log_accuracy(bi);
   }
 }
+
+/* ---- empty sums ---------------------------------------------------------- */
+
+/* Empty reductions give the math's answer without reading memory the empty
+ * operands do not own: the allocations at their addresses hold NaN. */
+static void empty_sums(int bi) {
+  if (!case_begin("ieee empty[%s] reduce sum over length 0, gemm k=0 and "
+                  "alpha=0, attention seq_kv=0, with NaN at the addresses",
+                  backend_label(test_backends[bi])))
+    return;
+  wgc_context *ctx = test_ctx(test_backends[bi]);
+  float junk[64], c[12], got[12];
+  fill(junk, 64, NAN);
+  fill_uniform(c, 12, -1, 1, 51);
+  wgc_ptr dj = ctx ? dev_from(ctx, junk, 64) : 0;
+  wgc_ptr dj2 = ctx ? dev_from(ctx, junk, 64) : 0;
+  wgc_ptr dc = ctx ? dev_alloc(ctx, 4 * 12) : 0;
+  if (dj && dj2 && dc) {
+    double want[12];
+    /* SUM over an axis of length 0: zeros */
+    const size_t shape[] = {3, 0, 4};
+    CHECK_STATUS(wgc_reduce(ctx, WGC_REDUCE_SUM, dj, dc, shape, 3, 1), WGC_OK);
+    for (size_t i = 0; i < 12; i++)
+      want[i] = 0;
+    if (dev_read(ctx, got, dc, 12))
+      check_values("reduce", got, want, 12, 0, 0);
+    /* k == 0 and alpha == 0: C := beta*C, A and B unread */
+    for (size_t i = 0; i < 12; i++)
+      want[i] = 2.0 * c[i];
+    for (int alpha0 = 0; alpha0 < 2; alpha0++) {
+      if (!dev_write(ctx, dc, c, 12))
+        break;
+      CHECK_STATUS(wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 3,
+                            4, alpha0 ? 5 : 0, alpha0 ? 0.0f : 1.0f, dj, 5, dj2,
+                            4, 2.0f, dc, 4),
+                   WGC_OK);
+      if (dev_read(ctx, got, dc, 12))
+        check_values(alpha0 ? "gemm alpha=0" : "gemm k=0", got, want, 12, 0, 0);
+    }
+    /* attention with no keys: zeros */
+    wgc_attention_desc d = {.batch = 1,
+                            .heads = 1,
+                            .seq_q = 3,
+                            .seq_kv = 0,
+                            .head_dim = 4,
+                            .scale = 0.5f};
+    fill(c, 12, 1.0f);
+    if (dev_write(ctx, dj, c, 12)) {
+      CHECK_STATUS(wgc_attention(ctx, &d, dj, dj2, dj2, dc), WGC_OK);
+      for (size_t i = 0; i < 12; i++)
+        want[i] = 0;
+      if (dev_read(ctx, got, dc, 12))
+        check_values("attention", got, want, 12, 0, 0);
+    }
+  }
+  dev_free(ctx, dj);
+  dev_free(ctx, dj2);
+  dev_free(ctx, dc);
+  case_end();
+}
+
+TEST(ieee_empty) {
+  for (int bi = 0; bi < 2; bi++)
+    empty_sums(bi);
+}
