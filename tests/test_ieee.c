@@ -692,3 +692,48 @@ TEST(ieee_empty) {
   for (int bi = 0; bi < 2; bi++)
     empty_sums(bi);
 }
+
+/* ---- the reference backend's sums ---------------------------------------- */
+
+/* The CPU backend is the reference, so it sums GEMM more accurately than
+ * the float accumulation of the GPU kernels: long dot products of positive
+ * terms (no cancellation to hide behind) within 4 float half-ulps of
+ * sum|a*b| (float blocks of 256 added into C gave 9; lavapipe gives 8). */
+TEST(ieee_cpu_gemm_sums) {
+  if (!case_begin("ieee gemm[cpu] m=8 n=8 k=65536 of [0,1) within "
+                  "4*2^-24*sum|ab|"))
+    return;
+  wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
+  size_t m = 8, n = 8, k = 65536;
+  float *a = falloc(m * k), *b = falloc(k * n), *c = falloc(m * n);
+  fill_uniform(a, m * k, 0, 1, 61);
+  fill_uniform(b, k * n, 0, 1, 62);
+  wgc_ptr da = ctx ? dev_from(ctx, a, m * k) : 0;
+  wgc_ptr db = ctx ? dev_from(ctx, b, k * n) : 0;
+  wgc_ptr dc = ctx ? dev_alloc(ctx, 4 * m * n) : 0;
+  if (da && db && dc) {
+    CHECK_STATUS(wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, m, n,
+                          k, 1.0f, da, k, db, n, 0.0f, dc, n),
+                 WGC_OK);
+    if (dev_read(ctx, c, dc, m * n)) {
+      double *want = dalloc(m * n);
+      for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+          double s = 0;
+          for (size_t p = 0; p < k; p++)
+            s += (double)a[i * k + p] * b[p * n + j];
+          want[i * n + j] = s;
+        }
+      /* every term is positive: sum|ab| is the sum itself */
+      check_values("C", c, want, m * n, 4 * 0x1p-24, 0);
+      free(want);
+    }
+  }
+  dev_free(ctx, da);
+  dev_free(ctx, db);
+  dev_free(ctx, dc);
+  free(a);
+  free(b);
+  free(c);
+  case_end();
+}
