@@ -49,8 +49,9 @@
  *     (K = k for GEMM, c/groups*r*s for conv, head_dim for attention with
  *     max|q|*max|k|*max|v|), plus 1e-6*max|bias| for conv with a bias and
  *     4e-6*max|v| for attention's weighted mean. conv2d adds the bias after
- *     the whole sum (a bias of 1e6 does not swallow small taps); the CPU
- *     backend sums conv2d and attention in double.
+ *     the whole sum (a bias of 1e6 does not swallow small taps). The CPU
+ *     backend, the reference, sums conv2d and attention in double and GEMM
+ *     in float blocks of 64 terms added in double.
  *   pow meets 1e-5*|want| relative wherever the result is finite and
  *     normal, for any base (measured: 2.6e-7 worst over 2^20 random cases
  *     on lavapipe and SwiftShader); y*log2|x| is formed in extended
