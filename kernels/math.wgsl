@@ -122,16 +122,18 @@ fn wgc_exp2_ext(h: f32, l: f32) -> f32 {
   return (e * f1) * f2;
 }
 
-// log of finite x >= 0 and the special cases. A subnormal x gives its own
-// log (about -92.1 for 1e-40), or -inf where the compare flushes it to 0.
-fn wgc_log(x: f32, z: u32) -> f32 {
+// log with the special cases. A subnormal x gives its own log (about -92.1
+// for 1e-40; the builtin gives about -88 there), decoded from its bits as
+// (integer mantissa) * 2^-149, or -inf where the compare flushes it to 0.
+fn wgc_log(x: f32) -> f32 {
   if (wgc_is_nan(x) || x < 0.0f) { return wgc_nan(); }
   if (x == 0.0f) { return -wgc_inf(); }
   if (wgc_is_inf(x)) { return x; }
-  let g = wgc_log2_ext(x, z);
-  // times ln 2 = 0.693147182464599609375 - 1.904654323e-9
-  return g.x * 0.693147182464599609375f +
-         (g.y * 0.693147182464599609375f - g.x * 1.904654323e-9f);
+  let b = bitcast<u32>(x);
+  if (b < 0x00800000u) { // f32(b) is exact and normal
+    return log(f32(b)) - 103.27892990343185f; // 149 ln 2
+  }
+  return log(x);
 }
 
 fn wgc_sigmoid(x: f32) -> f32 {

@@ -1,6 +1,5 @@
 // The element function of wgc_unary for map.wgsl; OP (a wgc_unary_op)
-// comes from the prelude. P.n >> 31 is 0 (a launch has fewer than 2^31
-// elements) but hidden from the compiler: wgc_opaque's zero.
+// comes from the prelude.
 
 fn apply(x: f32) -> f32 {
   switch OP {
@@ -8,7 +7,7 @@ fn apply(x: f32) -> f32 {
     case 1u: { return wgc_sigmoid(x); }
     case 2u: { return wgc_tanh(x); }
     case 3u: { return wgc_exp(x); }
-    case 4u: { return wgc_log(x, P.n >> 31u); }
+    case 4u: { return wgc_log(x); }
     case 5u: { if (x < 0.0f) { return wgc_nan(); } return sqrt(x); }
     case 6u: { return abs(x); }
     case 7u: { return -x; }
