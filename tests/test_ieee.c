@@ -332,15 +332,29 @@ static double max_finite(const float *x, size_t n) {
   return m;
 }
 
+/* capped (NULL: the shared contexts): a WebGPU context with 4 KiB
+ * bindings, made on first use (bi must be the WebGPU one), which splits the
+ * keys into many blocks merged over several combine rounds. */
 static void attention_special(int bi, special sp, size_t nq, size_t nk,
-                              size_t hd, wgc_causal causal) {
+                              size_t hd, wgc_causal causal,
+                              wgc_context **capped) {
   static const char *const CAUSAL[] = {"none", "top-left", "bottom-right"};
-  if (!case_begin("ieee attention[%s] %s seq_q=%zu seq_kv=%zu head_dim=%zu "
+  if (!case_begin("ieee attention[%s%s] %s seq_q=%zu seq_kv=%zu head_dim=%zu "
                   "causal=%s",
-                  backend_label(test_backends[bi]), SPECIAL_NAMES[sp], nq, nk,
+                  backend_label(test_backends[bi]),
+                  capped ? " 4 KiB bindings" : "", SPECIAL_NAMES[sp], nq, nk,
                   hd, CAUSAL[causal]))
     return;
-  wgc_context *ctx = test_ctx(test_backends[bi]);
+  wgc_context *ctx = NULL;
+  if (!capped) {
+    ctx = test_ctx(test_backends[bi]);
+  } else {
+    wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
+                       .max_binding_bytes = 4096};
+    if (!*capped)
+      CHECK_STATUS(wgc_create(&opt, capped), WGC_OK);
+    ctx = *capped;
+  }
   wgc_attention_desc d = {.batch = 1,
                           .heads = 2,
                           .heads_kv = 1,
@@ -389,16 +403,22 @@ TEST(ieee_attention) {
   for (int bi = 0; bi < 2; bi++)
     for (int sp = 0; sp < SP_COUNT; sp++) {
       /* rows form (and the register form on CPU adapters) */
-      attention_special(bi, sp, 9, 20, 8, WGC_CAUSAL_NONE);
-      attention_special(bi, sp, 9, 20, 8, WGC_CAUSAL_TOP_LEFT);
+      attention_special(bi, sp, 9, 20, 8, WGC_CAUSAL_NONE, NULL);
+      attention_special(bi, sp, 9, 20, 8, WGC_CAUSAL_TOP_LEFT, NULL);
       /* rows that see no key stay zeros, whatever they hold */
-      attention_special(bi, sp, 12, 8, 8, WGC_CAUSAL_BOTTOM_RIGHT);
+      attention_special(bi, sp, 12, 8, 8, WGC_CAUSAL_BOTTOM_RIGHT, NULL);
       /* tiles form on GPUs */
-      attention_special(bi, sp, 20, 37, 80, WGC_CAUSAL_TOP_LEFT);
+      attention_special(bi, sp, 20, 37, 80, WGC_CAUSAL_TOP_LEFT, NULL);
       /* decoding over key blocks merged by the split-KV combine on CPU
        * adapters (their loop budget) */
-      attention_special(bi, sp, 2, 9000, 64, WGC_CAUSAL_BOTTOM_RIGHT);
+      attention_special(bi, sp, 2, 9000, 64, WGC_CAUSAL_BOTTOM_RIGHT, NULL);
     }
+  /* many key blocks merged over several combine rounds */
+  wgc_context *capped = NULL;
+  int bi = test_backends[0] == WGC_BACKEND_WEBGPU ? 0 : 1;
+  for (int sp = 0; sp < SP_COUNT; sp++)
+    attention_special(bi, sp, 3, 1100, 16, WGC_CAUSAL_BOTTOM_RIGHT, &capped);
+  wgc_destroy(capped);
 }
 
 /* ---- element-wise ------------------------------------------------------ */
