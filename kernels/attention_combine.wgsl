@@ -7,7 +7,8 @@
 //   L = sum_b exp(m_b - M) l_b,  A = sum_b exp(m_b - M) acc_b
 // the output is A / L (zeros where no block saw a key, L == 0) when
 // last == 1, else the merged state (A, M, L) for another combine round.
-// One invocation per (row, dim).
+// States also carry the non-finite score rules of attention_common.wgsl
+// (attn_state_m, attn_state_l), merged below. One invocation per (row, dim).
 
 struct Params {
   off: vec4<u32>,
