@@ -56,6 +56,10 @@ static void attn_row(const attn_job *job, const float *q, const float *k,
     for (size_t x = 0; x < hd; x++)
       dot += (double)q[x] * kj[x];
     s[j] = scale * dot;
+    /* beyond the float range a score is the infinity float arithmetic
+     * gives (as the WebGPU kernels do): 1e30 * 1e30 is +inf, a NaN row */
+    if (isinf((float)s[j]))
+      s[j] = (float)s[j];
     bad = bad || isnan(s[j]) || s[j] == INFINITY;
     top = s[j] > top ? s[j] : top;
   }

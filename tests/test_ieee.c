@@ -7,6 +7,7 @@
 #include "ops_ref.h"
 #include "util.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -224,12 +225,20 @@ typedef enum {
   SP_V_NAN,         /* NaN in V of key 6: every row that sees it */
   SP_V_INF,         /* +inf in V of key 7, dim 1: +inf there */
   SP_BLOCK_NEG_INF, /* keys of the first half score -inf, the rest finite */
+  SP_HUGE,          /* q 1e30 * k 1e30 at key 2: beyond float, +inf */
   SP_COUNT
 } special;
 
 static const char *const SPECIAL_NAMES[SP_COUNT] = {
-    "NaN in q",           "NaN in k", "+inf score", "-inf score with NaN in v",
-    "row of -inf scores", "NaN in v", "+inf in v",  "first half of keys -inf"};
+    "NaN in q",
+    "NaN in k",
+    "+inf score",
+    "-inf score with NaN in v",
+    "row of -inf scores",
+    "NaN in v",
+    "+inf in v",
+    "first half of keys -inf",
+    "score beyond the float range"};
 
 /* Column 0 of Q is 0.5 and of K 0.5 too (keys in far blocks as well), so
  * that an infinity there gives a score of a known sign. */
@@ -270,6 +279,10 @@ static void plant(special sp, const wgc_attention_desc *d, float *q, float *k,
     for (size_t j = 0; j < nk / 2; j++)
       k[j * hd] = -INFINITY;
     break;
+  case SP_HUGE:
+    q[2 * hd + 1] = 1e30f;
+    k[(2 + far) * hd + 1] = 1e30f;
+    break;
   default:
     break;
   }
@@ -305,6 +318,8 @@ static void attention_ref(const wgc_attention_desc *d, const float *q,
         for (size_t e = 0; e < hd; e++)
           dot += (double)qi[e] * kb[j * hd + e];
         s[j] = d->scale * dot;
+        if (fabs(s[j]) > FLT_MAX) /* the float arithmetic's overflow */
+          s[j] = s[j] > 0 ? INFINITY : -INFINITY;
         bad |= isnan(s[j]) || s[j] == INFINITY;
         top = fmax(top, s[j]);
       }
