@@ -122,6 +122,19 @@ fn wgc_exp2_ext(h: f32, l: f32) -> f32 {
   return (e * f1) * f2;
 }
 
+// exp for the exp op: the builtin's error grows with |x| (WGSL allows
+// 3 + 2|x| ulp, 1.1e-5 relative at x = 88, and x*log2(e) rounded in f32
+// alone costs up to 4e-6 there), so x*log2(e) is formed exactly and 2^(h+l)
+// evaluated as wgc_exp2_ext does.
+fn wgc_exp_ext(x: f32, z: u32) -> f32 {
+  if (wgc_is_nan(x)) { return x; }
+  if (x > 88.72284f) { return wgc_inf(); }
+  if (x < -103.97208f) { return 0.0f; }
+  // log2(e) = 1.44269502162933349609375 + 1.925962989e-8
+  let e = wgc_two_prod(x, 1.44269502163f, z);
+  return wgc_exp2_ext(e.x, e.y + x * 1.925962989e-8f);
+}
+
 // log with the special cases. A subnormal x gives its own log (about -92.1
 // for 1e-40; the builtin gives about -88 there), decoded from its bits as
 // (integer mantissa) * 2^-149, or -inf where the compare flushes it to 0.
