@@ -114,6 +114,13 @@ void gpu_encoder_submit(gpu_id dev, gpu_id enc);
 void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
                          gpu_status_cb cb, void *user);
 void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size);
+/* As gpu_buffer_read for n ranges of one mapping, unmapped once after. */
+typedef struct gpu_read {
+  uint64_t offset;
+  void *dst;
+  uint64_t size;
+} gpu_read;
+void gpu_buffer_read_many(gpu_id buf, const gpu_read *reads, size_t n);
 
 /* cb fires once all work submitted so far is done. */
 void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user);
@@ -121,6 +128,10 @@ void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user);
 /* Delivers due completions. wait: natively block until the submitted work
  * is done first. Returns false where waiting is impossible (the browser). */
 bool gpu_process_events(gpu_id dev, bool wait);
+
+/* Test hook, native only: destroys the runtime device under whatever is
+ * queued, as a driver reset would lose it. */
+void gpu_device_lose(gpu_id dev);
 
 /* Whether this build can wait at all (false in the browser). */
 bool gpu_can_wait(void);
