@@ -462,7 +462,9 @@ static nw_op *nw_op_pop_done_locked(gpu_id id) {
   nw_op *op = d->done;
   if (op) {
     nw_list_remove(&d->done, &d->done_tail, op);
-    if (d->errors.lost && op->status != WGC_OK)
+    /* Once lost, nothing undelivered reports success: the caller cannot
+     * tell work done before the loss from work it took down. */
+    if (d->errors.lost)
       op->status = WGC_ERR_DEVICE_LOST;
     return op;
   }
@@ -669,9 +671,12 @@ static void nw_run(nw_device *d, nw_cmd *c) {
 
 /* The submission thread: runs queued commands, and while the runtime holds
  * requests, polls the device without waiting (a waiting poll would hold
- * back the next submission until the GPU idles). */
+ * back the next submission until the GPU idles). Polls back off from 0.1 to
+ * 2 ms while nothing completes, so that a long queue of work does not lose
+ * CPU time to them (software adapters run on the same cores). */
 static void *nw_worker_main(void *arg) {
   nw_device *d = arg;
+  long interval = 100000; /* ns */
   nw_lock();
   for (;;) {
     if (d->cmds) {
@@ -680,16 +685,22 @@ static void *nw_worker_main(void *arg) {
       nw_unlock();
       nw_run(d, c);
       nw_lock();
+      interval = 100000;
       continue;
     }
     if (d->in_runtime && !d->errors.lost) {
+      unsigned before = d->in_runtime;
       nw_unlock();
       wgc_nw.DevicePoll(d->device, false, NULL);
       nw_lock();
+      if (d->in_runtime < before)
+        interval = 100000;
+      else if (interval < 2000000)
+        interval *= 2;
       if (!d->cmds && d->in_runtime && !d->errors.lost) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200000; /* 0.2 ms: completions reach poll quickly */
+        ts.tv_nsec += interval;
         if (ts.tv_nsec >= 1000000000) {
           ts.tv_sec++;
           ts.tv_nsec -= 1000000000;
@@ -1156,7 +1167,7 @@ void gpu_device_release(gpu_id dev) {
   for (nw_op *op = ops; op; op = op->next) {
     op->buf = 0;
     op->cancelled = !op->done;
-    if (lost && op->done && op->status != WGC_OK)
+    if (lost && op->done)
       op->status = WGC_ERR_DEVICE_LOST;
   }
   nw_unlock();
