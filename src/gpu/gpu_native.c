@@ -1187,8 +1187,9 @@ void gpu_device_release(gpu_id dev) {
     nw_obj_release(c);
   }
   /* Dropping the last reference to a device makes wgpu-native wait for it,
-   * which aborts the process on a lost device: a lost one is leaked. */
-  if (!lost) {
+   * which aborts the process on a device the driver lost: that one is
+   * leaked. One destroyed through wgpuDeviceDestroy drops cleanly. */
+  if (!lost || d->destroyed) {
     wgc_nw.QueueRelease(d->queue);
     wgc_nw.DeviceRelease(d->device);
   }
