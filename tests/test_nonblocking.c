@@ -256,6 +256,72 @@ out:
   case_end();
 }
 
+static void sleep_ms(int ms) {
+  struct timespec ts = {0, ms * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* wgc_poll delivers a download (reading and unmapping its staging) while
+ * GEMMs keep arriving, so the submission thread sits in submits that wait
+ * for the GPU: the poll must not wait behind them. */
+TEST(native_poll_delivers_while_submitting) {
+  if (!case_begin("native nonblocking: polls deliver while submits wait"))
+    return;
+  wgc_context *ctx = native_ctx();
+  if (!ctx) {
+    case_end();
+    return;
+  }
+  busy w;
+  enum { N = 1024 };
+  float *x = falloc(N), *got = falloc(N);
+  fill_uniform(x, N, -1, 1, 9);
+  wgc_ptr dx = dev_from(ctx, x, N);
+  tally busy_t = {0}, dl_t = {0};
+  if (!busy_init(ctx, &w, 512) || !dx)
+    goto out;
+  double one = busy_seconds(ctx, &w);
+  busy_queue(ctx, &w, &busy_t);
+  CHECK_STATUS(wgc_download_async(ctx, got, dx, 4 * N, count_cb, &dl_t),
+               WGC_OK);
+  double worst = 0, t_start = now();
+  int queued = 1, polls = 0;
+  while (dl_t.fired == 0 && now() - t_start < 60) {
+    if (queued < 40 && queued - busy_t.fired < 3) { /* keep submits waiting */
+      busy_queue(ctx, &w, &busy_t);
+      queued++;
+    }
+    double t0 = now();
+    CHECK_STATUS(wgc_poll(ctx), WGC_OK);
+    double t = now() - t0;
+    if (t > worst)
+      worst = t;
+    polls++;
+    sleep_ms(1);
+  }
+  double t_wait = now();
+  CHECK_STATUS(wgc_synchronize(ctx), WGC_OK);
+  t_wait = now() - t_wait;
+  CHECK(dl_t.fired == 1 && dl_t.ok == 1, "download: %d fired, %d ok",
+        dl_t.fired, dl_t.ok);
+  CHECK(busy_t.fired == queued && busy_t.ok == queued,
+        "busy callbacks: %d of %d fired, %d ok", busy_t.fired, queued,
+        busy_t.ok);
+  CHECK(worst < FAST, "a poll took %.3f s (GEMMs of %.3f s queued)", worst,
+        one);
+  CHECK(t_wait > one / 2, "only %.3f s of work was left: the test is moot",
+        t_wait);
+  CHECK(memcmp(got, x, 4 * N) == 0, "the download read wrong values");
+  printf("  %d polls until the download fired, worst %.4f s; %d GEMMs of "
+         "%.3f s queued, %.3f s left after\n",
+         polls, worst, queued, one, t_wait);
+out:
+  free(x);
+  free(got);
+  wgc_destroy(ctx);
+  case_end();
+}
+
 /* Issues n 4-byte downloads of distinct elements and synchronizes; returns
  * the seconds taken, checking every value and callback. */
 static double many_downloads(wgc_context *ctx, wgc_ptr src, const float *x,
@@ -297,8 +363,14 @@ TEST(native_download_scaling) {
   wgc_ptr src = dev_from(ctx, x, LEN);
   if (src) {
     many_downloads(ctx, src, x, LEN, 1000); /* warm-up */
-    double small = many_downloads(ctx, src, x, LEN, 20000);
-    double large = many_downloads(ctx, src, x, LEN, 80000);
+    /* the best of three, as other processes share the machine */
+    double small = 1e9, large = 1e9;
+    for (int i = 0; i < 3; i++) {
+      double t = many_downloads(ctx, src, x, LEN, 20000);
+      small = t < small ? t : small;
+      t = many_downloads(ctx, src, x, LEN, 80000);
+      large = t < large ? t : large;
+    }
     CHECK(large < 6 * small + 0.05,
           "80k downloads took %.3f s, 20k %.3f s (%.1fx for 4x)", large, small,
           large / small);

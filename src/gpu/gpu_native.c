@@ -684,7 +684,14 @@ static void *nw_worker_main(void *arg) {
       d->cmds = d->cmds_tail = NULL;
       nw_unlock();
       nw_run(d, c);
+      /* a submit may have waited long: what finished meanwhile is due
+       * now, not after the next one */
       nw_lock();
+      if (d->in_runtime && !d->errors.lost) {
+        nw_unlock();
+        wgc_nw.DevicePoll(d->device, false, NULL);
+        nw_lock();
+      }
       interval = 100000;
       continue;
     }
@@ -1378,7 +1385,15 @@ void gpu_buffer_read_many(gpu_id buf, const gpu_read *reads, size_t n) {
   nw_lock();
   bool mapped = b->u.buffer.map_state == NW_MAPPED;
   uint64_t mo = b->u.buffer.map_offset, ms = b->u.buffer.map_size;
+  nw_obj *od = nw_get_locked(b->dev, NW_DEVICE);
+  bool lost = od && od->u.device->errors.lost;
+  if (lost)
+    b->u.buffer.map_state = NW_UNMAPPED;
   nw_unlock();
+  /* A destroyed device's buffers are gone: wgpu-native aborts the process
+   * when one is read or unmapped. */
+  if (lost)
+    return;
   /* wgpu-native aborts the process when asked for a range not mapped */
   if (!mapped) {
     nw_device *d = nw_dev(b->dev);
