@@ -316,7 +316,8 @@ TEST(native_poll_delivers_while_submitting) {
   CHECK(worst_issue < FAST,
         "a GEMM and synchronize_async took %.3f s (GEMMs of %.3f s queued)",
         worst_issue, one);
-  CHECK(t_wait > one / 2, "only %.3f s of work was left: the test is moot",
+  /* still busy after the download fired: submits were waiting meanwhile */
+  CHECK(t_wait > FAST, "only %.3f s of work was left: the test is moot",
         t_wait);
   CHECK(memcmp(got, x, 4 * N) == 0, "the download read wrong values");
   printf("  %d polls until the download fired, worst %.4f s; %d GEMMs of "
