@@ -379,7 +379,9 @@ TEST(native_download_scaling) {
       t = many_downloads(ctx, src, x, LEN, 80000);
       large = t < large ? t : large;
     }
-    CHECK(large < 6 * small + 0.05,
+    /* the slack absorbs what the sanitizers' allocator adds per live
+     * record; quadratic costs took 6 s for 20k and 80 s for 80k */
+    CHECK(large < 6 * small + 0.25,
           "80k downloads took %.3f s, 20k %.3f s (%.1fx for 4x)", large, small,
           large / small);
     printf("  20k downloads %.3f s, 80k %.3f s (%.2fx for 4x)\n", small, large,
