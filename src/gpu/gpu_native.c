@@ -88,7 +88,8 @@ typedef struct nw_device {
   /* The submission thread: every call that can wait behind queued GPU work
    * (queue submit and writes, maps, device polls) runs on it, so that the
    * caller's thread never does. */
-  bool worker_started, stop, destroyed;
+  bool worker_started, stop;
+  bool lose_requested, destroyed; /* gpu_device_lose */
   pthread_t worker;
   pthread_cond_t wake;    /* the worker: commands queued, or stop */
   pthread_cond_t settled; /* waiters: an op completed or the device was lost */
@@ -608,10 +609,33 @@ static bool nw_lost(nw_device *d) {
  * waits for the previous one); maps, work-done requests and releases that
  * follow them keep their order relative to them, and queue writes end a
  * run, since a write lands before the next submission. */
+/* Destroys d's runtime device for gpu_device_lose, once. On the worker. */
+static void nw_destroy_now(nw_device *d) {
+  nw_lock();
+  bool done = d->destroyed, lost = d->errors.lost;
+  nw_unlock();
+  if (done)
+    return;
+  if (!lost)
+    wgc_nw.DeviceDestroy(d->device);
+  const char *why = "the device was destroyed";
+  nw_lock();
+  if (!d->errors.lost)
+    gpu_errors_lost(&d->errors, why, strlen(why));
+  d->destroyed = true;
+  pthread_cond_broadcast(&d->settled);
+  nw_unlock();
+}
+
 static void nw_run(nw_device *d, nw_cmd *c) {
   enum { RUN = 256 };
   WGPUCommandBuffer run[RUN];
   while (c) {
+    nw_lock();
+    bool lose = d->lose_requested;
+    nw_unlock();
+    if (lose) /* under what this chain still holds */
+      nw_destroy_now(d);
     bool lost = nw_lost(d);
     /* gather submits, up to a write or a destroy */
     size_t n = 0;
@@ -648,22 +672,11 @@ static void nw_run(nw_device *d, nw_cmd *c) {
     if (!c || (c->kind != NW_CMD_WRITE && c->kind != NW_CMD_DESTROY))
       continue; /* the run was full */
     nw_cmd *next = c->next;
-    if (c->kind == NW_CMD_WRITE && !lost) {
+    if (c->kind == NW_CMD_DESTROY)
+      nw_destroy_now(d);
+    else if (!lost) /* a write; dropped once the device is gone */
       wgc_nw.QueueWriteBuffer(d->queue, c->buffer, c->offset, c->data,
                               (size_t)c->size);
-    } else if (c->kind == NW_CMD_WRITE) {
-      /* dropped: the device is gone */
-    } else if (c->kind == NW_CMD_DESTROY) {
-      if (!lost)
-        wgc_nw.DeviceDestroy(d->device);
-      const char *why = "the device was destroyed";
-      nw_lock();
-      if (!d->errors.lost)
-        gpu_errors_lost(&d->errors, why, strlen(why));
-      d->destroyed = true;
-      pthread_cond_broadcast(&d->settled);
-      nw_unlock();
-    }
     free(c);
     c = next;
   }
@@ -1711,6 +1724,9 @@ void gpu_device_lose(gpu_id dev) {
     return;
   /* On the submission thread, ahead of what is queued, so that no runtime
    * call races with it and the queued work is what gets lost. */
+  nw_lock();
+  d->lose_requested = true;
+  nw_unlock();
   if (!nw_enqueue(d, c, true)) {
     free(c);
     return;
