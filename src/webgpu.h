@@ -81,8 +81,10 @@ struct wg_state {
   size_t pipe_count, pipe_cap;
   size_t compiled;
   /* completions in flight (backend_webgpu.c) */
-  struct wg_transfer *downloads;
-  struct wg_work_done *works;
+  struct wg_transfer *transfers;
+  size_t outstanding;    /* of them, not yet done */
+  struct wg_slab *slabs; /* download staging in flight, newest first */
+  struct wg_slab *open;  /* the one taking small downloads */
   /* device request (init) */
   bool request_done;
   bool abandoned; /* its wgc_create returned WGC_ERR_WOULD_BLOCK */
@@ -94,6 +96,9 @@ struct wg_state {
 /* Submits the batch being recorded, if any, and (outside an op) releases
  * scratch memory. Never waits. */
 void wg_flush(wg_state *st);
+/* Maps the download staging whose copies were just submitted
+ * (backend_webgpu.c; wg_flush calls it). */
+void wg_seal_downloads(wg_state *st);
 /* The encoder of the batch being recorded, begun if needed. */
 gpu_id wg_encoder(wg_state *st);
 /* A device error reported since the last call, as a status and message on

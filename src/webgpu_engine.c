@@ -40,6 +40,7 @@ void wg_flush(wg_state *st) {
     st->dispatches = 0;
     st->arena_used = 0;
   }
+  wg_seal_downloads(st); /* their copies are submitted: map after them */
   if (st->in_op)
     return; /* the op records more launches that use its scratch */
   /* Submitted work keeps the buffers alive; only our handles go. */
