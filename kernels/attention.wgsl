@@ -85,8 +85,9 @@ fn attn_tiles(g: u32, li: u32) {
   let i = q0 + r;
   let vis = select(0u, attn_visible(i), i < P.seq_q);
 
-  var m = 0.0f;  // running max (meaningful once l > 0)
+  var m = 0.0f;  // running max of finite scores (meaningful once l > 0)
   var l = 0.0f;  // running sum of exp(s - m)
+  var bad = false;  // a NaN or +inf score (attn_bad)
   var acc: array<vec4<f32>, 4>;  // [chunk * NV4 + u]
 
   for (var k0 = 0u; k0 < kv_end; k0 += BK) {
@@ -129,14 +130,17 @@ fn attn_tiles(g: u32, li: u32) {
     // 2. online softmax
     var m_new = m;
     if (nv > 0u) {
-      var mt = attn_s[r * BK];
-      for (var j = 1u; j < nv; j++) {
-        mt = max(mt, attn_s[r * BK + j]);
+      var mt = MASKED;
+      for (var j = 0u; j < nv; j++) {
+        let x = attn_s[r * BK + j];
+        bad = bad || attn_bad(x);
+        mt = max(mt, select(MASKED, x, attn_finite(x)));
       }
       m_new = select(mt, max(m, mt), l > 0.0f);
     }
     let alpha = select(1.0f, attn_exp(m - m_new), l > 0.0f);
-    attn_p[li] = select(0.0f, attn_exp(attn_s[li] - m_new), c < nv);
+    let sv = attn_s[li];
+    attn_p[li] = select(0.0f, attn_exp(sv - m_new), c < nv && attn_finite(sv));
     m = m_new;
     l *= alpha;
     for (var a = 0u; a < NV4 * NVC; a++) {
@@ -165,7 +169,7 @@ fn attn_tiles(g: u32, li: u32) {
           l += pj;
         }
         for (var u = 0u; u < NV4; u++) {
-          acc[vc * NV4 + u] += pj * attn_kv[j * VC4 + c + 16u * u];
+          acc[vc * NV4 + u] += attn_pv(pj, attn_kv[j * VC4 + c + 16u * u]);
         }
       }
     }
@@ -176,7 +180,7 @@ fn attn_tiles(g: u32, li: u32) {
     let o_row = (bhl * P.seq_q + i) * P.o_stride;
     for (var vc = 0u; vc < NVC; vc++) {
       for (var u = 0u; u < NV4; u++) {
-        var x = select(vec4<f32>(0.0f), acc[vc * NV4 + u] / l, l > 0.0f);
+        var x = attn_out(acc[vc * NV4 + u], l, bad, vis);
         if (PARTIAL == 1u) {
           x = acc[vc * NV4 + u];
         }
@@ -185,8 +189,8 @@ fn attn_tiles(g: u32, li: u32) {
       }
     }
     if (PARTIAL == 1u && c == 0u && dg == 0u) {
-      o_st(o_row + hd, m);
-      o_st(o_row + hd + 1u, l);
+      o_st(o_row + hd, attn_state_m(m, l, vis));
+      o_st(o_row + hd + 1u, attn_state_l(l, bad));
     }
   }
 }
@@ -218,8 +222,9 @@ fn attn_rows(g: u32, li: u32) {
     }
   }
 
-  var m = 0.0f;  // running max (meaningful once l > 0)
+  var m = 0.0f;  // running max of finite scores (meaningful once l > 0)
   var l = 0.0f;  // running sum of exp(s - m)
+  var bad = false;  // a NaN or +inf score (attn_bad)
   for (var k0 = 0u; k0 < kv_end; k0 += BK) {
     for (var e = li; e < BK * RD4; e += WG) {
       let row = e / RD4;
@@ -245,7 +250,8 @@ fn attn_rows(g: u32, li: u32) {
         x += dot(qr[d4], attn_kv[j * RD4 + d4]);
       }
       s[j] = x;
-      mt = max(mt, select(MASKED, x, j < nv));
+      bad = bad || (j < nv && attn_bad(x));
+      mt = max(mt, select(MASKED, x, j < nv && attn_finite(x)));
     }
     var m_new = m;
     if (nv > 0u) {
@@ -258,10 +264,10 @@ fn attn_rows(g: u32, li: u32) {
       acc[d4] *= alpha;
     }
     for (var j = 0u; j < nv; j++) {
-      let p = attn_exp(s[j] - m_new);
+      let p = select(0.0f, attn_exp(s[j] - m_new), attn_finite(s[j]));
       l += p;
       for (var d4 = 0u; d4 < RD4; d4++) {
-        acc[d4] += p * attn_kv[256u + j * RD4 + d4];
+        acc[d4] += attn_pv(p, attn_kv[256u + j * RD4 + d4]);
       }
     }
     workgroupBarrier();
@@ -270,15 +276,15 @@ fn attn_rows(g: u32, li: u32) {
   if (live && i < P.seq_q) {
     let o_row = (bhl * P.seq_q + i) * P.o_stride;
     for (var d4 = 0u; d4 < RD4; d4++) {
-      var x = select(vec4<f32>(0.0f), acc[d4] / l, l > 0.0f);
+      var x = attn_out(acc[d4], l, bad, vis);
       if (PARTIAL == 1u) {
         x = acc[d4];
       }
       attn_st_o(o_row + 4u * d4, 4u * d4, hd, x);
     }
     if (PARTIAL == 1u) {
-      o_st(o_row + hd, m);
-      o_st(o_row + hd + 1u, l);
+      o_st(o_row + hd, attn_state_m(m, l, vis));
+      o_st(o_row + hd + 1u, attn_state_l(l, bad));
     }
   }
 }

@@ -7,7 +7,8 @@
 //   L = sum_b exp(m_b - M) l_b,  A = sum_b exp(m_b - M) acc_b
 // the output is A / L (zeros where no block saw a key, L == 0) when
 // last == 1, else the merged state (A, M, L) for another combine round.
-// One invocation per (row, dim).
+// States also carry the non-finite score rules of attention_common.wgsl
+// (attn_state_m, attn_state_l), merged below. One invocation per (row, dim).
 
 struct Params {
   off: vec4<u32>,
@@ -16,6 +17,11 @@ struct Params {
   nblk: u32,  // blocks combined
   last: u32,  // 1: write O (row stride hd); 0: a state (row stride hd + 2)
 }
+
+// Through a var: a constant bitcast to inf/NaN is a shader-creation error
+// in Tint.
+fn cmb_nan() -> f32 { var b = 0x7fc00000u; return bitcast<f32>(b); }
+fn cmb_neg_inf() -> f32 { var b = 0xff800000u; return bitcast<f32>(b); }
 
 // exp of x <= 0; far below the float range it is exactly 0.
 fn cmb_exp(x: f32) -> f32 {
@@ -32,14 +38,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let d = t % P.hd;
   let rs = P.hd + 2u;    // row stride of a state
   let bs = P.rows * rs;  // block stride
+  // A state with l = NaN saw a NaN or +inf score (the row is NaN); one
+  // with l = 0 and m = -inf saw keys that all scored -inf (the row is NaN
+  // unless another block saw a finite score); see attn_state_m/_l.
   var m = 0.0f;
-  var seen = false;
+  var seen = false;   // a block with l > 0
+  var bad = false;    // a block with l = NaN
+  var keys = false;   // a block that saw keys
   for (var b = 0u; b < P.nblk; b++) {
     let at = b * bs + row * rs + P.hd;
     let mb = p_ld(at);
-    if (p_ld(at + 1u) > 0.0f) {
+    let lb = p_ld(at + 1u);
+    let lbits = bitcast<u32>(lb) & 0x7fffffffu;
+    if (lbits > 0x7f800000u) {
+      bad = true;
+    } else if (lb > 0.0f) {
       m = select(mb, max(m, mb), seen);
       seen = true;
+      keys = true;
+    } else if (bitcast<u32>(mb) == 0xff800000u) {
+      keys = true;
     }
   }
   var l = 0.0f;
@@ -47,19 +65,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   for (var b = 0u; b < P.nblk; b++) {
     let at = b * bs + row * rs;
     let lb = p_ld(at + P.hd + 1u);
-    if (lb > 0.0f) {
+    if (lb > 0.0f && (bitcast<u32>(lb) & 0x7fffffffu) <= 0x7f800000u) {
       let w = cmb_exp(p_ld(at + P.hd) - m);
       l += w * lb;
       acc += w * p_ld(at + d);
     }
   }
+  let nan_row = bad || (keys && !seen);
   if (P.last == 1u) {
-    o_st(row * P.hd + d, select(0.0f, acc / l, l > 0.0f));
+    var x = select(0.0f, acc / l, l > 0.0f);
+    if (nan_row) { x = cmb_nan(); }
+    o_st(row * P.hd + d, x);
   } else {
     o_st(row * rs + d, acc);
     if (d == 0u) {
-      o_st(row * rs + P.hd, m);
-      o_st(row * rs + P.hd + 1u, l);
+      var mo = m;
+      var lo = l;
+      if (keys && !seen) { mo = cmb_neg_inf(); }
+      if (bad) { lo = cmb_nan(); }
+      o_st(row * rs + P.hd, mo);
+      o_st(row * rs + P.hd + 1u, lo);
     }
   }
 }

@@ -53,6 +53,48 @@ fn attn_exp(x: f32) -> f32 {
   return select(exp(max(x, -87.0f)), 0.0f, x < -87.0f);
 }
 
+// Non-finite scores follow the unfused softmax(s) V of API.md, tracked
+// apart from the running max (WGSL's max() with NaN is implementation-
+// defined, and compilers may fold NaN comparisons), on the bit pattern:
+// a NaN or +inf score makes the row NaN (exp(inf - inf)); a -inf score
+// gets weight 0; a row whose visible scores are all -inf is NaN too
+// (exp(-inf - -inf)). Only finite scores enter the max and the sums.
+fn attn_bad(s: f32) -> bool {
+  let b = bitcast<u32>(s);
+  return (b & 0x7fffffffu) > 0x7f800000u || b == 0x7f800000u;
+}
+fn attn_finite(s: f32) -> bool {
+  return (bitcast<u32>(s) & 0x7f800000u) != 0x7f800000u;
+}
+// Through a var: a constant bitcast to inf/NaN is a shader-creation error
+// in Tint.
+fn attn_nan() -> f32 { var b = 0x7fc00000u; return bitcast<f32>(b); }
+fn attn_neg_inf() -> f32 { var b = 0xff800000u; return bitcast<f32>(b); }
+
+// p * v, but nothing at all for weight 0, so that a NaN or infinite value
+// of a key with weight 0 (a -inf score) does not reach the row.
+fn attn_pv(p: f32, v: vec4<f32>) -> vec4<f32> {
+  return select(vec4<f32>(0.0f), p * v, p > 0.0f);
+}
+
+// The output of a row from its sums: NaN (bad, or keys seen but none with
+// a finite score), zeros (no key seen), else acc / l.
+fn attn_out(acc: vec4<f32>, l: f32, bad: bool, vis: u32) -> vec4<f32> {
+  if (bad || (vis > 0u && l == 0.0f)) { return vec4<f32>(attn_nan()); }
+  return select(vec4<f32>(0.0f), acc / l, l > 0.0f);
+}
+
+// The split-KV state's m and l of a row (kernels/attention_combine.wgsl):
+// l = NaN marks a bad row, m = -inf with l = 0 a row whose visible keys all
+// scored -inf (NaN unless another block has a finite score).
+fn attn_state_m(m: f32, l: f32, vis: u32) -> f32 {
+  if (vis > 0u && l == 0.0f) { return attn_neg_inf(); }
+  return m;
+}
+fn attn_state_l(l: f32, bad: bool) -> f32 {
+  return select(l, attn_nan(), bad);
+}
+
 // Elements at..at+3 of a row whose dims d..d+3 may pass the head_dim hd
 // (those read as 0).
 fn attn_ld_q(at: u32, d: u32, hd: u32) -> vec4<f32> {

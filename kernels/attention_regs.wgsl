@@ -47,8 +47,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     acc[d4] = vec4<f32>(0.0f);
   }
 
-  var m = 0.0f;  // running max (meaningful once l > 0)
+  var m = 0.0f;  // running max of finite scores (meaningful once l > 0)
   var l = 0.0f;  // running sum of exp(s - m)
+  var bad = false;  // a NaN or +inf score (attn_bad)
   for (var k0 = 0u; k0 < vis; k0 += 8u) {
     // keys k0 .. k0+nv-1 are visible; the others read the last visible one
     let nv = min(vis - k0, 8u);
@@ -75,49 +76,58 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       sb.z += dot(q, attn_ld_k(b6 + d, d, hd));
       sb.w += dot(q, attn_ld_k(b7 + d, d, hd));
     }
+    // visible keys, and those of them with a finite score
     let va = vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(nv);
     let vb = vec4<u32>(4u, 5u, 6u, 7u) < vec4<u32>(nv);
-    sa = select(vec4<f32>(MASKED), sa, va);
-    sb = select(vec4<f32>(MASKED), sb, vb);
+    let xa = bitcast<vec4<u32>>(sa);
+    let xb = bitcast<vec4<u32>>(sb);
+    let inf = vec4<u32>(0x7f800000u);
+    let abs_mask = vec4<u32>(0x7fffffffu);
+    bad = bad || any(va & (((xa & abs_mask) > inf) | (xa == inf))) ||
+          any(vb & (((xb & abs_mask) > inf) | (xb == inf)));
+    let fa = va & ((xa & inf) != inf);
+    let fb = vb & ((xb & inf) != inf);
+    sa = select(vec4<f32>(MASKED), sa, fa);
+    sb = select(vec4<f32>(MASKED), sb, fb);
     let mv = max(sa, sb);
-    let mt = max(max(mv.x, mv.y), max(mv.z, mv.w));  // key 0 is visible
+    let mt = max(max(mv.x, mv.y), max(mv.z, mv.w));
     let m_new = select(mt, max(m, mt), l > 0.0f);
     let alpha = select(1.0f, attn_exp(m - m_new), l > 0.0f);
     let pa = select(vec4<f32>(0.0f),
                     vec4<f32>(attn_exp(sa.x - m_new), attn_exp(sa.y - m_new),
                               attn_exp(sa.z - m_new), attn_exp(sa.w - m_new)),
-                    va);
+                    fa);
     let pb = select(vec4<f32>(0.0f),
                     vec4<f32>(attn_exp(sb.x - m_new), attn_exp(sb.y - m_new),
                               attn_exp(sb.z - m_new), attn_exp(sb.w - m_new)),
-                    vb);
+                    fb);
     m = m_new;
     l = l * alpha + dot(pa + pb, vec4<f32>(1.0f));
     for (var d4 = 0u; d4 < RD4; d4++) {
       let d = 4u * d4;
       var x = acc[d4] * alpha;
-      x += pa.x * attn_ld_v(b0 + d, d, hd);
-      x += pa.y * attn_ld_v(b1 + d, d, hd);
-      x += pa.z * attn_ld_v(b2 + d, d, hd);
-      x += pa.w * attn_ld_v(b3 + d, d, hd);
-      x += pb.x * attn_ld_v(b4 + d, d, hd);
-      x += pb.y * attn_ld_v(b5 + d, d, hd);
-      x += pb.z * attn_ld_v(b6 + d, d, hd);
-      x += pb.w * attn_ld_v(b7 + d, d, hd);
+      x += attn_pv(pa.x, attn_ld_v(b0 + d, d, hd));
+      x += attn_pv(pa.y, attn_ld_v(b1 + d, d, hd));
+      x += attn_pv(pa.z, attn_ld_v(b2 + d, d, hd));
+      x += attn_pv(pa.w, attn_ld_v(b3 + d, d, hd));
+      x += attn_pv(pb.x, attn_ld_v(b4 + d, d, hd));
+      x += attn_pv(pb.y, attn_ld_v(b5 + d, d, hd));
+      x += attn_pv(pb.z, attn_ld_v(b6 + d, d, hd));
+      x += attn_pv(pb.w, attn_ld_v(b7 + d, d, hd));
       acc[d4] = x;
     }
   }
 
   let o_row = (bhl * P.seq_q + i) * P.o_stride;
   for (var d4 = 0u; d4 < RD4; d4++) {
-    var x = select(vec4<f32>(0.0f), acc[d4] / l, l > 0.0f);
+    var x = attn_out(acc[d4], l, bad, vis);
     if (PARTIAL == 1u) {
       x = acc[d4];
     }
     attn_st_o(o_row + 4u * d4, 4u * d4, hd, x);
   }
   if (PARTIAL == 1u) {
-    o_st(o_row + hd, m);
-    o_st(o_row + hd + 1u, l);
+    o_st(o_row + hd, attn_state_m(m, l, vis));
+    o_st(o_row + hd + 1u, attn_state_l(l, bad));
   }
 }

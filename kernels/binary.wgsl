@@ -26,7 +26,7 @@ fn apply(a: f32, b: f32) -> f32 {
       if (wgc_is_nan(a) || wgc_is_nan(b)) { return wgc_nan(); }
       return min(a, b);
     }
-    default: { return wgc_pow(a, b); }
+    default: { return wgc_pow(a, b, P.count >> 31u); } // 0, opaque
   }
 }
 

@@ -9,7 +9,8 @@
 // the image; coordinates are relative to it, so padding is still judged in
 // global coordinates), f at its first channel and tap, b at its first
 // channel, y at its first element. A piece that is not the first of its
-// tap range adds to the output (no bias) instead of writing it.
+// tap range adds to the output instead of writing it; only the last one
+// adds the bias (has_bias).
 // Prelude consts: MODE; ACC (true: add to the output, for a tap range after
 // the first; a separate pipeline, as reading the output slows the writing
 // form); for MODE 0 the tile BM x BN x BK.
@@ -84,12 +85,17 @@ fn conv_ypix(pr: u32) -> u32 {
   return (pr / P.qn) * P.yq + pr % P.qn;
 }
 
+// The bias comes last, onto the whole sum (has_bias is set only for the
+// last tap range of a split sum).
 fn conv_put(i: u32, v: f32, bias: f32) {
+  var r = v;
   if (ACC) { // a const: the writing form never reads the output
-    y_st(i, y_ld(i) + v);
-  } else {
-    y_st(i, v + bias);
+    r = y_ld(i) + v;
   }
+  if (P.has_bias != 0u) {
+    r = r + bias;
+  }
+  y_st(i, r);
 }
 
 fn conv_store(m: u32, g: u32, n0: u32, tx: u32, v: vec4<f32>) {

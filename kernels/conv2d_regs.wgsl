@@ -27,12 +27,17 @@ struct Params { // conv_params of src/webgpu_conv2d.c
   nss: u32, pad0: u32, pad1: u32, pad2: u32,
 }
 
+// The bias comes last, onto the whole sum (has_bias is set only for the
+// last tap range of a split sum).
 fn conv_put(i: u32, v: f32, bias: f32) {
+  var r = v;
   if (ACC) { // a const: the writing form never reads the output
-    y_st(i, y_ld(i) + v);
-  } else {
-    y_st(i, v + bias);
+    r = y_ld(i) + v;
   }
+  if (P.has_bias != 0u) {
+    r = r + bias;
+  }
+  y_st(i, r);
 }
 
 @compute @workgroup_size(WG)

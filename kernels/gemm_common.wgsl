@@ -11,6 +11,10 @@ struct Params {
   rs_c: u32, cs_c: u32, ba: u32, bb: u32,
   bc: u32, kslice: u32, nslices: u32, total: u32,
   alpha: f32, beta: f32,
+  // 1 unless beta == 0 exactly, decided on the host: shader compilers may
+  // assume floats are never NaN and fold `beta != 0` to false for a NaN
+  // beta, which must make C NaN rather than skip it.
+  use_c: u32,
 }
 
 // Element idx of the launch's [slice][batch][row][col] order (gemm_out_part

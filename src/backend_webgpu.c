@@ -11,24 +11,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A download in flight; heap-allocated so that a completion arriving after
- * the context is gone (browser) finds it marked orphan and only frees it. */
+/* A completion in flight: a download (slab != NULL) or a work-done
+ * notification. Heap-allocated so that one arriving after the context is
+ * gone (browser) finds it marked orphan and only frees it; doubly linked so
+ * that finishing one costs O(1) however many are outstanding. */
 typedef struct wg_transfer {
-  struct wg_transfer *next;
+  struct wg_transfer *prev, *next;
   wg_state *st;
-  gpu_id staging;
+  struct wg_slab *slab; /* a download's staging; NULL for a work-done */
+  struct wg_transfer *slab_next;
+  uint64_t offset; /* in the slab */
   void *dst;
   uint64_t bytes;
   wgc_pending *pending; /* NULL for the waiting form */
   bool done, orphan;
+  bool dropped; /* its call failed after the copy: only the slab holds it */
   wgc_status status;
 } wg_transfer;
 
-typedef struct wg_work_done {
-  struct wg_work_done *next;
-  wgc_pending *pending;
-  bool orphan;
-} wg_work_done;
+static void transfer_link(wg_state *st, wg_transfer *t) {
+  t->prev = NULL;
+  t->next = st->transfers;
+  if (st->transfers)
+    st->transfers->prev = t;
+  st->transfers = t;
+  st->outstanding++;
+}
+
+static void transfer_unlink(wg_state *st, wg_transfer *t) {
+  if (t->prev)
+    t->prev->next = t->next;
+  else
+    st->transfers = t->next;
+  if (t->next)
+    t->next->prev = t->prev;
+  t->prev = t->next = NULL;
+}
+
+/* What a completion's status means to the user: loss stays loss. */
+static wgc_status user_status(wgc_status s) {
+  return s == WGC_OK || s == WGC_ERR_DEVICE_LOST ? s : WGC_ERR_DEVICE;
+}
 
 static wg_state *state(const wgc_context *ctx) { return ctx->impl; }
 
@@ -209,71 +232,170 @@ static wgc_status wg_copy(wgc_context *ctx, wgc_ref dst, wgc_ref src,
   return wg_device_error(ctx, "wgc_copy");
 }
 
-/* Records a copy of src into a fresh staging buffer and submits it. */
-static wgc_status start_download(wgc_context *ctx, const char *fn, void *dst,
-                                 wgc_ref src, size_t bytes, wgc_pending *p,
-                                 wg_transfer **out);
+/* ---- downloads ----------------------------------------------------------- */
 
-static void download_mapped(wgc_status s, void *user) {
-  wg_transfer *d = user;
-  d->done = true;
-  d->status = s;
-  if (!d->orphan && s == WGC_OK)
-    gpu_buffer_read(d->staging, 0, d->dst, d->bytes);
-  gpu_buffer_release(d->staging);
-  d->staging = 0;
-  if (d->orphan) {
-    free(d);
-    return;
+/* Downloads go through staging slabs. Natively, small downloads share one
+ * MAP_READ buffer, recorded into the current batch, until that batch is
+ * submitted (wg_flush seals the slab and maps it once): N downloads cost a
+ * few buffers and maps rather than N of each. One buffer per download made
+ * N outstanding downloads cost O(N^2), as the runtime sizes each command
+ * buffer's resource tracking by the number of live buffers. Large
+ * downloads, and every download in the browser (where nothing may be left
+ * for a later poll to submit), get a slab of their own, mapped at once. */
+#define WG_SLAB_BYTES (4u * 1024u)
+
+typedef struct wg_slab {
+  struct wg_slab *prev, *next; /* st->slabs, newest first */
+  wg_state *st;
+  gpu_id buf;
+  uint64_t size, used;
+  wg_transfer *first, *last; /* its downloads, in order */
+  bool sealed, orphan;
+} wg_slab;
+
+static void slab_unlink(wg_state *st, wg_slab *sl) {
+  if (sl->prev)
+    sl->prev->next = sl->next;
+  else
+    st->slabs = sl->next;
+  if (sl->next)
+    sl->next->prev = sl->prev;
+  if (st->open == sl)
+    st->open = NULL;
+}
+
+static void slab_mapped(wgc_status s, void *user) {
+  wg_slab *sl = user;
+  if (!sl->orphan && s == WGC_OK) {
+    size_t n = 0;
+    for (wg_transfer *t = sl->first; t; t = t->slab_next)
+      n += !t->dropped;
+    gpu_read *r = calloc(n ? n : 1, sizeof *r);
+    if (r) {
+      size_t i = 0;
+      for (wg_transfer *t = sl->first; t; t = t->slab_next)
+        if (!t->dropped)
+          r[i++] = (gpu_read){t->offset, t->dst, t->bytes};
+      gpu_buffer_read_many(sl->buf, r, n);
+      free(r);
+    } else {
+      s = WGC_ERR_OUT_OF_MEMORY;
+      gpu_buffer_read_many(sl->buf, NULL, 0); /* unmaps */
+    }
   }
-  if (d->pending) {
-    wg_state *st = d->st;
-    wgc_pending_complete(d->pending, s == WGC_OK ? WGC_OK : WGC_ERR_DEVICE);
-    /* unlink and free */
-    for (wg_transfer **link = &st->downloads; *link; link = &(*link)->next)
-      if (*link == d) {
-        *link = d->next;
-        break;
+  gpu_buffer_release(sl->buf);
+  if (!sl->orphan) {
+    wg_state *st = sl->st;
+    slab_unlink(st, sl);
+    for (wg_transfer *t = sl->first, *next; t; t = next) {
+      next = t->slab_next;
+      if (t->dropped) {
+        free(t);
+        continue;
       }
-    free(d);
+      t->done = true;
+      t->status = s;
+      st->outstanding--;
+      if (t->pending) { /* the waiting form frees its own */
+        wgc_pending_complete(t->pending, user_status(s));
+        transfer_unlink(st, t);
+        free(t);
+      }
+    }
+  }
+  free(sl);
+}
+
+void wg_seal_downloads(wg_state *st) {
+  if (!st->slabs || st->slabs->sealed)
+    return;
+  st->open = NULL;
+  for (wg_slab *sl = st->slabs, *next; sl && !sl->sealed; sl = next) {
+    next = sl->next;
+    sl->sealed = true;
+    gpu_buffer_map_read(sl->buf, 0, sl->used, slab_mapped, sl);
   }
 }
 
+static wgc_status slab_new(wgc_context *ctx, const char *fn, uint64_t size,
+                           wg_slab **out) {
+  wg_state *st = state(ctx);
+  wg_slab *sl = calloc(1, sizeof *sl);
+  if (!sl)
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  sl->st = st;
+  sl->size = size;
+  sl->buf =
+      gpu_buffer_create(st->dev, size, GPU_USAGE_MAP_READ | GPU_USAGE_COPY_DST);
+  if (!sl->buf) {
+    free(sl);
+    wgc_status s = wg_device_error(ctx, fn);
+    return s != WGC_OK ? s
+                       : wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                                  "%s: cannot allocate %" PRIu64
+                                  " bytes of staging memory",
+                                  fn, size);
+  }
+  sl->next = st->slabs;
+  if (st->slabs)
+    st->slabs->prev = sl;
+  st->slabs = sl;
+  *out = sl;
+  return WGC_OK;
+}
+
+/* Records a copy of src into a staging slab; the slab is mapped once the
+ * batch holding the copy is submitted. */
 static wgc_status start_download(wgc_context *ctx, const char *fn, void *dst,
                                  wgc_ref src, size_t bytes, wgc_pending *p,
                                  wg_transfer **out) {
   wg_state *st = state(ctx);
-  wg_transfer *d = calloc(1, sizeof *d);
-  if (!d)
-    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-  d->st = st;
-  d->dst = dst;
-  d->bytes = bytes;
-  d->pending = p;
-  d->staging = gpu_buffer_create(st->dev, bytes,
-                                 GPU_USAGE_MAP_READ | GPU_USAGE_COPY_DST);
-  if (!d->staging) {
-    free(d);
-    wgc_status s = wg_device_error(ctx, fn);
-    return s != WGC_OK ? s
-                       : wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                                  "%s: cannot allocate %zu bytes of staging "
-                                  "memory",
-                                  fn, bytes);
-  }
-  gpu_encoder_copy(wg_encoder(st), ((wg_mem *)src.mem)->buffer, src.offset,
-                   d->staging, 0, bytes);
-  wg_flush(st);
+  /* a lost device never maps: refuse rather than owe a callback */
   wgc_status s = wg_device_error(ctx, fn);
-  if (s != WGC_OK) {
-    gpu_buffer_release(d->staging);
-    free(d);
+  if (s != WGC_OK)
+    return s;
+  wg_transfer *t = calloc(1, sizeof *t);
+  if (!t)
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  t->st = st;
+  t->dst = dst;
+  t->bytes = bytes;
+  t->pending = p;
+  bool own = !gpu_can_wait() || bytes > WG_SLAB_BYTES / 4;
+  wg_slab *sl = own ? NULL : st->open;
+  if (sl && sl->used + bytes > sl->size) {
+    wg_flush(st); /* submits and seals it */
+    sl = NULL;
+  }
+  if (!sl) {
+    s = slab_new(ctx, fn, own ? bytes : WG_SLAB_BYTES, &sl);
+    if (s != WGC_OK) {
+      free(t);
+      return s;
+    }
+    if (!own)
+      st->open = sl;
+  }
+  t->slab = sl;
+  t->offset = sl->used;
+  sl->used += bytes;
+  if (sl->last)
+    sl->last->slab_next = t;
+  else
+    sl->first = t;
+  sl->last = t;
+  gpu_encoder_copy(wg_encoder(st), ((wg_mem *)src.mem)->buffer, src.offset,
+                   sl->buf, t->offset, bytes);
+  s = wg_device_error(ctx, fn);
+  if (s != WGC_OK) { /* the slab frees it; nothing is owed */
+    t->dropped = true;
+    t->pending = NULL;
     return s;
   }
-  d->next = st->downloads;
-  st->downloads = d;
-  gpu_buffer_map_read(d->staging, 0, bytes, download_mapped, d);
-  *out = d;
+  transfer_link(st, t);
+  if (own)
+    wg_flush(st);
+  *out = t;
   return WGC_OK;
 }
 
@@ -286,14 +408,11 @@ static wgc_status wg_download(wgc_context *ctx, void *dst, wgc_ref src,
   wgc_status s = start_download(ctx, "wgc_download", dst, src, bytes, NULL, &d);
   if (s != WGC_OK)
     return s;
+  wg_flush(st);
   while (!d->done)
     gpu_process_events(st->dev, true);
   s = d->status;
-  for (wg_transfer **link = &st->downloads; *link; link = &(*link)->next)
-    if (*link == d) {
-      *link = d->next;
-      break;
-    }
+  transfer_unlink(st, d);
   free(d);
   if (s != WGC_OK) {
     wgc_status e = wg_device_error(ctx, "wgc_download");
@@ -315,57 +434,53 @@ static wgc_status wg_synchronize(wgc_context *ctx) {
     return WGC_ERR_WOULD_BLOCK;
   wg_state *st = state(ctx);
   wg_flush(st);
-  gpu_process_events(st->dev, true);
-  /* Maps requested before complete once their copies are done. */
-  for (;;) {
-    bool waiting = false;
-    for (wg_transfer *d = st->downloads; d; d = d->next)
-      waiting |= !d->done;
-    for (wg_work_done *w = st->works; w; w = w->next)
-      waiting |= w->pending != NULL;
-    if (!waiting)
-      break;
+  /* One wait covers every completion registered so far (the GPU layer
+   * waits for all of them); a callback run meanwhile may add more. */
+  size_t before;
+  do {
+    before = st->outstanding;
     gpu_process_events(st->dev, true);
-  }
+  } while (st->outstanding && st->outstanding < before);
   return wg_device_error(ctx, "wgc_synchronize");
 }
 
 static void work_done(wgc_status s, void *user) {
-  wg_work_done *w = user;
+  wg_transfer *w = user;
   if (w->orphan) {
     free(w);
     return;
   }
-  wgc_pending_complete(w->pending, s == WGC_OK ? WGC_OK : WGC_ERR_DEVICE);
-  w->pending = NULL; /* wg_poll unlinks and frees it */
+  w->st->outstanding--;
+  wgc_pending_complete(w->pending, user_status(s));
+  transfer_unlink(w->st, w);
+  free(w);
 }
 
 static wgc_status wg_synchronize_async(wgc_context *ctx, wgc_pending *p) {
   wg_state *st = state(ctx);
-  wg_work_done *w = calloc(1, sizeof *w);
+  /* a lost device never finishes anything: refuse rather than owe */
+  wgc_status s = wg_device_error(ctx, "wgc_synchronize_async");
+  if (s != WGC_OK)
+    return s;
+  wg_transfer *w = calloc(1, sizeof *w);
   if (!w)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
                     "wgc_synchronize_async: out of memory");
+  w->st = st;
   w->pending = p;
   wg_flush(st);
-  w->next = st->works;
-  st->works = w;
+  transfer_link(st, w);
   gpu_on_work_done(st->dev, work_done, w);
   return WGC_OK;
 }
 
 static wgc_status wg_poll(wgc_context *ctx) {
   wg_state *st = state(ctx);
+  /* downloads recorded but not yet submitted: they are what a poll waits
+   * for, and submitting never waits here */
+  if (st->slabs && !st->slabs->sealed)
+    wg_flush(st);
   gpu_process_events(st->dev, false);
-  for (wg_work_done **link = &st->works; *link;) {
-    wg_work_done *w = *link;
-    if (!w->pending) {
-      *link = w->next;
-      free(w);
-    } else {
-      link = &w->next;
-    }
-  }
   return wg_device_error(ctx, "wgc_poll");
 }
 
@@ -378,20 +493,28 @@ static void wg_shutdown(wgc_context *ctx) {
     if (gpu_can_wait())
       gpu_process_events(st->dev, true);
   }
-  /* Completions still in flight (browser) find their records orphaned. */
-  for (wg_transfer *d = st->downloads, *next; d; d = next) {
+  /* Completions still in flight (browser) find their records orphaned;
+   * a slab's downloads go with it. */
+  for (wg_slab *sl = st->slabs, *next; sl; sl = next) {
+    next = sl->next;
+    for (wg_transfer *t = sl->first, *tn; t; t = tn) {
+      tn = t->slab_next;
+      free(t);
+    }
+    sl->orphan = true;
+    if (!sl->sealed) { /* never mapped: nothing will call back */
+      gpu_buffer_release(sl->buf);
+      free(sl);
+    }
+  }
+  for (wg_transfer *d = st->transfers, *next; d; d = next) {
     next = d->next;
+    if (d->slab)
+      continue; /* freed with its slab */
     if (d->done)
       free(d);
     else
       d->orphan = true;
-  }
-  for (wg_work_done *w = st->works, *next; w; w = next) {
-    next = w->next;
-    if (!w->pending)
-      free(w);
-    else
-      w->orphan = true;
   }
   for (size_t i = 0; i < st->pipe_count; i++) {
     gpu_pipeline_release(st->pipes[i].id);

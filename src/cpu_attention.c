@@ -44,22 +44,37 @@ static void attn_row(const attn_job *job, const float *q, const float *k,
       o[x] = 0.0f;
     return;
   }
+  /* Non-finite scores follow the unfused softmax(s) V (API.md): a NaN or
+   * +inf score makes the row NaN (exp(inf - inf)), a -inf one gets weight
+   * 0, and a row whose scores are all -inf is NaN (exp(-inf - -inf)). A
+   * key of weight 0 contributes nothing, not even a NaN value. */
   double scale = job->d->scale, top = -INFINITY;
+  bool bad = false;
   for (size_t j = 0; j < len; j++) {
     const float *kj = k + j * hd;
     double dot = 0.0;
     for (size_t x = 0; x < hd; x++)
       dot += (double)q[x] * kj[x];
     s[j] = scale * dot;
+    /* beyond the float range a score is the infinity float arithmetic
+     * gives (as the WebGPU kernels do): 1e30 * 1e30 is +inf, a NaN row */
+    if (isinf((float)s[j]))
+      s[j] = (float)s[j];
+    bad = bad || isnan(s[j]) || s[j] == INFINITY;
     top = s[j] > top ? s[j] : top;
+  }
+  if (bad || top == -INFINITY) {
+    for (size_t x = 0; x < hd; x++)
+      o[x] = NAN;
+    return;
   }
   double sum = 0.0;
   for (size_t x = 0; x < hd; x++)
     acc[x] = 0.0;
   for (size_t j = 0; j < len; j++) {
-    /* An infinite or NaN score makes top non-finite; exp then gives NaN,
-     * which propagates as it would on any backend. */
     double p = exp(s[j] - top);
+    if (p == 0.0)
+      continue;
     const float *vj = v + j * hd;
     sum += p;
     for (size_t x = 0; x < hd; x++)

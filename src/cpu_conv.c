@@ -2,7 +2,8 @@
  * task per output plane (image, output channel); each filter tap adds a
  * shifted, strided copy of one input plane to the plane, over the output
  * columns that the tap keeps inside the input (computed up front, so the
- * inner loop has no bounds tests). */
+ * inner loop has no bounds tests). Planes are summed in tiles of TILE
+ * doubles. */
 #include "cpu_ops.h"
 
 typedef struct conv_job {
@@ -25,19 +26,19 @@ static void tap_range(size_t outs, size_t size, size_t stride, size_t pad,
     *hi = *lo;
 }
 
-static void conv_task(void *arg, size_t task, unsigned worker) {
-  (void)worker;
-  const conv_job *job = arg;
+/* Output pixels summed at a time in a double tile (on the stack). */
+#define TILE 1024
+
+static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Adds every tap into the tile of output rows [p0, p1) and columns
+ * [q0, q1) of one plane, acc holding (p1-p0) x (q1-q0) doubles. */
+static void conv_tile(const conv_job *job, size_t img, size_t oc, size_t p0,
+                      size_t p1, size_t q0, size_t q1, double *acc) {
   const wgc_conv2d_desc *d = &job->c->d;
-  size_t P = job->c->p, Q = job->c->q;
-  size_t img = task / d->k, oc = task % d->k;
+  size_t P = job->c->p, Q = job->c->q, tq = q1 - q0;
   size_t cg = d->c / d->groups, kg = d->k / d->groups;
   size_t c0 = oc / kg * cg; /* first input channel of this group */
-  float *out = job->out + (img * d->k + oc) * P * Q;
-  float b = job->bias ? job->bias[oc] : 0.0f;
-  for (size_t i = 0; i < P * Q; i++)
-    out[i] = b;
-
   for (size_t ci = 0; ci < cg; ci++) {
     const float *plane = job->in + (img * d->c + c0 + ci) * d->h * d->w;
     const float *f = job->filter + (oc * cg + ci) * d->r * d->s;
@@ -45,12 +46,16 @@ static void conv_task(void *arg, size_t task, unsigned worker) {
       size_t p_lo, p_hi;
       tap_range(P, d->h, d->stride_h, d->pad_h, r * d->dilation_h, &p_lo,
                 &p_hi);
-      for (size_t s = 0; s < d->s; s++) {
-        float wt = f[r * d->s + s];
+      p_lo = p_lo > p0 ? p_lo : p0;
+      p_hi = min_sz(p_hi, p1);
+      for (size_t s = 0; s < d->s && p_lo < p_hi; s++) {
+        double wt = f[r * d->s + s];
         size_t q_lo, q_hi;
         tap_range(Q, d->w, d->stride_w, d->pad_w, s * d->dilation_w, &q_lo,
                   &q_hi);
-        if (q_lo == q_hi)
+        q_lo = q_lo > q0 ? q_lo : q0;
+        q_hi = min_sz(q_hi, q1);
+        if (q_lo >= q_hi)
           continue;
         for (size_t p = p_lo; p < p_hi; p++) {
           size_t ih = p * d->stride_h + r * d->dilation_h - d->pad_h;
@@ -58,16 +63,44 @@ static void conv_task(void *arg, size_t task, unsigned worker) {
           const float *src =
               plane + ih * d->w +
               (q_lo * d->stride_w + s * d->dilation_w - d->pad_w);
-          float *dst = out + p * Q;
+          double *dst = acc + (p - p0) * tq + (q_lo - q0);
+          size_t nq = q_hi - q_lo;
           if (d->stride_w == 1) {
-            for (size_t q = q_lo; q < q_hi; q++)
-              dst[q] += wt * src[q - q_lo];
+            for (size_t q = 0; q < nq; q++)
+              dst[q] += wt * src[q];
           } else {
-            for (size_t q = q_lo; q < q_hi; q++)
-              dst[q] += wt * src[(q - q_lo) * d->stride_w];
+            for (size_t q = 0; q < nq; q++)
+              dst[q] += wt * src[q * d->stride_w];
           }
         }
       }
+    }
+  }
+}
+
+/* The reference backend sums in double and adds the bias last, each output
+ * rounded once: a large bias cannot swallow small taps (bias 1e6 plus 256
+ * taps of 0.03 is 1000007.68, not 1e6). */
+static void conv_task(void *arg, size_t task, unsigned worker) {
+  (void)worker;
+  const conv_job *job = arg;
+  const wgc_conv2d_desc *d = &job->c->d;
+  size_t P = job->c->p, Q = job->c->q;
+  size_t img = task / d->k, oc = task % d->k;
+  float *out = job->out + (img * d->k + oc) * P * Q;
+  double b = job->bias ? job->bias[oc] : 0.0;
+  double acc[TILE];
+  size_t tq = min_sz(Q, TILE), tp = TILE / tq;
+  for (size_t p0 = 0; p0 < P; p0 += tp) {
+    size_t p1 = min_sz(P, p0 + tp);
+    for (size_t q0 = 0; q0 < Q; q0 += tq) {
+      size_t q1 = min_sz(Q, q0 + tq), w = q1 - q0;
+      for (size_t i = 0; i < (p1 - p0) * w; i++)
+        acc[i] = 0.0;
+      conv_tile(job, img, oc, p0, p1, q0, q1, acc);
+      for (size_t p = p0; p < p1; p++)
+        for (size_t q = q0; q < q1; q++)
+          out[p * Q + q] = (float)(acc[(p - p0) * w + q - q0] + b);
     }
   }
 }

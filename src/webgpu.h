@@ -74,14 +74,17 @@ struct wg_state {
   size_t arena_used;
   wg_mem **scratch; /* released at the first flush after their op ends */
   size_t scratch_count, scratch_cap;
-  bool in_op; /* an op is recording: its scratch must outlive flushes */
+  bool in_op;    /* an op is recording: its scratch must outlive flushes */
+  wg_mem *stage; /* staging buffer of the batch (scratch), or NULL */
   /* pipeline cache */
   wg_pipeline *pipes;
   size_t pipe_count, pipe_cap;
   size_t compiled;
   /* completions in flight (backend_webgpu.c) */
-  struct wg_transfer *downloads;
-  struct wg_work_done *works;
+  struct wg_transfer *transfers;
+  size_t outstanding;    /* of them, not yet done */
+  struct wg_slab *slabs; /* download staging in flight, newest first */
+  struct wg_slab *open;  /* the one taking small downloads */
   /* device request (init) */
   bool request_done;
   bool abandoned; /* its wgc_create returned WGC_ERR_WOULD_BLOCK */
@@ -93,6 +96,9 @@ struct wg_state {
 /* Submits the batch being recorded, if any, and (outside an op) releases
  * scratch memory. Never waits. */
 void wg_flush(wg_state *st);
+/* Maps the download staging whose copies were just submitted
+ * (backend_webgpu.c; wg_flush calls it). */
+void wg_seal_downloads(wg_state *st);
 /* The encoder of the batch being recorded, begun if needed. */
 gpu_id wg_encoder(wg_state *st);
 /* A device error reported since the last call, as a status and message on
@@ -100,14 +106,22 @@ gpu_id wg_encoder(wg_state *st);
 wgc_status wg_device_error(wgc_context *ctx, const char *fn);
 
 /* Records one dispatch into the current batch (submitted at the next flush
- * point). fn names the public entry point for error messages. */
+ * point). fn names the public entry point for error messages. Operands
+ * that share a buffer too closely to bind within the limit are staged:
+ * copied to scratch around the dispatch (see wg_operands_bind). */
 wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l);
 
 /* Whether a launch with these operands binds within the device's binding
- * limit, planned exactly as wg_launch_run plans it (ops plan splits with
- * it). */
+ * limit as they are, planned exactly as wg_launch_run plans it (ops plan
+ * splits with it: such launches cost no copies). */
 bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
                      unsigned nops);
+/* Whether wg_launch_run can run a launch with these operands at all:
+ * they fit, or every group of operands that overlap in one buffer fits the
+ * limit on its own and is staged. The fallback for pieces that splitting
+ * cannot separate (operands interleaved or a few bytes apart). */
+bool wg_operands_bind(const wgc_context *ctx, const wg_operand *ops,
+                      unsigned nops);
 
 /* Device limits of ctx's device. */
 const gpu_limits *wg_limits(const wgc_context *ctx);
@@ -126,6 +140,10 @@ static inline uint64_t wg_ceil_div(uint64_t a, uint64_t b) {
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g);
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a);
+/* Attention as GEMM, reduce and element-wise steps per query row
+ * (webgpu_attention_unfused.c): for head_dim beyond what one binding of the
+ * fused kernels holds. */
+wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r);
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u);
 wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b);

@@ -201,14 +201,25 @@ typedef struct split_run {
   wgc_context *ctx;
   const wgc_attention_args *a;
   bool dry;
-  wg_mem fake[2];
+  bool staged; /* launches may stage operands (wg_operands_bind) */
+  wg_mem fake[3];
 } split_run;
 
 static wgc_status split_launch(split_run *sr, wg_launch *l) {
   if (sr->dry)
-    return wg_operands_fit(sr->ctx, l->ops, l->nops) ? WGC_OK
-                                                     : WGC_ERR_UNSUPPORTED;
+    return (sr->staged ? wg_operands_bind : wg_operands_fit)(sr->ctx, l->ops,
+                                                             l->nops)
+               ? WGC_OK
+               : WGC_ERR_UNSUPPORTED;
   return wg_launch_run(sr->ctx, "wgc_attention", l);
+}
+
+/* Copies floats between scratch buffers (none in a dry run). */
+static wgc_status split_copy(split_run *sr, wgc_ref dst, wgc_ref src,
+                             uint64_t floats) {
+  if (sr->dry)
+    return WGC_OK;
+  return sr->ctx->be->copy(sr->ctx, dst, src, (size_t)(4 * floats));
 }
 
 static wgc_status split_scratch(split_run *sr, unsigned i, uint64_t bytes,
@@ -225,6 +236,69 @@ static wgc_ref ref_at(wgc_ref r, uint64_t elems) {
   return r;
 }
 
+/* Merges nb blocks of softmax states (rows rows of hd + 2 floats each) in
+ * st[0] into o (rows x hd), in rounds of fan blocks, ping-ponging between
+ * st[0] and st[1] (launches run in order). */
+static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
+                                 uint64_t fan, uint64_t rows, uint64_t hd,
+                                 wgc_ref o) {
+  uint64_t rs = hd + 2;
+  for (uint64_t n = nb, cur = 0; n > 1; cur ^= 1) {
+    uint64_t outs = (n + fan - 1) / fan;
+    for (uint64_t j = 0; j < outs; j++) {
+      uint64_t cnt = n - j * fan < fan ? n - j * fan : fan;
+      combine_params p = {.rows = (uint32_t)rows,
+                          .hd = (uint32_t)hd,
+                          .nblk = (uint32_t)cnt,
+                          .last = outs == 1};
+      wg_launch l = {
+          .kernel = "attention_combine",
+          .ops = {{"p", ref_at(st[cur], j * fan * rows * rs),
+                   4 * cnt * rows * rs, false},
+                  outs == 1
+                      ? (wg_operand){"o", o, 4 * rows * hd, true}
+                      : (wg_operand){"o", ref_at(st[cur ^ 1], j * rows * rs),
+                                     4 * rows * rs, true}},
+          .nops = 2,
+          .params = &p,
+          .params_size = sizeof p,
+          .groups = (rows * hd + 255) / 256};
+      wgc_status s = split_launch(sr, &l);
+      if (s != WGC_OK)
+        return s;
+    }
+    n = outs;
+  }
+  return WGC_OK;
+}
+
+/* The combine of one query row whose state (hd + 2 floats) is too long for
+ * two to share a binding: the dims are merged in slices of at most dn, each
+ * slice's acc values and (m, l) of every block gathered by buffer copies
+ * from st (nb blocks of one state) into compact states of their own in
+ * cs[0], which then combine as states of head_dim dn. */
+static wgc_status combine_sliced(split_run *sr, wgc_ref st, wgc_ref cs[2],
+                                 uint64_t nb, uint64_t hd, uint64_t dn,
+                                 uint64_t E, wgc_ref o) {
+  for (uint64_t d0 = 0; d0 < hd; d0 += dn) {
+    uint64_t dl = hd - d0 < dn ? hd - d0 : dn;
+    for (uint64_t b = 0; b < nb; b++) {
+      wgc_status s = split_copy(sr, ref_at(cs[0], b * (dl + 2)),
+                                ref_at(st, b * (hd + 2) + d0), dl);
+      if (s == WGC_OK)
+        s = split_copy(sr, ref_at(cs[0], b * (dl + 2) + dl),
+                       ref_at(st, b * (hd + 2) + hd), 2);
+      if (s != WGC_OK)
+        return s;
+    }
+    wgc_status s =
+        combine_rounds(sr, cs, nb, E / (dl + 2), 1, dl, ref_at(o, d0));
+    if (s != WGC_OK)
+      return s;
+  }
+  return WGC_OK;
+}
+
 /* The split path with operand windows of at most window bytes. */
 static wgc_status split_heads(split_run *sr, uint64_t window,
                               uint64_t max_groups) {
@@ -233,7 +307,7 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   uint64_t hd = d->head_dim, seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
   uint64_t E = window / 4, rs = hd + 2; /* floats per window, per state */
-  if (2 * rs > E)
+  if (hd > E || rs > E)
     return WGC_ERR_UNSUPPORTED;
   /* keys per block (a multiple of the kernel's key tile where possible) */
   bool regs = regs_form(sr->ctx, hd, seq_q);
@@ -245,11 +319,16 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   if (nk > max_keys(sr->ctx, hd, regs))
     nk = max_keys(sr->ctx, hd, regs);
   uint64_t nb = seq_kv ? (seq_kv + nk - 1) / nk : 1;
+  /* Two states of a row beyond one binding: one row per launch, its
+   * combine in slices of dims (combine_sliced). */
+  bool sliced = nb > 1 && 2 * rs > E;
+  uint64_t nslices = sliced ? wg_ceil_div(hd, E / 2 - 2) : 1;
+  uint64_t dn = wg_ceil_div(hd, nslices);
   /* query rows per launch: Q/O windows, and two blocks of states for a
    * combine round; whole workgroups of rows where there are several */
   uint64_t nq = E / hd < seq_q ? E / hd : seq_q;
   if (nb > 1 && E / (2 * rs) < nq)
-    nq = E / (2 * rs);
+    nq = sliced ? 1 : E / (2 * rs);
   if (nq > ATTN_ROWS_BQ)
     nq -= nq % ATTN_ROWS_BQ;
   attn_shape sh;
@@ -258,12 +337,17 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
     nq = max_groups / sh.dgroups * sh.bq;
   if (nq == 0)
     return WGC_ERR_UNSUPPORTED;
-  uint64_t fan = E / (nq * rs); /* state blocks per combine launch, >= 2 */
-  wgc_ref st[2] = {{0}, {0}};
+  /* state blocks per combine launch, >= 2 */
+  uint64_t fan = sliced ? E / (dn + 2) : E / (nq * rs);
+  wgc_ref st[3] = {{0}, {0}, {0}};
   if (nb > 1) {
     wgc_status s = split_scratch(sr, 0, 4 * nb * nq * rs, &st[0]);
+    if (s == WGC_OK && sliced)
+      s = split_scratch(sr, 1, 4 * nb * (dn + 2), &st[1]);
     if (s == WGC_OK && nb > fan)
-      s = split_scratch(sr, 1, 4 * ((nb + fan - 1) / fan) * nq * rs, &st[1]);
+      s = split_scratch(
+          sr, 2, 4 * ((nb + fan - 1) / fan) * (sliced ? dn + 2 : nq * rs),
+          &st[2]);
     if (s != WGC_OK)
       return s;
   }
@@ -314,34 +398,13 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
         if (s != WGC_OK)
           return s;
       }
-      /* Combine rounds: fan blocks at a time, ping-ponging between the two
-       * scratch buffers (launches run in order), the last into O. */
-      for (uint64_t n = nb, cur = 0; n > 1; cur ^= 1) {
-        uint64_t outs = (n + fan - 1) / fan;
-        for (uint64_t j = 0; j < outs; j++) {
-          uint64_t cnt = n - j * fan < fan ? n - j * fan : fan;
-          combine_params p = {.rows = (uint32_t)qn,
-                              .hd = (uint32_t)hd,
-                              .nblk = (uint32_t)cnt,
-                              .last = outs == 1};
-          wg_launch l = {
-              .kernel = "attention_combine",
-              .ops = {{"p", ref_at(st[cur], j * fan * qn * rs),
-                       4 * cnt * qn * rs, false},
-                      outs == 1
-                          ? (wg_operand){"o", o_rows, 4 * qn * hd, true}
-                          : (wg_operand){"o", ref_at(st[cur ^ 1], j * qn * rs),
-                                         4 * qn * rs, true}},
-              .nops = 2,
-              .params = &p,
-              .params_size = sizeof p,
-              .groups = (qn * hd + 255) / 256};
-          wgc_status s = split_launch(sr, &l);
-          if (s != WGC_OK)
-            return s;
-        }
-        n = outs;
-      }
+      wgc_ref pair[2] = {sliced ? st[1] : st[0], st[2]};
+      wgc_status s =
+          sliced   ? combine_sliced(sr, st[0], pair, nb, hd, dn, E, o_rows)
+          : nb > 1 ? combine_rounds(sr, pair, nb, fan, qn, hd, o_rows)
+                   : WGC_OK;
+      if (s != WGC_OK)
+        return s;
     }
   }
   return WGC_OK;
@@ -351,14 +414,15 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
 static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
                              uint64_t window, uint64_t max_groups) {
   split_run sr = {.ctx = ctx, .a = a, .dry = true};
-  for (;; window /= 2) {
-    if (window < 64)
-      return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                      "wgc_attention: head_dim %zu with the Q, K, V and O "
-                      "windows of one head does not fit the device's "
-                      "storage binding limit (%" PRIu64 " bytes)",
-                      a->d.head_dim,
-                      (uint64_t)wg_limits(ctx)->max_storage_binding_size);
+  /* Windows that bind as they are first; where operands lie too close
+   * together in one allocation for any, launches that stage them. */
+  for (uint64_t top = window;; window /= 2) {
+    if (window < 64 && !sr.staged) {
+      sr.staged = true;
+      window = top;
+    }
+    if (window < 64) /* a query row beyond a binding */
+      return wg_attention_unfused(ctx, a);
     wgc_status s = split_heads(&sr, window, max_groups);
     if (s == WGC_OK)
       break;

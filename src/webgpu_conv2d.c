@@ -27,7 +27,7 @@
  * channels, tap channels, output rows, filter rows, output columns. A piece
  * of one tap, one output pixel and one channel always fits, so every valid
  * call runs. Tap ranges after the first add to the output (the first writes
- * it, with the bias; the adding form is a separate pipeline). The
+ * it; the adding form is a separate pipeline); the last adds the bias. The
  * whole plan is checked before anything is enqueued. */
 #include "webgpu.h"
 
@@ -132,8 +132,13 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
   uint64_t oc1 = (at[D_GRP] + len[D_GRP] - 1) * G->kg + at[D_CH] + len[D_CH] -
                  1; /* last channel */
   uint64_t p0 = at[D_ROW], pn = len[D_ROW], q0 = at[D_COL], qn = len[D_COL];
-  uint64_t k0 = at[D_TAP], kn = len[D_TAP];
+  /* c == 0 still walks one tap range, an empty one: no tap may be read */
+  uint64_t k0 = at[D_TAP], kn = G->kdim ? len[D_TAP] : 0;
   uint64_t rs = G->r * G->s;
+  /* The bias goes in after the whole sum: with the taps split over several
+   * launches, only the last adds it, so a large bias cannot swallow small
+   * partial sums before they are combined. */
+  bool last_taps = at[D_TAP] + len[D_TAP] == G->total[D_TAP];
 
   /* Taps [k0, k0 + kn): channels ci_a..ci_b; rows and columns of the
    * filter they reach. */
@@ -191,7 +196,7 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
       .r = (uint32_t)G->r,
       .s = (uint32_t)G->s,
       .rs = (uint32_t)rs,
-      .has_bias = a->has_bias ? 1u : 0u,
+      .has_bias = a->has_bias && last_taps ? 1u : 0u,
       .hwin = (uint32_t)(hhi - hlo),
       .wwin = (uint32_t)(whi - wlo),
       .xw = (uint32_t)G->w,

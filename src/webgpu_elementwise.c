@@ -16,7 +16,9 @@ static uint64_t chunk_elems(const wgc_context *ctx) {
   uint64_t n = by_binding < by_grid ? by_binding : by_grid;
   if (n > 0x40000000u) /* indices stay far from u32 overflow */
     n = 0x40000000u;
-  return n & ~(uint64_t)(ELEMS_PER_GROUP - 1);
+  /* Whole workgroups where a binding holds several; a binding of 4 KiB
+   * holds fewer than one (960 floats). */
+  return n >= ELEMS_PER_GROUP ? n & ~(uint64_t)(ELEMS_PER_GROUP - 1) : n;
 }
 
 typedef struct map_params {
@@ -106,9 +108,8 @@ static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
     return wg_launch_run(ctx, "wgc_binary", &l);
   wgc_binary_args part = *b;
   if (b->shape[0] == 1) {
-    if (b->rank == 1) /* one element that does not fit cannot happen */
-      return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                      "wgc_binary: an operand exceeds the binding limit");
+    if (b->rank == 1) /* one element: operands a few bytes apart, staged */
+      return wg_launch_run(ctx, "wgc_binary", &l);
     part.rank--;
     memmove(part.shape, b->shape + 1, part.rank * sizeof *part.shape);
     memmove(part.stride_a, b->stride_a + 1, part.rank * sizeof(size_t));

@@ -1,6 +1,8 @@
 /* The WebGPU execution engine: one command encoder per batch, a uniform
  * arena for launch parameters, the pipeline cache, and launches with their
- * bindings planned (see webgpu.h). Calls only src/gpu/gpu.h. */
+ * bindings planned (see webgpu.h), staged through scratch where operands
+ * of one buffer cannot share a binding within the limit. Calls only
+ * src/gpu/gpu.h. */
 #include "webgpu.h"
 
 #include "kernels.h"
@@ -38,9 +40,11 @@ void wg_flush(wg_state *st) {
     st->dispatches = 0;
     st->arena_used = 0;
   }
+  wg_seal_downloads(st); /* their copies are submitted: map after them */
   if (st->in_op)
     return; /* the op records more launches that use its scratch */
   /* Submitted work keeps the buffers alive; only our handles go. */
+  st->stage = NULL;
   for (size_t i = 0; i < st->scratch_count; i++) {
     gpu_buffer_release(st->scratch[i]->buffer);
     free(st->scratch[i]);
@@ -222,18 +226,170 @@ static uint64_t storage_align(const wg_state *st) {
              : 256;
 }
 
+/* The buffers whose binding windows exceed the limit (as a mask over the
+ * operands in them); 0 when the launch binds as it is. */
+static unsigned oversized_of(const wg_state *st, const wg_launch *l,
+                             const binding *binds, unsigned nb) {
+  unsigned mask = 0;
+  for (unsigned b = 0; b < nb; b++)
+    if (binds[b].hi - binds[b].lo > st->lim.max_storage_binding_size)
+      for (unsigned i = 0; i < l->nops; i++)
+        if (((const wg_mem *)l->ops[i].ref.mem)->buffer == binds[b].buffer)
+          mask |= 1u << i;
+  return mask;
+}
+
+static unsigned oversized(const wg_state *st, const wg_launch *l) {
+  binding binds[WG_MAX_OPERANDS];
+  unsigned op_bind[WG_MAX_OPERANDS];
+  unsigned nb = plan_bindings(l, storage_align(st), binds, op_bind);
+  return oversized_of(st, l, binds, nb);
+}
+
 bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
                      unsigned nops) {
+  wg_launch l = {.nops = nops};
+  memcpy(l.ops, ops, nops * sizeof *ops);
+  return oversized(state(ctx), &l) == 0;
+}
+
+/* ---- staging ------------------------------------------------------------
+ * Operands of one buffer that lie too close together (or too far from an
+ * aligned offset) to bind within the limit are copied to a staging buffer
+ * around the dispatch, each at an aligned offset of its own, and written
+ * ones copied back after it. Operands whose bytes overlap (in place) form
+ * one cluster that moves together, so aliasing is kept. */
+
+typedef struct cluster {
+  unsigned ops;    /* mask of the operands in it */
+  uint64_t lo, hi; /* bytes of the source buffer */
+  uint64_t at;     /* offset in the staging buffer */
+  bool write;
+} cluster;
+
+/* The bytes the kernel may touch of operand o, as plan_bindings sees them. */
+static void operand_range(const wg_operand *o, uint64_t *lo, uint64_t *hi) {
+  const wg_mem *m = o->ref.mem;
+  *lo = o->ref.offset;
+  *hi = *lo + (o->bytes ? o->bytes : 4);
+  if (*hi > m->size) {
+    *hi = m->size;
+    *lo = *hi - 4;
+  }
+}
+
+/* Groups the operands of mask into clusters; returns their number. */
+static unsigned clusters_of(const wg_launch *l, unsigned mask, cluster *cl) {
+  unsigned n = 0;
+  for (unsigned i = 0; i < l->nops; i++) {
+    if (!(mask >> i & 1))
+      continue;
+    cluster c = {.ops = 1u << i, .write = l->ops[i].write};
+    operand_range(&l->ops[i], &c.lo, &c.hi);
+    gpu_id buf = ((const wg_mem *)l->ops[i].ref.mem)->buffer;
+    /* absorb every earlier cluster of the buffer that it overlaps */
+    for (unsigned j = 0; j < n;) {
+      unsigned first = (unsigned)__builtin_ctz(cl[j].ops);
+      if (((const wg_mem *)l->ops[first].ref.mem)->buffer == buf &&
+          cl[j].lo < c.hi && c.lo < cl[j].hi) {
+        c.ops |= cl[j].ops;
+        c.lo = c.lo < cl[j].lo ? c.lo : cl[j].lo;
+        c.hi = c.hi > cl[j].hi ? c.hi : cl[j].hi;
+        c.write |= cl[j].write;
+        cl[j] = cl[--n];
+        j = 0;
+      } else {
+        j++;
+      }
+    }
+    cl[n++] = c;
+  }
+  return n;
+}
+
+/* Lays the clusters out in the staging buffer; returns its size, or 0 when
+ * a cluster alone exceeds the binding limit (the op must split more). */
+static uint64_t stage_layout(const wg_state *st, cluster *cl, unsigned n) {
+  uint64_t align = storage_align(st), size = 0;
+  for (unsigned c = 0; c < n; c++) {
+    if (cl[c].hi - cl[c].lo > st->lim.max_storage_binding_size)
+      return 0;
+    cl[c].at = size;
+    size += (cl[c].hi - cl[c].lo + align - 1) / align * align;
+  }
+  return size;
+}
+
+bool wg_operands_bind(const wgc_context *ctx, const wg_operand *ops,
+                      unsigned nops) {
   const wg_state *st = state(ctx);
   wg_launch l = {.nops = nops};
   memcpy(l.ops, ops, nops * sizeof *ops);
+  unsigned mask = oversized(st, &l);
+  if (!mask)
+    return true;
+  cluster cl[WG_MAX_OPERANDS];
+  return stage_layout(st, cl, clusters_of(&l, mask, cl)) > 0;
+}
+
+static wgc_status launch_bound(wgc_context *ctx, const char *fn, wg_launch *l,
+                               const binding *binds, const unsigned *op_bind,
+                               unsigned nb);
+
+/* Runs l with the operands of the buffers in mask staged. */
+static wgc_status launch_staged(wgc_context *ctx, const char *fn, wg_launch *l,
+                                unsigned mask) {
+  wg_state *st = state(ctx);
+  cluster cl[WG_MAX_OPERANDS];
+  unsigned n = clusters_of(l, mask, cl);
+  uint64_t size = stage_layout(st, cl, n);
+  if (!size)
+    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
+                    "%s: an operand window exceeds the device's storage "
+                    "binding limit (%" PRIu64 " bytes)",
+                    fn, st->lim.max_storage_binding_size);
+  /* One staging buffer serves every staged launch of a batch: commands run
+   * in order, so each launch's copies follow the previous one's. */
+  if (!st->stage || ((wg_mem *)st->stage)->size < size) {
+    wgc_ref r;
+    wgc_status s = wg_scratch(ctx, fn, size, &r);
+    if (s != WGC_OK)
+      return s;
+    st->stage = r.mem;
+  }
+  wg_mem *stage = st->stage;
+  /* Scratch (the staging buffer) must outlive a flush inside the launch. */
+  bool in_op = st->in_op;
+  st->in_op = true;
+  wg_launch staged = *l;
+  for (unsigned c = 0; c < n; c++) {
+    unsigned first = (unsigned)__builtin_ctz(cl[c].ops);
+    gpu_encoder_copy(wg_encoder(st),
+                     ((const wg_mem *)l->ops[first].ref.mem)->buffer, cl[c].lo,
+                     stage->buffer, cl[c].at, cl[c].hi - cl[c].lo);
+    for (unsigned i = 0; i < l->nops; i++)
+      if (cl[c].ops >> i & 1)
+        staged.ops[i].ref = (wgc_ref){
+            .mem = stage, .offset = cl[c].at + l->ops[i].ref.offset - cl[c].lo};
+  }
   binding binds[WG_MAX_OPERANDS];
   unsigned op_bind[WG_MAX_OPERANDS];
-  unsigned nb = plan_bindings(&l, storage_align(st), binds, op_bind);
-  for (unsigned b = 0; b < nb; b++)
-    if (binds[b].hi - binds[b].lo > st->lim.max_storage_binding_size)
-      return false;
-  return true;
+  unsigned nb = plan_bindings(&staged, storage_align(st), binds, op_bind);
+  wgc_status s = oversized_of(st, &staged, binds, nb)
+                     ? wgc_fail(ctx, WGC_ERR_DEVICE,
+                                "%s: a staged launch does not bind", fn)
+                     : launch_bound(ctx, fn, &staged, binds, op_bind, nb);
+  for (unsigned c = 0; c < n && s == WGC_OK; c++) {
+    unsigned first = (unsigned)__builtin_ctz(cl[c].ops);
+    if (cl[c].write)
+      gpu_encoder_copy(wg_encoder(st), stage->buffer, cl[c].at,
+                       ((const wg_mem *)l->ops[first].ref.mem)->buffer,
+                       cl[c].lo, cl[c].hi - cl[c].lo);
+  }
+  st->in_op = in_op;
+  if (s == WGC_OK)
+    s = wg_device_error(ctx, fn);
+  return s;
 }
 
 wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l) {
@@ -241,16 +397,20 @@ wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l) {
   binding binds[WG_MAX_OPERANDS];
   unsigned op_bind[WG_MAX_OPERANDS];
   unsigned nb = plan_bindings(l, storage_align(st), binds, op_bind);
+  unsigned mask = oversized_of(st, l, binds, nb);
+  wgc_status s = mask ? launch_staged(ctx, fn, l, mask)
+                      : launch_bound(ctx, fn, l, binds, op_bind, nb);
+  if (s == WGC_OK && ++st->dispatches >= WG_BATCH_DISPATCHES)
+    wg_flush(st);
+  return s;
+}
+
+/* Records the dispatch of a launch whose bindings fit. */
+static wgc_status launch_bound(wgc_context *ctx, const char *fn, wg_launch *l,
+                               const binding *binds, const unsigned *op_bind,
+                               unsigned nb) {
+  wg_state *st = state(ctx);
   uint32_t *off = l->params;
-  for (unsigned b = 0; b < nb; b++) {
-    if (binds[b].hi - binds[b].lo > st->lim.max_storage_binding_size)
-      return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                      "%s: an operand window of %" PRIu64
-                      " bytes exceeds the device's storage binding limit "
-                      "(%" PRIu64 " bytes)",
-                      fn, binds[b].hi - binds[b].lo,
-                      st->lim.max_storage_binding_size);
-  }
   for (unsigned i = 0; i < WG_MAX_OPERANDS; i++)
     off[i] = i < l->nops
                  ? (uint32_t)((l->ops[i].ref.offset - binds[op_bind[i]].lo) / 4)
@@ -366,10 +526,5 @@ wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l) {
   }
   gpu_encoder_dispatch(wg_encoder(st), pipe, group, x, y, z);
   gpu_bind_group_release(group);
-  wgc_status s = wg_device_error(ctx, fn);
-  if (s != WGC_OK)
-    return s;
-  if (++st->dispatches >= WG_BATCH_DISPATCHES)
-    wg_flush(st);
-  return WGC_OK;
+  return wg_device_error(ctx, fn);
 }

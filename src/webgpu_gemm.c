@@ -42,7 +42,8 @@ typedef struct gemm_params {
   uint32_t rs_c, cs_c, ba, bb;
   uint32_t bc, kslice, nslices, total;
   float alpha, beta;
-  uint32_t pad[2];
+  uint32_t use_c; /* beta != 0, decided here: true for a NaN beta */
+  uint32_t pad;
 } gemm_params;
 
 /* A tile shape of the gemm kernel; weight: its relative cost per padded
@@ -344,6 +345,7 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
       .nslices = u32_of(p->slices),
       .alpha = p->kind == K_SCALE ? 0.0f : g->alpha,
       .beta = r->beta,
+      .use_c = r->beta != 0.0f,
   };
 
   if (p->kind == K_SCALE) {

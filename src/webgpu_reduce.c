@@ -35,7 +35,8 @@
  * Every launch is planned in a dry run first (exact binding checks, with
  * wg_operands_fit: input and output may share an allocation), so a call
  * either runs whole or fails before anything is enqueued; a plan that does
- * not bind is retried with smaller windows. */
+ * not bind is retried with smaller windows, and as a last resort with
+ * launches that stage operands lying too close together. */
 #include "webgpu.h"
 
 #include <inttypes.h>
@@ -72,6 +73,7 @@ static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 typedef struct plan {
   wgc_context *ctx;
   bool dry;
+  bool staged; /* launches may stage operands (wg_operands_bind) */
   unsigned nfake;
   wg_mem fake[MAX_FAKES];
 } plan;
@@ -121,8 +123,10 @@ static wgc_status run(plan *pl, unsigned mode, const pass *ps, uint64_t in_at,
                  .params_size = sizeof *p,
                  .groups = groups};
   if (pl->dry)
-    return wg_operands_fit(pl->ctx, l.ops, l.nops) ? WGC_OK
-                                                   : WGC_ERR_UNSUPPORTED;
+    return (pl->staged ? wg_operands_bind : wg_operands_fit)(pl->ctx, l.ops,
+                                                             l.nops)
+               ? WGC_OK
+               : WGC_ERR_UNSUPPORTED;
   return wg_launch_run(pl->ctx, FN, &l);
 }
 
@@ -396,6 +400,12 @@ wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
     wgc_status s = reduce_plan(&pl, r, W);
     if (s == WGC_OK)
       break;
+    if (s == WGC_ERR_UNSUPPORTED && W < 512 && !pl.staged) {
+      /* operands too close together for any window: stage them */
+      pl.staged = true;
+      W = window_elems(ctx);
+      continue;
+    }
     if (s != WGC_ERR_UNSUPPORTED || W < 512)
       return s != WGC_ERR_UNSUPPORTED
                  ? s

@@ -5,7 +5,14 @@
  * Ids are non-zero uint32 values; 0 means "none" or "failed". Nothing here
  * waits except gpu_process_events(dev, true). Completions (device requests,
  * buffer maps, work-done notifications) call their callback exactly once:
- * natively from gpu_process_events, in the browser from the event loop. */
+ * natively from gpu_process_events, in the browser from the event loop.
+ *
+ * Natively, each device has a submission thread that makes every runtime
+ * call that can wait behind queued GPU work (queue submits and writes,
+ * maps, work-done requests, device polls), in the order they were made
+ * here: a driver whose queue submission waits for earlier work (lavapipe's
+ * does) then never holds up the caller. Completions arriving there are only
+ * marked; callbacks still run on the caller's thread. */
 #ifndef WGC_GPU_H
 #define WGC_GPU_H
 
@@ -105,8 +112,9 @@ void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group, uint32_t x,
                           uint32_t y, uint32_t z);
 void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
                       uint64_t dst_offset, uint64_t size);
-/* Finishes, submits and releases enc. An encoder that recorded an error
- * is dropped instead; the error is in gpu_take_error. */
+/* Finishes, submits and releases enc (natively the submit itself happens
+ * on the submission thread, in order with writes and maps). An encoder that
+ * recorded an error is dropped instead; the error is in gpu_take_error. */
 void gpu_encoder_submit(gpu_id dev, gpu_id enc);
 
 /* Maps [offset, offset+size) of a MAP_READ buffer; cb fires once mapped (or
@@ -114,6 +122,13 @@ void gpu_encoder_submit(gpu_id dev, gpu_id enc);
 void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
                          gpu_status_cb cb, void *user);
 void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size);
+/* As gpu_buffer_read for n ranges of one mapping, unmapped once after. */
+typedef struct gpu_read {
+  uint64_t offset;
+  void *dst;
+  uint64_t size;
+} gpu_read;
+void gpu_buffer_read_many(gpu_id buf, const gpu_read *reads, size_t n);
 
 /* cb fires once all work submitted so far is done. */
 void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user);
@@ -121,6 +136,10 @@ void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user);
 /* Delivers due completions. wait: natively block until the submitted work
  * is done first. Returns false where waiting is impossible (the browser). */
 bool gpu_process_events(gpu_id dev, bool wait);
+
+/* Test hook, native only: destroys the runtime device under whatever is
+ * queued, as a driver reset would lose it. */
+void gpu_device_lose(gpu_id dev);
 
 /* Whether this build can wait at all (false in the browser). */
 bool gpu_can_wait(void);

@@ -349,6 +349,34 @@ void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
                "gpu_buffer_read: the buffer is not mapped");
 }
 
+void gpu_buffer_read_many(gpu_id buf, const gpu_read *reads, size_t n) {
+  /* The mapping is read once (which unmaps it): the span of all ranges
+   * into host memory, then each range out of that. */
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (reads[i].offset < lo)
+      lo = reads[i].offset;
+    if (reads[i].offset + reads[i].size > hi)
+      hi = reads[i].offset + reads[i].size;
+  }
+  if (n == 0 || hi <= lo) {
+    gpu_buffer_read(buf, 0, NULL, 0);
+    return;
+  }
+  unsigned char *tmp = malloc((size_t)(hi - lo));
+  if (!tmp) {
+    gpu_buffer_read(buf, 0, NULL, 0);
+    host_error(find_device(js_device_of(buf)), WGC_ERR_OUT_OF_MEMORY,
+               "gpu_buffer_read: out of host memory");
+    return;
+  }
+  gpu_buffer_read(buf, lo, tmp, hi - lo);
+  for (size_t i = 0; i < n; i++)
+    if (reads[i].dst)
+      memcpy(reads[i].dst, tmp + (reads[i].offset - lo), (size_t)reads[i].size);
+  free(tmp);
+}
+
 /* ---- pipelines and bind groups ------------------------------------------ */
 
 gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len) {

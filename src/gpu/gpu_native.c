@@ -34,19 +34,43 @@
 enum nw_kind { NW_DEVICE = 1, NW_BUFFER, NW_PIPELINE, NW_GROUP, NW_ENCODER };
 enum { NW_UNMAPPED, NW_MAP_PENDING, NW_MAPPED };
 
-/* A pending completion (buffer map or work-done) of one device. */
+/* A pending completion (buffer map or work-done) of one device. It sits on
+ * the device's pending list until done, then on its done queue until
+ * delivered; both are doubly linked so every step is O(1). */
 typedef struct nw_op nw_op;
 struct nw_op {
-  nw_op *next;
+  nw_op *prev, *next;
   gpu_status_cb cb;
   void *user;
   wgc_status status;
-  bool done;      /* the runtime called back: status is final */
-  bool cancelled; /* the device was released first: fires with CANCELLED
-                     (or DEVICE_LOST) whatever the runtime says */
-  bool orphan;    /* cb fired before the runtime called back: the runtime's
-                     callback only frees the entry */
-  gpu_id buf;     /* a map: its buffer, 0 once that was released */
+  bool done;       /* the runtime called back: status is final */
+  bool cancelled;  /* the device was released first: fires with CANCELLED
+                      (or DEVICE_LOST) whatever the runtime says */
+  bool held;       /* a queued command or the runtime still points at it */
+  bool in_runtime; /* the runtime holds it: the submission thread polls */
+  bool orphan;     /* cb fired while held: the holder only frees it */
+  gpu_id buf;      /* a map: its buffer, 0 once that was released */
+};
+
+/* Work for the device's submission thread, done in order. */
+enum nw_cmd_kind {
+  NW_CMD_SUBMIT,   /* cmd */
+  NW_CMD_WRITE,    /* buffer, offset, size bytes of data */
+  NW_CMD_MAP,      /* buffer, offset, size, op */
+  NW_CMD_WORKDONE, /* op */
+  NW_CMD_RELEASE,  /* buffer: the last handle, dropped after earlier work */
+  NW_CMD_DESTROY,  /* the test hook gpu_device_lose */
+};
+
+typedef struct nw_cmd nw_cmd;
+struct nw_cmd {
+  nw_cmd *next;
+  enum nw_cmd_kind kind;
+  WGPUCommandBuffer cmd;
+  WGPUBuffer buffer;
+  uint64_t offset, size;
+  nw_op *op;
+  unsigned char data[];
 };
 
 typedef struct nw_device {
@@ -56,8 +80,21 @@ typedef struct nw_device {
   uint64_t serial; /* tells callbacks of a released device from a new one */
   gpu_limits limits;
   char name[256];
-  gpu_errors errors;     /* under g_lock */
-  nw_op *ops, *ops_tail; /* pending completions, in registration order */
+  /* Everything below is under g_lock. */
+  gpu_errors errors;
+  nw_op *ops, *ops_tail;   /* pending completions, in registration order */
+  nw_op *done, *done_tail; /* done, to deliver, in completion order */
+  unsigned undone;         /* on the pending list */
+  unsigned in_runtime;     /* map or work-done requests the runtime holds */
+  /* The submission thread: every call that can wait behind queued GPU work
+   * (queue submit and writes, maps, device polls) runs on it, so that the
+   * caller's thread never does. */
+  bool worker_started, stop;
+  bool lose_requested, destroyed; /* gpu_device_lose */
+  pthread_t worker;
+  pthread_cond_t wake;    /* the worker: commands queued, or stop */
+  pthread_cond_t settled; /* waiters: an op completed or the device was lost */
+  nw_cmd *cmds, *cmds_tail;
 } nw_device;
 
 typedef struct nw_obj nw_obj;
@@ -166,6 +203,17 @@ static nw_device *nw_dev(gpu_id id) {
   return d;
 }
 
+/* As nw_dev, but NULL once the device is lost: nothing new is made on it. */
+static nw_device *nw_live_dev(gpu_id id) {
+  nw_lock();
+  nw_obj *o = nw_get_locked(id, NW_DEVICE);
+  nw_device *d = o && o->u.device->device && !o->u.device->errors.lost
+                     ? o->u.device
+                     : NULL;
+  nw_unlock();
+  return d;
+}
+
 /* The device a runtime callback belongs to (userdata1 = id, userdata2 =
  * serial), or NULL once it was released. With g_lock held. */
 static nw_device *nw_dev_from_user_locked(void *u1, void *u2) {
@@ -264,8 +312,11 @@ static void nw_on_device_lost(WGPUDevice const *device,
     return;
   nw_lock();
   nw_device *d = nw_dev_from_user_locked(u1, u2);
-  if (d)
+  if (d) {
     gpu_errors_lost(&d->errors, message.data, sv_len(message));
+    if (d->worker_started) /* waiters stop waiting */
+      pthread_cond_broadcast(&d->settled);
+  }
   nw_unlock();
 }
 
@@ -278,6 +329,33 @@ wgc_status gpu_take_error(gpu_id dev, char *msg, size_t cap) {
 }
 
 /* ---- completions -------------------------------------------------------- */
+
+/* Ops fired while a queued command or the runtime still held them: the
+ * holder frees them when it lets go. Listed so that those of a lost device,
+ * which the runtime never answers, stay reachable rather than leak. */
+static nw_op *g_orphans;
+
+static void nw_list_remove(nw_op **head, nw_op **tail, nw_op *op) {
+  if (op->prev)
+    op->prev->next = op->next;
+  else
+    *head = op->next;
+  if (op->next)
+    op->next->prev = op->prev;
+  else if (tail)
+    *tail = op->prev;
+  op->prev = op->next = NULL;
+}
+
+static void nw_list_append(nw_op **head, nw_op **tail, nw_op *op) {
+  op->next = NULL;
+  op->prev = *tail;
+  if (*tail)
+    (*tail)->next = op;
+  else
+    *head = op;
+  *tail = op;
+}
 
 /* A new pending completion for cb on d; NULL, after cb fired with the
  * reason, when d is NULL (no such object) or host memory runs out (what
@@ -295,37 +373,52 @@ static nw_op *nw_op_new(nw_device *d, gpu_status_cb cb, void *user,
   op->cb = cb;
   op->user = user;
   nw_lock();
-  if (d->ops_tail)
-    d->ops_tail->next = op;
-  else
-    d->ops = op;
-  d->ops_tail = op;
+  nw_list_append(&d->ops, &d->ops_tail, op);
+  d->undone++;
   nw_unlock();
   return op;
 }
 
-/* The runtime's side of a completion. */
-static void nw_op_complete(nw_op *op, wgc_status st) {
-  nw_lock();
+/* Marks op done with st and moves it to the done queue; an orphan is only
+ * freed. d is op's device (NULL once it was released). With g_lock held. */
+static void nw_op_complete_locked(nw_device *d, nw_op *op, wgc_status st) {
+  if (op->in_runtime && d)
+    d->in_runtime--;
+  op->in_runtime = false;
+  op->held = false;
   if (op->buf) {
     nw_obj *b = nw_get_locked(op->buf, NW_BUFFER);
     if (b)
       b->u.buffer.map_state = st == WGC_OK ? NW_MAPPED : NW_UNMAPPED;
   }
   if (op->orphan) {
-    nw_unlock();
+    nw_list_remove(&g_orphans, NULL, op);
     free(op);
     return;
   }
+  if (op->done)
+    return;
   op->done = true;
   op->status = st;
+  if (d) {
+    nw_list_remove(&d->ops, &d->ops_tail, op);
+    d->undone--;
+    nw_list_append(&d->done, &d->done_tail, op);
+    pthread_cond_broadcast(&d->settled);
+  }
+}
+
+/* The runtime's side of a completion: userdata1 is the op, userdata2 its
+ * device. Orphans never reach the device: its pointer may be stale. */
+static void nw_op_complete(nw_op *op, nw_device *d, wgc_status st) {
+  nw_lock();
+  nw_op_complete_locked(op->orphan ? NULL : d, op, st);
   nw_unlock();
 }
 
 static void nw_on_map(WGPUMapAsyncStatus status, WGPUStringView message,
                       void *u1, void *u2) {
   (void)message;
-  (void)u2;
   wgc_status st;
   switch (status) {
   case WGPUMapAsyncStatus_Success:
@@ -339,13 +432,12 @@ static void nw_on_map(WGPUMapAsyncStatus status, WGPUStringView message,
     st = WGC_ERR_DEVICE;
     break;
   }
-  nw_op_complete(u1, st);
+  nw_op_complete(u1, u2, st);
 }
 
 static void nw_on_work_done(WGPUQueueWorkDoneStatus status,
                             WGPUStringView message, void *u1, void *u2) {
   (void)message;
-  (void)u2;
   wgc_status st;
   switch (status) {
   case WGPUQueueWorkDoneStatus_Success:
@@ -358,46 +450,51 @@ static void nw_on_work_done(WGPUQueueWorkDoneStatus status,
     st = WGC_ERR_DEVICE;
     break;
   }
-  nw_op_complete(u1, st);
+  nw_op_complete(u1, u2, st);
 }
 
-/* Unlinks the first completion of device id that is done (all of them,
- * done or not, when the device is lost: they fail with DEVICE_LOST). With
- * g_lock held. */
+/* Unlinks the first done completion of device id (or, once the device is
+ * lost, the first pending one: it fails with DEVICE_LOST). With g_lock
+ * held. */
 static nw_op *nw_op_pop_done_locked(gpu_id id) {
   nw_obj *o = nw_get_locked(id, NW_DEVICE);
   if (!o)
     return NULL;
   nw_device *d = o->u.device;
-  nw_op *prev = NULL;
-  for (nw_op *op = d->ops; op; prev = op, op = op->next) {
-    if (!op->done && !d->errors.lost)
-      continue;
-    if (prev)
-      prev->next = op->next;
-    else
-      d->ops = op->next;
-    if (d->ops_tail == op)
-      d->ops_tail = prev;
-    op->next = NULL;
+  nw_op *op = d->done;
+  if (op) {
+    nw_list_remove(&d->done, &d->done_tail, op);
+    /* Once lost, nothing undelivered reports success: the caller cannot
+     * tell work done before the loss from work it took down. */
+    if (d->errors.lost)
+      op->status = WGC_ERR_DEVICE_LOST;
     return op;
   }
-  return NULL;
+  if (!d->errors.lost || !d->ops)
+    return NULL;
+  op = d->ops;
+  nw_list_remove(&d->ops, &d->ops_tail, op);
+  d->undone--;
+  return op;
 }
 
 /* Fires op, which the caller unlinked and holds; g_lock is held on entry
  * and released before the callback runs. An entry cancelled, or not yet
- * answered by the runtime, fires with undone; one not answered becomes an
- * orphan, for the runtime's late callback to free. Entries turn orphan only
- * here, so those a caller still holds stay valid while earlier callbacks
- * run (and perhaps make the runtime answer). */
+ * done, fires with undone; one still held becomes an orphan, for its
+ * holder to free. */
 static void nw_op_fire(nw_op *op, wgc_status undone) {
   gpu_status_cb cb = op->cb;
   void *user = op->user;
   wgc_status st = op->done && !op->cancelled ? op->status : undone;
-  if (!op->done) {
+  op->done = true;
+  if (op->held) {
     op->orphan = true;
     op->buf = 0;
+    op->prev = NULL;
+    op->next = g_orphans;
+    if (g_orphans)
+      g_orphans->prev = op;
+    g_orphans = op;
     op = NULL;
   }
   nw_unlock();
@@ -419,6 +516,250 @@ static void nw_deliver(gpu_id id) {
     }
     nw_op_fire(op, WGC_ERR_DEVICE_LOST); /* undone: the device is lost */
   }
+}
+
+/* ---- the submission thread ---------------------------------------------- */
+
+static void *nw_worker_main(void *arg);
+
+/* Starts d's submission thread on first use; false when it cannot. With
+ * g_lock held. */
+static bool nw_worker_start_locked(nw_device *d) {
+  if (d->worker_started)
+    return true;
+  pthread_cond_init(&d->wake, NULL);
+  pthread_cond_init(&d->settled, NULL);
+  if (pthread_create(&d->worker, NULL, nw_worker_main, d) != 0) {
+    pthread_cond_destroy(&d->wake);
+    pthread_cond_destroy(&d->settled);
+    return false;
+  }
+  d->worker_started = true;
+  return true;
+}
+
+/* Queues c for d's submission thread; false (c untouched) when the thread
+ * cannot start. at_front: before everything queued (the test hook). */
+static bool nw_enqueue(nw_device *d, nw_cmd *c, bool at_front) {
+  nw_lock();
+  bool ok = nw_worker_start_locked(d);
+  if (ok) {
+    if (c->op)
+      c->op->held = true;
+    if (at_front) {
+      c->next = d->cmds;
+      d->cmds = c;
+      if (!d->cmds_tail)
+        d->cmds_tail = c;
+    } else {
+      c->next = NULL;
+      if (d->cmds_tail)
+        d->cmds_tail->next = c;
+      else
+        d->cmds = c;
+      d->cmds_tail = c;
+    }
+    pthread_cond_signal(&d->wake);
+  }
+  nw_unlock();
+  return ok;
+}
+
+static nw_cmd *nw_cmd_new(enum nw_cmd_kind kind, size_t extra) {
+  nw_cmd *c = calloc(1, sizeof *c + extra);
+  if (c)
+    c->kind = kind;
+  return c;
+}
+
+/* Hands the runtime a map or work-done request (on the worker). */
+static void nw_issue(nw_device *d, nw_cmd *c) {
+  nw_lock();
+  c->op->in_runtime = true;
+  d->in_runtime++;
+  nw_unlock();
+  if (c->kind == NW_CMD_MAP) {
+    WGPUBufferMapCallbackInfo cbi;
+    memset(&cbi, 0, sizeof cbi);
+    cbi.mode = WGPUCallbackMode_AllowProcessEvents;
+    cbi.callback = nw_on_map;
+    cbi.userdata1 = c->op;
+    cbi.userdata2 = d;
+    wgc_nw.BufferMapAsync(c->buffer, WGPUMapMode_Read, (size_t)c->offset,
+                          (size_t)c->size, cbi);
+  } else {
+    WGPUQueueWorkDoneCallbackInfo cbi;
+    memset(&cbi, 0, sizeof cbi);
+    cbi.mode = WGPUCallbackMode_AllowProcessEvents;
+    cbi.callback = nw_on_work_done;
+    cbi.userdata1 = c->op;
+    cbi.userdata2 = d;
+    wgc_nw.QueueOnSubmittedWorkDone(d->queue, cbi);
+  }
+}
+
+static bool nw_lost(nw_device *d) {
+  nw_lock();
+  bool lost = d->errors.lost;
+  nw_unlock();
+  return lost;
+}
+
+/* Runs a chain of commands in order. Consecutive submits go to the queue
+ * as one (each queue submission costs a driver round trip, and lavapipe's
+ * waits for the previous one); maps, work-done requests and releases that
+ * follow them keep their order relative to them, and queue writes end a
+ * run, since a write lands before the next submission. */
+/* Destroys d's runtime device for gpu_device_lose, once. On the worker. */
+static void nw_destroy_now(nw_device *d) {
+  nw_lock();
+  bool done = d->destroyed, lost = d->errors.lost;
+  nw_unlock();
+  if (done)
+    return;
+  if (!lost)
+    wgc_nw.DeviceDestroy(d->device);
+  const char *why = "the device was destroyed";
+  nw_lock();
+  if (!d->errors.lost)
+    gpu_errors_lost(&d->errors, why, strlen(why));
+  d->destroyed = true;
+  pthread_cond_broadcast(&d->settled);
+  nw_unlock();
+}
+
+static void nw_run(nw_device *d, nw_cmd *c) {
+  enum { RUN = 256 };
+  WGPUCommandBuffer run[RUN];
+  while (c) {
+    nw_lock();
+    bool lose = d->lose_requested;
+    nw_unlock();
+    if (lose) /* under what this chain still holds */
+      nw_destroy_now(d);
+    bool lost = nw_lost(d);
+    /* gather submits, up to a write or a destroy */
+    size_t n = 0;
+    nw_cmd *end = c;
+    while (end && n < RUN && end->kind != NW_CMD_WRITE &&
+           end->kind != NW_CMD_DESTROY) {
+      if (end->kind == NW_CMD_SUBMIT)
+        run[n++] = end->cmd;
+      end = end->next;
+    }
+    if (n && !lost)
+      wgc_nw.QueueSubmit(d->queue, n, run);
+    for (size_t i = 0; i < n; i++)
+      wgc_nw.CommandBufferRelease(run[i]);
+    lost = lost || nw_lost(d);
+    /* then what followed them, in order */
+    while (c != end) {
+      nw_cmd *next = c->next;
+      if (c->kind == NW_CMD_MAP || c->kind == NW_CMD_WORKDONE) {
+        if (lost) {
+          nw_lock();
+          nw_op_complete_locked(c->op->orphan ? NULL : d, c->op,
+                                WGC_ERR_DEVICE_LOST);
+          nw_unlock();
+        } else {
+          nw_issue(d, c);
+        }
+      } else if (c->kind == NW_CMD_RELEASE) {
+        wgc_nw.BufferRelease(c->buffer);
+      }
+      free(c);
+      c = next;
+    }
+    if (!c || (c->kind != NW_CMD_WRITE && c->kind != NW_CMD_DESTROY))
+      continue; /* the run was full */
+    nw_cmd *next = c->next;
+    if (c->kind == NW_CMD_DESTROY)
+      nw_destroy_now(d);
+    else if (!lost) /* a write; dropped once the device is gone */
+      wgc_nw.QueueWriteBuffer(d->queue, c->buffer, c->offset, c->data,
+                              (size_t)c->size);
+    free(c);
+    c = next;
+  }
+}
+
+/* The submission thread: runs queued commands, and while the runtime holds
+ * requests, polls the device without waiting (a waiting poll would hold
+ * back the next submission until the GPU idles). Polls back off from 0.1 to
+ * 2 ms while nothing completes, so that a long queue of work does not lose
+ * CPU time to them (software adapters run on the same cores). */
+static void *nw_worker_main(void *arg) {
+  nw_device *d = arg;
+  long interval = 100000; /* ns */
+  nw_lock();
+  for (;;) {
+    if (d->cmds) {
+      nw_cmd *c = d->cmds;
+      d->cmds = d->cmds_tail = NULL;
+      nw_unlock();
+      nw_run(d, c);
+      /* a submit may have waited long: what finished meanwhile is due
+       * now, not after the next one */
+      nw_lock();
+      if (d->in_runtime && !d->errors.lost) {
+        nw_unlock();
+        wgc_nw.DevicePoll(d->device, false, NULL);
+        nw_lock();
+      }
+      interval = 100000;
+      continue;
+    }
+    if (d->in_runtime && !d->errors.lost) {
+      unsigned before = d->in_runtime;
+      nw_unlock();
+      wgc_nw.DevicePoll(d->device, false, NULL);
+      nw_lock();
+      if (d->in_runtime < before)
+        interval = 100000;
+      else if (interval < 2000000)
+        interval *= 2;
+      if (!d->cmds && d->in_runtime && !d->errors.lost) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += interval;
+        if (ts.tv_nsec >= 1000000000) {
+          ts.tv_sec++;
+          ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&d->wake, &g_lock, &ts);
+      }
+      continue;
+    }
+    if (d->stop)
+      break;
+    pthread_cond_wait(&d->wake, &g_lock);
+  }
+  nw_unlock();
+  return NULL;
+}
+
+/* Waits until every completion registered on d so far is done, or d is
+ * lost. */
+static void nw_wait_settled(nw_device *d) {
+  nw_op *fence = nw_op_new(d, NULL, NULL, "gpu_process_events");
+  nw_cmd *c = fence ? nw_cmd_new(NW_CMD_WORKDONE, 0) : NULL;
+  if (c) {
+    c->op = fence;
+    if (!nw_enqueue(d, c, false)) {
+      free(c);
+      c = NULL;
+    }
+  }
+  nw_lock();
+  if (fence && !c) { /* no thread: nothing can complete */
+    nw_list_remove(&d->ops, &d->ops_tail, fence);
+    d->undone--;
+    free(fence);
+  } else {
+    while (d->undone && !d->errors.lost)
+      pthread_cond_wait(&d->settled, &g_lock);
+  }
+  nw_unlock();
 }
 
 /* ---- instance, adapter, device ------------------------------------------ */
@@ -909,13 +1250,21 @@ void gpu_device_release(gpu_id dev) {
   nw_device *d = nw_dev(dev);
   if (!d)
     return;
-  /* Let submitted work finish so pending completions get real statuses.
-   * (wgpu-native aborts the process when polling a lost device.) */
+  /* Let submitted work finish so pending completions get real statuses;
+   * then the submission thread runs what is still queued (failing it, once
+   * the device is lost) and ends. */
+  nw_wait_settled(d);
   nw_lock();
-  bool lost = d->errors.lost;
+  bool started = d->worker_started;
+  d->stop = true;
+  if (started)
+    pthread_cond_signal(&d->wake);
   nw_unlock();
-  if (!lost)
-    wgc_nw.DevicePoll(d->device, 1, NULL);
+  if (started) {
+    pthread_join(d->worker, NULL);
+    pthread_cond_destroy(&d->wake);
+    pthread_cond_destroy(&d->settled);
+  }
 
   /* Unlink the device and everything created on it. */
   nw_lock();
@@ -924,7 +1273,7 @@ void gpu_device_release(gpu_id dev) {
     nw_unlock();
     return;
   }
-  lost = d->errors.lost;
+  bool lost = d->errors.lost;
   nw_id_free_locked(dev);
   nw_obj *children = NULL, **tail = &children;
   for (uint32_t i = 0; i < g_nslots; i++) {
@@ -936,13 +1285,24 @@ void gpu_device_release(gpu_id dev) {
       tail = &c->next;
     }
   }
-  nw_op *ops = d->ops;
-  d->ops = d->ops_tail = NULL;
+  /* the done ones first, then those pending */
+  nw_op *ops = d->done;
+  if (d->done_tail) {
+    d->done_tail->next = d->ops;
+    if (d->ops)
+      d->ops->prev = d->done_tail;
+  } else {
+    ops = d->ops;
+  }
+  d->done = d->done_tail = d->ops = d->ops_tail = NULL;
+  d->undone = 0;
   /* Completions not done by now never will be for the caller: they fire
    * CANCELLED (DEVICE_LOST) below, whatever the runtime says later. */
   for (nw_op *op = ops; op; op = op->next) {
     op->buf = 0;
     op->cancelled = !op->done;
+    if (lost && op->done)
+      op->status = WGC_ERR_DEVICE_LOST;
   }
   nw_unlock();
 
@@ -951,6 +1311,7 @@ void gpu_device_release(gpu_id dev) {
     nw_lock();
     nw_op *op = ops;
     ops = op->next;
+    op->prev = op->next = NULL;
     nw_op_fire(op, lost ? WGC_ERR_DEVICE_LOST : WGC_ERR_CANCELLED);
   }
 
@@ -960,8 +1321,9 @@ void gpu_device_release(gpu_id dev) {
     nw_obj_release(c);
   }
   /* Dropping the last reference to a device makes wgpu-native wait for it,
-   * which aborts the process on a lost device: a lost one is leaked. */
-  if (!lost) {
+   * which aborts the process on a device the driver lost: that one is
+   * leaked. One destroyed through wgpuDeviceDestroy drops cleanly. */
+  if (!lost || d->destroyed) {
     wgc_nw.QueueRelease(d->queue);
     wgc_nw.DeviceRelease(d->device);
   }
@@ -999,7 +1361,7 @@ static gpu_id nw_enter(nw_device *d, gpu_id dev, nw_obj o, unsigned errors,
 }
 
 gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage) {
-  nw_device *d = nw_dev(dev);
+  nw_device *d = nw_live_dev(dev);
   if (!d)
     return 0;
   WGPUBufferDescriptor desc;
@@ -1046,18 +1408,44 @@ void gpu_buffer_release(gpu_id buf) {
         op->buf = 0;
   }
   nw_unlock();
-  if (o)
-    nw_obj_release(o);
+  if (!o)
+    return;
+  /* Writes and maps still queued use the handle: it goes after them. */
+  nw_device *d = nw_dev(o->dev);
+  nw_cmd *c = d ? nw_cmd_new(NW_CMD_RELEASE, 0) : NULL;
+  if (c) {
+    c->buffer = o->u.buffer.handle;
+    if (nw_enqueue(d, c, false)) {
+      free(o);
+      return;
+    }
+    free(c);
+  }
+  nw_obj_release(o);
 }
 
 void gpu_queue_write(gpu_id dev, gpu_id buf, uint64_t offset, const void *data,
                      uint64_t size) {
-  nw_device *d = nw_dev(dev);
+  nw_device *d = nw_live_dev(dev);
   nw_obj *b = nw_get(buf, NW_BUFFER);
   if (!d || !b || size == 0 || !data)
     return;
-  wgc_nw.QueueWriteBuffer(d->queue, b->u.buffer.handle, offset, data,
-                          (size_t)size);
+  /* The submission thread writes a copy, in order with the submits around
+   * it: the caller's data may change as soon as this returns. */
+  nw_cmd *c =
+      size <= SIZE_MAX - sizeof *c ? nw_cmd_new(NW_CMD_WRITE, size) : NULL;
+  if (!c) {
+    nw_out_of_memory(d, "gpu_queue_write");
+    return;
+  }
+  c->buffer = b->u.buffer.handle;
+  c->offset = offset;
+  c->size = size;
+  memcpy(c->data, data, (size_t)size);
+  if (!nw_enqueue(d, c, false)) {
+    free(c);
+    nw_error(d, WGC_ERR_DEVICE, "gpu_queue_write: no submission thread");
+  }
 }
 
 void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
@@ -1080,39 +1468,59 @@ void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
   nw_lock();
   if (!why && b->u.buffer.map_state != NW_UNMAPPED)
     why = "the buffer is already mapped or being mapped";
-  if (why) { /* fails from gpu_process_events, as if the runtime said so */
-    op->done = true;
-    op->status = WGC_ERR_INVALID_ARGUMENT;
-  } else {
+  if (!why) {
     op->buf = buf;
     b->u.buffer.map_state = NW_MAP_PENDING;
     b->u.buffer.map_offset = start;
     b->u.buffer.map_size = end - start;
   }
   nw_unlock();
+  nw_cmd *c = why ? NULL : nw_cmd_new(NW_CMD_MAP, 0);
+  if (!why && !c)
+    why = "out of host memory";
+  if (c) {
+    c->buffer = b->u.buffer.handle;
+    c->offset = start;
+    c->size = end - start;
+    c->op = op;
+    if (!nw_enqueue(d, c, false)) {
+      free(c);
+      why = "no submission thread";
+    }
+  }
   if (why) {
     char msg[128];
     snprintf(msg, sizeof msg, "gpu_buffer_map_read: %s", why);
-    nw_error(d, WGC_ERR_DEVICE, msg);
-    return;
+    nw_lock();
+    b->u.buffer.map_state = NW_UNMAPPED;
+    op->buf = 0;
+    /* fails from gpu_process_events, as if the runtime said so */
+    nw_list_remove(&d->ops, &d->ops_tail, op);
+    d->undone--;
+    op->done = true;
+    op->status = WGC_ERR_INVALID_ARGUMENT;
+    nw_list_append(&d->done, &d->done_tail, op);
+    nw_error_locked(d, WGC_ERR_DEVICE, msg, strlen(msg));
+    nw_unlock();
   }
-  WGPUBufferMapCallbackInfo cbi;
-  memset(&cbi, 0, sizeof cbi);
-  cbi.mode = WGPUCallbackMode_AllowProcessEvents;
-  cbi.callback = nw_on_map;
-  cbi.userdata1 = op;
-  wgc_nw.BufferMapAsync(b->u.buffer.handle, WGPUMapMode_Read, (size_t)start,
-                        (size_t)(end - start), cbi);
 }
 
-void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
+void gpu_buffer_read_many(gpu_id buf, const gpu_read *reads, size_t n) {
   nw_obj *b = nw_get(buf, NW_BUFFER);
   if (!b)
     return;
   nw_lock();
   bool mapped = b->u.buffer.map_state == NW_MAPPED;
   uint64_t mo = b->u.buffer.map_offset, ms = b->u.buffer.map_size;
+  nw_obj *od = nw_get_locked(b->dev, NW_DEVICE);
+  bool lost = od && od->u.device->errors.lost;
+  if (lost)
+    b->u.buffer.map_state = NW_UNMAPPED;
   nw_unlock();
+  /* A destroyed device's buffers are gone: wgpu-native aborts the process
+   * when one is read or unmapped. */
+  if (lost)
+    return;
   /* wgpu-native aborts the process when asked for a range not mapped */
   if (!mapped) {
     nw_device *d = nw_dev(b->dev);
@@ -1122,19 +1530,27 @@ void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
   }
   const void *p = wgc_nw.BufferGetConstMappedRange(b->u.buffer.handle,
                                                    (size_t)mo, (size_t)ms);
-  if (p && size && dst && offset >= mo && offset - mo <= ms &&
-      size <= ms - (offset - mo))
-    memcpy(dst, (const char *)p + (offset - mo), (size_t)size);
+  for (size_t i = 0; p && i < n; i++) {
+    uint64_t offset = reads[i].offset, size = reads[i].size;
+    if (size && reads[i].dst && offset >= mo && offset - mo <= ms &&
+        size <= ms - (offset - mo))
+      memcpy(reads[i].dst, (const char *)p + (offset - mo), (size_t)size);
+  }
   nw_lock();
   b->u.buffer.map_state = NW_UNMAPPED;
   nw_unlock();
   wgc_nw.BufferUnmap(b->u.buffer.handle);
 }
 
+void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
+  gpu_read r = {offset, dst, size};
+  gpu_buffer_read_many(buf, &r, 1);
+}
+
 /* ---- pipelines and bind groups ------------------------------------------ */
 
 gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len) {
-  nw_device *d = nw_dev(dev);
+  nw_device *d = nw_live_dev(dev);
   if (!d || !wgsl)
     return 0;
   unsigned errors = nw_error_count(d);
@@ -1174,7 +1590,7 @@ void gpu_pipeline_release(gpu_id pipeline) {
 
 gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
                              const gpu_binding *bindings) {
-  nw_device *d = nw_dev(dev);
+  nw_device *d = nw_live_dev(dev);
   nw_obj *p = nw_get(pipeline, NW_PIPELINE);
   if (!d || !p || (count && !bindings))
     return 0;
@@ -1234,7 +1650,7 @@ void gpu_bind_group_release(gpu_id group) {
 /* ---- command recording -------------------------------------------------- */
 
 gpu_id gpu_encoder_create(gpu_id dev) {
-  nw_device *d = nw_dev(dev);
+  nw_device *d = nw_live_dev(dev);
   if (!d)
     return 0;
   unsigned errors = nw_error_count(d);
@@ -1361,9 +1777,18 @@ void gpu_encoder_submit(gpu_id dev, gpu_id enc) {
   nw_unlock();
   if (why)
     nw_error(d, WGC_ERR_DEVICE, why);
-  /* A failed command buffer is dropped; its error is in gpu_take_error. */
+  /* A failed command buffer is dropped; its error is in gpu_take_error.
+   * The submission thread submits (and releases) the others. */
+  nw_cmd *c = cmd && !failed ? nw_cmd_new(NW_CMD_SUBMIT, 0) : NULL;
+  if (c) {
+    c->cmd = cmd;
+    if (nw_enqueue(d, c, false))
+      cmd = NULL;
+    else
+      free(c);
+  }
   if (cmd && !failed)
-    wgc_nw.QueueSubmit(d->queue, 1, &cmd);
+    nw_error(d, WGC_ERR_DEVICE, "gpu_encoder_submit: not submitted");
   if (cmd)
     wgc_nw.CommandBufferRelease(cmd);
   nw_obj_release(e);
@@ -1376,30 +1801,54 @@ void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user) {
   nw_op *op = nw_op_new(d, cb, user, "gpu_on_work_done");
   if (!op)
     return;
-  WGPUQueueWorkDoneCallbackInfo cbi;
-  memset(&cbi, 0, sizeof cbi);
-  cbi.mode = WGPUCallbackMode_AllowProcessEvents;
-  cbi.callback = nw_on_work_done;
-  cbi.userdata1 = op;
-  wgc_nw.QueueOnSubmittedWorkDone(d->queue, cbi);
+  nw_cmd *c = nw_cmd_new(NW_CMD_WORKDONE, 0);
+  if (c) {
+    c->op = op;
+    if (nw_enqueue(d, c, false))
+      return;
+    free(c);
+  }
+  /* fails from gpu_process_events */
+  nw_lock();
+  nw_list_remove(&d->ops, &d->ops_tail, op);
+  d->undone--;
+  op->done = true;
+  op->status = WGC_ERR_OUT_OF_MEMORY;
+  nw_list_append(&d->done, &d->done_tail, op);
+  nw_unlock();
 }
 
 bool gpu_process_events(gpu_id dev, bool wait) {
   nw_device *d = nw_dev(dev);
   if (!d)
     return true;
-  nw_lock();
-  bool lost = d->errors.lost;
-  nw_unlock();
-  /* Completions run from the device's poll (wgpu-native has no other event
-   * source: requests answer at once). wgpuInstanceProcessEvents would poll
-   * every device of the instance, and wgpu-native aborts the process when
-   * polling a lost device fails; pending completions of a lost device fail
-   * with DEVICE_LOST instead (nw_deliver). */
-  if (!lost)
-    wgc_nw.DevicePoll(d->device, wait, NULL);
+  /* The submission thread polls the device and marks completions; here
+   * they are only delivered, so this never waits behind queued work unless
+   * asked to. */
+  if (wait)
+    nw_wait_settled(d);
   nw_deliver(dev);
   return true;
+}
+
+void gpu_device_lose(gpu_id dev) {
+  nw_device *d = nw_dev(dev);
+  nw_cmd *c = d ? nw_cmd_new(NW_CMD_DESTROY, 0) : NULL;
+  if (!c)
+    return;
+  /* On the submission thread, ahead of what is queued, so that no runtime
+   * call races with it and the queued work is what gets lost. */
+  nw_lock();
+  d->lose_requested = true;
+  nw_unlock();
+  if (!nw_enqueue(d, c, true)) {
+    free(c);
+    return;
+  }
+  nw_lock();
+  while (!d->destroyed)
+    pthread_cond_wait(&d->settled, &g_lock);
+  nw_unlock();
 }
 
 bool gpu_can_wait(void) { return true; }

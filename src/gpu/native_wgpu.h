@@ -27,6 +27,7 @@
   X(DeviceCreateComputePipeline)                                               \
   X(DeviceCreateBindGroup)                                                     \
   X(DeviceCreateCommandEncoder)                                                \
+  X(DeviceDestroy)                                                             \
   X(DeviceRelease)                                                             \
   X(BufferMapAsync)                                                            \
   X(BufferGetConstMappedRange)                                                 \
