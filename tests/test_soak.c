@@ -271,6 +271,14 @@ TEST(soak_alloc_free) {
     while (n_live)
       if (wgc_free(ctx, live[--n_live]) != WGC_OK)
         failures++;
+    /* A download submits the last uploads, as before the baseline
+     * (soak_upload_then_free covers freeing without one). */
+    wgc_ptr last = 0;
+    uint32_t got = 1;
+    if (wgc_alloc(ctx, 4, &last) != WGC_OK ||
+        wgc_download(ctx, &got, last, 4) != WGC_OK || got != 0 ||
+        wgc_free(ctx, last) != WGC_OK)
+      failures++;
     CHECK_OK(ctx, wgc_synchronize(ctx));
     double t = now_s() - t0;
     CHECK(failures == 0, "%ld calls failed: %s", failures, wgc_last_error(ctx));
@@ -297,8 +305,10 @@ TEST(soak_alloc_free) {
     CHECK(t < bound * (long_run() ? 10 : 1) * (instrumented() ? 5 : 1),
           "%.1f s for %ld calls", t, allocs + frees);
     /* The table keeps its records for reuse; the memory behind them is
-     * returned. */
-    CHECK_MEM(before, after, 512 * KIB, cpu ? 8 * MIB : 32 * MIB);
+     * returned. The WebGPU runtime's bookkeeping grows slowly with the
+     * buffers it has seen (0.5 MiB after 1e5 calls, 1.3 MiB after 1e6). */
+    CHECK_MEM(before, after, cpu ? 512 * KIB : 1 * MIB,
+              cpu ? 8 * MIB : 32 * MIB);
     free(live);
     free(tag);
     free(stale);
@@ -535,8 +545,7 @@ TEST(soak_outstanding_downloads) {
       continue;
     wgc_context *ctx = test_ctx(test_backends[bi]);
     bool cpu = test_backends[bi] == WGC_BACKEND_CPU;
-    /* Each WebGPU download is a copy, a submit and a map of its own. */
-    long n = cpu ? count(100000, 1000000) : count(16000, 100000);
+    long n = count(100000, 1000000);
     enum { LEN = 1000 };
     float v[LEN];
     for (int i = 0; i < LEN; i++)
