@@ -216,6 +216,13 @@ static wgc_status wg_upload(wgc_context *ctx, wgc_ref dst, const void *src,
    * first, so the write cannot overtake earlier operations. */
   wg_flush(st);
   gpu_queue_write(st->dev, ((wg_mem *)dst.mem)->buffer, dst.offset, src, bytes);
+  /* Uploads with no work between them would hold their staging memory
+   * (and freed buffers) until some later submit: an empty one every batch
+   * of writes releases it. */
+  if (++st->writes >= WG_BATCH_DISPATCHES) {
+    wg_encoder(st);
+    wg_flush(st);
+  }
   return wg_device_error(ctx, "wgc_upload");
 }
 
@@ -433,6 +440,8 @@ static wgc_status wg_synchronize(wgc_context *ctx) {
   if (!gpu_can_wait())
     return WGC_ERR_WOULD_BLOCK;
   wg_state *st = state(ctx);
+  if (st->writes)
+    wg_encoder(st); /* a submit carries the writes, so they complete */
   wg_flush(st);
   /* One wait covers every completion registered so far (the GPU layer
    * waits for all of them); a callback run meanwhile may add more. */

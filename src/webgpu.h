@@ -69,6 +69,9 @@ struct wg_state {
   /* the batch being recorded */
   gpu_id enc;
   unsigned dispatches;
+  /* queue writes since the last submit: the runtime keeps their staging
+   * memory (and the buffers they write) until a submit carries them */
+  unsigned writes;
   gpu_id arena;
   uint8_t *arena_host;
   size_t arena_used;

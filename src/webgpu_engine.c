@@ -38,6 +38,7 @@ void wg_flush(wg_state *st) {
     gpu_encoder_submit(st->dev, st->enc);
     st->enc = 0;
     st->dispatches = 0;
+    st->writes = 0;
     st->arena_used = 0;
   }
   wg_seal_downloads(st); /* their copies are submitted: map after them */

@@ -328,7 +328,7 @@ TEST(soak_upload_then_free) {
       case_end();
       continue;
     }
-    enum { ROUND = 2048, ROUNDS = 5 };
+    enum { ROUND = 2048, ROUNDS = 8 };
     float v[256];
     fill_uniform(v, 256, -1, 1, 3);
     mem_use at[ROUNDS];
@@ -345,9 +345,20 @@ TEST(soak_upload_then_free) {
       at[r] = mem_now();
     }
     CHECK(failures == 0, "%ld calls failed: %s", failures, wgc_last_error(ctx));
-    /* The first round sets up what the runtime keeps; later ones add
-     * nothing. */
-    CHECK_MEM(at[1], at[ROUNDS - 1], 256 * KIB, 8 * MIB);
+    /* The runtime's pools settle within a few rounds, and what its
+     * threads release after wgc_synchronize returns makes a single
+     * round's figure swing by a round's uploads; so the peaks of the
+     * first and last halves are compared. Unsubmitted writes once kept
+     * every round's buffers: 6 MiB a round. */
+    mem_use early = at[0], late = at[ROUNDS / 2];
+    for (int r = 0; r < ROUNDS; r++) {
+      mem_use *peak = r < ROUNDS / 2 ? &early : &late;
+      if (at[r].heap > peak->heap)
+        peak->heap = at[r].heap;
+      if (at[r].rss > peak->rss)
+        peak->rss = at[r].rss;
+    }
+    CHECK_MEM(early, late, 1 * MIB, 8 * MIB);
     wgc_destroy(ctx);
     case_end();
   }
