@@ -94,6 +94,7 @@ fi
 # drivers are too slow there).
 if [ -x build/test_wgc ]; then
   section valgrind valgrind -q --error-exitcode=9 --leak-check=full \
+    --suppressions="$PWD/tools/valgrind.supp" \
     --errors-for-leak-kinds=definite build/test_wgc "[cpu]"
 fi
 section install tools/check_install.sh
