@@ -251,6 +251,10 @@ TEST(child_faults_memory) {
   wgc_ptr du = dev_alloc(ctx, (size_t)N * N * 4);
   CHECK_STATUS(wgc_unary(ctx, WGC_UNARY_NEG, dc, du, (size_t)N * N), WGC_OK);
   CHECK_STATUS(wgc_upload(ctx, du, c0, (size_t)N * N * 4), WGC_OK);
+  /* Queue writes run on the device's submission thread: let them finish
+   * before the cap, which is meant for the calls below. */
+  CHECK_STATUS(wgc_synchronize(ctx), WGC_OK);
+  CHECK_STATUS(wgc_synchronize(rctx), WGC_OK);
   cap_memory((size_t)256 << 20);
   wgc_ptr p = 0;
   check_oom(ctx, wgc_alloc(ctx, (size_t)1 << 30, &p), "wgc_alloc");
