@@ -41,13 +41,14 @@ enum {
 /* Value families, so that each function sees inputs where it is
  * interesting. */
 enum {
-  FZ_DIST_UNIT,  /* [-1, 1) */
-  FZ_DIST_WIDE,  /* +-[1e-3, 1e3], log-uniform */
-  FZ_DIST_EXP,   /* [-100, 100): the saturating and overflowing ends */
-  FZ_DIST_POS,   /* mostly positive, log-uniform */
-  FZ_DIST_BASE,  /* pow bases: near 1, integers, negatives */
-  FZ_DIST_EXPON, /* pow exponents: integers, halves, +-5000 */
-  FZ_DIST_BITS   /* any 32-bit pattern (guards) */
+  FZ_DIST_UNIT,   /* [-1, 1) */
+  FZ_DIST_WIDE,   /* +-[1e-3, 1e3], log-uniform */
+  FZ_DIST_EXP,    /* [-100, 100): the saturating and overflowing ends */
+  FZ_DIST_POS,    /* mostly positive, log-uniform */
+  FZ_DIST_BASE,   /* pow bases: near 1, integers, negatives */
+  FZ_DIST_EXPON,  /* pow exponents: integers, halves, +-5000 */
+  FZ_DIST_BITS,   /* any 32-bit pattern (guards) */
+  FZ_DIST_POSUNIT /* [0, 1): sums that do not cancel */
 };
 /* Fills x with values of a family; with probability sp/1000 a value is a
  * special of a kind in spk. */
@@ -154,8 +155,9 @@ void fz_remember_freed(wgc_ptr webgpu, wgc_ptr cpu);
 bool fz_stale(fz_rng *r, wgc_ptr out[2]);
 
 /* Shrinks a failing step: smaller shapes, fewer specials, while
- * fz_run_alone still fails. Returns the number of runs made. */
-int fz_shrink(fz_env *e, fz_step *s, char *msg, size_t size);
+ * fz_run_alone still fails; index names the step in progress lines.
+ * Returns the number of runs made. */
+int fz_shrink(fz_env *e, fz_step *s, int index, char *msg, size_t size);
 
 /* Runs one seed: its contexts and its sequence; prints "FUZZ ..." lines on
  * failures and "step ..." lines before each step (the parent process shows

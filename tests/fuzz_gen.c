@@ -107,6 +107,8 @@ static float value(fz_rng *r, int dist, double mag) {
       return from_bits(0x7FC00000u | (uint32_t)fz_below(r, 0x400000) |
                        (fz_chance(r, 0.5) ? 0x80000000u : 0));
     return from_bits((uint32_t)fz_next(r));
+  case FZ_DIST_POSUNIT:
+    return (float)(fz_unit(r) * mag);
   default:
     return (float)((2.0 * fz_unit(r) - 1.0) * mag);
   }
@@ -247,7 +249,7 @@ static void gen_gemm(fz_rng *r, fz_step *s) {
 static void gen_conv(fz_rng *r, fz_step *s) {
   wgc_conv2d_desc *d = &s->cv;
   d->n = fz_chance(r, 0.05) ? 0 : 1 + fz_below(r, 3);
-  d->c = fz_chance(r, 0.08) ? 0 : 1 + fz_below(r, 8);
+  d->c = fz_chance(r, 0.08) ? 0 : 1 + fz_below(r, fz_chance(r, 0.2) ? 16 : 8);
   d->h = 1 + fz_below(r, 24);
   d->w = 1 + fz_below(r, 24);
   d->k = 1 + fz_below(r, 8);
@@ -267,8 +269,11 @@ static void gen_conv(fz_rng *r, fz_step *s) {
   while (d->s > 1 && d->w + 2 * d->pad_w < dw * (d->s - 1) + 1)
     d->s--;
   s->bias = fz_chance(r, 0.6);
-  s->bmag = fz_chance(r, 0.7) ? 1.0f : log_uniform(r, 1e2, 1e6);
-  s->dist = fz_chance(r, 0.8) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+  s->bmag = fz_chance(r, 0.7) ? 1.0f : log_uniform(r, 1e2, 1e8);
+  /* Same-sign taps under a large bias: their sum must not be lost. */
+  s->dist = s->bmag > 1 && fz_chance(r, 0.5) ? FZ_DIST_POSUNIT
+            : fz_chance(r, 0.8)              ? FZ_DIST_UNIT
+                                             : FZ_DIST_WIDE;
 }
 
 static void gen_attn(fz_rng *r, fz_step *s) {

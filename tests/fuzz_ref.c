@@ -15,11 +15,11 @@
 static double fin(double x) { return isfinite(x) ? fabs(x) : 0.0; }
 static size_t or_one(size_t v) { return v ? v : 1; }
 
-bool fz_close(float got, double want, double tol, bool lenient) {
+bool fz_close(float got, double want, double tol, int lenient) {
   double g = got;
   if (isnan(want))
     return isnan(g);
-  if (lenient)
+  if (lenient == FZ_LENIENT || (lenient == FZ_NAN_OK && isnan(g)))
     return true;
   if (isnan(g))
     return false;
@@ -89,6 +89,7 @@ void fzr_conv(const wgc_conv2d_desc *d, const float *x, const float *f,
         for (size_t oq = 0; oq < Q; oq++) {
           double bv = bias ? bias[ok] : 0.0;
           double acc = bv, mx = 0, mw = 0;
+          bool nan_ok = false;
           for (size_t cc = 0; cc < cpg; cc++)
             for (size_t r = 0; r < d->r; r++)
               for (size_t s = 0; s < d->s; s++) {
@@ -96,8 +97,13 @@ void fzr_conv(const wgc_conv2d_desc *d, const float *x, const float *f,
                                (long long)r * dh;
                 long long iw = (long long)oq * sw - (long long)d->pad_w +
                                (long long)s * dw;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+                  /* Padding as explicit zeros (PyTorch) meets a NaN or
+                   * infinite weight with NaN; skipping it does not. */
+                  if (!isfinite(f[((ok * cpg + cc) * d->r + r) * d->s + s]))
+                    nan_ok = true;
                   continue;
+                }
                 size_t ic = grp * cpg + cc;
                 double xv = x[((in * d->c + ic) * d->h + (size_t)ih) * d->w +
                               (size_t)iw];
@@ -110,7 +116,9 @@ void fzr_conv(const wgc_conv2d_desc *d, const float *x, const float *f,
           double scale = K * mx * mw;
           w.v[o] = acc;
           w.tol[o] = 1e-5 * scale + 1e-6 * fin(bv) + FZ_FLUSH_ALLOW;
-          w.len[o] = scale > FZ_OVERFLOW || fin(bv) > FZ_OVERFLOW;
+          w.len[o] = scale > FZ_OVERFLOW || fin(bv) > FZ_OVERFLOW ? FZ_LENIENT
+                     : nan_ok                                     ? FZ_NAN_OK
+                                                                  : 0;
         }
     }
 }

@@ -14,8 +14,12 @@
 typedef struct fz_want {
   double *v;          /* the value */
   double *tol;        /* its absolute bound */
-  unsigned char *len; /* 1: lenient */
+  unsigned char *len; /* 0, FZ_LENIENT or FZ_NAN_OK */
 } fz_want;
+enum {
+  FZ_LENIENT = 1, /* float32 may overflow: only a NaN want is checked */
+  FZ_NAN_OK = 2   /* NaN is right too (an IEEE choice the API leaves open) */
+};
 
 /* Batch bi's C element (i, j) lands at want index (bi*m + i)*n + j. */
 void fzr_gemm(const fz_step *s, size_t lda, size_t ldb, size_t ldc, size_t stra,
@@ -29,6 +33,6 @@ void fzr_reduce(wgc_reduce_op op, const float *x, const fz_shape *sh,
                 size_t axis, fz_want w);
 
 /* Whether got meets want within tol (IEEE cases as API.md says). */
-bool fz_close(float got, double want, double tol, bool lenient);
+bool fz_close(float got, double want, double tol, int lenient);
 
 #endif

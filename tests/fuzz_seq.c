@@ -191,18 +191,23 @@ static bool candidate(const fz_step *s, int i, fz_step *t) {
   return false;
 }
 
-int fz_shrink(fz_env *e, fz_step *s, char *msg, size_t size) {
+int fz_shrink(fz_env *e, fz_step *s, int index, char *msg, size_t size) {
   int runs = 0;
   char tmsg[1024];
   bool progress = true;
-  while (progress && runs < 40) {
+  while (progress && runs < 30) {
     progress = false;
     fz_step t;
-    for (int i = 0; candidate(s, i, &t) && runs < 40; i++) {
+    for (int i = 0; candidate(s, i, &t) && runs < 30; i++) {
       if (!memcmp(&t, s, sizeof t) || !step_valid(&t))
         continue;
       runs++;
       tmsg[0] = 0;
+      char line[1024];
+      fz_format(&t, line, sizeof line);
+      /* Progress for the parent's hang watch, and the step if one hangs. */
+      printf("step %d: shrinking, run %d: %s\n", index, runs, line);
+      fflush(stdout);
       if (!fz_run_alone(e, &t, tmsg, sizeof tmsg)) {
         *s = t;
         snprintf(msg, size, "%s", tmsg);
@@ -241,7 +246,7 @@ static void report(fz_env *e, uint64_t seed, int index, const fz_step *s,
     return;
   }
   fz_step t = *s;
-  int runs = fz_shrink(e, &t, amsg, sizeof amsg);
+  int runs = fz_shrink(e, &t, index, amsg, sizeof amsg);
   fz_format(&t, line, sizeof line);
   printf("FUZZ   shrunk (%d runs): %s\n", runs, amsg);
   printf("FUZZ   repro: FUZZ_REPRO='%s %s' build/test_wgc child_fuzz_seed\n",

@@ -806,7 +806,7 @@ static bool download_all(fz_env *e, fz_pending *p, float *got[][2], int how,
   }
   /* Well inside the parent's hang limit, so a lost callback is reported as
    * one. */
-  double deadline = now_s() + 10;
+  double deadline = now_s() + 20;
   while (!all_fired(cbs, ncb) && now_s() < deadline) {
     for (int b = 0; b < 2; b++)
       wgc_poll(e->ctx[b]);
@@ -819,14 +819,16 @@ static bool download_all(fz_env *e, fz_pending *p, float *got[][2], int how,
     fz_cb *cb = cbs[i];
     const char *be = cb->ctx == e->ctx[0] ? "webgpu" : "cpu";
     if (cb->fired != 1 || cb->st != WGC_OK) {
-      snprintf(msg, size, "%s: async callback %zu fired %d times, status %s",
-               be, i, cb->fired, wgc_status_name(cb->st));
+      snprintf(msg, size,
+               "%s: async callback %zu of %zu fired %d times (status %s) "
+               "within 20 s of polling",
+               be, i, ncb, cb->fired, wgc_status_name(cb->st));
       ok = false;
     } else if (cb->child && cb->child_reg == WGC_OK &&
                (cb->child->fired != 1 || cb->child->st != WGC_OK)) {
       snprintf(msg, size,
                "%s: wgc_synchronize_async registered inside a callback fired "
-               "%d times (status %s) within 10 s of polling",
+               "%d times (status %s) within 20 s of polling",
                be, cb->child->fired, wgc_status_name(cb->child->st));
       ok = false;
     } else if (cb->child && cb->child_reg != WGC_OK) {
@@ -875,6 +877,31 @@ static void describe(const fz_pending *p, size_t i, char *buf, size_t size) {
     char a[64], b[64];
     hexf(a, sizeof a, x[i]);
     hexf(b, sizeof b, y[i]);
+    snprintf(buf, size, " for %s(%s, %s)",
+             ref_binary_name((wgc_binary_op)s->op), a, b);
+  } else if (s->kind == FZ_BCAST) {
+    /* numpy's index arithmetic, as ref_broadcast does it. */
+    size_t shape[16], r, ia = 0, ib = 0, sa = 1, sb = 1, rem = i;
+    ref_broadcast_shape(s->sh.d, s->sh.rank, s->shb.d, s->shb.rank, shape, &r);
+    for (size_t d = r; d-- > 0;) {
+      size_t idx = rem % shape[d];
+      rem /= shape[d];
+      if (d >= r - s->sh.rank) {
+        size_t dim = s->sh.d[d - (r - s->sh.rank)];
+        ia += (dim == 1 ? 0 : idx) * sa;
+        sa *= dim;
+      }
+      if (d >= r - s->shb.rank) {
+        size_t dim = s->shb.d[d - (r - s->shb.rank)];
+        ib += (dim == 1 ? 0 : idx) * sb;
+        sb *= dim;
+      }
+    }
+    const float *x = p->al[p->op[0].alloc].init + p->op[0].off;
+    const float *y = p->al[p->op[1].alloc].init + p->op[1].off;
+    char a[64], b[64];
+    hexf(a, sizeof a, x[ia]);
+    hexf(b, sizeof b, y[ib]);
     snprintf(buf, size, " for %s(%s, %s)",
              ref_binary_name((wgc_binary_op)s->op), a, b);
   } else if (s->kind == FZ_GEMM && s->m && s->n) {
