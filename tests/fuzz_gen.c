@@ -268,6 +268,21 @@ static void gen_conv(fz_rng *r, fz_step *s) {
     d->r--;
   while (d->s > 1 && d->w + 2 * d->pad_w < dw * (d->s - 1) + 1)
     d->s--;
+  if (fz_chance(r, 0.12)) {
+    /* Many same-sign taps under a bias of 1e6..1e8: float32 accumulation
+     * that starts from the bias loses them. */
+    d->c = 8 + fz_below(r, 9);
+    d->h = 8 + fz_below(r, 8);
+    d->w = 8 + fz_below(r, 8);
+    d->r = 3 + fz_below(r, 3);
+    d->s = 3 + fz_below(r, 3);
+    d->groups = 0;
+    d->dilation_h = d->dilation_w = 0;
+    s->bias = 1;
+    s->bmag = log_uniform(r, 1e6, 1e8);
+    s->dist = FZ_DIST_POSUNIT;
+    return;
+  }
   s->bias = fz_chance(r, 0.6);
   s->bmag = fz_chance(r, 0.7) ? 1.0f : log_uniform(r, 1e2, 1e8);
   /* Same-sign taps under a large bias: their sum must not be lost. */

@@ -25,7 +25,7 @@ extern char **environ;
 /* Seconds without a line from the child before it counts as hung: every
  * step prints one, and no step takes near this long. */
 #define FUZZ_HANG_SECONDS 30
-#define FUZZ_FIXED_STEPS 30
+#define FUZZ_FIXED_STEPS 60
 
 static const unsigned long long fixed_seeds[] = {1, 2, 3, 4, 5, 6, 7, 8};
 
@@ -152,14 +152,25 @@ static void run_child(unsigned long long seed, int steps) {
   free(out);
 }
 
-TEST(fuzz_fixed_seeds) {
-  for (size_t i = 0; i < sizeof fixed_seeds / sizeof *fixed_seeds; i++) {
-    if (!case_begin("fuzz seed %llu", fixed_seeds[i]))
-      continue;
-    run_child(fixed_seeds[i], FUZZ_FIXED_STEPS);
-    case_end();
+/* One test per fixed seed: each gets the harness's watchdog to itself. */
+#define FIXED_SEED_TEST(i)                                                     \
+  TEST(fuzz_fixed_seed_##i) {                                                  \
+    if (i < sizeof fixed_seeds / sizeof *fixed_seeds &&                        \
+        case_begin("fuzz seed %llu", fixed_seeds[i])) {                        \
+      run_child(fixed_seeds[i], FUZZ_FIXED_STEPS);                             \
+      case_end();                                                              \
+    }                                                                          \
   }
-}
+FIXED_SEED_TEST(0)
+FIXED_SEED_TEST(1)
+FIXED_SEED_TEST(2)
+FIXED_SEED_TEST(3)
+FIXED_SEED_TEST(4)
+FIXED_SEED_TEST(5)
+FIXED_SEED_TEST(6)
+FIXED_SEED_TEST(7)
+_Static_assert(sizeof fixed_seeds / sizeof *fixed_seeds <= 8,
+               "one FIXED_SEED_TEST per fixed seed");
 
 /* make fuzz: FUZZ_SEED replays one seed, else fresh seeds for
  * FUZZ_SECONDS. */
@@ -185,6 +196,9 @@ TEST(child_fuzz_random) {
   s %= 1000000000000ull;
   do {
     s = s * 6364136223846793005ull % 1000000000000ull + 1;
+    /* The harness's watchdog is per test function; this one runs for as
+     * long as asked, and each child has its own hang watch. */
+    alarm(FUZZ_HANG_SECONDS * 20);
     if (case_begin("fuzz seed %llu", s)) {
       run_child(s, steps);
       case_end();
