@@ -59,6 +59,8 @@ static const char *const names[] = {
     "download_async NULL destination",
     "conv input overrun",
     "attention k overrun",
+    "alloc NULL out-pointer",
+    "alloc 0 bytes",
 };
 const int fz_invalid_count = (int)(sizeof names / sizeof *names);
 
@@ -279,10 +281,18 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
       cd.h = n_all0; /* input 6*n floats overrun victim0's n */
       st[b] = wgc_conv2d(c, &cd, v0, v1, 0, v1 + 16);
       break;
-    default:
+    case 47:
       ad.seq_kv = n_all0; /* k [1,2,n,2] overruns victim0's n */
       st[b] = wgc_attention(c, &ad, v1, base0, v1, v1 + 8);
       break;
+    case 48:
+      st[b] = wgc_alloc(c, 16, NULL);
+      break;
+    default: {
+      wgc_ptr none = 0;
+      st[b] = wgc_alloc(c, 0, &none);
+      break;
+    }
     }
   }
   free(big);

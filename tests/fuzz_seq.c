@@ -118,7 +118,13 @@ static bool candidate(const fz_step *s, int i, fz_step *t) {
                      &t->cv.dilation_w};
   const int nsizes = (int)(sizeof sizes / sizeof *sizes);
   int c = 0;
-  /* Fewer specials first: they name the value class behind a failure. */
+  /* Each size at 1 first: most failures need no more; then fewer
+   * specials, which names the value class behind a failure; then halves. */
+  for (int k = 0; k < nsizes; k++)
+    if (i == c++) {
+      *sizes[k] = *sizes[k] > 1 ? 1 : *sizes[k];
+      return true;
+    }
   if (i == c++) {
     t->sp = 0;
     t->spk = 0;
@@ -130,23 +136,18 @@ static bool candidate(const fz_step *s, int i, fz_step *t) {
       return true;
     }
   if (i == c++) {
-    t->sp = t->sp > 1 ? t->sp / 2 : 0;
-    return true;
-  }
-  if (i == c++) {
     t->sp = t->sp ? 1000 : 0;
     return true;
   }
-  for (int k = 0; k < nsizes; k++) {
+  if (i == c++) {
+    t->sp = t->sp > 1 ? t->sp / 2 : 0;
+    return true;
+  }
+  for (int k = 0; k < nsizes; k++)
     if (i == c++) {
       *sizes[k] /= 2;
       return true;
     }
-    if (i == c++) {
-      *sizes[k] = *sizes[k] > 1 ? 1 : *sizes[k];
-      return true;
-    }
-  }
   for (int d = 0; d < 8; d++) {
     if (i == c++) {
       t->sh.d[d] = t->sh.d[d] > 1 ? t->sh.d[d] / 2 : t->sh.d[d];
