@@ -18,13 +18,14 @@ PIC_OBJ    := $(LIB_SRC:%.c=$(B)/pic/%.o) $(B)/pic/gen/kernels.o
 TEST_SRC   := $(wildcard tests/*.c)
 LIBS       := -ldl -lpthread -lm
 
-.PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser demo bench install wasm serve format clean help
+.PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser fuzz demo bench install wasm serve format clean help
 all: lib
 
 help:
 	@echo "make          build build/lib/libwgc.{a,so}"
 	@echo "make test     install deps, run every test (C on both backends, sanitizers, browser)"
 	@echo "make soak     the long soak and load runs (minutes)"
+	@echo "make fuzz     differential fuzzing, fresh seeds for SECONDS (60); SEED=n replays one"
 	@echo "make demo     run the transformer-block demo on the default backend"
 	@echo "make bench    benchmarks (ratios measured side by side)"
 	@echo "make install PREFIX=dir"
@@ -105,6 +106,12 @@ soak: lib $(B)/test_wgc
 
 test-asan: $(B)/test_wgc_asan
 	WGC_WGPU_LIBRARY=$(abspath $(B)/lib/libwgpu_native.so) LSAN_OPTIONS=suppressions=$(abspath tools/lsan.supp) $(B)/test_wgc_asan $(FILTER)
+
+# Differential fuzzing (tests/fuzz*.c): fresh random seeds for SECONDS, or
+# one seed replayed with SEED=n; ends on "N passed, N failed".
+SECONDS ?= 60
+fuzz: lib $(B)/test_wgc
+	FUZZ_SECONDS=$(SECONDS) FUZZ_SEED=$(SEED) FUZZ_STEPS=$(STEPS) $(B)/test_wgc child_fuzz_random
 
 # ---- demo, bench, examples -----------------------------------------------
 $(B)/demo: examples/demo.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so

@@ -1,0 +1,648 @@
+/* The fuzzer's random numbers, input values, step parameters and the
+ * one-line form of a step. */
+#include "fuzz.h"
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- random numbers ----------------------------------------------------- */
+
+fz_rng fz_rng_make(uint64_t seed) {
+  /* The state starts at a hash of the seed: nearby seeds must not give
+   * shifted copies of one stream. */
+  fz_rng h = {seed};
+  fz_rng r = {fz_next(&h)};
+  r.s ^= fz_next(&h) << 1;
+  return r;
+}
+
+uint64_t fz_next(fz_rng *r) {
+  /* splitmix64: any seed, 0 included, gives a full-period stream. */
+  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+size_t fz_below(fz_rng *r, size_t n) {
+  return n ? (size_t)(fz_next(r) % n) : 0;
+}
+
+double fz_unit(fz_rng *r) {
+  return (double)(fz_next(r) >> 11) / 9007199254740992.0;
+}
+
+bool fz_chance(fz_rng *r, double p) { return fz_unit(r) < p; }
+
+/* ---- values ------------------------------------------------------------- */
+
+bool fz_is_subnormal(float x) { return x != 0 && fabsf(x) < FLT_MIN; }
+
+float fz_flush(float x) { return fz_is_subnormal(x) ? copysignf(0.0f, x) : x; }
+
+static float from_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static float special(fz_rng *r, unsigned spk) {
+  static const float table[6][2] = {{0.0f, -0.0f},         {1e-40f, -3e-39f},
+                                    {INFINITY, -INFINITY}, {NAN, -NAN},
+                                    {3e38f, -3e38f},       {FLT_MIN, -FLT_MIN}};
+  int kinds[6], n = 0;
+  for (int i = 0; i < 6; i++)
+    if (spk & (1u << i))
+      kinds[n++] = i;
+  if (!n)
+    return 0.0f;
+  int k = kinds[fz_below(r, (size_t)n)];
+  float v = table[k][fz_below(r, 2)];
+  if (k == 1 && fz_chance(r, 0.5)) /* any subnormal */
+    v = from_bits((uint32_t)(1 + fz_below(r, 0x7FFFFF)) |
+                  (fz_chance(r, 0.5) ? 0x80000000u : 0));
+  return v;
+}
+
+static float log_uniform(fz_rng *r, double lo, double hi) {
+  double e = log(lo) + (log(hi) - log(lo)) * fz_unit(r);
+  return (float)exp(e);
+}
+
+static float value(fz_rng *r, int dist, double mag) {
+  double sign = fz_chance(r, 0.5) ? -1.0 : 1.0;
+  switch (dist) {
+  case FZ_DIST_WIDE:
+    return (float)(sign * log_uniform(r, 1e-3, 1e3) * mag);
+  case FZ_DIST_EXP:
+    return (float)(200.0 * fz_unit(r) - 100.0);
+  case FZ_DIST_POS:
+    return fz_chance(r, 0.1) ? -log_uniform(r, 1e-3, 10)
+                             : log_uniform(r, 1e-6, 1e6);
+  case FZ_DIST_BASE: {
+    size_t c = fz_below(r, 4);
+    if (c == 0)
+      return (float)(1.0 + sign * log_uniform(r, 1e-6, 1e-2));
+    if (c == 1)
+      return (float)(sign * (double)fz_below(r, 6));
+    return (float)(sign * 4.0 * fz_unit(r));
+  }
+  case FZ_DIST_EXPON: {
+    size_t c = fz_below(r, 5);
+    if (c == 0)
+      return (float)(sign * (double)fz_below(r, 8));
+    if (c == 1)
+      return (float)(sign * (0.5 + (double)fz_below(r, 4)));
+    if (c == 2)
+      return (float)(sign * (double)(1000 + fz_below(r, 4001)));
+    return (float)(sign * 6.0 * fz_unit(r));
+  }
+  case FZ_DIST_BITS:
+    /* Half NaN with a random payload: reading a guard shows. */
+    if (fz_chance(r, 0.5))
+      return from_bits(0x7FC00000u | (uint32_t)fz_below(r, 0x400000) |
+                       (fz_chance(r, 0.5) ? 0x80000000u : 0));
+    return from_bits((uint32_t)fz_next(r));
+  case FZ_DIST_POSUNIT:
+    return (float)(fz_unit(r) * mag);
+  default:
+    return (float)((2.0 * fz_unit(r) - 1.0) * mag);
+  }
+}
+
+void fz_fill(fz_rng *r, float *x, size_t n, int dist, double mag, int sp,
+             unsigned spk) {
+  for (size_t i = 0; i < n; i++)
+    x[i] = sp > 0 && (int)fz_below(r, 1000) < sp ? special(r, spk)
+                                                 : value(r, dist, mag);
+}
+
+/* ---- step parameters ---------------------------------------------------- */
+
+static const size_t primes[] = {3,  5,  7,  11,  13,  17, 31,
+                                37, 61, 67, 127, 131, 257};
+
+/* A dimension: 0, 1, small, prime or up to max. */
+static size_t dim(fz_rng *r, size_t max, double p0) {
+  double u = fz_unit(r);
+  if (u < p0)
+    return 0;
+  if (u < 0.2)
+    return 1;
+  if (u < 0.5)
+    return 2 + fz_below(r, max < 8 ? max - 1 : 7);
+  if (u < 0.8) {
+    size_t c = 0;
+    while (c < sizeof primes / sizeof *primes && primes[c] <= max)
+      c++;
+    return c ? primes[fz_below(r, c)] : 1;
+  }
+  return 1 + fz_below(r, max);
+}
+
+/* Element counts for element-wise steps, sizes that split included. */
+static size_t count(fz_rng *r) {
+  double u = fz_unit(r);
+  if (u < 0.03)
+    return 0;
+  if (u < 0.12)
+    return 1;
+  if (u < 0.45)
+    return 2 + fz_below(r, 70);
+  if (u < 0.65)
+    return primes[fz_below(r, sizeof primes / sizeof *primes)];
+  if (u < 0.92)
+    return 1000 + fz_below(r, 20000);
+  if (u < 0.985)
+    return 70000 + fz_below(r, 250000);
+  /* Beyond 65535 workgroups of 64. */
+  return 65535 * 64 + 1 + fz_below(r, 100000);
+}
+
+static float pick_alpha(fz_rng *r) {
+  double u = fz_unit(r);
+  if (u < 0.4)
+    return 1.0f;
+  if (u < 0.5)
+    return -1.0f;
+  if (u < 0.6)
+    return 0.0f;
+  if (u < 0.63)
+    return NAN;
+  if (u < 0.7)
+    return 0.5f;
+  return (float)(4.0 * fz_unit(r) - 2.0);
+}
+
+static float pick_beta(fz_rng *r) {
+  double u = fz_unit(r);
+  if (u < 0.4)
+    return 0.0f;
+  if (u < 0.6)
+    return 1.0f;
+  if (u < 0.65)
+    return NAN;
+  if (u < 0.7)
+    return -0.0f;
+  return (float)(4.0 * fz_unit(r) - 2.0);
+}
+
+static size_t gcd(size_t a, size_t b) {
+  while (b) {
+    size_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* A random divisor of v (v > 0). */
+static size_t divisor(fz_rng *r, size_t v) {
+  size_t ds[64], n = 0;
+  for (size_t d = 1; d <= v && n < 64; d++)
+    if (v % d == 0)
+      ds[n++] = d;
+  return ds[fz_below(r, n)];
+}
+
+static void gen_gemm(fz_rng *r, fz_step *s) {
+  s->op = (int)fz_below(r, 2);
+  s->ta = (int)fz_below(r, 3);
+  s->tb = (int)fz_below(r, 3);
+  s->batched = fz_chance(r, 0.4);
+  double u = fz_unit(r);
+  if (u < 0.05) { /* long rows, many workgroups */
+    s->m = 1 + fz_below(r, 2);
+    s->n = 20000 + fz_below(r, 120000);
+    s->k = 1 + fz_below(r, 3);
+  } else if (u < 0.1) { /* long reductions */
+    s->m = 1 + fz_below(r, 4);
+    s->n = 1 + fz_below(r, 4);
+    s->k = 2000 + fz_below(r, 6000);
+  } else {
+    s->m = dim(r, 70, 0.04);
+    s->n = dim(r, 70, 0.04);
+    s->k = dim(r, 70, 0.06);
+  }
+  if (s->batched) {
+    s->batch = dim(r, 6, 0.06);
+    s->sa0 = fz_chance(r, 0.2);
+    s->sb0 = fz_chance(r, 0.2);
+    s->sa = fz_chance(r, 0.3) ? fz_below(r, 4) : 0;
+    s->sb = fz_chance(r, 0.3) ? fz_below(r, 4) : 0;
+    s->sc = fz_chance(r, 0.3) ? fz_below(r, 4) : 0;
+    while (s->batch > 1 && s->m * s->n * s->k * s->batch > 400000)
+      s->batch /= 2;
+  }
+  s->lda = fz_chance(r, 0.3) ? 1 + fz_below(r, 5) : 0;
+  s->ldb = fz_chance(r, 0.3) ? 1 + fz_below(r, 5) : 0;
+  s->ldc = fz_chance(r, 0.3) ? 1 + fz_below(r, 5) : 0;
+  s->alpha = pick_alpha(r);
+  s->beta = pick_beta(r);
+  s->dist = fz_chance(r, 0.7) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+}
+
+static void gen_conv(fz_rng *r, fz_step *s) {
+  wgc_conv2d_desc *d = &s->cv;
+  d->n = fz_chance(r, 0.05) ? 0 : 1 + fz_below(r, 3);
+  d->c = fz_chance(r, 0.08) ? 0 : 1 + fz_below(r, fz_chance(r, 0.2) ? 16 : 8);
+  d->h = 1 + fz_below(r, 24);
+  d->w = 1 + fz_below(r, 24);
+  d->k = 1 + fz_below(r, 8);
+  d->r = 1 + fz_below(r, 5);
+  d->s = 1 + fz_below(r, 5);
+  d->stride_h = fz_below(r, 4);
+  d->stride_w = fz_below(r, 4);
+  d->pad_h = fz_below(r, 3);
+  d->pad_w = fz_below(r, 3);
+  d->dilation_h = fz_below(r, 4);
+  d->dilation_w = fz_below(r, 4);
+  d->groups = fz_chance(r, 0.4) ? divisor(r, d->c ? gcd(d->c, d->k) : d->k) : 0;
+  size_t dh = d->dilation_h ? d->dilation_h : 1;
+  size_t dw = d->dilation_w ? d->dilation_w : 1;
+  while (d->r > 1 && d->h + 2 * d->pad_h < dh * (d->r - 1) + 1)
+    d->r--;
+  while (d->s > 1 && d->w + 2 * d->pad_w < dw * (d->s - 1) + 1)
+    d->s--;
+  if (fz_chance(r, 0.12)) {
+    /* Many same-sign taps under a bias of 1e6..1e8: float32 accumulation
+     * that starts from the bias loses them. */
+    d->c = 8 + fz_below(r, 9);
+    d->h = 8 + fz_below(r, 8);
+    d->w = 8 + fz_below(r, 8);
+    d->r = 3 + fz_below(r, 3);
+    d->s = 3 + fz_below(r, 3);
+    d->groups = 0;
+    d->dilation_h = d->dilation_w = 0;
+    s->bias = 1;
+    s->bmag = log_uniform(r, 1e6, 1e8);
+    s->dist = FZ_DIST_POSUNIT;
+    return;
+  }
+  s->bias = fz_chance(r, 0.6);
+  s->bmag = fz_chance(r, 0.7) ? 1.0f : log_uniform(r, 1e2, 1e8);
+  /* Same-sign taps under a large bias: their sum must not be lost. */
+  s->dist = s->bmag > 1 && fz_chance(r, 0.5) ? FZ_DIST_POSUNIT
+            : fz_chance(r, 0.8)              ? FZ_DIST_UNIT
+                                             : FZ_DIST_WIDE;
+}
+
+static void gen_attn(fz_rng *r, fz_step *s) {
+  wgc_attention_desc *d = &s->at;
+  d->batch = fz_chance(r, 0.04) ? 0 : 1 + fz_below(r, 2);
+  d->heads = 1 + fz_below(r, 4);
+  d->heads_kv = fz_chance(r, 0.4) ? 0 : divisor(r, d->heads);
+  d->seq_q = dim(r, 40, 0.03);
+  d->seq_kv = fz_chance(r, 0.08) ? 0 : dim(r, 40, 0.0);
+  double u = fz_unit(r);
+  d->head_dim = u < 0.1    ? 1
+                : u < 0.4  ? 2 + fz_below(r, 15)
+                : u < 0.55 ? (size_t[]){32, 64, 128}[fz_below(r, 3)]
+                : u < 0.8  ? primes[fz_below(r, 12)]
+                           : 200 + fz_below(r, 101);
+  while (d->batch * d->heads * d->seq_q * d->seq_kv * d->head_dim > 1500000 &&
+         d->seq_kv > 1)
+    d->seq_kv /= 2;
+  d->scale = fz_chance(r, 0.7) ? (float)(1.0 / sqrt((double)d->head_dim))
+                               : (float)(0.05 + 1.95 * fz_unit(r));
+  d->causal = (wgc_causal)fz_below(r, 3);
+  s->dist = FZ_DIST_UNIT;
+  s->mag = fz_chance(r, 0.7) ? 1.0f : 3.0f;
+}
+
+static void gen_shape(fz_rng *r, fz_shape *sh, size_t rank, size_t budget) {
+  sh->rank = rank;
+  size_t prod = 1;
+  for (size_t i = 0; i < rank; i++) {
+    if (fz_chance(r, 0.03)) {
+      sh->d[i] = 0;
+      continue;
+    }
+    size_t room = budget / prod;
+    size_t cap = room < 2 ? 1 : (rank > 4 ? (room < 4 ? room : 4) : room);
+    if (cap > 40)
+      cap = 40;
+    sh->d[i] = 1 + fz_below(r, cap);
+    prod *= sh->d[i];
+  }
+}
+
+static void gen_reduce(fz_rng *r, fz_step *s) {
+  s->op = (int)fz_below(r, 4);
+  if (fz_chance(r, 0.05)) {
+    s->sh.rank = 1 + fz_below(r, 2);
+    s->sh.d[0] =
+        s->sh.rank == 1 ? 70000 + fz_below(r, 200000) : 1 + fz_below(r, 3);
+    if (s->sh.rank == 2)
+      s->sh.d[1] = 70000 + fz_below(r, 100000);
+  } else {
+    gen_shape(r, &s->sh, 1 + fz_below(r, 8), 6000);
+  }
+  s->axis = fz_below(r, s->sh.rank);
+  s->dist = fz_chance(r, 0.7) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+}
+
+static void gen_unary(fz_rng *r, fz_step *s) {
+  s->op = (int)fz_below(r, 10);
+  s->n = count(r);
+  s->inplace = fz_chance(r, 0.3);
+  bool smooth = s->op == WGC_UNARY_EXP || s->op == WGC_UNARY_SIGMOID ||
+                s->op == WGC_UNARY_TANH || s->op == WGC_UNARY_GELU ||
+                s->op == WGC_UNARY_SILU;
+  bool positive = s->op == WGC_UNARY_LOG || s->op == WGC_UNARY_SQRT;
+  s->dist = smooth && fz_chance(r, 0.5)     ? FZ_DIST_EXP
+            : positive && fz_chance(r, 0.6) ? FZ_DIST_POS
+            : fz_chance(r, 0.5)             ? FZ_DIST_UNIT
+                                            : FZ_DIST_WIDE;
+}
+
+static void gen_binary(fz_rng *r, fz_step *s) {
+  s->op = (int)fz_below(r, 7);
+  s->n = count(r);
+  double u = fz_unit(r);
+  s->inplace = u < 0.55 ? 0 : u < 0.7 ? 1 : u < 0.85 ? 2 : 3;
+  s->dist = s->op == WGC_BINARY_POW && fz_chance(r, 0.7) ? FZ_DIST_BASE
+            : fz_chance(r, 0.5)                          ? FZ_DIST_UNIT
+                                                         : FZ_DIST_WIDE;
+}
+
+static void gen_bcast(fz_rng *r, fz_step *s) {
+  s->op = (int)fz_below(r, 7);
+  fz_shape out;
+  gen_shape(r, &out, fz_below(r, 9), 3000);
+  for (int which = 0; which < 2; which++) {
+    fz_shape *x = which ? &s->shb : &s->sh;
+    x->rank = fz_below(r, out.rank + 1);
+    for (size_t i = 0; i < x->rank; i++) {
+      size_t d = out.d[out.rank - x->rank + i];
+      x->d[i] = fz_chance(r, 0.3) ? 1 : d;
+    }
+  }
+  /* One side keeps the full shape most of the time, so outputs are not
+   * all tiny. */
+  if (fz_chance(r, 0.5))
+    s->sh = out;
+  s->inplace = fz_chance(r, 0.4);
+  s->dist = fz_chance(r, 0.6) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+}
+
+static const int kind_weight[FZ_KIND_COUNT] = {
+    [FZ_GEMM] = 14,  [FZ_CONV] = 10,   [FZ_ATTN] = 10,   [FZ_REDUCE] = 10,
+    [FZ_UNARY] = 12, [FZ_BINARY] = 12, [FZ_BCAST] = 8,   [FZ_COPY] = 5,
+    [FZ_UPLOAD] = 4, [FZ_CHAIN] = 6,   [FZ_INVALID] = 12};
+
+/* Invalid-call kinds, fuzz_step.c's table. */
+extern const int fz_invalid_count;
+
+void fz_gen_step(fz_rng *r, fz_step *s, fz_kind kind) {
+  memset(s, 0, sizeof *s);
+  if (kind == FZ_NONE) {
+    int total = 0;
+    for (int i = 0; i < FZ_KIND_COUNT; i++)
+      total += kind_weight[i];
+    int pick = (int)fz_below(r, (size_t)total);
+    kind = FZ_GEMM;
+    for (int i = 0; i < FZ_KIND_COUNT; i++) {
+      if (pick < kind_weight[i]) {
+        kind = (fz_kind)i;
+        break;
+      }
+      pick -= kind_weight[i];
+    }
+  }
+  s->kind = kind;
+  s->mag = 1.0f;
+  switch (kind) {
+  case FZ_GEMM:
+    gen_gemm(r, s);
+    break;
+  case FZ_CONV:
+    gen_conv(r, s);
+    break;
+  case FZ_ATTN:
+    gen_attn(r, s);
+    break;
+  case FZ_REDUCE:
+    gen_reduce(r, s);
+    break;
+  case FZ_UNARY:
+    gen_unary(r, s);
+    break;
+  case FZ_BINARY:
+    gen_binary(r, s);
+    break;
+  case FZ_BCAST:
+    gen_bcast(r, s);
+    break;
+  case FZ_COPY:
+  case FZ_UPLOAD:
+    s->n = count(r);
+    s->dist = FZ_DIST_BITS;
+    break;
+  case FZ_CHAIN:
+    s->n = count(r);
+    s->k = 2 + fz_below(r, 8); /* chain length */
+    s->dist = FZ_DIST_UNIT;
+    break;
+  default:
+    s->op = (int)fz_below(r, (size_t)fz_invalid_count);
+    s->dist = FZ_DIST_UNIT;
+    break;
+  }
+  if (fz_chance(r, 0.55)) {
+    s->sp = 5 + (int)fz_below(r, 120);
+    s->spk = fz_chance(r, 0.5) ? FZ_SP_ALL : (unsigned)(1 + fz_below(r, 63));
+  }
+  s->pack = fz_chance(r, 0.5);
+  double g = fz_unit(r);
+  s->gap = g < 0.3    ? 0
+           : g < 0.8  ? 1 + (int)fz_below(r, 8)
+           : g < 0.95 ? 64
+                      : 1000;
+  s->dseed = (uint32_t)fz_next(r);
+  s->nullptrs = fz_chance(r, 0.3);
+}
+
+/* ---- one-line form --------------------------------------------------------
+ */
+
+enum { T_INT, T_SIZE, T_FLOAT, T_U32, T_SHAPE };
+static const struct field {
+  const char *name;
+  size_t off;
+  int type;
+} fields[] = {
+#define F(name, member, type)                                                  \
+  { name, offsetof(fz_step, member), type }
+    F("op", op, T_INT),
+    F("ta", ta, T_INT),
+    F("tb", tb, T_INT),
+    F("m", m, T_SIZE),
+    F("n", n, T_SIZE),
+    F("k", k, T_SIZE),
+    F("batched", batched, T_INT),
+    F("batch", batch, T_SIZE),
+    F("lda+", lda, T_SIZE),
+    F("ldb+", ldb, T_SIZE),
+    F("ldc+", ldc, T_SIZE),
+    F("sa+", sa, T_SIZE),
+    F("sb+", sb, T_SIZE),
+    F("sc+", sc, T_SIZE),
+    F("sa0", sa0, T_INT),
+    F("sb0", sb0, T_INT),
+    F("alpha", alpha, T_FLOAT),
+    F("beta", beta, T_FLOAT),
+    F("cv.n", cv.n, T_SIZE),
+    F("cv.c", cv.c, T_SIZE),
+    F("cv.h", cv.h, T_SIZE),
+    F("cv.w", cv.w, T_SIZE),
+    F("cv.k", cv.k, T_SIZE),
+    F("cv.r", cv.r, T_SIZE),
+    F("cv.s", cv.s, T_SIZE),
+    F("stride_h", cv.stride_h, T_SIZE),
+    F("stride_w", cv.stride_w, T_SIZE),
+    F("pad_h", cv.pad_h, T_SIZE),
+    F("pad_w", cv.pad_w, T_SIZE),
+    F("dilation_h", cv.dilation_h, T_SIZE),
+    F("dilation_w", cv.dilation_w, T_SIZE),
+    F("groups", cv.groups, T_SIZE),
+    F("bias", bias, T_INT),
+    F("bmag", bmag, T_FLOAT),
+    F("at.batch", at.batch, T_SIZE),
+    F("heads", at.heads, T_SIZE),
+    F("heads_kv", at.heads_kv, T_SIZE),
+    F("seq_q", at.seq_q, T_SIZE),
+    F("seq_kv", at.seq_kv, T_SIZE),
+    F("head_dim", at.head_dim, T_SIZE),
+    F("scale", at.scale, T_FLOAT),
+    F("causal", at.causal, T_INT),
+    F("shape", sh, T_SHAPE),
+    F("shape_b", shb, T_SHAPE),
+    F("axis", axis, T_SIZE),
+    F("inplace", inplace, T_INT),
+    F("dist", dist, T_INT),
+    F("mag", mag, T_FLOAT),
+    F("sp", sp, T_INT),
+    F("spk", spk, T_U32),
+    F("pack", pack, T_INT),
+    F("gap", gap, T_INT),
+    F("dseed", dseed, T_U32),
+    F("nullptrs", nullptrs, T_INT),
+#undef F
+};
+_Static_assert(sizeof(wgc_causal) == sizeof(int), "causal prints as an int");
+
+static const char *const kind_names[FZ_KIND_COUNT] = {
+    "none",   "gemm",      "conv2d", "attention", "reduce", "unary",
+    "binary", "broadcast", "copy",   "upload",    "chain",  "invalid"};
+
+const char *fz_kind_name(int kind) {
+  return kind >= 0 && kind < FZ_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+void fz_format(const fz_step *s, char *buf, size_t size) {
+  size_t used = (size_t)snprintf(buf, size, "%s", fz_kind_name(s->kind));
+  const char *base = (const char *)s;
+  for (size_t i = 0; i < sizeof fields / sizeof *fields && used < size; i++) {
+    const void *p = base + fields[i].off;
+    char val[128];
+    switch (fields[i].type) {
+    case T_INT:
+      if (!*(const int *)p)
+        continue;
+      snprintf(val, sizeof val, "%d", *(const int *)p);
+      break;
+    case T_SIZE:
+      if (!*(const size_t *)p)
+        continue;
+      snprintf(val, sizeof val, "%zu", *(const size_t *)p);
+      break;
+    case T_U32:
+      if (!*(const uint32_t *)p)
+        continue;
+      snprintf(val, sizeof val, "%u", *(const uint32_t *)p);
+      break;
+    case T_FLOAT: {
+      float f = *(const float *)p;
+      uint32_t bits;
+      memcpy(&bits, &f, sizeof bits);
+      if (!bits)
+        continue;
+      snprintf(val, sizeof val, "%.9g", f);
+      break;
+    }
+    default: {
+      const fz_shape *sh = p;
+      if (!sh->rank)
+        continue;
+      size_t o = 0;
+      for (size_t d = 0; d < sh->rank; d++)
+        o += (size_t)snprintf(val + o, sizeof val - o, "%s%zu", d ? "x" : "",
+                              sh->d[d]);
+    }
+    }
+    used += (size_t)snprintf(buf + used, size - used, " %s=%s", fields[i].name,
+                             val);
+  }
+}
+
+bool fz_parse(const char *line, fz_step *s) {
+  memset(s, 0, sizeof *s);
+  char word[160];
+  int n = 0;
+  if (sscanf(line, "%159s%n", word, &n) != 1)
+    return false;
+  s->kind = FZ_NONE;
+  for (int k = 1; k < FZ_KIND_COUNT; k++)
+    if (!strcmp(word, kind_names[k]))
+      s->kind = k;
+  if (s->kind == FZ_NONE)
+    return false;
+  line += n;
+  char *base = (char *)s;
+  while (sscanf(line, "%159s%n", word, &n) == 1) {
+    line += n;
+    char *eq = strchr(word, '=');
+    if (!eq)
+      return false;
+    *eq = 0;
+    const char *val = eq + 1;
+    size_t i = 0;
+    while (i < sizeof fields / sizeof *fields && strcmp(fields[i].name, word))
+      i++;
+    if (i == sizeof fields / sizeof *fields)
+      return false;
+    void *p = base + fields[i].off;
+    switch (fields[i].type) {
+    case T_INT:
+      *(int *)p = atoi(val);
+      break;
+    case T_SIZE:
+      *(size_t *)p = (size_t)strtoull(val, NULL, 10);
+      break;
+    case T_U32:
+      *(uint32_t *)p = (uint32_t)strtoul(val, NULL, 10);
+      break;
+    case T_FLOAT:
+      *(float *)p = strtof(val, NULL);
+      break;
+    default: {
+      fz_shape *sh = p;
+      sh->rank = 0;
+      const char *c = val;
+      while (*c && sh->rank < 8) {
+        char *end;
+        sh->d[sh->rank++] = (size_t)strtoull(c, &end, 10);
+        c = *end == 'x' ? end + 1 : end;
+        if (end == c && *c)
+          return false;
+      }
+    }
+    }
+  }
+  return true;
+}

@@ -1,0 +1,1014 @@
+/* One fuzz step: operands placed at random offsets in allocations mirrored
+ * on both contexts (several in one allocation, aliases where the API allows
+ * them), guards of random bits everywhere else, the call issued on both,
+ * the float64 reference, and the check of every downloaded element. */
+#include "fuzz_step.h"
+
+#include "ops_ref.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *const fz_backend[2] = {"webgpu", "cpu"};
+
+static void *zalloc(size_t bytes) {
+  void *p = calloc(1, bytes ? bytes : 1);
+  if (!p) {
+    fprintf(stdout, "FUZZ out of host memory\n");
+    exit(3);
+  }
+  return p;
+}
+
+/* ---- freed addresses ---------------------------------------------------- */
+
+static wgc_ptr freed[64][2];
+static size_t freed_count;
+
+void fz_remember_freed(wgc_ptr webgpu, wgc_ptr cpu) {
+  freed[freed_count % 64][0] = webgpu;
+  freed[freed_count % 64][1] = cpu;
+  freed_count++;
+}
+
+bool fz_stale(fz_rng *r, wgc_ptr out[2]) {
+  if (!freed_count)
+    return false;
+  size_t n = freed_count < 64 ? freed_count : 64;
+  size_t i = fz_below(r, n);
+  out[0] = freed[i][0];
+  out[1] = freed[i][1];
+  return true;
+}
+
+/* ---- operands and placement --------------------------------------------- */
+
+int fz_add_opnd(fz_pending *p, const char *name, size_t len, bool output,
+                int alias) {
+  fz_opnd *o = &p->op[p->nopnd];
+  o->name = name;
+  o->len = len;
+  o->output = output;
+  o->alias = alias;
+  return p->nopnd++;
+}
+
+static size_t gap(fz_pending *p) {
+  return p->s.gap ? fz_below(&p->data, (size_t)p->s.gap + 1) : 0;
+}
+
+void fz_place(fz_pending *p) {
+  int order[FZ_MAX_OPND];
+  for (int i = 0; i < p->nopnd; i++)
+    order[i] = i;
+  for (int i = p->nopnd - 1; i > 0; i--) {
+    int j = (int)fz_below(&p->data, (size_t)i + 1), t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  size_t cursor = 0;
+  for (int oi = 0; oi < p->nopnd; oi++) {
+    fz_opnd *o = &p->op[order[oi]];
+    if (o->alias >= 0)
+      continue;
+    /* An empty operand still has an address to validate. */
+    size_t len = o->len ? o->len : 1;
+    if (p->s.pack) {
+      if (!p->nalloc)
+        p->nalloc = 1;
+      cursor += gap(p);
+      o->alloc = 0;
+      o->off = cursor;
+      cursor += len;
+      p->al[0].n = cursor;
+    } else {
+      o->alloc = p->nalloc++;
+      o->off = gap(p);
+      p->al[o->alloc].n = o->off + len;
+    }
+  }
+  for (int i = 0; i < p->nopnd; i++)
+    if (p->op[i].alias >= 0) {
+      p->op[i].alloc = p->op[p->op[i].alias].alloc;
+      p->op[i].off = p->op[p->op[i].alias].off;
+    }
+  for (int a = 0; a < p->nalloc; a++) {
+    fz_alloc *al = &p->al[a];
+    al->n += gap(p);
+    al->init = zalloc(al->n * sizeof(float));
+    fz_fill(&p->data, al->init, al->n, FZ_DIST_BITS, 1, 0, 0);
+  }
+}
+
+float *fz_in(fz_pending *p, int v, int opnd) {
+  fz_alloc *al = &p->al[p->op[opnd].alloc];
+  return (v ? al->flush : al->init) + p->op[opnd].off;
+}
+
+wgc_ptr fz_addr(const fz_pending *p, int opnd, int b) {
+  return p->al[p->op[opnd].alloc].p[b] + 4 * (wgc_ptr)p->op[opnd].off;
+}
+
+void fz_want_alloc(fz_pending *p, size_t nout) {
+  p->nout = nout;
+  p->oa = zalloc(nout * sizeof *p->oa);
+  p->opos = zalloc(nout * sizeof *p->opos);
+  for (int v = 0; v < 2; v++) {
+    p->w[v].v = zalloc(nout * sizeof(double));
+    p->w[v].tol = zalloc(nout * sizeof(double));
+    p->w[v].len = zalloc(nout);
+  }
+}
+
+void fz_map_contiguous(fz_pending *p, size_t from, int opnd, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    p->oa[from + i] = (uint8_t)p->op[opnd].alloc;
+    p->opos[from + i] = p->op[opnd].off + i;
+  }
+}
+
+/* Input values for an operand's whole range. */
+static void fill_opnd(fz_pending *p, int opnd, int dist, double mag) {
+  fz_fill(&p->data, fz_in(p, 0, opnd), p->op[opnd].len, dist, mag, p->s.sp,
+          p->s.spk);
+}
+
+/* Allocates and uploads every allocation on both contexts; makes the
+ * flushed copies. */
+static bool upload_all(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  for (int a = 0; a < p->nalloc; a++) {
+    fz_alloc *al = &p->al[a];
+    al->flush = zalloc(al->n * sizeof(float));
+    for (size_t i = 0; i < al->n; i++)
+      al->flush[i] = fz_flush(al->init[i]);
+    for (int b = 0; b < 2; b++) {
+      wgc_status st = wgc_alloc(e->ctx[b], al->n * 4, &al->p[b]);
+      if (st == WGC_OK)
+        st = wgc_upload(e->ctx[b], al->p[b], al->init, al->n * 4);
+      if (st != WGC_OK) {
+        snprintf(msg, size, "%s: alloc/upload of %zu bytes: %s (%s)",
+                 fz_backend[b], al->n * 4, wgc_status_name(st),
+                 wgc_last_error(e->ctx[b]));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+static size_t or_one(size_t v) { return v ? v : 1; }
+
+/* ---- the operations ------------------------------------------------------ */
+
+typedef struct gemm_geo {
+  size_t ar, ac, br, bc; /* stored rows and columns */
+  size_t lda, ldb, ldc, spa, spb, spc, stra, strb, strc, bc_count;
+} gemm_geo;
+
+static gemm_geo gemm_geometry(const fz_step *s) {
+  gemm_geo g;
+  wgc_layout L = (wgc_layout)s->op;
+  ref_stored_dims((wgc_transpose)s->ta, s->m, s->k, &g.ar, &g.ac);
+  ref_stored_dims((wgc_transpose)s->tb, s->k, s->n, &g.br, &g.bc);
+  g.lda = ref_min_ld(L, g.ar, g.ac) + s->lda;
+  g.ldb = ref_min_ld(L, g.br, g.bc) + s->ldb;
+  g.ldc = ref_min_ld(L, s->m, s->n) + s->ldc;
+  g.spa = ref_span(L, g.lda, g.ar, g.ac);
+  g.spb = ref_span(L, g.ldb, g.br, g.bc);
+  g.spc = ref_span(L, g.ldc, s->m, s->n);
+  g.bc_count = s->batched ? s->batch : 1;
+  g.stra = s->batched && !s->sa0 ? g.spa + s->sa : 0;
+  g.strb = s->batched && !s->sb0 ? g.spb + s->sb : 0;
+  g.strc = s->batched ? g.spc + s->sc : 0;
+  return g;
+}
+
+static size_t footprint(size_t count, size_t stride, size_t span) {
+  return count && span ? (count - 1) * stride + span : 0;
+}
+
+/* Values at exactly the elements of a stored matrix, batch by batch;
+ * padding between rows keeps its guard bits. */
+static void fill_matrix(fz_pending *p, int opnd, size_t rows, size_t cols,
+                        size_t ld, size_t stride, size_t count) {
+  wgc_layout L = (wgc_layout)p->s.op;
+  float *x = fz_in(p, 0, opnd);
+  size_t batches = stride ? count : (count ? 1 : 0);
+  for (size_t bi = 0; bi < batches; bi++)
+    for (size_t r = 0; r < rows; r++)
+      for (size_t c = 0; c < cols; c++)
+        fz_fill(&p->data, x + bi * stride + ref_index(L, ld, r, c), 1,
+                p->s.dist, p->s.mag, p->s.sp, p->s.spk);
+}
+
+static wgc_status call_gemm(fz_env *e, fz_pending *p, int b, wgc_ptr a,
+                            wgc_ptr bb, wgc_ptr c, const gemm_geo *g) {
+  const fz_step *s = &p->s;
+  if (s->batched)
+    return wgc_gemm_batched(e->ctx[b], (wgc_layout)s->op, (wgc_transpose)s->ta,
+                            (wgc_transpose)s->tb, s->m, s->n, s->k, s->alpha, a,
+                            g->lda, g->stra, bb, g->ldb, g->strb, s->beta, c,
+                            g->ldc, g->strc, s->batch);
+  return wgc_gemm(e->ctx[b], (wgc_layout)s->op, (wgc_transpose)s->ta,
+                  (wgc_transpose)s->tb, s->m, s->n, s->k, s->alpha, a, g->lda,
+                  bb, g->ldb, s->beta, c, g->ldc);
+}
+
+/* Both statuses must be want; false with a message otherwise. */
+static bool statuses(fz_env *e, const wgc_status st[2], wgc_status want,
+                     char *msg, size_t size) {
+  if (st[0] == want && st[1] == want)
+    return true;
+  snprintf(msg, size,
+           "status webgpu %s, cpu %s, want %s (webgpu: \"%s\"; cpu: \"%s\")",
+           wgc_status_name(st[0]), wgc_status_name(st[1]),
+           wgc_status_name(want), st[0] ? wgc_last_error(e->ctx[0]) : "",
+           st[1] ? wgc_last_error(e->ctx[1]) : "");
+  return false;
+}
+
+/* The address of an operand on backend b; an empty output may pass 0. */
+#define ADDR(o, b) (zero ? (wgc_ptr)0 : fz_addr(p, (o), (b)))
+
+static bool build_gemm(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  gemm_geo g = gemm_geometry(s);
+  int A = fz_add_opnd(p, "A", footprint(g.bc_count, g.stra, g.spa), false, -1);
+  int B = fz_add_opnd(p, "B", footprint(g.bc_count, g.strb, g.spb), false, -1);
+  int C = fz_add_opnd(p, "C", footprint(g.bc_count, g.strc, g.spc), true, -1);
+  fz_place(p);
+  fill_matrix(p, A, g.ar, g.ac, g.lda, g.stra, g.bc_count);
+  fill_matrix(p, B, g.br, g.bc, g.ldb, g.strb, g.bc_count);
+  if (s->beta != 0)
+    fill_matrix(p, C, s->m, s->n, g.ldc, g.strc, g.bc_count);
+  if (!upload_all(e, p, msg, size))
+    return false;
+  bool empty = !s->m || !s->n || !g.bc_count;
+  bool zero = empty && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = call_gemm(e, p, b, ADDR(A, b), ADDR(B, b), ADDR(C, b), &g);
+  if (!statuses(e, st, WGC_OK, msg, size))
+    return false;
+  size_t nout = empty ? 0 : g.bc_count * s->m * s->n;
+  fz_want_alloc(p, nout);
+  wgc_layout L = (wgc_layout)s->op;
+  for (size_t bi = 0; bi < (empty ? 0 : g.bc_count); bi++)
+    for (size_t i = 0; i < s->m; i++)
+      for (size_t j = 0; j < s->n; j++) {
+        size_t o = (bi * s->m + i) * s->n + j;
+        p->oa[o] = (uint8_t)p->op[C].alloc;
+        p->opos[o] = p->op[C].off + bi * g.strc + ref_index(L, g.ldc, i, j);
+      }
+  if (!empty)
+    for (int v = 0; v < 2; v++)
+      fzr_gemm(s, g.lda, g.ldb, g.ldc, g.stra, g.strb, g.strc, fz_in(p, v, A),
+               fz_in(p, v, B), fz_in(p, v, C), p->w[v]);
+  return true;
+}
+
+static bool build_conv(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  const wgc_conv2d_desc *d = &s->cv;
+  size_t P = 0, Q = 0;
+  if (!ref_conv2d_size(d, &P, &Q)) {
+    snprintf(msg, size, "the generator made an invalid desc");
+    return false;
+  }
+  size_t g = or_one(d->groups);
+  int X = fz_add_opnd(p, "input", d->n * d->c * d->h * d->w, false, -1);
+  int F = fz_add_opnd(p, "filter", d->k * (d->c / g) * d->r * d->s, false, -1);
+  int Bi = s->bias ? fz_add_opnd(p, "bias", d->k, false, -1) : -1;
+  int O = fz_add_opnd(p, "output", d->n * d->k * P * Q, true, -1);
+  fz_place(p);
+  fill_opnd(p, X, s->dist, s->mag);
+  fill_opnd(p, F, s->dist, s->mag);
+  if (Bi >= 0)
+    fill_opnd(p, Bi, FZ_DIST_UNIT, s->bmag);
+  if (!upload_all(e, p, msg, size))
+    return false;
+  size_t nout = d->n * d->k * P * Q;
+  bool zero = !nout && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = wgc_conv2d(e->ctx[b], d, ADDR(X, b), ADDR(F, b),
+                       Bi >= 0 ? ADDR(Bi, b) : 0, ADDR(O, b));
+  if (!statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, nout);
+  fz_map_contiguous(p, 0, O, nout);
+  if (nout)
+    for (int v = 0; v < 2; v++)
+      fzr_conv(d, fz_in(p, v, X), fz_in(p, v, F),
+               Bi >= 0 ? fz_in(p, v, Bi) : NULL, p->w[v]);
+  return true;
+}
+
+static bool build_attn(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  const wgc_attention_desc *d = &s->at;
+  size_t hkv = d->heads_kv ? d->heads_kv : d->heads;
+  size_t nq = d->batch * d->heads * d->seq_q * d->head_dim;
+  size_t nk = d->batch * hkv * d->seq_kv * d->head_dim;
+  int Qo = fz_add_opnd(p, "q", nq, false, -1);
+  int K = fz_add_opnd(p, "k", nk, false, -1);
+  int V = fz_add_opnd(p, "v", nk, false, -1);
+  int O = fz_add_opnd(p, "o", nq, true, -1);
+  fz_place(p);
+  fill_opnd(p, Qo, s->dist, s->mag);
+  fill_opnd(p, K, s->dist, s->mag);
+  fill_opnd(p, V, s->dist, 1.0);
+  if (!upload_all(e, p, msg, size))
+    return false;
+  bool zero = !nq && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = wgc_attention(e->ctx[b], d, ADDR(Qo, b), ADDR(K, b), ADDR(V, b),
+                          ADDR(O, b));
+  if (!statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, nq);
+  fz_map_contiguous(p, 0, O, nq);
+  if (nq)
+    for (int v = 0; v < 2; v++)
+      fzr_attn(d, fz_in(p, v, Qo), fz_in(p, v, K), fz_in(p, v, V), p->w[v]);
+  return true;
+}
+
+static bool build_reduce(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  size_t nin = ref_count(s->sh.d, s->sh.rank);
+  size_t nout = s->sh.d[s->axis] ? nin / s->sh.d[s->axis]
+                                 : ref_count(s->sh.d, s->axis) *
+                                       ref_count(s->sh.d + s->axis + 1,
+                                                 s->sh.rank - s->axis - 1);
+  int X = fz_add_opnd(p, "input", nin, false, -1);
+  int O = fz_add_opnd(p, "output", nout, true, -1);
+  fz_place(p);
+  fill_opnd(p, X, s->dist, s->mag);
+  if (!upload_all(e, p, msg, size))
+    return false;
+  bool zero = !nout && s->nullptrs;
+  wgc_status want = nout && !s->sh.d[s->axis] && s->op != WGC_REDUCE_SUM
+                        ? WGC_ERR_INVALID_ARGUMENT
+                        : WGC_OK;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = wgc_reduce(e->ctx[b], (wgc_reduce_op)s->op, ADDR(X, b), ADDR(O, b),
+                       s->sh.d, s->sh.rank, s->axis);
+  if (!statuses(e, st, want, msg, size))
+    return false;
+  if (want != WGC_OK)
+    nout = 0;
+  fz_want_alloc(p, nout);
+  fz_map_contiguous(p, 0, O, nout);
+  if (nout)
+    for (int v = 0; v < 2; v++)
+      fzr_reduce((wgc_reduce_op)s->op, fz_in(p, v, X), &s->sh, s->axis,
+                 p->w[v]);
+  return true;
+}
+
+static void elementwise_want(fz_pending *p, size_t i, double want, double rel,
+                             double abs_tol, int v) {
+  p->w[v].v[i] = want;
+  p->w[v].tol[i] = rel * fabs(want) + abs_tol;
+  p->w[v].len[i] = 0;
+}
+
+static bool build_unary(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  int X = fz_add_opnd(p, "input", s->n, false, -1);
+  int O = fz_add_opnd(p, "output", s->n, true, s->inplace ? X : -1);
+  fz_place(p);
+  fill_opnd(p, X, s->dist, s->mag);
+  if (!upload_all(e, p, msg, size))
+    return false;
+  bool zero = !s->n && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] =
+        wgc_unary(e->ctx[b], (wgc_unary_op)s->op, ADDR(X, b), ADDR(O, b), s->n);
+  if (!statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, s->n);
+  fz_map_contiguous(p, 0, O, s->n);
+  double rel, abs_tol;
+  ref_unary_bound((wgc_unary_op)s->op, &rel, &abs_tol);
+  for (int v = 0; v < 2; v++) {
+    const float *x = fz_in(p, v, X);
+    for (size_t i = 0; i < s->n; i++)
+      elementwise_want(p, i, ref_unary((wgc_unary_op)s->op, x[i]), rel, abs_tol,
+                       v);
+  }
+  return true;
+}
+
+static bool build_binary(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  int A = fz_add_opnd(p, "a", s->n, false, -1);
+  int B = fz_add_opnd(p, "b", s->n, false, s->inplace == 3 ? A : -1);
+  int O = fz_add_opnd(p, "out", s->n, true,
+                      s->inplace == 1   ? A
+                      : s->inplace == 2 ? B
+                                        : -1);
+  fz_place(p);
+  fill_opnd(p, A, s->dist, s->mag);
+  if (s->inplace != 3)
+    fill_opnd(p, B, s->dist == FZ_DIST_BASE ? FZ_DIST_EXPON : s->dist, s->mag);
+  if (!upload_all(e, p, msg, size))
+    return false;
+  bool zero = !s->n && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = wgc_binary(e->ctx[b], (wgc_binary_op)s->op, ADDR(A, b), ADDR(B, b),
+                       ADDR(O, b), s->n);
+  if (!statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, s->n);
+  fz_map_contiguous(p, 0, O, s->n);
+  double rel, abs_tol;
+  ref_binary_bound((wgc_binary_op)s->op, &rel, &abs_tol);
+  for (int v = 0; v < 2; v++) {
+    const float *a = fz_in(p, v, A), *bb = fz_in(p, v, B);
+    for (size_t i = 0; i < s->n; i++)
+      elementwise_want(p, i, ref_binary((wgc_binary_op)s->op, a[i], bb[i]), rel,
+                       abs_tol, v);
+  }
+  return true;
+}
+
+static bool build_bcast(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  size_t osh[16], orank;
+  if (!ref_broadcast_shape(s->sh.d, s->sh.rank, s->shb.d, s->shb.rank, osh,
+                           &orank)) {
+    snprintf(msg, size, "the generator made incompatible shapes");
+    return false;
+  }
+  size_t na = ref_count(s->sh.d, s->sh.rank);
+  size_t nb = ref_count(s->shb.d, s->shb.rank);
+  size_t nout = ref_count(osh, orank);
+  bool same = s->inplace && orank == s->sh.rank &&
+              !memcmp(osh, s->sh.d, orank * sizeof(size_t));
+  int A = fz_add_opnd(p, "a", na, false, -1);
+  int B = fz_add_opnd(p, "b", nb, false, -1);
+  int O = fz_add_opnd(p, "out", nout, true, same ? A : -1);
+  fz_place(p);
+  fill_opnd(p, A, s->dist, s->mag);
+  fill_opnd(p, B, s->dist, s->mag);
+  if (!upload_all(e, p, msg, size))
+    return false;
+  bool zero = !nout && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = wgc_binary_broadcast(e->ctx[b], (wgc_binary_op)s->op, ADDR(A, b),
+                                 s->sh.d, s->sh.rank, ADDR(B, b), s->shb.d,
+                                 s->shb.rank, ADDR(O, b));
+  if (!statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, nout);
+  fz_map_contiguous(p, 0, O, nout);
+  double rel, abs_tol;
+  ref_binary_bound((wgc_binary_op)s->op, &rel, &abs_tol);
+  if (nout)
+    for (int v = 0; v < 2; v++) {
+      ref_broadcast((wgc_binary_op)s->op, fz_in(p, v, A), s->sh.d, s->sh.rank,
+                    fz_in(p, v, B), s->shb.d, s->shb.rank, p->w[v].v);
+      for (size_t i = 0; i < nout; i++)
+        elementwise_want(p, i, p->w[v].v[i], rel, abs_tol, v);
+    }
+  return true;
+}
+
+static bool build_copy(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  int S = fz_add_opnd(p, "src", s->n, false, -1);
+  int D = fz_add_opnd(p, "dst", s->n, true, -1);
+  fz_place(p);
+  fill_opnd(p, S, FZ_DIST_BITS, 1);
+  float *host = NULL;
+  if (s->kind == FZ_UPLOAD) {
+    host = zalloc(s->n * sizeof(float));
+    fz_fill(&p->data, host, s->n, FZ_DIST_BITS, 1, 0, 0);
+  }
+  if (!upload_all(e, p, msg, size)) {
+    free(host);
+    return false;
+  }
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = host ? wgc_upload(e->ctx[b], fz_addr(p, D, b), host, s->n * 4)
+                 : wgc_copy(e->ctx[b], fz_addr(p, D, b), fz_addr(p, S, b),
+                            s->n * 4);
+  if (!statuses(e, st, WGC_OK, msg, size)) {
+    free(host);
+    return false;
+  }
+  fz_want_alloc(p, s->n);
+  fz_map_contiguous(p, 0, D, s->n);
+  p->bits = zalloc(s->n * sizeof(float));
+  memcpy(p->bits, host ? host : fz_in(p, 0, S), s->n * sizeof(float));
+  free(host);
+  return true;
+}
+
+/* A chain of exact operations (neg, abs, relu, max, min, copy) in place,
+ * one after another without a download: X and Z take turns holding the
+ * current value, Y is the other operand of max and min. */
+static bool build_chain(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  size_t n = s->n;
+  int X = fz_add_opnd(p, "x", n, true, -1);
+  int Y = fz_add_opnd(p, "y", n, false, -1);
+  int Z = fz_add_opnd(p, "z", n, true, -1);
+  fz_place(p);
+  fill_opnd(p, X, s->dist, s->mag);
+  fill_opnd(p, Y, s->dist, s->mag);
+  if (!upload_all(e, p, msg, size))
+    return false;
+  float *cur[2] = {zalloc(n * 4), zalloc(n * 4)};
+  memcpy(cur[0], fz_in(p, 0, X), n * 4);
+  memcpy(cur[1], fz_in(p, 0, Z), n * 4);
+  const float *y = fz_in(p, 0, Y);
+  int at = 0; /* 0: X holds the value, 1: Z */
+  int opnd[2] = {X, Z};
+  bool ok = true;
+  for (size_t step = 0; step < s->k && ok; step++) {
+    size_t what = fz_below(&p->data, 7);
+    wgc_status st[2];
+    for (int b = 0; b < 2; b++) {
+      wgc_ptr c = fz_addr(p, opnd[at], b), yy = fz_addr(p, Y, b);
+      wgc_ptr other = fz_addr(p, opnd[1 - at], b);
+      switch (what) {
+      case 0:
+      case 1:
+      case 2: {
+        static const wgc_unary_op u[3] = {WGC_UNARY_NEG, WGC_UNARY_ABS,
+                                          WGC_UNARY_RELU};
+        st[b] = wgc_unary(e->ctx[b], u[what], c, c, n);
+        break;
+      }
+      case 3:
+        st[b] = wgc_binary(e->ctx[b], WGC_BINARY_MAX, c, yy, c, n);
+        break;
+      case 4:
+        st[b] = wgc_binary(e->ctx[b], WGC_BINARY_MIN, yy, c, c, n);
+        break;
+      case 5:
+        st[b] = wgc_copy(e->ctx[b], other, c, n * 4);
+        break;
+      default:
+        st[b] = wgc_binary(e->ctx[b], WGC_BINARY_ADD, c, c, c, n);
+        break;
+      }
+    }
+    if (!statuses(e, st, WGC_OK, msg, size)) {
+      size_t used = strlen(msg);
+      snprintf(msg + used, size - used, " at chain op %zu (%zu)", step, what);
+      ok = false;
+      break;
+    }
+    float *v = cur[at];
+    for (size_t i = 0; i < n; i++) {
+      switch (what) {
+      case 0:
+        v[i] = -v[i];
+        break;
+      case 1:
+        v[i] = fabsf(v[i]);
+        break;
+      case 2:
+        v[i] = (float)ref_unary(WGC_UNARY_RELU, v[i]);
+        break;
+      case 3:
+        v[i] = (float)ref_binary(WGC_BINARY_MAX, v[i], y[i]);
+        break;
+      case 4:
+        v[i] = (float)ref_binary(WGC_BINARY_MIN, y[i], v[i]);
+        break;
+      case 5:
+        cur[1 - at][i] = v[i];
+        break;
+      default:
+        v[i] = v[i] + v[i]; /* exact: doubling (to inf at worst) */
+        break;
+      }
+    }
+    if (what == 5)
+      at = 1 - at;
+  }
+  if (ok) {
+    fz_want_alloc(p, 2 * n);
+    fz_map_contiguous(p, 0, X, n);
+    fz_map_contiguous(p, n, Z, n);
+    /* One value for both references: flushing can only move a result by a
+     * subnormal amount here, which the FLT_MIN bound absorbs. */
+    for (int v = 0; v < 2; v++)
+      for (size_t i = 0; i < 2 * n; i++) {
+        p->w[v].v[i] = cur[i / n][i % n];
+        p->w[v].tol[i] = FLT_MIN;
+      }
+  }
+  free(cur[0]);
+  free(cur[1]);
+  return ok;
+}
+
+/* ---- issue and check --------------------------------------------------------
+ */
+
+static void release(fz_env *e, fz_pending *p) {
+  for (int a = 0; a < p->nalloc; a++) {
+    fz_alloc *al = &p->al[a];
+    if (!al->freed)
+      for (int b = 0; b < 2; b++)
+        if (al->p[b]) {
+          wgc_free(e->ctx[b], al->p[b]);
+        }
+    if (!al->freed && al->p[0] && al->p[1])
+      fz_remember_freed(al->p[0], al->p[1]);
+    free(al->init);
+    free(al->flush);
+  }
+  free(p->oa);
+  free(p->opos);
+  for (int v = 0; v < 2; v++) {
+    free(p->w[v].v);
+    free(p->w[v].tol);
+    free(p->w[v].len);
+  }
+  free(p->bits);
+  free(p);
+}
+
+void fz_drop(fz_env *e, fz_pending *p) {
+  if (p)
+    release(e, p);
+}
+
+fz_pending *fz_issue(fz_env *e, const fz_step *s, fz_rng *r, char *msg,
+                     size_t size) {
+  (void)r;
+  fz_pending *p = zalloc(sizeof *p);
+  p->s = *s;
+  p->data = fz_rng_make(s->dseed);
+  bool ok;
+  switch (s->kind) {
+  case FZ_GEMM:
+    ok = build_gemm(e, p, msg, size);
+    break;
+  case FZ_CONV:
+    ok = build_conv(e, p, msg, size);
+    break;
+  case FZ_ATTN:
+    ok = build_attn(e, p, msg, size);
+    break;
+  case FZ_REDUCE:
+    ok = build_reduce(e, p, msg, size);
+    break;
+  case FZ_UNARY:
+    ok = build_unary(e, p, msg, size);
+    break;
+  case FZ_BINARY:
+    ok = build_binary(e, p, msg, size);
+    break;
+  case FZ_BCAST:
+    ok = build_bcast(e, p, msg, size);
+    break;
+  case FZ_COPY:
+  case FZ_UPLOAD:
+    ok = build_copy(e, p, msg, size);
+    break;
+  case FZ_CHAIN:
+    ok = build_chain(e, p, msg, size);
+    break;
+  case FZ_INVALID:
+    ok = fz_issue_invalid(e, p, msg, size);
+    break;
+  default:
+    snprintf(msg, size, "unknown step kind %d", s->kind);
+    ok = false;
+  }
+  if (!ok) {
+    release(e, p);
+    return NULL;
+  }
+  return p;
+}
+
+void fz_free_inputs(fz_env *e, fz_pending *p) {
+  bool has_out[FZ_MAX_ALLOC] = {false};
+  for (int i = 0; i < p->nopnd; i++)
+    if (p->op[i].output)
+      has_out[p->op[i].alloc] = true;
+  for (int a = 0; a < p->nalloc; a++)
+    if (!has_out[a] && !p->al[a].freed && p->al[a].p[0]) {
+      for (int b = 0; b < 2; b++)
+        wgc_free(e->ctx[b], p->al[a].p[b]);
+      fz_remember_freed(p->al[a].p[0], p->al[a].p[1]);
+      p->al[a].freed = true;
+    }
+}
+
+/* ---- downloads, synchronous and asynchronous ------------------------------
+ */
+
+typedef struct fz_cb {
+  int fired;
+  wgc_status st;
+  wgc_context *ctx;
+  bool reenter;         /* registers another callback when it fires */
+  struct fz_cb *child;  /* that one */
+  wgc_status child_reg; /* its registration status */
+} fz_cb;
+
+static void on_done(wgc_status st, void *user) {
+  fz_cb *cb = user;
+  cb->fired++;
+  cb->st = st;
+  if (cb->reenter && cb->fired == 1) {
+    cb->child = zalloc(sizeof *cb->child);
+    cb->child->ctx = cb->ctx;
+    cb->child_reg = wgc_synchronize_async(cb->ctx, on_done, cb->child);
+  }
+}
+
+/* Whether every callback (and those they registered) fired. */
+static bool all_fired(fz_cb **cbs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!cbs[i]->fired)
+      return false;
+    if (cbs[i]->child && cbs[i]->child_reg == WGC_OK && !cbs[i]->child->fired)
+      return false;
+  }
+  return true;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Downloads every live allocation of p from both contexts into got[a][b].
+ * false: a status or a callback went wrong (message in msg). */
+static bool download_all(fz_env *e, fz_pending *p, float *got[][2], int how,
+                         fz_rng *r, char *msg, size_t size) {
+  fz_cb *cbs[2 * FZ_MAX_ALLOC + 2];
+  size_t ncb = 0;
+  bool ok = true;
+  for (int a = 0; a < p->nalloc && ok; a++) {
+    if (p->al[a].freed)
+      continue;
+    for (int b = 0; b < 2 && ok; b++) {
+      wgc_status st;
+      if (how == 0) {
+        st = wgc_download(e->ctx[b], got[a][b], p->al[a].p[b], p->al[a].n * 4);
+      } else {
+        fz_cb *cb = zalloc(sizeof *cb);
+        cb->ctx = e->ctx[b];
+        cb->reenter = r && fz_chance(r, 0.3);
+        st = wgc_download_async(e->ctx[b], got[a][b], p->al[a].p[b],
+                                p->al[a].n * 4, on_done, cb);
+        if (st == WGC_OK)
+          cbs[ncb++] = cb;
+        else
+          free(cb);
+      }
+      if (st != WGC_OK) {
+        snprintf(msg, size, "%s: download of allocation %d: %s (%s)",
+                 fz_backend[b], a, wgc_status_name(st),
+                 wgc_last_error(e->ctx[b]));
+        ok = false;
+      }
+    }
+  }
+  if (how == 0)
+    return ok;
+  if (how == 1) {
+    for (int b = 0; b < 2; b++)
+      wgc_synchronize(e->ctx[b]);
+  } else {
+    for (int b = 0; b < 2; b++) {
+      fz_cb *cb = zalloc(sizeof *cb);
+      cb->ctx = e->ctx[b];
+      cb->reenter = r && fz_chance(r, 0.3);
+      if (wgc_synchronize_async(e->ctx[b], on_done, cb) == WGC_OK)
+        cbs[ncb++] = cb;
+      else
+        free(cb);
+    }
+  }
+  /* Well inside the parent's hang limit, so a lost callback is reported as
+   * one. */
+  double deadline = now_s() + 20;
+  while (!all_fired(cbs, ncb) && now_s() < deadline) {
+    for (int b = 0; b < 2; b++)
+      wgc_poll(e->ctx[b]);
+    if (!all_fired(cbs, ncb)) {
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
+  }
+  for (size_t i = 0; i < ncb && ok; i++) {
+    fz_cb *cb = cbs[i];
+    const char *be = cb->ctx == e->ctx[0] ? "webgpu" : "cpu";
+    if (cb->fired != 1 || cb->st != WGC_OK) {
+      snprintf(msg, size,
+               "%s: async callback %zu of %zu fired %d times (status %s) "
+               "within 20 s of polling",
+               be, i, ncb, cb->fired, wgc_status_name(cb->st));
+      ok = false;
+    } else if (cb->child && cb->child_reg == WGC_OK &&
+               (cb->child->fired != 1 || cb->child->st != WGC_OK)) {
+      snprintf(msg, size,
+               "%s: wgc_synchronize_async registered inside a callback fired "
+               "%d times (status %s) within 20 s of polling",
+               be, cb->child->fired, wgc_status_name(cb->child->st));
+      ok = false;
+    } else if (cb->child && cb->child_reg != WGC_OK) {
+      snprintf(msg, size,
+               "%s: wgc_synchronize_async inside a callback returned %s", be,
+               wgc_status_name(cb->child_reg));
+      ok = false;
+    }
+  }
+  /* A callback that never fired may still write later: keep its memory. */
+  if (all_fired(cbs, ncb))
+    for (size_t i = 0; i < ncb; i++) {
+      free(cbs[i]->child);
+      free(cbs[i]);
+    }
+  return ok;
+}
+
+static void hexf(char *buf, size_t size, float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  snprintf(buf, size, "%.9g (0x%08x)", f, u);
+}
+
+/* Which operand holds element pos of allocation a (for messages). */
+static const char *owner(const fz_pending *p, int a, size_t pos) {
+  for (int i = 0; i < p->nopnd; i++)
+    if (p->op[i].alloc == a && pos >= p->op[i].off &&
+        pos < p->op[i].off + (p->op[i].len ? p->op[i].len : 1))
+      return p->op[i].name;
+  return "no operand (a guard)";
+}
+
+/* Inputs behind output element i, for element-wise messages. */
+static void describe(const fz_pending *p, size_t i, char *buf, size_t size) {
+  buf[0] = 0;
+  const fz_step *s = &p->s;
+  if (s->kind == FZ_UNARY) {
+    const float *x = p->al[p->op[0].alloc].init + p->op[0].off;
+    char a[64];
+    hexf(a, sizeof a, x[i]);
+    snprintf(buf, size, " for %s(%s)", ref_unary_name((wgc_unary_op)s->op), a);
+  } else if (s->kind == FZ_BINARY) {
+    const float *x = p->al[p->op[0].alloc].init + p->op[0].off;
+    const float *y = p->al[p->op[1].alloc].init + p->op[1].off;
+    char a[64], b[64];
+    hexf(a, sizeof a, x[i]);
+    hexf(b, sizeof b, y[i]);
+    snprintf(buf, size, " for %s(%s, %s)",
+             ref_binary_name((wgc_binary_op)s->op), a, b);
+  } else if (s->kind == FZ_BCAST) {
+    /* numpy's index arithmetic, as ref_broadcast does it. */
+    size_t shape[16], r, ia = 0, ib = 0, sa = 1, sb = 1, rem = i;
+    ref_broadcast_shape(s->sh.d, s->sh.rank, s->shb.d, s->shb.rank, shape, &r);
+    for (size_t d = r; d-- > 0;) {
+      size_t idx = rem % shape[d];
+      rem /= shape[d];
+      if (d >= r - s->sh.rank) {
+        size_t dim = s->sh.d[d - (r - s->sh.rank)];
+        ia += (dim == 1 ? 0 : idx) * sa;
+        sa *= dim;
+      }
+      if (d >= r - s->shb.rank) {
+        size_t dim = s->shb.d[d - (r - s->shb.rank)];
+        ib += (dim == 1 ? 0 : idx) * sb;
+        sb *= dim;
+      }
+    }
+    const float *x = p->al[p->op[0].alloc].init + p->op[0].off;
+    const float *y = p->al[p->op[1].alloc].init + p->op[1].off;
+    char a[64], b[64];
+    hexf(a, sizeof a, x[ia]);
+    hexf(b, sizeof b, y[ib]);
+    snprintf(buf, size, " for %s(%s, %s)",
+             ref_binary_name((wgc_binary_op)s->op), a, b);
+  } else if (s->kind == FZ_GEMM && s->m && s->n) {
+    snprintf(buf, size, " (batch %zu, C[%zu,%zu])", i / (s->m * s->n),
+             i / s->n % s->m, i % s->n);
+  } else if (s->kind == FZ_ATTN && s->at.head_dim) {
+    size_t D = s->at.head_dim, row = i / D;
+    snprintf(buf, size, " (query row %zu of head %zu, batch %zu; column %zu)",
+             row % or_one(s->at.seq_q), row / or_one(s->at.seq_q) % s->at.heads,
+             row / or_one(s->at.seq_q) / s->at.heads, i % D);
+  }
+}
+
+/* Compares backend b's downloads with the reference and the guards;
+ * false with its first mismatch. */
+static bool check_backend(const fz_pending *p, float *got[][2], int b,
+                          char *msg, size_t size) {
+  bool ok = true;
+  /* Outputs first: they say more than a guard does. */
+  for (size_t i = 0; i < p->nout && ok; i++) {
+    if (p->al[p->oa[i]].freed)
+      continue;
+    float g = got[p->oa[i]][b][p->opos[i]];
+    bool pass;
+    if (p->bits)
+      pass = !memcmp(&g, &p->bits[i], sizeof g);
+    else
+      pass = fz_close(g, p->w[0].v[i], p->w[0].tol[i], p->w[0].len[i]) ||
+             fz_close(g, p->w[1].v[i], p->w[1].tol[i], p->w[1].len[i]);
+    if (!pass) {
+      char gs[64], extra[300];
+      hexf(gs, sizeof gs, g);
+      describe(p, i, extra, sizeof extra);
+      if (p->bits) {
+        char ws[64];
+        hexf(ws, sizeof ws, p->bits[i]);
+        snprintf(msg, size, "%s: output[%zu] = %s, want %s", fz_backend[b], i,
+                 gs, ws);
+      } else if (p->w[0].v[i] != p->w[1].v[i] &&
+                 !(isnan(p->w[0].v[i]) && isnan(p->w[1].v[i])))
+        snprintf(msg, size,
+                 "%s: output[%zu] = %s, want %.9g (bound %.3g) or, subnormal "
+                 "inputs flushed, %.9g%s",
+                 fz_backend[b], i, gs, p->w[0].v[i], p->w[0].tol[i],
+                 p->w[1].v[i], extra);
+      else
+        snprintf(msg, size, "%s: output[%zu] = %s, want %.9g (bound %.3g)%s",
+                 fz_backend[b], i, gs, p->w[0].v[i], p->w[0].tol[i], extra);
+      ok = false;
+    }
+  }
+  for (int a = 0; a < p->nalloc && ok; a++) {
+    if (p->al[a].freed)
+      continue;
+    uint8_t *out = zalloc(p->al[a].n);
+    for (size_t i = 0; i < p->nout; i++)
+      if (p->oa[i] == a)
+        out[p->opos[i]] = 1;
+    for (size_t i = 0; i < p->al[a].n && ok; i++)
+      if (!out[i] && memcmp(&got[a][b][i], &p->al[a].init[i], 4)) {
+        char gs[64], ws[64];
+        hexf(gs, sizeof gs, got[a][b][i]);
+        hexf(ws, sizeof ws, p->al[a].init[i]);
+        snprintf(msg, size,
+                 "%s: element %zu of allocation %d (%zu elements; in %s) "
+                 "changed from %s to %s",
+                 fz_backend[b], i, a, p->al[a].n, owner(p, a, i), ws, gs);
+        ok = false;
+      }
+    free(out);
+  }
+  return ok;
+}
+
+bool fz_check(fz_env *e, fz_pending *p, int how, fz_rng *r, char *msg,
+              size_t size) {
+  float *got[FZ_MAX_ALLOC][2] = {{NULL}};
+  for (int a = 0; a < p->nalloc; a++)
+    for (int b = 0; b < 2; b++)
+      got[a][b] = zalloc(p->al[a].n * sizeof(float));
+  bool ok = download_all(e, p, got, how, r, msg, size);
+  bool lost = !ok && how != 0 && strstr(msg, "fired");
+  if (ok) {
+    /* Both backends' first mismatches: which one fails classifies a bug. */
+    char bmsg[2][1024] = {"", ""};
+    bool okb[2];
+    for (int b = 0; b < 2; b++)
+      okb[b] = check_backend(p, got, b, bmsg[b], sizeof bmsg[b]);
+    if (!okb[0] && !okb[1])
+      snprintf(msg, size, "%s; %s", bmsg[0], bmsg[1]);
+    else if (!okb[0])
+      snprintf(msg, size, "%s (cpu agrees with the reference)", bmsg[0]);
+    else if (!okb[1])
+      snprintf(msg, size, "%s (webgpu agrees with the reference)", bmsg[1]);
+    ok = okb[0] && okb[1];
+  }
+  if (!lost)
+    for (int a = 0; a < p->nalloc; a++)
+      for (int b = 0; b < 2; b++)
+        free(got[a][b]);
+  release(e, p);
+  return ok;
+}
+
+bool fz_run_alone(fz_env *e, const fz_step *s, char *msg, size_t size) {
+  fz_pending *p = fz_issue(e, s, NULL, msg, size);
+  if (!p)
+    return false;
+  return fz_check(e, p, 0, NULL, msg, size);
+}

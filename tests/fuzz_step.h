@@ -1,0 +1,58 @@
+/* Inside one fuzz step: operands placed in allocations mirrored on both
+ * contexts, the expected output elements, and the invalid-call table. */
+#ifndef WGC_TEST_FUZZ_STEP_H
+#define WGC_TEST_FUZZ_STEP_H
+
+#include "fuzz.h"
+#include "fuzz_ref.h"
+
+#define FZ_MAX_ALLOC 6
+#define FZ_MAX_OPND 6
+
+typedef struct fz_alloc {
+  wgc_ptr p[2]; /* [0] webgpu, [1] cpu */
+  size_t n;     /* elements */
+  float *init;  /* contents after the step's uploads, before the call */
+  float *flush; /* init with subnormals flushed (the second reference) */
+  bool freed;
+} fz_alloc;
+
+typedef struct fz_opnd {
+  const char *name;
+  size_t len; /* elements */
+  int alias;  /* -1, or the operand whose place this one shares */
+  int alloc;  /* placed: allocation index and element offset */
+  size_t off;
+  bool output;
+} fz_opnd;
+
+struct fz_pending {
+  fz_step s;
+  fz_rng data; /* stream of the step's data, from s.dseed */
+  int nalloc, nopnd;
+  fz_alloc al[FZ_MAX_ALLOC];
+  fz_opnd op[FZ_MAX_OPND];
+  size_t nout;            /* expected output elements */
+  uint8_t *oa;            /* their allocation */
+  size_t *opos;           /* their element in it */
+  fz_want w[2];           /* [0] inputs as stored, [1] subnormals flushed */
+  float *bits;            /* copy/upload: the exact expected bits instead */
+  size_t gemm_strides[6]; /* lda, ldb, ldc, stride_a, stride_b, stride_c */
+};
+
+/* Operand definitions and placement (fuzz_step.c). */
+int fz_add_opnd(fz_pending *p, const char *name, size_t len, bool output,
+                int alias);
+/* Places the operands and fills every allocation with guard bits. */
+void fz_place(fz_pending *p);
+float *fz_in(fz_pending *p, int v, int opnd); /* init (v 0) or flushed */
+wgc_ptr fz_addr(const fz_pending *p, int opnd, int b);
+void fz_want_alloc(fz_pending *p, size_t nout);
+void fz_map_contiguous(fz_pending *p, size_t from, int opnd, size_t len);
+
+/* Invalid calls (fuzz_invalid.c): issues call kind s->op on both contexts
+ * against the step's allocations; false with the reason. */
+extern const int fz_invalid_count;
+bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size);
+
+#endif
