@@ -49,7 +49,8 @@ wgc_status wgc_check_operand(wgc_context *ctx, const char *fn,
   /* The last byte touched: off + first + (repeat-1)*stride + bytes. */
   uint64_t end = off, extra;
   bool ok = !__builtin_add_overflow(end, op->first, &end);
-  if (op->repeat > 1) {
+  /* An empty operand touches nothing, whatever its batch stride says. */
+  if (op->repeat > 1 && op->bytes) {
     ok = ok && !__builtin_mul_overflow(op->repeat - 1, op->stride, &extra) &&
          !__builtin_add_overflow(end, extra, &end);
   }
