@@ -175,7 +175,9 @@ void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
         double scale = (double)d->scale * (double)D * mq * mk;
         for (size_t e = 0; e < D; e++) {
           double acc = 0;
-          bool len = scale > FZ_OVERFLOW;
+          /* Kernels sum unnormalised weights (each at most 1) times the
+           * values before dividing: up to vis * max|v| in float32. */
+          bool len = scale > FZ_OVERFLOW || (double)vis * mv > FZ_OVERFLOW;
           for (size_t j = 0; j < vis; j++) {
             double wt = p[j] / l, vv = vb[j * D + e];
             /* A weight float32 may round to 0 against an infinite or NaN
