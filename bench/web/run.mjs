@@ -3,7 +3,8 @@
 // Chromium, prints the table and writes build/bench/bench-web.json in the
 // schema of bench.json (bench/report.c). Environment: CHROMIUM (default
 // /usr/bin/chromium), WGC_WEB (default build/web), WGC_BENCH_DIR (default
-// build/bench), WGC_BENCH_REPS.
+// build/bench), WGC_BENCH_REPS, WGC_BENCH_QUICK=1 (one GEMM size, fewer
+// round trips).
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { arch } from 'node:os';
@@ -42,8 +43,10 @@ try {
   const page = await browser.newPage();
   await page.exposeFunction('__benchLine', (l) => console.log(l));
   page.on('pageerror', (e) => console.log(`page error: ${e.message}`));
-  const reps = process.env.WGC_BENCH_REPS ? `?reps=${process.env.WGC_BENCH_REPS}` : '';
-  await page.goto(`${url}bench/bench.html${reps}`);
+  const query = new URLSearchParams();
+  if (process.env.WGC_BENCH_REPS) query.set('reps', process.env.WGC_BENCH_REPS);
+  if (/^[^0]/.test(process.env.WGC_BENCH_QUICK ?? '')) query.set('quick', '1');
+  await page.goto(`${url}bench/bench.html?${query}`);
   await page.waitForFunction(() => window.__benchDone, null, { timeout: TIMEOUT_MS, polling: 500 });
   result = await page.evaluate(() => window.__benchDone);
 } finally {
