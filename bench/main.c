@@ -1,5 +1,6 @@
 /* make bench: every figure measured in this run, each beside its baselines.
  *   bench_wgc                  runs every part, then the report
+ *   bench_wgc --report         the report of the record files already there
  *   bench_wgc --part NAME FILE one part (cpu, openblas, lavapipe,
  *                              swiftshader) into a record file
  * Environment: WGC_BENCH_DIR (default build/bench), WGC_BENCH_REPS (timed
@@ -91,8 +92,9 @@ static int wanted(const char *adapter) {
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--part") == 0)
     return run_part(argv[2], argv[3]);
-  if (argc != 1) {
-    fprintf(stderr, "usage: bench_wgc [--part NAME FILE]\n");
+  int report_only = argc == 2 && strcmp(argv[1], "--report") == 0;
+  if (argc != 1 && !report_only) {
+    fprintf(stderr, "usage: bench_wgc [--report | --part NAME FILE]\n");
     return 2;
   }
   const char *dir = getenv("WGC_BENCH_DIR");
@@ -102,7 +104,12 @@ int main(int argc, char **argv) {
   char files[4][4096];
   const char *done[4];
   int count = 0, ok = 1;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 4 && report_only; i++) {
+    snprintf(files[i], sizeof files[i], "%s/part-%s.tsv", dir, parts[i]);
+    if (access(files[i], R_OK) == 0)
+      done[count++] = files[i];
+  }
+  for (int i = 0; i < 4 && !report_only; i++) {
     if (i >= 2 && !wanted(parts[i]))
       continue;
     if (i == 3 && access(SWIFTSHADER_ICD, R_OK) != 0) {
