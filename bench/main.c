@@ -27,12 +27,13 @@ extern char **environ;
 static int run_part(const char *part, const char *file) {
   record_open(file, strcmp(part, "openblas") == 0 ? "cpu" : part);
   if (strcmp(part, "cpu") == 0)
-    part_wgc(WGC_BACKEND_CPU, "cpu");
+    part_wgc(WGC_BACKEND_CPU, "cpu", NULL);
   else if (strcmp(part, "openblas") == 0)
     part_openblas();
   else {
-    part_wgc(WGC_BACKEND_WEBGPU, part);
-    part_raw(part);
+    raw_side_open(part);
+    part_wgc(WGC_BACKEND_WEBGPU, part, raw_side_case);
+    raw_side_close();
   }
   record_close();
   return 0;

@@ -225,23 +225,28 @@ static void host_cases(raw_gpu *g) {
   wgpuBufferRelease(b[1]);
 }
 
-void part_raw(const char *adapter) {
-  where w = where_from(adapter);
-  raw_gpu g;
-  raw_open(&g);
-  record_note("raw adapter", g.name);
-  size_t n;
-  const gemm_shape *gs = gemm_shapes(w, &n);
-  for (size_t i = 0; i < n; i++) {
-    if (gs[i].baselines)
-      gemm_case(&g, &gs[i], 0);
-    /* vec4 loads need B stored row-major */
-    if (!gs[i].tb)
-      gemm_case(&g, &gs[i], 1);
-  }
-  const attn_shape *as = attn_shapes(w, &n);
-  for (size_t i = 0; i < n; i++)
-    attn_case(&g, &as[i]);
-  host_cases(&g);
-  raw_close(&g);
+static raw_gpu g_raw;
+static where g_where;
+
+void raw_side_open(const char *adapter) {
+  g_where = where_from(adapter);
+  raw_open(&g_raw);
+  record_note("raw adapter", g_raw.name);
 }
+
+void raw_side_case(const char *group, size_t i) {
+  size_t n;
+  if (strcmp(group, "gemm") == 0) {
+    const gemm_shape *s = &gemm_shapes(g_where, &n)[i];
+    if (s->baselines)
+      gemm_case(&g_raw, s, 0);
+    /* vec4 loads need B stored row-major */
+    if (!s->tb)
+      gemm_case(&g_raw, s, 1);
+  } else if (strcmp(group, "attention") == 0)
+    attn_case(&g_raw, &attn_shapes(g_where, &n)[i]);
+  else if (strcmp(group, "host") == 0)
+    host_cases(&g_raw);
+}
+
+void raw_side_close(void) { raw_close(&g_raw); }

@@ -287,7 +287,7 @@ static void pipeline_cases(void) {
          bench_median_of(first, reps), reps, 1, "ms", 0);
 }
 
-void part_wgc(wgc_backend backend, const char *adapter) {
+void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
   where w = where_from(adapter);
   int gpu = backend == WGC_BACKEND_WEBGPU;
   const char *system = gpu ? "wgc" : "wgc-cpu";
@@ -300,6 +300,8 @@ void part_wgc(wgc_backend backend, const char *adapter) {
     gemm_case(ctx, &gs[i], system, 0);
     if (gpu && gs[i].batch > 1)
       gemm_case(ctx, &gs[i], "wgc:looped", 1);
+    if (after)
+      after("gemm", i);
   }
   const conv_shape *cs = conv_shapes(&n);
   for (size_t i = 0; i < n; i++)
@@ -320,10 +322,15 @@ void part_wgc(wgc_backend backend, const char *adapter) {
     }
   }
   const attn_shape *as = attn_shapes(w, &n);
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     attn_case(ctx, &as[i], system);
+    if (after)
+      after("attention", i);
+  }
   stream_cases(ctx, system);
   host_cases(ctx, system, gpu);
+  if (after)
+    after("host", 0);
   if (gpu)
     pipeline_cases();
   wgc_destroy(ctx);
