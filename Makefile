@@ -5,6 +5,8 @@ WFLAGS  := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 B       := build
 CPPFLAGS_ALL := -D_GNU_SOURCE -Iinclude -Isrc -I$(B)/gen -Ithird_party/wgpu/include
 PREFIX  ?= /usr/local
+# Debian's, which has python3-matplotlib (the bench's chart)
+PYTHON3 ?= /usr/bin/python3
 WGPU_LIB := third_party/wgpu/lib/libwgpu_native.so
 VERSION := 0.1.0
 
@@ -18,7 +20,7 @@ PIC_OBJ    := $(LIB_SRC:%.c=$(B)/pic/%.o) $(B)/pic/gen/kernels.o
 TEST_SRC   := $(wildcard tests/*.c)
 LIBS       := -ldl -lpthread -lm
 
-.PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser fuzz demo bench install wasm serve format clean help
+.PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser fuzz demo bench bench-web install wasm serve format clean help
 all: lib
 
 help:
@@ -27,7 +29,8 @@ help:
 	@echo "make soak     the long soak and load runs (minutes)"
 	@echo "make fuzz     differential fuzzing, fresh seeds for SECONDS (60); SEED=n replays one"
 	@echo "make demo     run the transformer-block demo on the default backend"
-	@echo "make bench    benchmarks (ratios measured side by side)"
+	@echo "make bench    benchmarks against every baseline, side by side (build/bench)"
+	@echo "make bench-web  the same in headless Chromium: wgc.js, TF.js, raw WebGPU"
 	@echo "make install PREFIX=dir"
 	@echo "make wasm     build the browser module into build/web"
 	@echo "make serve    serve the browser demo on 127.0.0.1"
@@ -121,12 +124,18 @@ demo: deps
 	@$(MAKE) --no-print-directory $(B)/demo
 	$(B)/demo
 
-$(B)/bench_wgc: $(wildcard bench/*.c) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $(wildcard bench/*.c) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+# The baselines call wgpu-native directly (webgpu.h), beside libwgc.
+BENCH_SRC := $(wildcard bench/*.c)
+$(B)/bench_wgc: $(BENCH_SRC) $(wildcard bench/*.h) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $(BENCH_SRC) $(B)/lib/libwgc.a \
+	  -L$(B)/lib -lwgpu_native -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
-bench: deps
+# Table on stdout, build/bench/bench.json and bench.png.
+bench:
+	@tools/bootstrap.sh native bench
 	@$(MAKE) --no-print-directory $(B)/bench_wgc
 	$(B)/bench_wgc
+	$(PYTHON3) bench/chart.py $(B)/bench/bench.json $(B)/bench/bench.png
 
 # ---- install -------------------------------------------------------------
 install: lib
@@ -137,7 +146,7 @@ install: lib
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/wgc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/wgc.pc
 
 format:
-	clang-format -i include/*.h src/*.c src/*.h src/gpu/*.c src/gpu/*.h tests/*.c tests/*.h examples/*.c bench/*.c tools/*.c
+	clang-format -i include/*.h src/*.c src/*.h src/gpu/*.c src/gpu/*.h tests/*.c tests/*.h examples/*.c bench/*.c bench/*.h tools/*.c
 
 clean:
 	rm -rf $(B)

@@ -3,8 +3,11 @@
 #   - Debian packages (compilers, the Vulkan loader and drivers, Chromium),
 #   - wgpu-native from a pinned PyPI wheel, checksum-verified, unpacked into
 #     third_party/wgpu (git-ignored),
-#   - playwright-core from npm for the browser tests (with "browser").
-# Usage: tools/bootstrap.sh [native] [browser]
+#   - playwright-core from npm for the browser tests (with "browser"),
+#   - for make bench: OpenBLAS (the CPU roofline) and matplotlib (the chart)
+#     with "bench"; TF.js (core and WebGPU backend, the browser peer) from
+#     npm with "bench-web".
+# Usage: tools/bootstrap.sh [native] [browser] [bench] [bench-web]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,12 +15,15 @@ WGPU_VERSION=0.32.0
 WGPU_WHEEL=wgpu-${WGPU_VERSION}-py3-none-manylinux_2_28_x86_64.whl
 WGPU_SHA256=6499a31b5a29a10b4f1089fea4a0806411f42605fa86b6c0b543a07ca0de8568
 PLAYWRIGHT_VERSION=1.65.1
+TFJS_VERSION=4.22.0
 
-want_native=0 want_browser=0
+want_native=0 want_browser=0 want_bench=0 want_tfjs=0
 for arg in "${@:-native}"; do
   case "$arg" in
   native) want_native=1 ;;
   browser) want_native=1 want_browser=1 ;;
+  bench) want_native=1 want_bench=1 ;;
+  bench-web) want_native=1 want_browser=1 want_bench=1 want_tfjs=1 ;;
   *) echo "bootstrap: unknown part '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -28,6 +34,9 @@ debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip valgr
 # libclang-rt-14-dev-wasm32: compiler-rt builtins for wasm32 (64-bit
 # multiply with overflow checks needs __multi3).
 [ $want_browser = 1 ] && debs="$debs chromium clang lld wasi-libc libclang-rt-14-dev-wasm32 nodejs npm"
+# The bench's baselines and chart: Debian's python3-matplotlib goes with
+# /usr/bin/python3.
+[ $want_bench = 1 ] && debs="$debs libopenblas-dev python3-matplotlib"
 missing=""
 for p in $debs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -62,5 +71,11 @@ fi
 if [ $want_browser = 1 ] && [ ! -f web/node_modules/playwright-core/package.json ]; then
   echo "bootstrap: installing playwright-core $PLAYWRIGHT_VERSION"
   (cd web && npm install --silent --no-audit --no-fund --no-save "playwright-core@$PLAYWRIGHT_VERSION" >/dev/null)
+fi
+# TF.js in its own ignored folder, served to the bench page.
+if [ $want_tfjs = 1 ] && [ ! -f bench/web/node_modules/@tensorflow/tfjs-backend-webgpu/package.json ]; then
+  echo "bootstrap: installing TF.js $TFJS_VERSION (core, WebGPU backend)"
+  (cd bench/web && npm install --silent --no-audit --no-fund --no-save --no-package-lock \
+    "@tensorflow/tfjs-core@$TFJS_VERSION" "@tensorflow/tfjs-backend-webgpu@$TFJS_VERSION" >/dev/null)
 fi
 exit 0

@@ -1,0 +1,337 @@
+/* wgc's side of every case, on one context (the WebGPU backend on this
+ * part's adapter, or the CPU backend), plus wgc against itself: kernel
+ * forms, queued against waiting, batched against looped, cached pipelines
+ * against the first call. */
+#include "parts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "shapes.h"
+
+static void check(wgc_context *ctx, wgc_status s, const char *what) {
+  if (s != WGC_OK)
+    bench_die("%s failed: %s", what, wgc_last_error(ctx));
+}
+#define OK(ctx, call) check(ctx, (call), #call)
+
+static wgc_ptr random_buffer(wgc_context *ctx, size_t n, unsigned seed) {
+  float *h = malloc(n * sizeof *h);
+  if (!h)
+    bench_die("out of host memory");
+  srand(seed);
+  for (size_t i = 0; i < n; i++)
+    h[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+  wgc_ptr p;
+  OK(ctx, wgc_alloc(ctx, n * sizeof *h, &p));
+  OK(ctx, wgc_upload(ctx, p, h, n * sizeof *h));
+  free(h);
+  return p;
+}
+
+static wgc_context *make(wgc_backend b, const char *kernels) {
+  if (kernels)
+    setenv("WGC_KERNELS", kernels, 1);
+  wgc_options o = {.backend = b};
+  wgc_context *ctx;
+  wgc_status s = wgc_create(&o, &ctx);
+  unsetenv("WGC_KERNELS");
+  if (s != WGC_OK)
+    bench_die("wgc_create failed: %s", wgc_last_error(NULL));
+  return ctx;
+}
+
+/* ---- GEMM ---------------------------------------------------------------- */
+
+typedef struct gemm_run {
+  wgc_context *ctx;
+  const gemm_shape *s;
+  wgc_ptr a, b, c;
+  int looped;
+} gemm_run;
+
+static void run_gemm(void *arg) {
+  gemm_run *g = arg;
+  const gemm_shape *s = g->s;
+  size_t lda = s->ta ? s->m : s->k, ldb = s->tb ? s->k : s->n;
+  wgc_transpose ta = s->ta ? WGC_TRANS : WGC_NO_TRANS;
+  wgc_transpose tb = s->tb ? WGC_TRANS : WGC_NO_TRANS;
+  size_t sa = s->m * s->k, sb = s->k * s->n, sc = s->m * s->n;
+  if (s->batch > 1 && !g->looped)
+    OK(g->ctx, wgc_gemm_batched(g->ctx, WGC_ROW_MAJOR, ta, tb, s->m, s->n, s->k,
+                                1.0f, g->a, lda, sa, g->b, ldb, sb, 0.0f, g->c,
+                                s->n, sc, s->batch));
+  else
+    for (size_t i = 0; i < s->batch; i++)
+      OK(g->ctx, wgc_gemm(g->ctx, WGC_ROW_MAJOR, ta, tb, s->m, s->n, s->k, 1.0f,
+                          g->a + 4 * i * sa, lda, g->b + 4 * i * sb, ldb, 0.0f,
+                          g->c + 4 * i * sc, s->n));
+  OK(g->ctx, wgc_synchronize(g->ctx));
+}
+
+static void gemm_case(wgc_context *ctx, const gemm_shape *s, const char *system,
+                      int looped) {
+  gemm_run g = {ctx, s, 0, 0, 0, looped};
+  g.a = random_buffer(ctx, s->m * s->k * s->batch, 1);
+  g.b = random_buffer(ctx, s->k * s->n * s->batch, 2);
+  OK(ctx, wgc_alloc(ctx, 4 * s->m * s->n * s->batch, &g.c));
+  int reps = bench_reps();
+  double t = bench_median(run_gemm, &g, reps);
+  record("gemm", s->name, system, t, reps, gemm_flops(s), "GFLOP/s", 0);
+  wgc_free(ctx, g.a);
+  wgc_free(ctx, g.b);
+  wgc_free(ctx, g.c);
+}
+
+/* ---- conv2d, attention, reduce, element-wise ------------------------------
+ */
+
+typedef struct conv_run {
+  wgc_context *ctx;
+  wgc_conv2d_desc d;
+  wgc_ptr in, f, out;
+} conv_run;
+
+static void run_conv(void *arg) {
+  conv_run *c = arg;
+  OK(c->ctx, wgc_conv2d(c->ctx, &c->d, c->in, c->f, 0, c->out));
+  OK(c->ctx, wgc_synchronize(c->ctx));
+}
+
+static void conv_case(wgc_context *ctx, const conv_shape *s,
+                      const char *system) {
+  conv_run c = {ctx,
+                {.n = 1,
+                 .c = s->c,
+                 .h = s->h,
+                 .w = s->w,
+                 .k = s->k,
+                 .r = s->r,
+                 .s = s->r,
+                 .stride_h = s->stride,
+                 .stride_w = s->stride,
+                 .pad_h = s->pad,
+                 .pad_w = s->pad},
+                0,
+                0,
+                0};
+  size_t p, q;
+  OK(ctx, wgc_conv2d_output_size(&c.d, &p, &q));
+  c.in = random_buffer(ctx, s->c * s->h * s->w, 3);
+  c.f = random_buffer(ctx, s->k * s->c * s->r * s->r, 4);
+  OK(ctx, wgc_alloc(ctx, 4 * s->k * p * q, &c.out));
+  int reps = bench_reps();
+  double t = bench_median(run_conv, &c, reps);
+  record("conv2d", s->name, system, t, reps, conv_flops(s), "GFLOP/s", 0);
+  wgc_free(ctx, c.in);
+  wgc_free(ctx, c.f);
+  wgc_free(ctx, c.out);
+}
+
+typedef struct attn_run {
+  wgc_context *ctx;
+  wgc_attention_desc d;
+  wgc_ptr q, k, v, o;
+} attn_run;
+
+static void run_attn(void *arg) {
+  attn_run *a = arg;
+  OK(a->ctx, wgc_attention(a->ctx, &a->d, a->q, a->k, a->v, a->o));
+  OK(a->ctx, wgc_synchronize(a->ctx));
+}
+
+static void attn_case(wgc_context *ctx, const attn_shape *s,
+                      const char *system) {
+  size_t n = ATTN_HEADS * s->seq * s->dim;
+  attn_run a = {ctx,
+                {.batch = 1,
+                 .heads = ATTN_HEADS,
+                 .seq_q = s->seq,
+                 .seq_kv = s->seq,
+                 .head_dim = s->dim,
+                 .scale = 1.0f / (s->dim == 64 ? 8.0f : 11.3137085f),
+                 .causal = s->causal ? WGC_CAUSAL_TOP_LEFT : WGC_CAUSAL_NONE},
+                random_buffer(ctx, n, 5),
+                random_buffer(ctx, n, 6),
+                random_buffer(ctx, n, 7),
+                0};
+  OK(ctx, wgc_alloc(ctx, 4 * n, &a.o));
+  int reps = bench_reps();
+  double t = bench_median(run_attn, &a, reps);
+  char name[64];
+  /* The fused kernel keeps no score matrix: its device memory is the four
+   * tensors (its split path, which takes scratch, needs tensors beyond one
+   * binding, far larger than these). */
+  record("attention", attn_name(s, name, sizeof name), system, t, reps,
+         attn_flops(s), "GFLOP/s", 4.0 * 4 * (double)n);
+  wgc_free(ctx, a.q);
+  wgc_free(ctx, a.k);
+  wgc_free(ctx, a.v);
+  wgc_free(ctx, a.o);
+}
+
+typedef struct stream_run {
+  wgc_context *ctx;
+  int kind; /* 0 reduce rows, 1 reduce columns, 2 unary, 3 binary */
+  wgc_ptr x, y, out;
+} stream_run;
+
+static void run_stream(void *arg) {
+  stream_run *r = arg;
+  size_t shape[2] = {REDUCE_N, REDUCE_N};
+  switch (r->kind) {
+  case 0:
+  case 1:
+    OK(r->ctx, wgc_reduce(r->ctx, WGC_REDUCE_SUM, r->x, r->out, shape, 2,
+                          r->kind == 0 ? 1 : 0));
+    break;
+  case 2:
+    OK(r->ctx, wgc_unary(r->ctx, WGC_UNARY_RELU, r->x, r->out, ELEMENTWISE_N));
+    break;
+  default:
+    OK(r->ctx,
+       wgc_binary(r->ctx, WGC_BINARY_ADD, r->x, r->y, r->out, ELEMENTWISE_N));
+  }
+  OK(r->ctx, wgc_synchronize(r->ctx));
+}
+
+static void stream_cases(wgc_context *ctx, const char *system) {
+  static const char *names[] = {"reduce SUM over rows of 4096x4096",
+                                "reduce SUM over columns of 4096x4096",
+                                "unary RELU, 16M floats",
+                                "binary ADD, 16M floats"};
+  static const char *groups[] = {"reduce", "reduce", "elementwise",
+                                 "elementwise"};
+  /* bytes each run reads and writes */
+  double n = (double)ELEMENTWISE_N;
+  double bytes[] = {4 * n + 4 * REDUCE_N, 4 * n + 4 * REDUCE_N, 8 * n, 12 * n};
+  stream_run r = {ctx, 0, random_buffer(ctx, ELEMENTWISE_N, 8),
+                  random_buffer(ctx, ELEMENTWISE_N, 9), 0};
+  OK(ctx, wgc_alloc(ctx, 4 * ELEMENTWISE_N, &r.out));
+  int reps = bench_reps();
+  for (int k = 0; k < 4; k++) {
+    r.kind = k;
+    double t = bench_median(run_stream, &r, reps);
+    record(groups[k], names[k], system, t, reps, bytes[k], "GB/s", 0);
+  }
+  wgc_free(ctx, r.x);
+  wgc_free(ctx, r.y);
+  wgc_free(ctx, r.out);
+}
+
+/* ---- host cost per operation ------------------------------------------------
+ */
+
+typedef struct chain_run {
+  wgc_context *ctx;
+  wgc_ptr x;
+  int mode; /* 0 one download, 1 download each, 2 synchronize each */
+} chain_run;
+
+static void run_chain(void *arg) {
+  chain_run *c = arg;
+  float out[TINY_N];
+  for (int i = 0; i < TINY_OPS; i++) {
+    OK(c->ctx, wgc_unary(c->ctx, WGC_UNARY_NEG, c->x, c->x, TINY_N));
+    if (c->mode == 1)
+      OK(c->ctx, wgc_download(c->ctx, out, c->x, sizeof out));
+    else if (c->mode == 2)
+      OK(c->ctx, wgc_synchronize(c->ctx));
+  }
+  OK(c->ctx, wgc_download(c->ctx, out, c->x, sizeof out));
+}
+
+static void host_cases(wgc_context *ctx, const char *system, int variants) {
+  chain_run c = {ctx, random_buffer(ctx, TINY_N, 10), 0};
+  int reps = bench_reps();
+  double t = bench_median(run_chain, &c, reps);
+  record("host", HOST_CHAIN, system, t, reps, TINY_OPS, "us/op", 0);
+  if (variants) {
+    /* The backend wgc replaced waited for the device after every op. */
+    c.mode = 2;
+    t = bench_median(run_chain, &c, reps);
+    record("host", HOST_CHAIN, "wgc:sync-each", t, reps, TINY_OPS, "us/op", 0);
+  }
+  c.mode = 1;
+  t = bench_median(run_chain, &c, reps);
+  record("host", HOST_ROUND_TRIP, system, t, reps, TINY_OPS, "us/op", 0);
+  wgc_free(ctx, c.x);
+}
+
+/* The first call of a kernel compiles its pipeline; later calls reuse it.
+ * Each first call gets a fresh context (created outside the timing). */
+static double silu_call(wgc_context *ctx, wgc_ptr x) {
+  double t0 = bench_now();
+  OK(ctx, wgc_unary(ctx, WGC_UNARY_SILU, x, x, 1024));
+  OK(ctx, wgc_synchronize(ctx));
+  return bench_now() - t0;
+}
+
+static void pipeline_cases(void) {
+  int reps = bench_reps();
+  double first[64], again[64];
+  for (int i = 0; i < reps && i < 64; i++) {
+    wgc_context *ctx = make(WGC_BACKEND_WEBGPU, NULL);
+    wgc_ptr x;
+    OK(ctx, wgc_alloc(ctx, 4096, &x));
+    OK(ctx, wgc_synchronize(ctx));
+    first[i] = silu_call(ctx, x);
+    again[i] = silu_call(ctx, x);
+    wgc_destroy(ctx);
+  }
+  record("pipeline", PIPELINE_CASE, "wgc", bench_median_of(again, reps), reps,
+         1, "ms", 0);
+  record("pipeline", PIPELINE_CASE, "wgc:first-call",
+         bench_median_of(first, reps), reps, 1, "ms", 0);
+}
+
+void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
+  where w = where_from(adapter);
+  int gpu = backend == WGC_BACKEND_WEBGPU;
+  const char *system = gpu ? "wgc" : "wgc-cpu";
+  wgc_context *ctx = make(backend, NULL);
+  record_note(gpu ? "wgc adapter" : "wgc cpu backend", wgc_adapter_name(ctx));
+
+  size_t n;
+  const gemm_shape *gs = gemm_shapes(w, &n);
+  for (size_t i = 0; i < n; i++) {
+    gemm_case(ctx, &gs[i], system, 0);
+    if (gpu && gs[i].batch > 1)
+      gemm_case(ctx, &gs[i], "wgc:looped", 1);
+    if (after)
+      after("gemm", i);
+  }
+  const conv_shape *cs = conv_shapes(&n);
+  for (size_t i = 0; i < n; i++)
+    conv_case(ctx, &cs[i], system);
+  if (gpu) {
+    /* The two kernel forms (WGC_KERNELS at context creation): staged in
+     * workgroup memory for GPUs, direct loads for CPU adapters. */
+    const char *forms[] = {"gpu", "cpu"};
+    for (int f = 0; f < 2; f++) {
+      char label[32];
+      snprintf(label, sizeof label, "wgc:%s-form", forms[f]);
+      wgc_context *fc = make(WGC_BACKEND_WEBGPU, forms[f]);
+      /* SwiftShader runs the GPU form of 512^3 at a few dozen MFLOP/s */
+      gemm_case(fc, &gs[w == ON_SWIFTSHADER || bench_quick() ? 0 : 1], label,
+                0);
+      conv_case(fc, &cs[0], label);
+      wgc_destroy(fc);
+    }
+  }
+  const attn_shape *as = attn_shapes(w, &n);
+  for (size_t i = 0; i < n; i++) {
+    attn_case(ctx, &as[i], system);
+    if (after)
+      after("attention", i);
+  }
+  stream_cases(ctx, system);
+  host_cases(ctx, system, gpu);
+  if (after)
+    after("host", 0);
+  if (gpu)
+    pipeline_cases();
+  wgc_destroy(ctx);
+}
