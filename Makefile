@@ -8,9 +8,15 @@ PREFIX  ?= /usr/local
 WGPU_LIB := third_party/wgpu/lib/libwgpu_native.so
 VERSION := 0.1.0
 
-CORE_SRC   := $(wildcard src/*.c)
-NATIVE_SRC := src/gpu/gpu_native.c src/gpu/gpu_errors.c $(wildcard src/gpu/native_*.c) src/cpu/pool_threads.c src/cpu/defer_none.c \
-              src/cpu/split.c src/cpu/split_reduce.c
+# Sources by layer: the front end, the CPU backend and the WebGPU backend are
+# shared by the native and the browser builds; each build adds its own GPU
+# layer, thread pool and deferral (web.mk).
+FRONT_SRC  := $(wildcard src/*.c)
+CPU_SRC    := $(filter-out src/cpu/pool_%.c src/cpu/defer_%.c,$(wildcard src/cpu/*.c))
+WEBGPU_SRC := $(wildcard src/webgpu/*.c)
+CORE_SRC   := $(FRONT_SRC) $(CPU_SRC) $(WEBGPU_SRC)
+NATIVE_SRC := src/gpu/gpu_native.c src/gpu/gpu_errors.c $(wildcard src/gpu/native_*.c) \
+              src/cpu/pool_threads.c src/cpu/defer_none.c
 LIB_SRC    := $(CORE_SRC) $(NATIVE_SRC)
 KERNELS    := $(sort $(wildcard kernels/*.wgsl))
 LIB_OBJ    := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/kernels.o

@@ -25,7 +25,7 @@ WASM_LDFLAGS := $(WASM_TARGET) -mexec-model=reactor -nodefaultlibs \
                 -Wl,--export-table -Wl,-z,stack-size=1048576 -Wl,--strip-debug
 WASM_LIBS    := -lc -lm $(WASM_BUILTINS)
 
-WASM_SRC := $(CORE_SRC) src/cpu/pool_serial.c src/cpu/defer_queue.c src/cpu/split.c src/cpu/split_reduce.c src/gpu/gpu_browser.c src/gpu/gpu_errors.c \
+WASM_SRC := $(CORE_SRC) src/cpu/pool_serial.c src/cpu/defer_queue.c src/gpu/gpu_browser.c src/gpu/gpu_errors.c \
             $(wildcard src/browser/*.c)
 WASM_OBJ := $(WASM_SRC:%.c=$(B)/wasm/%.o) $(B)/wasm/gen/kernels.o
 WEB_FILES := $(wildcard web/*.js web/*.html web/*.d.ts)

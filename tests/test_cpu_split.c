@@ -10,7 +10,7 @@
 #include "util.h"
 
 #include "cpu/split.h"
-#include "cpu_ops.h"
+#include "cpu/cpu.h"
 
 #include <math.h>
 #include <stdlib.h>

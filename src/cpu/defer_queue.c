@@ -9,7 +9,7 @@
  * before it, so a destroyed context leaves destinations untouched. */
 #include "defer.h"
 
-#include "cpu_ops.h"
+#include "cpu.h"
 #include "split.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* Pieces of CPU work (see split.h). */
 #include "split.h"
 
-#include "cpu_ops.h"
+#include "cpu.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -83,7 +83,7 @@ struct wg_state {
   wg_pipeline *pipes;
   size_t pipe_count, pipe_cap;
   size_t compiled;
-  /* completions in flight (backend_webgpu.c) */
+  /* completions in flight (webgpu/backend.c) */
   struct wg_transfer *transfers;
   size_t outstanding;    /* of them, not yet done */
   struct wg_slab *slabs; /* download staging in flight, newest first */
@@ -100,7 +100,7 @@ struct wg_state {
  * scratch memory. Never waits. */
 void wg_flush(wg_state *st);
 /* Maps the download staging whose copies were just submitted
- * (backend_webgpu.c; wg_flush calls it). */
+ * (webgpu/backend.c; wg_flush calls it). */
 void wg_seal_downloads(wg_state *st);
 /* The encoder of the batch being recorded, begun if needed. */
 gpu_id wg_encoder(wg_state *st);
@@ -144,7 +144,7 @@ wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g);
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a);
 /* Attention as GEMM, reduce and element-wise steps per query row
- * (webgpu_attention_unfused.c): for head_dim beyond what one binding of the
+ * (webgpu/attention_unfused.c): for head_dim beyond what one binding of the
  * fused kernels holds. */
 wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r);

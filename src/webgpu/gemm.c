@@ -28,7 +28,7 @@
  * Split-K: when a region has few outputs but a long k, the k range is cut
  * into slices whose raw partial sums go to scratch ([slice][batch][i][j]);
  * gemm_reduce then applies alpha and beta. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -37,7 +37,7 @@
  * either runs whole or fails before anything is enqueued; a plan that does
  * not bind is retried with smaller windows, and as a last resort with
  * launches that stage operands lying too close together. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * NaN rows through the max and exp. Only tiny binding limits reach this
  * (4 KiB bindings: head_dim from about 1000), so its launch count does not
  * matter. */
-#include "webgpu.h"
+#include "wg.h"
 
 /* Keys j < visible(i) are seen by query row i: every mask keeps a prefix. */
 static uint64_t visible(const wgc_attention_desc *d, uint64_t i) {

@@ -29,7 +29,7 @@
  * call runs. Tap ranges after the first add to the output (the first writes
  * it; the adding form is a separate pipeline); the last adds the bias. The
  * whole plan is checked before anything is enqueued. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /* Unary, binary (with broadcasting) and same-buffer copies on WebGPU. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * as a float can be and finite wherever the math is (sigmoid(-100),
  * gelu(-100), silu(-100)). An output may be exactly an input (in place):
  * every element is read before the same element is written. */
-#include "cpu_ops.h"
+#include "cpu.h"
 
 #include <math.h>
 

@@ -1,9 +1,9 @@
 /* The WebGPU execution engine: one command encoder per batch, a uniform
  * arena for launch parameters, the pipeline cache, and launches with their
- * bindings planned (see webgpu.h), staged through scratch where operands
+ * bindings planned (see webgpu/wg.h), staged through scratch where operands
  * of one buffer cannot share a binding within the limit. Calls only
  * src/gpu/gpu.h. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include "kernels.h"
 

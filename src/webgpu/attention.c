@@ -19,7 +19,7 @@
  * binding holds. That path is planned in a dry run too (halving its
  * windows until every launch binds), so nothing is enqueued unless all of
  * it can run. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include <inttypes.h>
 #include <stdio.h>

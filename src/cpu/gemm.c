@@ -9,7 +9,7 @@
  * of sum|ab| with float blocks of 256 into C, 8.1 on lavapipe, now 1.1).
  * Tasks are (batch, row block, column block) tiles of C, which never
  * overlap, so they run in parallel. */
-#include "cpu_ops.h"
+#include "cpu.h"
 
 #include <stdlib.h>
 #include <string.h>

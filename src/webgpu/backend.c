@@ -1,6 +1,6 @@
 /* The WebGPU backend: device, memory, transfers, completions, and the
- * backend table; launches go through the engine (webgpu_engine.c). */
-#include "webgpu.h"
+ * backend table; launches go through the engine (webgpu/engine.c). */
+#include "wg.h"
 
 #include "gpu/gpu_errors.h"
 #include "kernels.h"

@@ -3,7 +3,7 @@
  * reference is far inside the float tolerance. Tasks are blocks of query
  * rows of one (batch, head); each worker has a scratch row of scores and
  * one of output accumulators. */
-#include "cpu_ops.h"
+#include "cpu.h"
 
 #include <math.h>
 #include <stdbool.h>
