@@ -139,7 +139,7 @@ static inline uint64_t wg_ceil_div(uint64_t a, uint64_t b) {
   return (a + b - 1) / b;
 }
 
-/* Op implementations (webgpu_*.c). */
+/* Op implementations (webgpu/<family>.c). */
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g);
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a);
@@ -153,6 +153,15 @@ wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b);
 /* Same-buffer copy (WebGPU cannot copy a buffer onto itself). */
 wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                           size_t bytes);
+
+/* The pipeline for launch l with its operands bound as op_bind maps them
+ * onto nb bindings (write[b]: binding b is read-write), compiled on first
+ * use and cached (webgpu/pipelines.c). */
+wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
+                           const unsigned *op_bind, const bool *write,
+                           unsigned nb, gpu_id *out);
+/* Releases every cached pipeline (at shutdown). */
+void wg_pipelines_release(wg_state *st);
 
 /* Scratch device memory for multi-pass ops (e.g. partial sums): a buffer
  * of at least bytes, released after the current batch completes. */
