@@ -22,6 +22,9 @@ KERNELS    := $(sort $(wildcard kernels/*.wgsl))
 LIB_OBJ    := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/kernels.o
 PIC_OBJ    := $(LIB_SRC:%.c=$(B)/pic/%.o) $(B)/pic/gen/kernels.o
 TEST_SRC   := $(wildcard tests/*.c)
+TEST_OBJ   := $(TEST_SRC:%.c=$(B)/test/%.o)
+# The compiler writes each object's header dependencies next to it.
+DEPFLAGS   := -MMD -MP
 LIBS       := -ldl -lpthread -lm
 
 .PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser fuzz demo bench install wasm serve format clean help
@@ -58,17 +61,19 @@ $(B)/gen/kernels.c: $(B)/embed $(KERNELS)
 
 $(B)/obj/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 $(B)/pic/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
-$(B)/obj/%.o: %.c $(WGPU_LIB) $(wildcard include/*.h src/*.h src/gpu/*.h src/cpu/*.h)
+# wgpu-native's headers must exist before anything compiles; its timestamp
+# must not rebuild everything, hence order-only.
+$(B)/obj/%.o: %.c | $(WGPU_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
-$(B)/pic/%.o: %.c $(WGPU_LIB) $(wildcard include/*.h src/*.h src/gpu/*.h src/cpu/*.h)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
+$(B)/pic/%.o: %.c | $(WGPU_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fvisibility=hidden -fPIC -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fvisibility=hidden -fPIC -c -o $@ $<
 
 $(B)/lib/libwgc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -82,18 +87,30 @@ $(B)/lib/libwgpu_native.so: $(WGPU_LIB)
 	cp $< $@
 
 # ---- tests ---------------------------------------------------------------
-$(B)/test_wgc: $(TEST_SRC) $(wildcard tests/*.h) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -Itests -o $@ $(TEST_SRC) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+$(B)/test/%.o: %.c | $(WGPU_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
+$(B)/test_wgc: $(TEST_OBJ) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
-# The same sources, instrumented.
+# The same sources (the tests and the native library), instrumented.
+SAN_SRC   := $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-$(B)/test_wgc_asan: $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c $(wildcard tests/*.h include/*.h src/*.h src/gpu/*.h) $(B)/lib/libwgpu_native.so
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(SAN_FLAGS) -Itests -o $@ $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+ASAN_OBJ  := $(SAN_SRC:%.c=$(B)/asan/%.o)
+$(B)/asan/%.o: %.c | $(WGPU_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
+$(B)/test_wgc_asan: $(ASAN_OBJ) $(B)/lib/libwgpu_native.so
+	$(CC) $(SAN_FLAGS) -o $@ $(ASAN_OBJ) -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
 # ThreadSanitizer, for the cases that run threads (tools/run_tests.sh).
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
-$(B)/test_wgc_tsan: $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c $(wildcard tests/*.h include/*.h src/*.h src/gpu/*.h) $(B)/lib/libwgpu_native.so
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(TSAN_FLAGS) -Itests -o $@ $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+TSAN_OBJ   := $(SAN_SRC:%.c=$(B)/tsan/%.o)
+$(B)/tsan/%.o: %.c | $(WGPU_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(TSAN_FLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
+$(B)/test_wgc_tsan: $(TSAN_OBJ) $(B)/lib/libwgpu_native.so
+	$(CC) $(TSAN_FLAGS) -o $@ $(TSAN_OBJ) -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
 test: deps-browser
 	@tools/run_tests.sh
@@ -142,10 +159,16 @@ install: lib
 	install -m 755 $(B)/lib/libwgc.so $(B)/lib/libwgpu_native.so $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/wgc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/wgc.pc
 
+# Every folder with C sources; clang-format comes from
+# `tools/bootstrap.sh format` (Debian package clang-format).
+FORMAT_FILES := $(wildcard include/*.h src/*.[ch] src/*/*.[ch] tests/*.[ch] examples/*.c bench/*.c tools/*.c)
 format:
-	clang-format -i include/*.h src/*.c src/*.h src/gpu/*.c src/gpu/*.h tests/*.c tests/*.h examples/*.c bench/*.c tools/*.c
+	@command -v clang-format >/dev/null || { echo "clang-format missing: run tools/bootstrap.sh format" >&2; exit 1; }
+	clang-format -i $(FORMAT_FILES)
 
 clean:
 	rm -rf $(B)
 
 include web.mk
+
+-include $(wildcard $(B)/*/*.d $(B)/*/*/*.d $(B)/*/*/*/*.d $(B)/*/*/*/*/*.d)

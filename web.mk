@@ -33,10 +33,10 @@ PORT ?= 8080
 
 $(B)/wasm/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
-	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) -fvisibility=hidden -c -o $@ $<
-$(B)/wasm/%.o: %.c $(wildcard include/*.h src/*.h src/gpu/*.h src/cpu/*.h)
+	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
+$(B)/wasm/%.o: %.c
 	@mkdir -p $(@D)
-	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) -fvisibility=hidden -c -o $@ $<
+	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
 
 $(B)/web/wgc.wasm: $(WASM_OBJ)
 	@mkdir -p $(@D)

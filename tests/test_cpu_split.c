@@ -9,8 +9,8 @@
 #include "harness.h"
 #include "util.h"
 
-#include "cpu/split.h"
 #include "cpu/cpu.h"
+#include "cpu/split.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,8 +3,9 @@
 #   - Debian packages (compilers, the Vulkan loader and drivers, Chromium),
 #   - wgpu-native from a pinned PyPI wheel, checksum-verified, unpacked into
 #     third_party/wgpu (git-ignored),
-#   - playwright-core from npm for the browser tests (with "browser").
-# Usage: tools/bootstrap.sh [native] [browser]
+#   - playwright-core from npm for the browser tests (with "browser"),
+#   - clang-format alone (with "format", for make format).
+# Usage: tools/bootstrap.sh [native] [browser] [format]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,18 +14,21 @@ WGPU_WHEEL=wgpu-${WGPU_VERSION}-py3-none-manylinux_2_28_x86_64.whl
 WGPU_SHA256=6499a31b5a29a10b4f1089fea4a0806411f42605fa86b6c0b543a07ca0de8568
 PLAYWRIGHT_VERSION=1.65.1
 
-want_native=0 want_browser=0
+want_native=0 want_browser=0 want_format=0
 for arg in "${@:-native}"; do
   case "$arg" in
   native) want_native=1 ;;
   browser) want_native=1 want_browser=1 ;;
+  format) want_format=1 ;;
   *) echo "bootstrap: unknown part '$arg'" >&2; exit 2 ;;
   esac
 done
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip valgrind"
+debs=""
+[ $want_native = 1 ] && debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip valgrind"
+[ $want_format = 1 ] && debs="$debs clang-format"
 # libclang-rt-14-dev-wasm32: compiler-rt builtins for wasm32 (64-bit
 # multiply with overflow checks needs __multi3).
 [ $want_browser = 1 ] && debs="$debs chromium clang lld wasi-libc libclang-rt-14-dev-wasm32 nodejs npm"
