@@ -51,9 +51,9 @@ $(WGPU_LIB):
 
 lib: $(B)/lib/libwgc.a $(B)/lib/libwgc.so $(B)/lib/libwgpu_native.so
 
-$(B)/embed: tools/embed.c
+$(B)/embed: tools/embed.c include/wgc.h
 	@mkdir -p $(@D)
-	$(CC) -O1 -Wall -Wextra -Werror -std=c11 -o $@ $<
+	$(CC) -O1 -Wall -Wextra -Werror -std=c11 -Iinclude -o $@ $<
 
 $(B)/gen/kernels.c: $(B)/embed $(KERNELS)
 	@mkdir -p $(@D)

@@ -10,7 +10,7 @@ wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
   const char *fn = "wgc_unary";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  if ((unsigned)op > WGC_UNARY_SILU)
+  if ((unsigned)op >= WGC_UNARY_OP_COUNT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: op %d is not a wgc_unary_op", fn, (int)op);
   if (n > SIZE_MAX / 4)
@@ -88,7 +88,7 @@ wgc_status wgc_binary(wgc_context *ctx, wgc_binary_op op, wgc_ptr a, wgc_ptr b,
   const char *fn = "wgc_binary";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  if ((unsigned)op > WGC_BINARY_POW)
+  if ((unsigned)op >= WGC_BINARY_OP_COUNT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: op %d is not a wgc_binary_op", fn, (int)op);
   if (n > SIZE_MAX / 4)
@@ -112,7 +112,7 @@ wgc_status wgc_binary_broadcast(wgc_context *ctx, wgc_binary_op op, wgc_ptr a,
   const char *fn = "wgc_binary_broadcast";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  if ((unsigned)op > WGC_BINARY_POW)
+  if ((unsigned)op >= WGC_BINARY_OP_COUNT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: op %d is not a wgc_binary_op", fn, (int)op);
   if (rank_a > WGC_MAX_RANK)

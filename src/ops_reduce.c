@@ -3,13 +3,19 @@
 
 #include "validate.h"
 
+#define OP_NAME_(NAME, name) #NAME,
+static const char *const op_names[] = {WGC_REDUCE_OPS(OP_NAME_)};
+#undef OP_NAME_
+_Static_assert(sizeof op_names / sizeof *op_names == WGC_REDUCE_OP_COUNT,
+               "one name per reduce op");
+
 wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
                       wgc_ptr output, const size_t *shape, size_t rank,
                       size_t axis) {
   const char *fn = "wgc_reduce";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  if ((unsigned)op > WGC_REDUCE_MEAN)
+  if ((unsigned)op >= WGC_REDUCE_OP_COUNT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: op %d is not a wgc_reduce_op", fn, (int)op);
   if (rank < 1 || rank > WGC_MAX_RANK)
@@ -40,10 +46,7 @@ wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: shape[axis %zu] is 0: %s of an empty axis is "
                     "undefined",
-                    fn, axis,
-                    op == WGC_REDUCE_MEAN  ? "MEAN"
-                    : op == WGC_REDUCE_MAX ? "MAX"
-                                           : "MIN");
+                    fn, axis, op_names[op]);
   wgc_operand in = wgc_flat_operand("input", input, in_n);
   wgc_operand out = wgc_flat_operand("output", output, out_n);
   wgc_status s = wgc_check_operand(ctx, fn, &in);

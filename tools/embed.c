@@ -1,8 +1,29 @@
 /* Embeds WGSL files into C: embed OUT.c a.wgsl b.wgsl ... writes one string
  * per file and a table wgc_kernels[] of {name, source, length}, where name
- * is the file name without folder and extension. */
+ * is the file name without folder and extension. It adds the sources
+ * "unary_ops" and "binary_ops": WGSL constants OP_<NAME> made from the op
+ * lists of wgc.h, so the kernels switch on names in the enums' order. */
+#include "wgc.h"
+
 #include <stdio.h>
 #include <string.h>
+
+#define OP_NAME_(NAME, name) #NAME,
+static const char *const unary_ops[] = {WGC_UNARY_OPS(OP_NAME_)};
+static const char *const binary_ops[] = {WGC_BINARY_OPS(OP_NAME_)};
+_Static_assert(sizeof unary_ops / sizeof *unary_ops == WGC_UNARY_OP_COUNT,
+               "one constant per unary op");
+_Static_assert(sizeof binary_ops / sizeof *binary_ops == WGC_BINARY_OP_COUNT,
+               "one constant per binary op");
+
+/* One constant per op, valued by its place in the list. */
+static void emit_ops(FILE *out, const char *var, const char *const *names,
+                     int count) {
+  fprintf(out, "static const char %s[] =", var);
+  for (int i = 0; i < count; i++)
+    fprintf(out, "\n  \"const OP_%s: u32 = %du;\\n\"", names[i], i);
+  fprintf(out, ";\n");
+}
 
 static const char *base_name(const char *path, size_t *len) {
   const char *slash = strrchr(path, '/');
@@ -40,12 +61,16 @@ int main(int argc, char **argv) {
     fprintf(out, "\n  0};\n");
     fclose(in);
   }
+  emit_ops(out, "unary_ops", unary_ops, WGC_UNARY_OP_COUNT);
+  emit_ops(out, "binary_ops", binary_ops, WGC_BINARY_OP_COUNT);
   fprintf(out, "\nconst wgc_kernel_source wgc_kernels[] = {\n");
   for (int i = 2; i < argc; i++) {
     size_t len;
     const char *name = base_name(argv[i], &len);
     fprintf(out, "  {\"%.*s\", k%d, sizeof k%d - 1},\n", (int)len, name, i, i);
   }
-  fprintf(out, "  {NULL, NULL, 0}};\n");
+  fprintf(out, "  {\"unary_ops\", unary_ops, sizeof unary_ops - 1},\n"
+               "  {\"binary_ops\", binary_ops, sizeof binary_ops - 1},\n"
+               "  {NULL, NULL, 0}};\n");
   return fclose(out) ? 1 : 0;
 }

@@ -55,7 +55,7 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
   char consts[32];
   snprintf(consts, sizeof consts, "const OP: u32 = %uu;", (unsigned)u->op);
-  return map_run(ctx, "wgc_unary", "math+unary+map", consts, u->input,
+  return map_run(ctx, "wgc_unary", "math+unary_ops+unary+map", consts, u->input,
                  u->output, u->n, chunk_elems(ctx));
 }
 
@@ -85,7 +85,7 @@ static wg_launch binary_plan(const wgc_binary_args *b, binary_params *p,
     p->sb[d] = (uint32_t)b->stride_b[d];
   }
   return (wg_launch){
-      .kernel = "math+binary",
+      .kernel = "math+binary_ops+binary",
       .consts = consts,
       .ops = {{"a", b->a, 4 * strided_span(b, b->stride_a), false},
               {"b", b->b, 4 * strided_span(b, b->stride_b), false},
