@@ -326,6 +326,33 @@ void ref_unary_bound(wgc_unary_op op, double *rel, double *abs_tol) {
   *abs_tol = 1e-6;
 }
 
+void ref_unary_range(wgc_unary_op op, float *lo, float *hi) {
+  float r[2] = {-10, 10};
+  switch (op) {
+  case WGC_UNARY_RELU:
+  case WGC_UNARY_TANH:
+  case WGC_UNARY_ABS:
+  case WGC_UNARY_NEG:
+    break;
+  case WGC_UNARY_SIGMOID:
+  case WGC_UNARY_EXP:
+  case WGC_UNARY_SILU:
+    r[0] = -20, r[1] = 20;
+    break;
+  case WGC_UNARY_LOG:
+    r[0] = 1e-3f, r[1] = 100;
+    break;
+  case WGC_UNARY_SQRT:
+    r[0] = 0, r[1] = 100;
+    break;
+  case WGC_UNARY_GELU:
+    r[0] = -8, r[1] = 8;
+    break;
+  }
+  *lo = r[0];
+  *hi = r[1];
+}
+
 void ref_binary_bound(wgc_binary_op op, double *rel, double *abs_tol) {
   *rel = op == WGC_BINARY_POW ? 1e-5 : 2e-6;
   *abs_tol = 1e-6;
