@@ -12,7 +12,7 @@ wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
   if (!d)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: d is NULL", fn);
-  wgc_attention_args a = {.d = *d};
+  wgc_attention_args a = {.d = *d, .fn = fn};
   wgc_attention_desc *ad = &a.d;
   if (!ad->heads_kv)
     ad->heads_kv = ad->heads;

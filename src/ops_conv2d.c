@@ -66,7 +66,7 @@ wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d, wgc_ptr input,
   const char *fn = "wgc_conv2d";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  wgc_conv2d_args a = {0};
+  wgc_conv2d_args a = {.fn = fn};
   wgc_status s = conv_desc(ctx, fn, d, &a.d, &a.p, &a.q);
   if (s != WGC_OK)
     return s;

@@ -27,7 +27,8 @@ wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
     s = wgc_check_no_overlap(ctx, fn, &out, &in, true);
   if (s != WGC_OK)
     return s;
-  wgc_unary_args u = {.op = op, .n = n, .input = in.ref, .output = out.ref};
+  wgc_unary_args u = {
+      .op = op, .n = n, .input = in.ref, .output = out.ref, .fn = fn};
   return ctx->be->unary(ctx, &u);
 }
 
@@ -61,6 +62,7 @@ static void merge_dims(wgc_binary_args *b) {
 static wgc_status binary_run(wgc_context *ctx, const char *fn,
                              wgc_binary_args *args, wgc_ptr a, size_t a_n,
                              wgc_ptr b, size_t b_n, wgc_ptr out) {
+  args->fn = fn;
   wgc_operand A = wgc_flat_operand("a", a, a_n),
               B = wgc_flat_operand("b", b, b_n),
               O = wgc_flat_operand("out", out, args->count);

@@ -26,7 +26,8 @@ wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
   if (axis >= rank)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: axis %zu is not below rank %zu", fn, axis, rank);
-  wgc_reduce_args r = {.op = op, .outer = 1, .len = shape[axis], .inner = 1};
+  wgc_reduce_args r = {
+      .op = op, .outer = 1, .len = shape[axis], .inner = 1, .fn = fn};
   bool ok = true;
   for (size_t i = 0; i < rank; i++) {
     if (i < axis)

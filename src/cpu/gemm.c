@@ -242,9 +242,9 @@ wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
     free(job.scratch);
     free(job.sums);
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                    "wgc_gemm: out of host memory for %u packing buffers of "
+                    "%s: out of host memory for %u packing buffers of "
                     "%zu bytes",
-                    workers,
+                    g->fn, workers,
                     job.scratch_floats * sizeof(float) +
                         job.mb * job.nb * sizeof(double));
   }

@@ -460,9 +460,7 @@ static wgc_status run_region(wgc_context *ctx, const char *fn,
 }
 
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
-  const char *fn = g->batch > 1 || g->batch_a || g->batch_b || g->batch_c
-                       ? "wgc_gemm_batched"
-                       : "wgc_gemm";
+  const char *fn = g->fn;
   bool scale = g->k == 0 || g->alpha == 0.0f;
   region r = {.b0 = 0,
               .nb = g->batch,
