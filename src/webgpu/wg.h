@@ -1,8 +1,9 @@
 /* The WebGPU backend's private interface: the execution engine (encoder
- * batching, uniform arena, pipeline cache, launches) shared by the op files
- * webgpu_*.c. Everything here calls only src/gpu/gpu.h. */
-#ifndef WGC_WEBGPU_H
-#define WGC_WEBGPU_H
+ * batching, uniform arena, launches; engine.c), the pipeline cache
+ * (pipelines.c), shared by the planners <family>.c of this folder.
+ * Everything here calls only src/gpu/gpu.h. */
+#ifndef WGC_WEBGPU_WG_H
+#define WGC_WEBGPU_WG_H
 
 #include "gpu/gpu.h"
 #include "internal.h"
