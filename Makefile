@@ -10,14 +10,23 @@ PYTHON3 ?= /usr/bin/python3
 WGPU_LIB := third_party/wgpu/lib/libwgpu_native.so
 VERSION := 0.1.0
 
-CORE_SRC   := $(wildcard src/*.c)
-NATIVE_SRC := src/gpu/gpu_native.c src/gpu/gpu_errors.c $(wildcard src/gpu/native_*.c) src/cpu/pool_threads.c src/cpu/defer_none.c \
-              src/cpu/split.c src/cpu/split_reduce.c
+# Sources by layer: the front end, the CPU backend and the WebGPU backend are
+# shared by the native and the browser builds; each build adds its own GPU
+# layer, thread pool and deferral (web.mk).
+FRONT_SRC  := $(wildcard src/*.c)
+CPU_SRC    := $(filter-out src/cpu/pool_%.c src/cpu/defer_%.c,$(wildcard src/cpu/*.c))
+WEBGPU_SRC := $(wildcard src/webgpu/*.c)
+CORE_SRC   := $(FRONT_SRC) $(CPU_SRC) $(WEBGPU_SRC)
+NATIVE_SRC := src/gpu/gpu_native.c src/gpu/gpu_errors.c $(wildcard src/gpu/native_*.c) \
+              src/cpu/pool_threads.c src/cpu/defer_none.c
 LIB_SRC    := $(CORE_SRC) $(NATIVE_SRC)
 KERNELS    := $(sort $(wildcard kernels/*.wgsl))
 LIB_OBJ    := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/kernels.o
 PIC_OBJ    := $(LIB_SRC:%.c=$(B)/pic/%.o) $(B)/pic/gen/kernels.o
 TEST_SRC   := $(wildcard tests/*.c)
+TEST_OBJ   := $(TEST_SRC:%.c=$(B)/test/%.o)
+# The compiler writes each object's header dependencies next to it.
+DEPFLAGS   := -MMD -MP
 LIBS       := -ldl -lpthread -lm
 
 .PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser fuzz demo bench bench-web install wasm serve format clean help
@@ -45,9 +54,9 @@ $(WGPU_LIB):
 
 lib: $(B)/lib/libwgc.a $(B)/lib/libwgc.so $(B)/lib/libwgpu_native.so
 
-$(B)/embed: tools/embed.c
+$(B)/embed: tools/embed.c include/wgc.h
 	@mkdir -p $(@D)
-	$(CC) -O1 -Wall -Wextra -Werror -std=c11 -o $@ $<
+	$(CC) -O1 -Wall -Wextra -Werror -std=c11 -Iinclude -o $@ $<
 
 $(B)/gen/kernels.c: $(B)/embed $(KERNELS)
 	@mkdir -p $(@D)
@@ -55,17 +64,19 @@ $(B)/gen/kernels.c: $(B)/embed $(KERNELS)
 
 $(B)/obj/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 $(B)/pic/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
-$(B)/obj/%.o: %.c $(WGPU_LIB) $(wildcard include/*.h src/*.h src/gpu/*.h src/cpu/*.h)
+# wgpu-native's headers must exist before anything compiles; its timestamp
+# must not rebuild everything, hence order-only.
+$(B)/obj/%.o: %.c | $(WGPU_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
-$(B)/pic/%.o: %.c $(WGPU_LIB) $(wildcard include/*.h src/*.h src/gpu/*.h src/cpu/*.h)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
+$(B)/pic/%.o: %.c | $(WGPU_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -fvisibility=hidden -fPIC -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fvisibility=hidden -fPIC -c -o $@ $<
 
 $(B)/lib/libwgc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -79,18 +90,30 @@ $(B)/lib/libwgpu_native.so: $(WGPU_LIB)
 	cp $< $@
 
 # ---- tests ---------------------------------------------------------------
-$(B)/test_wgc: $(TEST_SRC) $(wildcard tests/*.h) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -Itests -o $@ $(TEST_SRC) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+$(B)/test/%.o: %.c | $(WGPU_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
+$(B)/test_wgc: $(TEST_OBJ) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
-# The same sources, instrumented.
+# The same sources (the tests and the native library), instrumented.
+SAN_SRC   := $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-$(B)/test_wgc_asan: $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c $(wildcard tests/*.h include/*.h src/*.h src/gpu/*.h) $(B)/lib/libwgpu_native.so
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(SAN_FLAGS) -Itests -o $@ $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+ASAN_OBJ  := $(SAN_SRC:%.c=$(B)/asan/%.o)
+$(B)/asan/%.o: %.c | $(WGPU_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
+$(B)/test_wgc_asan: $(ASAN_OBJ) $(B)/lib/libwgpu_native.so
+	$(CC) $(SAN_FLAGS) -o $@ $(ASAN_OBJ) -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
 # ThreadSanitizer, for the cases that run threads (tools/run_tests.sh).
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
-$(B)/test_wgc_tsan: $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c $(wildcard tests/*.h include/*.h src/*.h src/gpu/*.h) $(B)/lib/libwgpu_native.so
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(TSAN_FLAGS) -Itests -o $@ $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+TSAN_OBJ   := $(SAN_SRC:%.c=$(B)/tsan/%.o)
+$(B)/tsan/%.o: %.c | $(WGPU_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(TSAN_FLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
+$(B)/test_wgc_tsan: $(TSAN_OBJ) $(B)/lib/libwgpu_native.so
+	$(CC) $(TSAN_FLAGS) -o $@ $(TSAN_OBJ) -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
 test: deps-browser
 	@tools/run_tests.sh
@@ -145,10 +168,16 @@ install: lib
 	install -m 755 $(B)/lib/libwgc.so $(B)/lib/libwgpu_native.so $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/wgc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/wgc.pc
 
+# Every folder with C sources; clang-format comes from
+# `tools/bootstrap.sh format` (Debian package clang-format).
+FORMAT_FILES := $(wildcard include/*.h src/*.[ch] src/*/*.[ch] tests/*.[ch] examples/*.c bench/*.[ch] tools/*.c)
 format:
-	clang-format -i include/*.h src/*.c src/*.h src/gpu/*.c src/gpu/*.h tests/*.c tests/*.h examples/*.c bench/*.c bench/*.h tools/*.c
+	@command -v clang-format >/dev/null || { echo "clang-format missing: run tools/bootstrap.sh format" >&2; exit 1; }
+	clang-format -i $(FORMAT_FILES)
 
 clean:
 	rm -rf $(B)
 
 include web.mk
+
+-include $(wildcard $(B)/*/*.d $(B)/*/*/*.d $(B)/*/*/*/*.d $(B)/*/*/*/*/*.d)

@@ -25,7 +25,7 @@ WASM_LDFLAGS := $(WASM_TARGET) -mexec-model=reactor -nodefaultlibs \
                 -Wl,--export-table -Wl,-z,stack-size=1048576 -Wl,--strip-debug
 WASM_LIBS    := -lc -lm $(WASM_BUILTINS)
 
-WASM_SRC := $(CORE_SRC) src/cpu/pool_serial.c src/cpu/defer_queue.c src/cpu/split.c src/cpu/split_reduce.c src/gpu/gpu_browser.c src/gpu/gpu_errors.c \
+WASM_SRC := $(CORE_SRC) src/cpu/pool_serial.c src/cpu/defer_queue.c src/gpu/gpu_browser.c src/gpu/gpu_errors.c \
             $(wildcard src/browser/*.c)
 WASM_OBJ := $(WASM_SRC:%.c=$(B)/wasm/%.o) $(B)/wasm/gen/kernels.o
 WEB_FILES := $(wildcard web/*.js web/*.html web/*.d.ts)
@@ -33,10 +33,10 @@ PORT ?= 8080
 
 $(B)/wasm/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
-	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) -fvisibility=hidden -c -o $@ $<
-$(B)/wasm/%.o: %.c $(wildcard include/*.h src/*.h src/gpu/*.h src/cpu/*.h)
+	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
+$(B)/wasm/%.o: %.c
 	@mkdir -p $(@D)
-	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) -fvisibility=hidden -c -o $@ $<
+	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
 
 $(B)/web/wgc.wasm: $(WASM_OBJ)
 	@mkdir -p $(@D)

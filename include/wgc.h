@@ -337,11 +337,19 @@ typedef struct wgc_attention_desc {
 WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
                                  wgc_ptr q, wgc_ptr k, wgc_ptr v, wgc_ptr o);
 
+/* X(NAME, name): the reduce ops in enum order. Tables that follow the
+ * order (names, the CPU code, the kernels' WGSL constants, the tests) are
+ * generated from the list or check their size against its _OP_COUNT. */
+#define WGC_REDUCE_OPS(X)                                                      \
+  X(SUM, sum)                                                                  \
+  X(MAX, max) /* NaN-propagating, as numpy */                                  \
+  X(MIN, min) /* NaN-propagating, as numpy */                                  \
+  X(MEAN, mean)
+
 typedef enum wgc_reduce_op {
-  WGC_REDUCE_SUM,
-  WGC_REDUCE_MAX, /* NaN-propagating, as numpy */
-  WGC_REDUCE_MIN, /* NaN-propagating, as numpy */
-  WGC_REDUCE_MEAN
+#define WGC_REDUCE_ENUM_(NAME, name) WGC_REDUCE_##NAME,
+  WGC_REDUCE_OPS(WGC_REDUCE_ENUM_)
+#undef WGC_REDUCE_ENUM_
 } wgc_reduce_op;
 
 /* Reduces axis of the contiguous row-major tensor of shape[rank] (rank 1..8);
@@ -351,28 +359,50 @@ WGC_API wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
                               wgc_ptr output, const size_t *shape, size_t rank,
                               size_t axis);
 
+/* X(NAME, name): the unary ops in enum order (see WGC_REDUCE_OPS). */
+#define WGC_UNARY_OPS(X)                                                       \
+  X(RELU, relu) /* NaN propagates */                                           \
+  X(SIGMOID, sigmoid)                                                          \
+  X(TANH, tanh)                                                                \
+  X(EXP, exp)                                                                  \
+  X(LOG, log)                                                                  \
+  X(SQRT, sqrt)                                                                \
+  X(ABS, abs)                                                                  \
+  X(NEG, neg)                                                                  \
+  X(GELU, gelu) /* exact: 0.5*x*(1 + erf(x/sqrt(2))) */                        \
+  X(SILU, silu) /* x*sigmoid(x) */
+
 typedef enum wgc_unary_op {
-  WGC_UNARY_RELU, /* NaN propagates */
-  WGC_UNARY_SIGMOID,
-  WGC_UNARY_TANH,
-  WGC_UNARY_EXP,
-  WGC_UNARY_LOG,
-  WGC_UNARY_SQRT,
-  WGC_UNARY_ABS,
-  WGC_UNARY_NEG,
-  WGC_UNARY_GELU, /* exact: 0.5*x*(1 + erf(x/sqrt(2))) */
-  WGC_UNARY_SILU  /* x*sigmoid(x) */
+#define WGC_UNARY_ENUM_(NAME, name) WGC_UNARY_##NAME,
+  WGC_UNARY_OPS(WGC_UNARY_ENUM_)
+#undef WGC_UNARY_ENUM_
 } wgc_unary_op;
 
+/* X(NAME, name): the binary ops in enum order (see WGC_REDUCE_OPS). */
+#define WGC_BINARY_OPS(X)                                                      \
+  X(ADD, add)                                                                  \
+  X(SUB, sub)                                                                  \
+  X(MUL, mul)                                                                  \
+  X(DIV, div)                                                                  \
+  X(MAX, max) /* NaN propagates (numpy maximum) */                             \
+  X(MIN, min) /* NaN propagates (numpy minimum) */                             \
+  X(POW, pow) /* agrees with C powf, (-2)^3 = -8 */
+
 typedef enum wgc_binary_op {
-  WGC_BINARY_ADD,
-  WGC_BINARY_SUB,
-  WGC_BINARY_MUL,
-  WGC_BINARY_DIV,
-  WGC_BINARY_MAX, /* NaN propagates (numpy maximum) */
-  WGC_BINARY_MIN, /* NaN propagates (numpy minimum) */
-  WGC_BINARY_POW  /* agrees with C powf, (-2)^3 = -8 */
+#define WGC_BINARY_ENUM_(NAME, name) WGC_BINARY_##NAME,
+  WGC_BINARY_OPS(WGC_BINARY_ENUM_)
+#undef WGC_BINARY_ENUM_
 } wgc_binary_op;
+
+/* How many ops each list holds: one past the last valid value. Kept out of
+ * the op enums so that a switch over one needs no case for it. */
+#define WGC_OP_COUNT_(NAME, name) +1
+enum {
+  WGC_REDUCE_OP_COUNT = 0 WGC_REDUCE_OPS(WGC_OP_COUNT_),
+  WGC_UNARY_OP_COUNT = 0 WGC_UNARY_OPS(WGC_OP_COUNT_),
+  WGC_BINARY_OP_COUNT = 0 WGC_BINARY_OPS(WGC_OP_COUNT_)
+};
+#undef WGC_OP_COUNT_
 
 /* output[i] = op(input[i]) for n elements; output == input is allowed. */
 WGC_API wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,

@@ -34,7 +34,7 @@
 // Consts from the host: MODE, WG (the workgroup size), DC (4..64, a power of
 // two), NV4 (1 or 2), NVC (1 or 2), RD4 (1..16), PARTIAL (0 or 1).
 //
-// Splits (host: src/webgpu_attention.c): a launch may cover only query rows
+// Splits (host: src/webgpu/attention.c): a launch may cover only query rows
 // [q_first, q_first + seq_q) and keys [k_first, k_first + seq_kv) of one
 // head (seq_q and seq_kv are then this launch's counts; gq and gkv the
 // call's, for the masks). With the const PARTIAL == 1 (a separate pipeline,

@@ -1,5 +1,5 @@
 // Combines the partial softmax states of an attention split over key blocks
-// (host: src/webgpu_attention.c; the states come from kernels/attention.wgsl
+// (host: src/webgpu/attention.c; the states come from kernels/attention.wgsl
 // with partial == 1): the standard split-KV ("flash-decoding") merge. A
 // state row is the unnormalised output acc_b (head_dim values), then m_b
 // and l_b; the operand p holds nblk blocks of rows states each. With

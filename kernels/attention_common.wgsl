@@ -1,7 +1,7 @@
 // Shared by the attention kernels (attention.wgsl: staged through
 // workgroup memory; attention_regs.wgsl: without it, for CPU adapters),
 // each concatenated after this file: the Params both take from
-// src/webgpu_attention.c, the causal masks, and row loads and stores that
+// src/webgpu/attention.c, the causal masks, and row loads and stores that
 // stop at head_dim.
 
 struct Params {

@@ -16,7 +16,7 @@
 // one counter per invocation), silently: a long key range would stop early
 // and give a wrong result. A block of keys costs 1 + 2 * RD4 iterations
 // (the block loop and its two loops over the head dims), so the host caps
-// the keys of one launch (max_keys in src/webgpu_attention.c)
+// the keys of one launch (max_keys in src/webgpu/attention.c)
 // and covers longer ranges with key blocks and the split-KV combine.
 //
 // Consts from the host: WG (8..64), RD4 (vec4s of a row), PARTIAL (0, 1).

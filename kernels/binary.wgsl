@@ -1,7 +1,8 @@
 // out[i] = a[ia] OP b[ib] over a contiguous output of up to 8 dimensions;
 // ia and ib come from the output index and per-dimension strides (0 where
-// an operand is broadcast). RANK and OP come from the prelude; RANK 1 with
-// unit strides is the plain element-wise case.
+// an operand is broadcast). RANK and OP come from the prelude, the OP_<NAME>
+// constants from wgc.h's WGC_BINARY_OPS (the generated source "binary_ops").
+// RANK 1 with unit strides is the plain element-wise case.
 
 struct Params {
   off: vec4<u32>,
@@ -14,19 +15,20 @@ struct Params {
 
 fn apply(a: f32, b: f32) -> f32 {
   switch OP {
-    case 0u: { return a + b; }
-    case 1u: { return a - b; }
-    case 2u: { return a * b; }
-    case 3u: { return a / b; }
-    case 4u: {
+    case OP_ADD: { return a + b; }
+    case OP_SUB: { return a - b; }
+    case OP_MUL: { return a * b; }
+    case OP_DIV: { return a / b; }
+    case OP_MAX: {
       if (wgc_is_nan(a) || wgc_is_nan(b)) { return wgc_nan(); }
       return max(a, b);
     }
-    case 5u: {
+    case OP_MIN: {
       if (wgc_is_nan(a) || wgc_is_nan(b)) { return wgc_nan(); }
       return min(a, b);
     }
-    default: { return wgc_pow(a, b, P.count >> 31u); } // 0, opaque
+    case OP_POW: { return wgc_pow(a, b, P.count >> 31u); } // 0, opaque
+    default: { return wgc_nan(); } // not an op: the front end rejects it
   }
 }
 

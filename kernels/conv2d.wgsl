@@ -1,4 +1,4 @@
-// 2-D cross-correlation, NCHW (host: src/webgpu_conv2d.c). Operands:
+// 2-D cross-correlation, NCHW (host: src/webgpu/conv2d.c). Operands:
 // x input [n, c, h, w], f filter [k, cg, r, s], b bias [k], y output
 // [n, k, p, q]. A launch computes one piece of the output: a range of
 // images, of groups (and of output channels within each group), of output

@@ -1,4 +1,4 @@
-// conv2d's implicit GEMM for CPU adapters (host: src/webgpu_conv2d.c; the
+// conv2d's implicit GEMM for CPU adapters (host: src/webgpu/conv2d.c; the
 // operands, pieces and Params are those of kernels/conv2d.wgsl, MODE 0).
 // No workgroup memory and no barriers: on CPU adapters workgroup memory is
 // ordinary memory and every barrier is costly (SwiftShader switches
@@ -12,7 +12,7 @@
 // Channels and pixels past the edge load clamped (valid) indices and are
 // not stored. Prelude consts: ACC (as in conv2d.wgsl), WG (workgroup size).
 
-struct Params { // conv_params of src/webgpu_conv2d.c
+struct Params { // conv_params of src/webgpu/conv2d.c
   off: vec4<u32>,
   kl: u32, km: u32, kgf: u32, ngroups: u32,
   kdim: u32, kn: u32, klo: u32, ci0: u32,

@@ -1,5 +1,5 @@
 // One pass of a reduction over the middle axis of [outer, len, inner]
-// (host: src/webgpu_reduce.c). Long axes take several passes: each pass
+// (host: src/webgpu/reduce.c). Long axes take several passes: each pass
 // reduces chunks of the axis into partials, the next pass reduces those.
 // Self-contained: NaN and infinity come from bit patterns made at run time
 // (Tint rejects a constant bitcast that yields inf or NaN).

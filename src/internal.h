@@ -31,6 +31,7 @@ typedef struct wgc_gemm_args {
   wgc_ref a, b, c;
   size_t rs_a, cs_a, rs_b, cs_b, rs_c, cs_c;
   size_t batch_a, batch_b, batch_c;
+  const char *fn; /* the public entry point, named in messages */
 } wgc_gemm_args;
 
 /* A conv2d desc with defaults applied (strides, dilations, groups >= 1) and
@@ -40,6 +41,7 @@ typedef struct wgc_conv2d_args {
   size_t p, q;
   wgc_ref input, filter, bias, output;
   bool has_bias;
+  const char *fn; /* the public entry point, named in messages */
 } wgc_conv2d_args;
 
 /* An attention desc with heads_kv resolved; batch, heads, seq_q, head_dim > 0
@@ -47,6 +49,7 @@ typedef struct wgc_conv2d_args {
 typedef struct wgc_attention_args {
   wgc_attention_desc d;
   wgc_ref q, k, v, o;
+  const char *fn; /* the public entry point, named in messages */
 } wgc_attention_args;
 
 /* Reduction of a contiguous tensor viewed as [outer, len, inner]:
@@ -56,6 +59,7 @@ typedef struct wgc_reduce_args {
   wgc_reduce_op op;
   size_t outer, len, inner;
   wgc_ref input, output;
+  const char *fn; /* the public entry point, named in messages */
 } wgc_reduce_args;
 
 /* Element-wise binary op over an output of shape[rank] (contiguous,
@@ -69,12 +73,14 @@ typedef struct wgc_binary_args {
   size_t stride_a[WGC_MAX_RANK];
   size_t stride_b[WGC_MAX_RANK];
   wgc_ref a, b, out;
+  const char *fn; /* the public entry point, named in messages */
 } wgc_binary_args;
 
 typedef struct wgc_unary_args {
   wgc_unary_op op;
   size_t n; /* > 0 */
   wgc_ref input, output;
+  const char *fn; /* the public entry point, named in messages */
 } wgc_unary_args;
 
 /* A callback the context owes its user. Backends complete it with

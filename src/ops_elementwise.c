@@ -1,76 +1,16 @@
-/* reduce, unary, binary and broadcast entry points. */
+/* unary, binary and broadcast entry points. */
 #include "internal.h"
 
 #include "validate.h"
 
 #include <string.h>
 
-static wgc_operand operand(const char *param, wgc_ptr addr, size_t elems) {
-  return (wgc_operand){
-      .param = param, .addr = addr, .bytes = 4 * (uint64_t)elems, .repeat = 1};
-}
-
-wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
-                      wgc_ptr output, const size_t *shape, size_t rank,
-                      size_t axis) {
-  const char *fn = "wgc_reduce";
-  if (!ctx)
-    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  if ((unsigned)op > WGC_REDUCE_MEAN)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: op %d is not a wgc_reduce_op", fn, (int)op);
-  if (rank < 1 || rank > WGC_MAX_RANK)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: rank %zu is outside 1..%d", fn, rank, WGC_MAX_RANK);
-  if (!shape)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: shape is NULL", fn);
-  if (axis >= rank)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: axis %zu is not below rank %zu", fn, axis, rank);
-  wgc_reduce_args r = {.op = op, .outer = 1, .len = shape[axis], .inner = 1};
-  bool ok = true;
-  for (size_t i = 0; i < rank; i++) {
-    if (i < axis)
-      ok = ok && wgc_mul_ok(r.outer, shape[i], &r.outer);
-    else if (i > axis)
-      ok = ok && wgc_mul_ok(r.inner, shape[i], &r.inner);
-  }
-  size_t out_n = 0, in_n = 0;
-  ok = ok && wgc_mul_ok(r.outer, r.inner, &out_n) &&
-       wgc_mul_ok(out_n, r.len, &in_n) && in_n <= SIZE_MAX / 4;
-  if (!ok)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: shape describes a tensor too large to address", fn);
-  if (out_n == 0)
-    return WGC_OK;
-  if (r.len == 0 && op != WGC_REDUCE_SUM)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: shape[axis %zu] is 0: %s of an empty axis is "
-                    "undefined",
-                    fn, axis,
-                    op == WGC_REDUCE_MEAN  ? "MEAN"
-                    : op == WGC_REDUCE_MAX ? "MAX"
-                                           : "MIN");
-  wgc_operand in = operand("input", input, in_n);
-  wgc_operand out = operand("output", output, out_n);
-  wgc_status s = wgc_check_operand(ctx, fn, &in);
-  if (s == WGC_OK)
-    s = wgc_check_operand(ctx, fn, &out);
-  if (s == WGC_OK)
-    s = wgc_check_no_overlap(ctx, fn, &out, &in, false);
-  if (s != WGC_OK)
-    return s;
-  r.input = in.ref;
-  r.output = out.ref;
-  return ctx->be->reduce(ctx, &r);
-}
-
 wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
                      wgc_ptr output, size_t n) {
   const char *fn = "wgc_unary";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  if ((unsigned)op > WGC_UNARY_SILU)
+  if ((unsigned)op >= WGC_UNARY_OP_COUNT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: op %d is not a wgc_unary_op", fn, (int)op);
   if (n > SIZE_MAX / 4)
@@ -78,8 +18,8 @@ wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
                     "%s: n %zu is too large to address", fn, n);
   if (n == 0)
     return WGC_OK;
-  wgc_operand in = operand("input", input, n),
-              out = operand("output", output, n);
+  wgc_operand in = wgc_flat_operand("input", input, n),
+              out = wgc_flat_operand("output", output, n);
   wgc_status s = wgc_check_operand(ctx, fn, &in);
   if (s == WGC_OK)
     s = wgc_check_operand(ctx, fn, &out);
@@ -87,7 +27,8 @@ wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
     s = wgc_check_no_overlap(ctx, fn, &out, &in, true);
   if (s != WGC_OK)
     return s;
-  wgc_unary_args u = {.op = op, .n = n, .input = in.ref, .output = out.ref};
+  wgc_unary_args u = {
+      .op = op, .n = n, .input = in.ref, .output = out.ref, .fn = fn};
   return ctx->be->unary(ctx, &u);
 }
 
@@ -121,8 +62,10 @@ static void merge_dims(wgc_binary_args *b) {
 static wgc_status binary_run(wgc_context *ctx, const char *fn,
                              wgc_binary_args *args, wgc_ptr a, size_t a_n,
                              wgc_ptr b, size_t b_n, wgc_ptr out) {
-  wgc_operand A = operand("a", a, a_n), B = operand("b", b, b_n),
-              O = operand("out", out, args->count);
+  args->fn = fn;
+  wgc_operand A = wgc_flat_operand("a", a, a_n),
+              B = wgc_flat_operand("b", b, b_n),
+              O = wgc_flat_operand("out", out, args->count);
   wgc_status s = wgc_check_operand(ctx, fn, &A);
   if (s == WGC_OK)
     s = wgc_check_operand(ctx, fn, &B);
@@ -147,7 +90,7 @@ wgc_status wgc_binary(wgc_context *ctx, wgc_binary_op op, wgc_ptr a, wgc_ptr b,
   const char *fn = "wgc_binary";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  if ((unsigned)op > WGC_BINARY_POW)
+  if ((unsigned)op >= WGC_BINARY_OP_COUNT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: op %d is not a wgc_binary_op", fn, (int)op);
   if (n > SIZE_MAX / 4)
@@ -171,7 +114,7 @@ wgc_status wgc_binary_broadcast(wgc_context *ctx, wgc_binary_op op, wgc_ptr a,
   const char *fn = "wgc_binary_broadcast";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  if ((unsigned)op > WGC_BINARY_POW)
+  if ((unsigned)op >= WGC_BINARY_OP_COUNT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: op %d is not a wgc_binary_op", fn, (int)op);
   if (rank_a > WGC_MAX_RANK)

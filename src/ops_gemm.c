@@ -56,8 +56,13 @@ static wgc_status gemm_common(wgc_context *ctx, const char *fn,
   if (m == 0 || n == 0 || batch == 0)
     return WGC_OK;
 
-  wgc_gemm_args g = {
-      .m = m, .n = n, .k = k, .batch = batch, .alpha = alpha, .beta = beta};
+  wgc_gemm_args g = {.m = m,
+                     .n = n,
+                     .k = k,
+                     .batch = batch,
+                     .alpha = alpha,
+                     .beta = beta,
+                     .fn = fn};
   g.rs_a = row != tra ? lda : 1;
   g.cs_a = row != tra ? 1 : lda;
   g.rs_b = row != trb ? ldb : 1;

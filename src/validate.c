@@ -133,3 +133,28 @@ wgc_status wgc_check_no_overlap(wgc_context *ctx, const char *fn,
                     fn, out->param, in->param);
   return WGC_OK;
 }
+
+bool wgc_product(const size_t *dims, size_t count, size_t *out) {
+  size_t acc = 1;
+  for (size_t i = 0; i < count; i++)
+    if (!wgc_mul_ok(acc, dims[i], &acc))
+      return false;
+  *out = acc;
+  return true;
+}
+
+wgc_status wgc_check_all(wgc_context *ctx, const char *fn, wgc_operand *ops,
+                         size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    wgc_status s = wgc_check_operand(ctx, fn, &ops[i]);
+    if (s != WGC_OK)
+      return s;
+  }
+  for (size_t i = 0; i + 1 < count; i++) {
+    wgc_status s =
+        wgc_check_no_overlap(ctx, fn, &ops[count - 1], &ops[i], false);
+    if (s != WGC_OK)
+      return s;
+  }
+  return WGC_OK;
+}

@@ -41,4 +41,19 @@ uint64_t wgc_sat_add(uint64_t x, uint64_t y);
  * (saturating). */
 uint64_t wgc_matrix_span(size_t rows, size_t cols, size_t rs, size_t cs);
 
+/* Element count of a product of sizes; false on overflow. */
+bool wgc_product(const size_t *dims, size_t count, size_t *out);
+
+/* Checks every operand, then that the last (the output) overlaps none of the
+ * others. */
+wgc_status wgc_check_all(wgc_context *ctx, const char *fn, wgc_operand *ops,
+                         size_t count);
+
+/* A dense operand of elems floats. */
+static inline wgc_operand wgc_flat_operand(const char *param, wgc_ptr addr,
+                                           size_t elems) {
+  return (wgc_operand){
+      .param = param, .addr = addr, .bytes = 4 * (uint64_t)elems, .repeat = 1};
+}
+
 #endif

@@ -332,7 +332,7 @@ static void gen_shape(fz_rng *r, fz_shape *sh, size_t rank, size_t budget) {
 }
 
 static void gen_reduce(fz_rng *r, fz_step *s) {
-  s->op = (int)fz_below(r, 4);
+  s->op = (int)fz_below(r, WGC_REDUCE_OP_COUNT);
   if (fz_chance(r, 0.05)) {
     s->sh.rank = 1 + fz_below(r, 2);
     s->sh.d[0] =
@@ -347,7 +347,7 @@ static void gen_reduce(fz_rng *r, fz_step *s) {
 }
 
 static void gen_unary(fz_rng *r, fz_step *s) {
-  s->op = (int)fz_below(r, 10);
+  s->op = (int)fz_below(r, WGC_UNARY_OP_COUNT);
   s->n = count(r);
   s->inplace = fz_chance(r, 0.3);
   bool smooth = s->op == WGC_UNARY_EXP || s->op == WGC_UNARY_SIGMOID ||
@@ -361,7 +361,7 @@ static void gen_unary(fz_rng *r, fz_step *s) {
 }
 
 static void gen_binary(fz_rng *r, fz_step *s) {
-  s->op = (int)fz_below(r, 7);
+  s->op = (int)fz_below(r, WGC_BINARY_OP_COUNT);
   s->n = count(r);
   double u = fz_unit(r);
   s->inplace = u < 0.55 ? 0 : u < 0.7 ? 1 : u < 0.85 ? 2 : 3;
@@ -371,7 +371,7 @@ static void gen_binary(fz_rng *r, fz_step *s) {
 }
 
 static void gen_bcast(fz_rng *r, fz_step *s) {
-  s->op = (int)fz_below(r, 7);
+  s->op = (int)fz_below(r, WGC_BINARY_OP_COUNT);
   fz_shape out;
   gen_shape(r, &out, fz_below(r, 9), 3000);
   for (int which = 0; which < 2; which++) {

@@ -326,27 +326,62 @@ void ref_unary_bound(wgc_unary_op op, double *rel, double *abs_tol) {
   *abs_tol = 1e-6;
 }
 
+void ref_unary_range(wgc_unary_op op, float *lo, float *hi) {
+  float r[2] = {-10, 10};
+  switch (op) {
+  case WGC_UNARY_RELU:
+  case WGC_UNARY_TANH:
+  case WGC_UNARY_ABS:
+  case WGC_UNARY_NEG:
+    break;
+  case WGC_UNARY_SIGMOID:
+  case WGC_UNARY_EXP:
+  case WGC_UNARY_SILU:
+    r[0] = -20, r[1] = 20;
+    break;
+  case WGC_UNARY_LOG:
+    r[0] = 1e-3f, r[1] = 100;
+    break;
+  case WGC_UNARY_SQRT:
+    r[0] = 0, r[1] = 100;
+    break;
+  case WGC_UNARY_GELU:
+    r[0] = -8, r[1] = 8;
+    break;
+  }
+  *lo = r[0];
+  *hi = r[1];
+}
+
 void ref_binary_bound(wgc_binary_op op, double *rel, double *abs_tol) {
   *rel = op == WGC_BINARY_POW ? 1e-5 : 2e-6;
   *abs_tol = 1e-6;
 }
 
+#define OP_NAME_(NAME, name) #name,
+static const char *const unary_names[] = {WGC_UNARY_OPS(OP_NAME_)};
+static const char *const binary_names[] = {WGC_BINARY_OPS(OP_NAME_)};
+static const char *const reduce_names[] = {WGC_REDUCE_OPS(OP_NAME_)};
+#undef OP_NAME_
+_Static_assert(sizeof unary_names / sizeof *unary_names == WGC_UNARY_OP_COUNT,
+               "one name per unary op");
+_Static_assert(sizeof binary_names / sizeof *binary_names ==
+                   WGC_BINARY_OP_COUNT,
+               "one name per binary op");
+_Static_assert(sizeof reduce_names / sizeof *reduce_names ==
+                   WGC_REDUCE_OP_COUNT,
+               "one name per reduce op");
+
 const char *ref_unary_name(wgc_unary_op op) {
-  static const char *const names[] = {"relu", "sigmoid", "tanh", "exp",
-                                      "log",  "sqrt",    "abs",  "neg",
-                                      "gelu", "silu"};
-  return (unsigned)op < 10 ? names[op] : "?";
+  return (unsigned)op < WGC_UNARY_OP_COUNT ? unary_names[op] : "?";
 }
 
 const char *ref_binary_name(wgc_binary_op op) {
-  static const char *const names[] = {"add", "sub", "mul", "div",
-                                      "max", "min", "pow"};
-  return (unsigned)op < 7 ? names[op] : "?";
+  return (unsigned)op < WGC_BINARY_OP_COUNT ? binary_names[op] : "?";
 }
 
 const char *ref_reduce_name(wgc_reduce_op op) {
-  static const char *const names[] = {"sum", "max", "min", "mean"};
-  return (unsigned)op < 4 ? names[op] : "?";
+  return (unsigned)op < WGC_REDUCE_OP_COUNT ? reduce_names[op] : "?";
 }
 
 /* ---- comparison ---------------------------------------------------------- */

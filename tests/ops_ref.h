@@ -63,6 +63,9 @@ size_t ref_count(const size_t *shape, size_t rank);
 
 /* Per-op accuracy bounds of API.md: rel*|want| + abs. */
 void ref_unary_bound(wgc_unary_op op, double *rel, double *abs_tol);
+/* An input range where op is well conditioned in float32 (no default case:
+ * a new op must choose one). */
+void ref_unary_range(wgc_unary_op op, float *lo, float *hi);
 void ref_binary_bound(wgc_binary_op op, double *rel, double *abs_tol);
 const char *ref_unary_name(wgc_unary_op op);
 const char *ref_binary_name(wgc_binary_op op);

@@ -15,9 +15,10 @@
 static void long_case(size_t batch, size_t heads, size_t heads_kv, size_t seq_q,
                       size_t seq_kv, size_t hd, wgc_causal causal) {
   static const char *masks[] = {"none", "top_left", "bottom_right"};
-  if (!case_begin("attention[webgpu] long keys batch=%zu heads=%zu heads_kv=%zu "
-                  "seq_q=%zu seq_kv=%zu head_dim=%zu causal=%s",
-                  batch, heads, heads_kv, seq_q, seq_kv, hd, masks[causal]))
+  if (!case_begin(
+          "attention[webgpu] long keys batch=%zu heads=%zu heads_kv=%zu "
+          "seq_q=%zu seq_kv=%zu head_dim=%zu causal=%s",
+          batch, heads, heads_kv, seq_q, seq_kv, hd, masks[causal]))
     return;
   wgc_context *ctxs[2] = {test_ctx(WGC_BACKEND_CPU),
                           test_ctx(WGC_BACKEND_WEBGPU)};

@@ -7,10 +7,11 @@
  * result: bit for bit where only the order of independent outputs changes,
  * within a rounding where partial sums are kept (GEMM depth, reductions). */
 #include "harness.h"
+#include "ops_ref.h"
 #include "util.h"
 
+#include "cpu/cpu.h"
 #include "cpu/split.h"
-#include "cpu_ops.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -223,14 +224,13 @@ TEST(cpu_split_reduce) {
   struct {
     size_t outer, len, inner;
   } shapes[] = {{3, 1000, 7}, {1, 4096, 1}, {6, 50, 1}, {2, 3, 3000}};
-  const char *names[] = {"sum", "max", "min", "mean"};
   wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
   for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++)
-    for (int op = 0; op < 4; op++) {
+    for (int op = 0; op < WGC_REDUCE_OP_COUNT; op++) {
       size_t outer = shapes[t].outer, len = shapes[t].len,
              inner = shapes[t].inner;
       if (!case_begin("split[cpu] reduce(%s,outer=%zu,len=%zu,inner=%zu)",
-                      names[op], outer, len, inner))
+                      ref_reduce_name((wgc_reduce_op)op), outer, len, inner))
         continue;
       float *x = random_floats(outer * len * inner, 10 + (unsigned)t);
       x[(len / 2) * inner] = NAN; /* reaches output 0 across chunks */

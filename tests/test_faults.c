@@ -17,13 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK_OK(ctx, call)                                                    \
-  do {                                                                         \
-    wgc_status s_ = (call);                                                    \
-    CHECK(s_ == WGC_OK, "%s returned %s: %s", #call, wgc_status_name(s_),      \
-          wgc_last_error(ctx));                                                \
-  } while (0)
-
 /* Opens "fmt[backend]"; false when the filter skips it. */
 static bool open_case(int bi, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -680,9 +680,9 @@ static void exp_accuracy(int bi) {
 
 TEST(ieee_elementwise) {
   for (int bi = 0; bi < 2; bi++) {
-    for (int op = WGC_UNARY_RELU; op <= WGC_UNARY_SILU; op++)
+    for (int op = 0; op < WGC_UNARY_OP_COUNT; op++)
       unary_specials(bi, (wgc_unary_op)op);
-    for (int op = WGC_BINARY_ADD; op <= WGC_BINARY_POW; op++)
+    for (int op = 0; op < WGC_BINARY_OP_COUNT; op++)
       binary_specials(bi, (wgc_binary_op)op);
     pow_accuracy(bi);
     log_accuracy(bi);

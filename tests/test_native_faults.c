@@ -273,6 +273,11 @@ TEST(child_faults_memory) {
             wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, N, N, K,
                      1.0f, da, K, db, N, 1.0f, dc, N),
             "wgc_gemm");
+  /* The batched form with one batch: the error names it, not wgc_gemm. */
+  check_oom(ctx,
+            wgc_gemm_batched(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, N,
+                             N, K, 1.0f, da, K, 0, db, N, 0, 1.0f, dc, N, 0, 1),
+            "wgc_gemm_batched");
   check_oom(rctx, wgc_reduce(rctx, WGC_REDUCE_SUM, ra, dsum, shape, 2, 0),
             "wgc_reduce");
   wgc_status us = wgc_unary(ctx, WGC_UNARY_NEG, dc, du, (size_t)N * N);

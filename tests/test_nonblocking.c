@@ -6,7 +6,7 @@
  * the shared one must not inherit a lost device or seconds of GEMMs. */
 #include "harness.h"
 #include "util.h"
-#include "webgpu.h"
+#include "webgpu/wg.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -702,7 +702,7 @@ TEST(ops_reduce) {
     size_t nx = ref_count(rs->shape, rs->rank);
     float *x = falloc(nx);
     fill_uniform(x, nx, -1, 1, (unsigned)(31 + si));
-    for (int op = 0; op < 4; op++)
+    for (int op = 0; op < WGC_REDUCE_OP_COUNT; op++)
       for (int bi = 0; bi < 2; bi++) {
         if (!case_begin("reduce[%s] %s shape=%s rank=%zu every axis",
                         backend_label(test_backends[bi]),
@@ -743,7 +743,7 @@ TEST(ops_reduce_special) {
   x[0 * 6 + 4] = INFINITY;  /* row 0, column 4 */
   x[2 * 6 + 0] = -INFINITY; /* row 2, column 0 */
   const size_t shape[] = {4, 6};
-  for (int op = 0; op < 4; op++)
+  for (int op = 0; op < WGC_REDUCE_OP_COUNT; op++)
     for (size_t axis = 0; axis < 2; axis++)
       for (int bi = 0; bi < 2; bi++) {
         if (!case_begin("reduce[%s] %s shape=[4,6] axis=%zu with NaN and inf",
@@ -860,22 +860,10 @@ static void run_unary(int bi, const unary_case *uc) {
 }
 
 TEST(ops_unary) {
-  /* Input ranges where each function is well conditioned in float32. */
-  static const float range[10][2] = {
-      {-10, 10},    /* relu */
-      {-20, 20},    /* sigmoid */
-      {-10, 10},    /* tanh */
-      {-20, 20},    /* exp */
-      {1e-3f, 100}, /* log */
-      {0, 100},     /* sqrt */
-      {-10, 10},    /* abs */
-      {-10, 10},    /* neg */
-      {-8, 8},      /* gelu */
-      {-20, 20},    /* silu */
-  };
-  for (int op = 0; op < 10; op++) {
-    unary_case rnd = {(wgc_unary_op)op, 1031,  range[op][0],
-                      range[op][1],     false, false};
+  for (int op = 0; op < WGC_UNARY_OP_COUNT; op++) {
+    float lo, hi;
+    ref_unary_range((wgc_unary_op)op, &lo, &hi);
+    unary_case rnd = {(wgc_unary_op)op, 1031, lo, hi, false, false};
     unary_case spec = {(wgc_unary_op)op, 0, 0, 0, true, false};
     for (int bi = 0; bi < 2; bi++)
       run_unary(bi, &rnd);
@@ -1027,7 +1015,7 @@ static void run_binary(int bi, const binary_case *bc) {
 }
 
 TEST(ops_binary) {
-  for (int op = 0; op < 7; op++) {
+  for (int op = 0; op < WGC_BINARY_OP_COUNT; op++) {
     binary_case rnd = {(wgc_binary_op)op, 1031, 0, 0};
     binary_case spec = {(wgc_binary_op)op, 0, 1, 0};
     for (int bi = 0; bi < 2; bi++)

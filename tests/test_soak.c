@@ -34,13 +34,6 @@
 #define SANITIZED 0
 #endif
 
-#define CHECK_OK(ctx, call)                                                    \
-  do {                                                                         \
-    wgc_status s_ = (call);                                                    \
-    CHECK(s_ == WGC_OK, "%s returned %s: %s", #call, wgc_status_name(s_),      \
-          wgc_last_error(ctx));                                                \
-  } while (0)
-
 static bool long_run(void) {
   const char *e = getenv("WGC_SOAK");
   return e && *e && strcmp(e, "0") != 0;

@@ -6,6 +6,7 @@
  * softmax states merged). Each case is compared against the CPU backend
  * within API.md's bounds. */
 #include "harness.h"
+#include "ops_ref.h"
 #include "util.h"
 
 #include <math.h>
@@ -23,11 +24,6 @@ static wgc_context *capped(size_t max_binding_bytes) {
 }
 
 /* ---- reduce ------------------------------------------------------------ */
-
-static const char *op_name(wgc_reduce_op op) {
-  static const char *names[] = {"sum", "max", "min", "mean"};
-  return names[op];
-}
 
 /* Reduces x (of shape) over axis on the CPU backend and on gpu; the input
  * and output share one allocation when shared (output right after the
@@ -107,7 +103,7 @@ TEST(split_reduce) {
       n *= cases[c].shape[d];
     float *x = falloc(n);
     fill_uniform(x, n, -1.0f, 1.0f, 100 + (unsigned)c);
-    for (int op = WGC_REDUCE_SUM; op <= WGC_REDUCE_MEAN; op++) {
+    for (int op = 0; op < WGC_REDUCE_OP_COUNT; op++) {
       char shape[64];
       if (cases[c].rank == 2)
         snprintf(shape, sizeof shape, "[%zu,%zu]", cases[c].shape[0],
@@ -118,7 +114,7 @@ TEST(split_reduce) {
       bool nan = op == WGC_REDUCE_MAX || op == WGC_REDUCE_MIN;
       if (!case_begin("reduce[webgpu split] %s shape=%s axis=%zu%s%s, 64 KiB "
                       "bindings",
-                      op_name(op), shape, cases[c].axis, nan ? " with NaN" : "",
+                      ref_reduce_name(op), shape, cases[c].axis, nan ? " with NaN" : "",
                       cases[c].shared ? " one allocation" : ""))
         continue;
       float *y = falloc(n);

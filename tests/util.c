@@ -1,6 +1,7 @@
 /* Helpers shared by the API and operation tests. */
 #include "util.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,4 +179,25 @@ wgc_ptr wild_address(unsigned seed) {
    * table a test builds, whatever the generation bits say. */
   uint64_t slot = 0xFF00u | (s & 0xFFu);
   return (s & 0xFFF0000000000000ull) | (slot << 36) | ((s >> 8) & 0xFFC);
+}
+
+bool backend_case(int bi, wgc_context **ctx, const char *fmt, ...) {
+  char name[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(name, sizeof name, fmt, ap);
+  va_end(ap);
+  if (!case_begin("%s[%s]", name, backend_label(test_backends[bi])))
+    return false;
+  *ctx = test_ctx(test_backends[bi]);
+  if (!*ctx) {
+    case_end();
+    return false;
+  }
+  return true;
+}
+
+void fill_ramp(float *x, size_t n, float base) {
+  for (size_t i = 0; i < n; i++)
+    x[i] = base + (float)i;
 }

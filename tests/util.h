@@ -37,6 +37,23 @@ void dev_free_at(const char *file, int line, wgc_context *ctx, wgc_ptr p);
 /* Frees p unless it is 0 (a buffer whose allocation already failed). */
 #define dev_free(ctx, p) dev_free_at(__FILE__, __LINE__, ctx, p)
 
+/* CHECKs that a wgc call returns WGC_OK, with the last error on failure. */
+#define CHECK_OK(ctx, call)                                                    \
+  do {                                                                         \
+    wgc_status s_ = (call);                                                    \
+    CHECK(s_ == WGC_OK, "%s returned %s: %s", #call, wgc_status_name(s_),      \
+          wgc_last_error(ctx));                                                \
+  } while (0)
+
+/* Opens the case "fmt[backend]..." and gets the shared context of backend
+ * bi. False when the filter skips the case or the context is missing (then
+ * the case is already closed, failed). */
+bool backend_case(int bi, wgc_context **ctx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* x[i] = base + i. */
+void fill_ramp(float *x, size_t n, float base);
+
 /* Element i of a device buffer, as an address. */
 static inline wgc_ptr at(wgc_ptr base, size_t i) { return base + 4 * i; }
 

@@ -6,8 +6,9 @@
 #   - playwright-core from npm for the browser tests (with "browser"),
 #   - for make bench: OpenBLAS (the CPU roofline) and matplotlib (the chart)
 #     with "bench"; TF.js (core and WebGPU backend, the browser peer) from
-#     npm with "bench-web".
-# Usage: tools/bootstrap.sh [native] [browser] [bench] [bench-web]
+#     npm with "bench-web",
+#   - clang-format alone (with "format", for make format).
+# Usage: tools/bootstrap.sh [native] [browser] [bench] [bench-web] [format]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,20 +18,23 @@ WGPU_SHA256=6499a31b5a29a10b4f1089fea4a0806411f42605fa86b6c0b543a07ca0de8568
 PLAYWRIGHT_VERSION=1.65.1
 TFJS_VERSION=4.22.0
 
-want_native=0 want_browser=0 want_bench=0 want_tfjs=0
+want_native=0 want_browser=0 want_bench=0 want_tfjs=0 want_format=0
 for arg in "${@:-native}"; do
   case "$arg" in
   native) want_native=1 ;;
   browser) want_native=1 want_browser=1 ;;
   bench) want_native=1 want_bench=1 ;;
   bench-web) want_native=1 want_browser=1 want_bench=1 want_tfjs=1 ;;
+  format) want_format=1 ;;
   *) echo "bootstrap: unknown part '$arg'" >&2; exit 2 ;;
   esac
 done
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip valgrind"
+debs=""
+[ $want_native = 1 ] && debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip valgrind"
+[ $want_format = 1 ] && debs="$debs clang-format"
 # libclang-rt-14-dev-wasm32: compiler-rt builtins for wasm32 (64-bit
 # multiply with overflow checks needs __multi3).
 [ $want_browser = 1 ] && debs="$debs chromium clang lld wasi-libc libclang-rt-14-dev-wasm32 nodejs npm"

@@ -60,3 +60,37 @@ EXPORT wgc_status wgc_js_download_async(wgc_context *ctx, void *dst,
 EXPORT wgc_status wgc_js_synchronize_async(wgc_context *ctx, uint32_t token) {
   return wgc_synchronize_async(ctx, done, (void *)(uintptr_t)token);
 }
+
+/* wgc.h's op lists by name ("UNARY_RELU") and value, for the browser test
+ * that checks wgc.js's constants against them. */
+typedef struct op_constant {
+  const char *name;
+  int value;
+} op_constant;
+
+static const op_constant op_constants[] = {
+#define OP_REDUCE_(NAME, name) {"REDUCE_" #NAME, WGC_REDUCE_##NAME},
+#define OP_UNARY_(NAME, name) {"UNARY_" #NAME, WGC_UNARY_##NAME},
+#define OP_BINARY_(NAME, name) {"BINARY_" #NAME, WGC_BINARY_##NAME},
+    WGC_REDUCE_OPS(OP_REDUCE_) WGC_UNARY_OPS(OP_UNARY_)
+        WGC_BINARY_OPS(OP_BINARY_)
+#undef OP_REDUCE_
+#undef OP_UNARY_
+#undef OP_BINARY_
+};
+_Static_assert(sizeof op_constants / sizeof *op_constants ==
+                   WGC_REDUCE_OP_COUNT + WGC_UNARY_OP_COUNT +
+                       WGC_BINARY_OP_COUNT,
+               "one constant per op");
+
+/* The name of constant i, or NULL past the last. */
+EXPORT const char *wgc_js_op_name(uint32_t i) {
+  return i < sizeof op_constants / sizeof *op_constants ? op_constants[i].name
+                                                        : NULL;
+}
+
+/* The value of constant i, or -1 past the last. */
+EXPORT int wgc_js_op_value(uint32_t i) {
+  return i < sizeof op_constants / sizeof *op_constants ? op_constants[i].value
+                                                        : -1;
+}

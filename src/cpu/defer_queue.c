@@ -9,7 +9,7 @@
  * before it, so a destroyed context leaves destinations untouched. */
 #include "defer.h"
 
-#include "cpu_ops.h"
+#include "cpu.h"
 #include "split.h"
 
 #include <stdlib.h>
@@ -145,21 +145,33 @@ EXPORT int wgc_js_cpu_pump(void) {
   return busy_head != NULL;
 }
 
-static const char *fn_name(cpu_work_kind k) {
-  static const char *const names[] = {
-      [CPU_WORK_GEMM] = "wgc_gemm",
-      [CPU_WORK_CONV2D] = "wgc_conv2d",
-      [CPU_WORK_ATTENTION] = "wgc_attention",
-      [CPU_WORK_REDUCE] = "wgc_reduce",
-      [CPU_WORK_UNARY] = "wgc_unary",
-      [CPU_WORK_BINARY] = "wgc_binary",
-      [CPU_WORK_UPLOAD] = "wgc_upload",
-      [CPU_WORK_COPY] = "wgc_copy",
-      [CPU_WORK_DOWNLOAD] = "wgc_download_async",
-      [CPU_WORK_SYNC] = "wgc_synchronize_async",
-      [CPU_WORK_FREE] = "wgc_free",
-  };
-  return names[k];
+/* The entry point that queued w: ops carry theirs from the front end. */
+static const char *fn_name(const cpu_work *w) {
+  switch (w->kind) {
+  case CPU_WORK_GEMM:
+    return w->u.gemm.fn;
+  case CPU_WORK_CONV2D:
+    return w->u.conv.fn;
+  case CPU_WORK_ATTENTION:
+    return w->u.attn.fn;
+  case CPU_WORK_REDUCE:
+    return w->u.reduce.fn;
+  case CPU_WORK_UNARY:
+    return w->u.unary.fn;
+  case CPU_WORK_BINARY:
+    return w->u.binary.fn;
+  case CPU_WORK_UPLOAD:
+    return "wgc_upload";
+  case CPU_WORK_COPY:
+    return "wgc_copy";
+  case CPU_WORK_DOWNLOAD:
+    return "wgc_download_async";
+  case CPU_WORK_SYNC:
+    return "wgc_synchronize_async";
+  case CPU_WORK_FREE:
+    return "wgc_free";
+  }
+  return "wgc";
 }
 
 /* Finishes everything queued on q now: only when memory to queue a free
@@ -178,7 +190,7 @@ static wgc_status enqueue(wgc_context *ctx, struct cpu_queue *q,
   if (!j)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
                     "%s: out of host memory to queue %zu bytes of work",
-                    fn_name(w->kind), sizeof *j + staged);
+                    fn_name(w), sizeof *j + staged);
   *j = (cpu_job){.w = *w, .s = *plan};
   if (staged) {
     memcpy(j + 1, w->u.mem.host_src, staged);
@@ -204,8 +216,7 @@ wgc_status cpu_defer_submit(wgc_context *ctx, const cpu_work *w) {
   cpu_split plan;
   if (cpu_split_plan(w, CPU_PIECE_WORK, &plan) != WGC_OK)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                    "%s: out of host memory for partial results",
-                    fn_name(w->kind));
+                    "%s: out of host memory for partial results", fn_name(w));
   /* an upload costs one copy either way: straight to its place if it can */
   if (!q->head && (plan.pieces == 1 || w->kind == CPU_WORK_UPLOAD)) {
     wgc_status s = WGC_OK;

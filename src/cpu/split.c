@@ -1,7 +1,7 @@
 /* Pieces of CPU work (see split.h). */
 #include "split.h"
 
-#include "cpu_ops.h"
+#include "cpu.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -160,7 +160,7 @@ static wgc_status run_conv(wgc_context *ctx, const wgc_conv2d_args *c,
   float *rows_in = malloc((floats ? floats : 1) * sizeof *rows_in);
   if (!rows_in)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                    "wgc_conv2d: out of host memory for %zu input rows",
+                    "%s: out of host memory for %zu input rows", c->fn,
                     cg * hr);
   wgc_conv2d_args a = conv_piece(c, img, oc, 1);
   const float *in = cpu_ptr(a.input) + (size_t)real_lo * d->w;
@@ -322,7 +322,7 @@ static wgc_status run_binary(wgc_context *ctx, const wgc_binary_args *b,
     oa += idx * b->stride_a[x];
     ob += idx * b->stride_b[x];
   }
-  wgc_binary_args a = {.op = b->op, .rank = b->rank - d};
+  wgc_binary_args a = {.op = b->op, .rank = b->rank - d, .fn = b->fn};
   for (size_t x = d; x < b->rank; x++) {
     a.shape[x - d] = b->shape[x];
     a.stride_a[x - d] = b->stride_a[x];

@@ -6,7 +6,7 @@
  * NaN as numpy does. */
 #include "split.h"
 
-#include "cpu_ops.h"
+#include "cpu.h"
 
 #include <stdlib.h>
 

@@ -156,8 +156,12 @@ async function reduceCase(op, shape, axis) {
   compare(g, c, () => (exact ? 0 : 2 * (1e-5 * len * maxAbs(X) + 1e-6)));
 }
 
-const UNARY = ['RELU', 'SIGMOID', 'TANH', 'EXP', 'LOG', 'SQRT', 'ABS', 'NEG', 'GELU', 'SILU'];
-const BINARY = ['ADD', 'SUB', 'MUL', 'DIV', 'MAX', 'MIN', 'POW'];
+// The ops wgc.js exports (checked against wgc.h by the "constants" test).
+const opNames = (family) => Object.keys(W).filter((k) => k.startsWith(`${family}_`))
+  .map((k) => k.slice(family.length + 1));
+const UNARY = opNames('UNARY');
+const BINARY = opNames('BINARY');
+const REDUCE = opNames('REDUCE');
 const tight = (w) => 2 * (2e-6 * Math.abs(w) + 1e-6);
 const loose = (w) => 2 * (1e-5 * Math.abs(w) + 1e-6);
 const SPECIAL = [0, -0, 1, -1, 0.5, 100, -100, 88, -88, 20, -20, NaN];
@@ -239,6 +243,32 @@ async function rejects(fn, status, cfn, words = []) {
 }
 
 // ---- the main page ----------------------------------------------------------
+
+// wgc.js restates wgc.h's op enums; the wasm module exports wgc.h's lists
+// (src/browser/js_glue.c). A module of its own, with every import a stub:
+// only the two pure exports are called.
+async function opConstantsMatch() {
+  const module = await WebAssembly.compileStreaming(fetch(new URL('../wgc.wasm', import.meta.url)));
+  const imports = {};
+  for (const imp of WebAssembly.Module.imports(module))
+    if (imp.kind === 'function') (imports[imp.module] ??= {})[imp.name] = () => 0;
+  const X = (await WebAssembly.instantiate(module, imports)).exports;
+  const cstr = (p) => {
+    const m = new Uint8Array(X.memory.buffer);
+    let end = p;
+    while (m[end]) end++;
+    return new TextDecoder().decode(m.subarray(p, end));
+  };
+  const inC = new Set();
+  for (let i = 0; X.wgc_js_op_name(i); i++) {
+    const name = cstr(X.wgc_js_op_name(i)), value = X.wgc_js_op_value(i);
+    inC.add(name);
+    check(W[name] === value, `${name} is ${W[name]} in wgc.js, ${value} in wgc.h`);
+  }
+  check(inC.size > 0, 'the wasm module lists no ops');
+  const extra = Object.keys(W).filter((k) => /^(REDUCE|UNARY|BINARY)_/.test(k) && !inC.has(k));
+  check(extra.length === 0, `wgc.js exports ${extra.join(', ')}, which wgc.h does not list`);
+}
 
 async function mainPage() {
   await test('webgpu: a WebGPU context is created (WebGPU is available)', async () => {
@@ -325,10 +355,13 @@ async function mainPage() {
     attentionCase({ batch: 1, heads: 2, heads_kv: 0, seq_q: 64, seq_kv: 64, head_dim: 64,
                     scale: 0.125, causal: W.CAUSAL_TOP_LEFT }));
 
+  await test('constants: wgc.js op constants match wgc.h op lists', opConstantsMatch);
+
   // reduce
-  for (const [op, name] of [[W.REDUCE_SUM, 'sum'], [W.REDUCE_MAX, 'max'], [W.REDUCE_MIN, 'min'], [W.REDUCE_MEAN, 'mean']])
+  for (const name of REDUCE)
     for (const axis of [0, 1, 2])
-      await test(`reduce(${name},shape=[6,35,9],axis=${axis})`, () => reduceCase(op, [6, 35, 9], axis));
+      await test(`reduce(${name.toLowerCase()},shape=[6,35,9],axis=${axis})`,
+        () => reduceCase(W[`REDUCE_${name}`], [6, 35, 9], axis));
   await test('reduce(sum,shape=[65536],axis=0)', () => reduceCase(W.REDUCE_SUM, [65536], 0));
 
   // element-wise

@@ -3,7 +3,7 @@
  * reference is far inside the float tolerance. Tasks are blocks of query
  * rows of one (batch, head); each worker has a scratch row of scores and
  * one of output accumulators. */
-#include "cpu_ops.h"
+#include "cpu.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -124,9 +124,9 @@ wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
   job.scratch = fits ? malloc(workers * per * sizeof(double)) : NULL;
   if (!job.scratch)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                    "wgc_attention: out of host memory for %u score rows of "
+                    "%s: out of host memory for %u score rows of "
                     "seq_kv %zu",
-                    workers, d->seq_kv);
+                    a->fn, workers, d->seq_kv);
   cpu_parallel(ctx, tasks, work, attn_task, &job);
   free(job.scratch);
   return WGC_OK;

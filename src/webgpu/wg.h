@@ -1,8 +1,9 @@
 /* The WebGPU backend's private interface: the execution engine (encoder
- * batching, uniform arena, pipeline cache, launches) shared by the op files
- * webgpu_*.c. Everything here calls only src/gpu/gpu.h. */
-#ifndef WGC_WEBGPU_H
-#define WGC_WEBGPU_H
+ * batching, uniform arena, launches; engine.c), the pipeline cache
+ * (pipelines.c), shared by the planners <family>.c of this folder.
+ * Everything here calls only src/gpu/gpu.h. */
+#ifndef WGC_WEBGPU_WG_H
+#define WGC_WEBGPU_WG_H
 
 #include "gpu/gpu.h"
 #include "internal.h"
@@ -83,7 +84,7 @@ struct wg_state {
   wg_pipeline *pipes;
   size_t pipe_count, pipe_cap;
   size_t compiled;
-  /* completions in flight (backend_webgpu.c) */
+  /* completions in flight (webgpu/backend.c) */
   struct wg_transfer *transfers;
   size_t outstanding;    /* of them, not yet done */
   struct wg_slab *slabs; /* download staging in flight, newest first */
@@ -100,7 +101,7 @@ struct wg_state {
  * scratch memory. Never waits. */
 void wg_flush(wg_state *st);
 /* Maps the download staging whose copies were just submitted
- * (backend_webgpu.c; wg_flush calls it). */
+ * (webgpu/backend.c; wg_flush calls it). */
 void wg_seal_downloads(wg_state *st);
 /* The encoder of the batch being recorded, begun if needed. */
 gpu_id wg_encoder(wg_state *st);
@@ -139,12 +140,12 @@ static inline uint64_t wg_ceil_div(uint64_t a, uint64_t b) {
   return (a + b - 1) / b;
 }
 
-/* Op implementations (webgpu_*.c). */
+/* Op implementations (webgpu/<family>.c). */
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g);
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a);
 /* Attention as GEMM, reduce and element-wise steps per query row
- * (webgpu_attention_unfused.c): for head_dim beyond what one binding of the
+ * (webgpu/attention_unfused.c): for head_dim beyond what one binding of the
  * fused kernels holds. */
 wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r);
@@ -153,6 +154,15 @@ wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b);
 /* Same-buffer copy (WebGPU cannot copy a buffer onto itself). */
 wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                           size_t bytes);
+
+/* The pipeline for launch l with its operands bound as op_bind maps them
+ * onto nb bindings (write[b]: binding b is read-write), compiled on first
+ * use and cached (webgpu/pipelines.c). */
+wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
+                           const unsigned *op_bind, const bool *write,
+                           unsigned nb, gpu_id *out);
+/* Releases every cached pipeline (at shutdown). */
+void wg_pipelines_release(wg_state *st);
 
 /* Scratch device memory for multi-pass ops (e.g. partial sums): a buffer
  * of at least bytes, released after the current batch completes. */

@@ -1,5 +1,5 @@
 /* Unary, binary (with broadcasting) and same-buffer copies on WebGPU. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -55,7 +55,7 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
   char consts[32];
   snprintf(consts, sizeof consts, "const OP: u32 = %uu;", (unsigned)u->op);
-  return map_run(ctx, "wgc_unary", "math+unary+map", consts, u->input,
+  return map_run(ctx, u->fn, "math+unary_ops+unary+map", consts, u->input,
                  u->output, u->n, chunk_elems(ctx));
 }
 
@@ -85,7 +85,7 @@ static wg_launch binary_plan(const wgc_binary_args *b, binary_params *p,
     p->sb[d] = (uint32_t)b->stride_b[d];
   }
   return (wg_launch){
-      .kernel = "math+binary",
+      .kernel = "math+binary_ops+binary",
       .consts = consts,
       .ops = {{"a", b->a, 4 * strided_span(b, b->stride_a), false},
               {"b", b->b, 4 * strided_span(b, b->stride_b), false},
@@ -105,11 +105,11 @@ static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
   char consts[64];
   wg_launch l = binary_plan(b, &p, consts, sizeof consts);
   if (b->count <= max_count && wg_operands_fit(ctx, l.ops, l.nops))
-    return wg_launch_run(ctx, "wgc_binary", &l);
+    return wg_launch_run(ctx, b->fn, &l);
   wgc_binary_args part = *b;
   if (b->shape[0] == 1) {
     if (b->rank == 1) /* one element: operands a few bytes apart, staged */
-      return wg_launch_run(ctx, "wgc_binary", &l);
+      return wg_launch_run(ctx, b->fn, &l);
     part.rank--;
     memmove(part.shape, b->shape + 1, part.rank * sizeof *part.shape);
     memmove(part.stride_a, b->stride_a + 1, part.rank * sizeof(size_t));

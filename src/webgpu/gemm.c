@@ -28,7 +28,7 @@
  * Split-K: when a region has few outputs but a long k, the k range is cut
  * into slices whose raw partial sums go to scratch ([slice][batch][i][j]);
  * gemm_reduce then applies alpha and beta. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -460,9 +460,7 @@ static wgc_status run_region(wgc_context *ctx, const char *fn,
 }
 
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
-  const char *fn = g->batch > 1 || g->batch_a || g->batch_b || g->batch_c
-                       ? "wgc_gemm_batched"
-                       : "wgc_gemm";
+  const char *fn = g->fn;
   bool scale = g->k == 0 || g->alpha == 0.0f;
   region r = {.b0 = 0,
               .nb = g->batch,

@@ -19,7 +19,7 @@
  * binding holds. That path is planned in a dry run too (halving its
  * windows until every launch binds), so nothing is enqueued unless all of
  * it can run. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -211,7 +211,7 @@ static wgc_status split_launch(split_run *sr, wg_launch *l) {
                                                              l->nops)
                ? WGC_OK
                : WGC_ERR_UNSUPPORTED;
-  return wg_launch_run(sr->ctx, "wgc_attention", l);
+  return wg_launch_run(sr->ctx, sr->a->fn, l);
 }
 
 /* Copies floats between scratch buffers (none in a dry run). */
@@ -225,7 +225,7 @@ static wgc_status split_copy(split_run *sr, wgc_ref dst, wgc_ref src,
 static wgc_status split_scratch(split_run *sr, unsigned i, uint64_t bytes,
                                 wgc_ref *out) {
   if (!sr->dry)
-    return wg_scratch(sr->ctx, "wgc_attention", bytes, out);
+    return wg_scratch(sr->ctx, sr->a->fn, bytes, out);
   sr->fake[i] = (wg_mem){.buffer = (gpu_id)(0xFFFFFFFFu - i), .size = bytes};
   *out = (wgc_ref){.mem = &sr->fake[i], .offset = 0};
   return WGC_OK;
@@ -434,7 +434,7 @@ static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
 }
 
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
-  const char *fn = "wgc_attention";
+  const char *fn = a->fn;
   const wgc_attention_desc *d = &a->d;
   const gpu_limits *lim = wg_limits(ctx);
   uint64_t hd = d->head_dim, seq_q = d->seq_q, seq_kv = d->seq_kv;

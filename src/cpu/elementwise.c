@@ -5,7 +5,7 @@
  * as a float can be and finite wherever the math is (sigmoid(-100),
  * gelu(-100), silu(-100)). An output may be exactly an input (in place):
  * every element is read before the same element is written. */
-#include "cpu_ops.h"
+#include "cpu.h"
 
 #include <math.h>
 
@@ -50,34 +50,14 @@ static inline float f_min(float a, float b) {
 }
 static inline float f_pow(float a, float b) { return powf(a, b); }
 
-/* X(enum suffix, function) lists, shared by the reference and the loops. */
-#define UNARY_OPS(X)                                                           \
-  X(RELU, f_relu)                                                              \
-  X(SIGMOID, f_sigmoid)                                                        \
-  X(TANH, f_tanh)                                                              \
-  X(EXP, f_exp)                                                                \
-  X(LOG, f_log)                                                                \
-  X(SQRT, f_sqrt)                                                              \
-  X(ABS, f_abs)                                                                \
-  X(NEG, f_neg)                                                                \
-  X(GELU, f_gelu)                                                              \
-  X(SILU, f_silu)
-
-#define BINARY_OPS(X)                                                          \
-  X(ADD, f_add)                                                                \
-  X(SUB, f_sub)                                                                \
-  X(MUL, f_mul)                                                                \
-  X(DIV, f_div)                                                                \
-  X(MAX, f_max)                                                                \
-  X(MIN, f_min)                                                                \
-  X(POW, f_pow)
-
+/* Each op NAME of wgc.h's lists is the function f_<name> above: an op
+ * without one does not compile. */
 float wgc_unary_ref(wgc_unary_op op, float x) {
   switch (op) {
-#define UNARY_CASE(name, fn)                                                   \
-  case WGC_UNARY_##name:                                                       \
-    return fn(x);
-    UNARY_OPS(UNARY_CASE)
+#define UNARY_CASE(NAME, name)                                                 \
+  case WGC_UNARY_##NAME:                                                       \
+    return f_##name(x);
+    WGC_UNARY_OPS(UNARY_CASE)
 #undef UNARY_CASE
   }
   return NAN; /* not an op: the front end never passes one */
@@ -85,10 +65,10 @@ float wgc_unary_ref(wgc_unary_op op, float x) {
 
 float wgc_binary_ref(wgc_binary_op op, float a, float b) {
   switch (op) {
-#define BINARY_CASE(name, fn)                                                  \
-  case WGC_BINARY_##name:                                                      \
-    return fn(a, b);
-    BINARY_OPS(BINARY_CASE)
+#define BINARY_CASE(NAME, name)                                                \
+  case WGC_BINARY_##NAME:                                                      \
+    return f_##name(a, b);
+    WGC_BINARY_OPS(BINARY_CASE)
 #undef BINARY_CASE
   }
   return NAN;
@@ -105,12 +85,12 @@ typedef struct unary_job {
 
 static void unary_run(wgc_unary_op op, const float *in, float *out, size_t n) {
   switch (op) {
-#define UNARY_LOOP(name, fn)                                                   \
-  case WGC_UNARY_##name:                                                       \
+#define UNARY_LOOP(NAME, name)                                                 \
+  case WGC_UNARY_##NAME:                                                       \
     for (size_t i = 0; i < n; i++)                                             \
-      out[i] = fn(in[i]);                                                      \
+      out[i] = f_##name(in[i]);                                                \
     return;
-    UNARY_OPS(UNARY_LOOP)
+    WGC_UNARY_OPS(UNARY_LOOP)
 #undef UNARY_LOOP
   }
 }
@@ -150,19 +130,19 @@ static void binary_run(wgc_binary_op op, const float *a, size_t sa,
 #define BINARY_STRIDED(fn, ia, ib)                                             \
   for (size_t i = 0; i < n; i++)                                               \
     out[i] = fn(a[ia], b[ib]);
-#define BINARY_LOOP(name, fn)                                                  \
-  case WGC_BINARY_##name:                                                      \
+#define BINARY_LOOP(NAME, name)                                                \
+  case WGC_BINARY_##NAME:                                                      \
     if (sa == 1 && sb == 1) {                                                  \
-      BINARY_STRIDED(fn, i, i)                                                 \
+      BINARY_STRIDED(f_##name, i, i)                                           \
     } else if (sa == 1 && sb == 0) {                                           \
-      BINARY_STRIDED(fn, i, 0)                                                 \
+      BINARY_STRIDED(f_##name, i, 0)                                           \
     } else if (sa == 0 && sb == 1) {                                           \
-      BINARY_STRIDED(fn, 0, i)                                                 \
+      BINARY_STRIDED(f_##name, 0, i)                                           \
     } else {                                                                   \
-      BINARY_STRIDED(fn, (i * sa), (i * sb))                                   \
+      BINARY_STRIDED(f_##name, (i * sa), (i * sb))                             \
     }                                                                          \
     return;
-  switch (op) { BINARY_OPS(BINARY_LOOP) }
+  switch (op) { WGC_BINARY_OPS(BINARY_LOOP) }
 #undef BINARY_LOOP
 #undef BINARY_STRIDED
 }

@@ -4,7 +4,7 @@
  * columns that the tap keeps inside the input (computed up front, so the
  * inner loop has no bounds tests). Planes are summed in tiles of TILE
  * doubles. */
-#include "cpu_ops.h"
+#include "cpu.h"
 
 typedef struct conv_job {
   const wgc_conv2d_args *c;

@@ -9,7 +9,7 @@
  * of sum|ab| with float blocks of 256 into C, 8.1 on lavapipe, now 1.1).
  * Tasks are (batch, row block, column block) tiles of C, which never
  * overlap, so they run in parallel. */
-#include "cpu_ops.h"
+#include "cpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -242,9 +242,9 @@ wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
     free(job.scratch);
     free(job.sums);
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                    "wgc_gemm: out of host memory for %u packing buffers of "
+                    "%s: out of host memory for %u packing buffers of "
                     "%zu bytes",
-                    workers,
+                    g->fn, workers,
                     job.scratch_floats * sizeof(float) +
                         job.mb * job.nb * sizeof(double));
   }

@@ -37,7 +37,7 @@
  * either runs whole or fails before anything is enqueued; a plan that does
  * not bind is retried with smaller windows, and as a last resort with
  * launches that stage operands lying too close together. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,8 +56,6 @@ typedef struct reduce_params {
   uint32_t acc;  /* MODE 2: fold into the output's current value */
 } reduce_params;
 
-static const char *FN = "wgc_reduce";
-
 /* Elements one launch may span in one operand: the binding limit less the
  * offset alignment slack, kept far from u32 overflow. */
 static uint64_t window_elems(const wgc_context *ctx) {
@@ -72,6 +70,7 @@ static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 #define MAX_FAKES 64
 typedef struct plan {
   wgc_context *ctx;
+  const char *fn;
   bool dry;
   bool staged; /* launches may stage operands (wg_operands_bind) */
   unsigned nfake;
@@ -82,7 +81,7 @@ typedef struct plan {
  * from the top, no real buffer has them) that the binding checks see. */
 static wgc_status scratch(plan *pl, uint64_t bytes, wgc_ref *out) {
   if (!pl->dry)
-    return wg_scratch(pl->ctx, FN, bytes, out);
+    return wg_scratch(pl->ctx, pl->fn, bytes, out);
   if (pl->nfake == MAX_FAKES)
     return WGC_ERR_UNSUPPORTED;
   wg_mem *m = &pl->fake[pl->nfake];
@@ -127,7 +126,7 @@ static wgc_status run(plan *pl, unsigned mode, const pass *ps, uint64_t in_at,
                                                              l.nops)
                ? WGC_OK
                : WGC_ERR_UNSUPPORTED;
-  return wg_launch_run(pl->ctx, FN, &l);
+  return wg_launch_run(pl->ctx, pl->fn, &l);
 }
 
 /* Row-mode team shape for rows of len: tpr members (a power of two) of
@@ -393,7 +392,7 @@ static wgc_status reduce_plan(plan *pl, const wgc_reduce_args *r, uint64_t W) {
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
   /* Plan first: a window that does not bind (operands sharing an
    * allocation bind together) is retried at half the size. */
-  plan pl = {.ctx = ctx, .dry = true};
+  plan pl = {.ctx = ctx, .fn = r->fn, .dry = true};
   uint64_t W = window_elems(ctx);
   for (;;) {
     pl.nfake = 0;
@@ -414,7 +413,7 @@ wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
                             "%zu] (outer, axis, inner) do not fit the "
                             "device's storage binding limit (%" PRIu64
                             " bytes)",
-                            FN, r->outer, r->len, r->inner,
+                            r->fn, r->outer, r->len, r->inner,
                             (uint64_t)wg_limits(ctx)->max_storage_binding_size);
     W /= 2;
   }

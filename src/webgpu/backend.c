@@ -1,9 +1,8 @@
 /* The WebGPU backend: device, memory, transfers, completions, and the
- * backend table; launches go through the engine (webgpu_engine.c). */
-#include "webgpu.h"
+ * backend table; launches go through the engine (webgpu/engine.c). */
+#include "wg.h"
 
 #include "gpu/gpu_errors.h"
-#include "kernels.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -525,11 +524,7 @@ static void wg_shutdown(wgc_context *ctx) {
     else
       d->orphan = true;
   }
-  for (size_t i = 0; i < st->pipe_count; i++) {
-    gpu_pipeline_release(st->pipes[i].id);
-    free(st->pipes[i].key);
-  }
-  free(st->pipes);
+  wg_pipelines_release(st);
   if (st->arena)
     gpu_buffer_release(st->arena);
   free(st->arena_host);

@@ -29,7 +29,7 @@
  * call runs. Tap ranges after the first add to the output (the first writes
  * it; the adding form is a separate pipeline); the last adds the bias. The
  * whole plan is checked before anything is enqueued. */
-#include "webgpu.h"
+#include "wg.h"
 
 #include <stdio.h>
 
@@ -48,8 +48,6 @@ typedef struct conv_params {
   uint32_t dcofs, ss0, rr0, nrr;
   uint32_t nss, pad0, pad1, pad2;
 } conv_params;
-
-static const char *FN = "wgc_conv2d";
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
@@ -298,7 +296,7 @@ static wgc_status walk(wgc_context *ctx, const wgc_conv2d_args *a,
                      .params = &p,
                      .params_size = sizeof p,
                      .groups = groups};
-      wgc_status s = wg_launch_run(ctx, FN, &l);
+      wgc_status s = wg_launch_run(ctx, a->fn, &l);
       if (s != WGC_OK)
         return s;
     }
@@ -380,7 +378,7 @@ wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
     return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
                     "%s: padding, stride or dilation too large for the "
                     "WebGPU kernel (coordinates beyond 2^30)",
-                    FN);
+                    a->fn);
 
   conv_geo G = {.n = d->n,
                 .c = d->c,
@@ -441,7 +439,7 @@ wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
       return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
                       "%s: operand windows of %llu, %llu and %llu bytes "
                       "exceed the device's storage binding limit",
-                      FN, (unsigned long long)bad[0].bytes,
+                      a->fn, (unsigned long long)bad[0].bytes,
                       (unsigned long long)bad[1].bytes,
                       (unsigned long long)bad[3].bytes);
   return walk(ctx, a, &G, ext, true, NULL);

@@ -9,7 +9,7 @@
  * NaN rows through the max and exp. Only tiny binding limits reach this
  * (4 KiB bindings: head_dim from about 1000), so its launch count does not
  * matter. */
-#include "webgpu.h"
+#include "wg.h"
 
 /* Keys j < visible(i) are seen by query row i: every mask keeps a prefix. */
 static uint64_t visible(const wgc_attention_desc *d, uint64_t i) {
@@ -27,9 +27,9 @@ static uint64_t visible(const wgc_attention_desc *d, uint64_t i) {
 }
 
 /* c (1 x n, contiguous) := alpha * a (1 x k) b (k x n; strides rs, cs). */
-static wgc_status row_gemm(wgc_context *ctx, uint64_t n, uint64_t k,
-                           float alpha, wgc_ref a, wgc_ref b, size_t rs_b,
-                           size_t cs_b, wgc_ref c) {
+static wgc_status row_gemm(wgc_context *ctx, const char *fn, uint64_t n,
+                           uint64_t k, float alpha, wgc_ref a, wgc_ref b,
+                           size_t rs_b, size_t cs_b, wgc_ref c) {
   wgc_gemm_args g = {.m = 1,
                      .n = n,
                      .k = k,
@@ -44,13 +44,14 @@ static wgc_status row_gemm(wgc_context *ctx, uint64_t n, uint64_t k,
                      .rs_b = rs_b,
                      .cs_b = cs_b,
                      .rs_c = n,
-                     .cs_c = 1};
+                     .cs_c = 1,
+                     .fn = fn};
   return wg_gemm(ctx, &g);
 }
 
 /* x[i] := x[i] op y[0] for n elements. */
-static wgc_status row_scalar(wgc_context *ctx, wgc_binary_op op, wgc_ref x,
-                             wgc_ref y, uint64_t n) {
+static wgc_status row_scalar(wgc_context *ctx, const char *fn, wgc_binary_op op,
+                             wgc_ref x, wgc_ref y, uint64_t n) {
   wgc_binary_args b = {.op = op,
                        .rank = 1,
                        .count = n,
@@ -59,14 +60,20 @@ static wgc_status row_scalar(wgc_context *ctx, wgc_binary_op op, wgc_ref x,
                        .stride_b = {0},
                        .a = x,
                        .b = y,
-                       .out = x};
+                       .out = x,
+                       .fn = fn};
   return wg_binary(ctx, &b);
 }
 
-static wgc_status row_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ref x,
-                             uint64_t n, wgc_ref out) {
-  wgc_reduce_args r = {
-      .op = op, .outer = 1, .len = n, .inner = 1, .input = x, .output = out};
+static wgc_status row_reduce(wgc_context *ctx, const char *fn, wgc_reduce_op op,
+                             wgc_ref x, uint64_t n, wgc_ref out) {
+  wgc_reduce_args r = {.op = op,
+                       .outer = 1,
+                       .len = n,
+                       .inner = 1,
+                       .input = x,
+                       .output = out,
+                       .fn = fn};
   return wg_reduce(ctx, &r);
 }
 
@@ -76,10 +83,9 @@ wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a) {
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
   uint64_t group = d->heads / d->heads_kv;
   wgc_ref s = {0}, stat = {0};
-  wgc_status st =
-      wg_scratch(ctx, "wgc_attention", 4 * (seq_kv ? seq_kv : 1), &s);
+  wgc_status st = wg_scratch(ctx, a->fn, 4 * (seq_kv ? seq_kv : 1), &s);
   if (st == WGC_OK) /* the row's max, then its sum */
-    st = wg_scratch(ctx, "wgc_attention", 8, &stat);
+    st = wg_scratch(ctx, a->fn, 8, &stat);
   wgc_ref mx = stat, sum = wg_advance(stat, 1);
   for (uint64_t bh = 0; bh < bh_total && st == WGC_OK; bh++) {
     uint64_t kvh = bh / d->heads * d->heads_kv + bh % d->heads / group;
@@ -90,25 +96,25 @@ wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a) {
       wgc_ref o = wg_advance(a->o, (bh * seq_q + i) * hd);
       uint64_t n = visible(d, i);
       if (n == 0) { /* k == 0: o := 0 */
-        st = row_gemm(ctx, hd, 0, 1.0f, o, o, hd, 1, o);
+        st = row_gemm(ctx, a->fn, hd, 0, 1.0f, o, o, hd, 1, o);
         continue;
       }
-      st = row_gemm(ctx, n, hd, d->scale, q, k, 1, hd, s);
+      st = row_gemm(ctx, a->fn, n, hd, d->scale, q, k, 1, hd, s);
       if (st == WGC_OK)
-        st = row_reduce(ctx, WGC_REDUCE_MAX, s, n, mx);
+        st = row_reduce(ctx, a->fn, WGC_REDUCE_MAX, s, n, mx);
       if (st == WGC_OK)
-        st = row_scalar(ctx, WGC_BINARY_SUB, s, mx, n);
+        st = row_scalar(ctx, a->fn, WGC_BINARY_SUB, s, mx, n);
       if (st == WGC_OK) {
         wgc_unary_args u = {
-            .op = WGC_UNARY_EXP, .n = n, .input = s, .output = s};
+            .op = WGC_UNARY_EXP, .n = n, .input = s, .output = s, .fn = a->fn};
         st = wg_unary(ctx, &u);
       }
       if (st == WGC_OK)
-        st = row_reduce(ctx, WGC_REDUCE_SUM, s, n, sum);
+        st = row_reduce(ctx, a->fn, WGC_REDUCE_SUM, s, n, sum);
       if (st == WGC_OK)
-        st = row_gemm(ctx, hd, n, 1.0f, s, v, hd, 1, o);
+        st = row_gemm(ctx, a->fn, hd, n, 1.0f, s, v, hd, 1, o);
       if (st == WGC_OK)
-        st = row_scalar(ctx, WGC_BINARY_DIV, o, sum, hd);
+        st = row_scalar(ctx, a->fn, WGC_BINARY_DIV, o, sum, hd);
     }
   }
   return st;

@@ -1,10 +1,10 @@
-/* Private interface of the CPU reference backend (backend_cpu.c and the
- * cpu_*.c operation files). */
-#ifndef WGC_CPU_OPS_H
-#define WGC_CPU_OPS_H
+/* Private interface of the CPU reference backend (backend.c and one file
+ * per op family in this folder). */
+#ifndef WGC_CPU_H
+#define WGC_CPU_H
 
-#include "cpu/pool.h"
 #include "internal.h"
+#include "pool.h"
 
 struct cpu_queue;
 
@@ -42,4 +42,4 @@ wgc_status cpu_reduce(wgc_context *ctx, const wgc_reduce_args *r);
 wgc_status cpu_unary(wgc_context *ctx, const wgc_unary_args *u);
 wgc_status cpu_binary(wgc_context *ctx, const wgc_binary_args *b);
 
-#endif /* WGC_CPU_OPS_H */
+#endif /* WGC_CPU_H */

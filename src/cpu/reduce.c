@@ -3,7 +3,7 @@
  * NaN as numpy does. The work is cut into lines: one output (inner == 1,
  * a contiguous run of len) or up to CHUNK adjacent outputs (inner > 1,
  * accumulated row by row so the reads stay contiguous). */
-#include "cpu_ops.h"
+#include "cpu.h"
 
 #define CHUNK 256       /* outputs accumulated side by side */
 #define TASK_WORK 65536 /* input elements per task, roughly */

@@ -1,9 +1,7 @@
-/* conv2d and attention entry points: desc checks, footprints, dispatch. */
+/* conv2d entry points: desc defaults and checks, footprints, dispatch. */
 #include "internal.h"
 
 #include "validate.h"
-
-#include <math.h>
 
 /* Applies defaults and checks d; ctx may be NULL (errors go to the thread
  * slot). On success fills the defaulted desc and the output size. */
@@ -63,44 +61,12 @@ wgc_status wgc_conv2d_output_size(const wgc_conv2d_desc *d, size_t *p,
   return conv_desc(NULL, "wgc_conv2d_output_size", d, &full, p, q);
 }
 
-/* Element count of a product of sizes, or fails on overflow. */
-static bool product(const size_t *dims, size_t count, size_t *out) {
-  size_t acc = 1;
-  for (size_t i = 0; i < count; i++)
-    if (!wgc_mul_ok(acc, dims[i], &acc))
-      return false;
-  *out = acc;
-  return true;
-}
-
-static wgc_status check_all(wgc_context *ctx, const char *fn, wgc_operand *ops,
-                            size_t count) {
-  for (size_t i = 0; i < count; i++) {
-    wgc_status s = wgc_check_operand(ctx, fn, &ops[i]);
-    if (s != WGC_OK)
-      return s;
-  }
-  /* ops[count-1] is the output. */
-  for (size_t i = 0; i + 1 < count; i++) {
-    wgc_status s =
-        wgc_check_no_overlap(ctx, fn, &ops[count - 1], &ops[i], false);
-    if (s != WGC_OK)
-      return s;
-  }
-  return WGC_OK;
-}
-
-static wgc_operand operand(const char *param, wgc_ptr addr, size_t elems) {
-  return (wgc_operand){
-      .param = param, .addr = addr, .bytes = 4 * (uint64_t)elems, .repeat = 1};
-}
-
 wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d, wgc_ptr input,
                       wgc_ptr filter, wgc_ptr bias, wgc_ptr output) {
   const char *fn = "wgc_conv2d";
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  wgc_conv2d_args a = {0};
+  wgc_conv2d_args a = {.fn = fn};
   wgc_status s = conv_desc(ctx, fn, d, &a.d, &a.p, &a.q);
   if (s != WGC_OK)
     return s;
@@ -109,8 +75,8 @@ wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d, wgc_ptr input,
   size_t in_dims[] = {c->n, c->c, c->h, c->w};
   size_t f_dims[] = {c->k, c->c / c->groups, c->r, c->s};
   size_t out_dims[] = {c->n, c->k, a.p, a.q};
-  if (!product(in_dims, 4, &in_n) || !product(f_dims, 4, &f_n) ||
-      !product(out_dims, 4, &out_n) || in_n > SIZE_MAX / 4 ||
+  if (!wgc_product(in_dims, 4, &in_n) || !wgc_product(f_dims, 4, &f_n) ||
+      !wgc_product(out_dims, 4, &out_n) || in_n > SIZE_MAX / 4 ||
       f_n > SIZE_MAX / 4 || out_n > SIZE_MAX / 4)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d describes tensors too large to address", fn);
@@ -118,12 +84,12 @@ wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d, wgc_ptr input,
     return WGC_OK;
   wgc_operand ops[4];
   size_t count = 0;
-  ops[count++] = operand("input", input, in_n);
-  ops[count++] = operand("filter", filter, f_n);
+  ops[count++] = wgc_flat_operand("input", input, in_n);
+  ops[count++] = wgc_flat_operand("filter", filter, f_n);
   if (bias)
-    ops[count++] = operand("bias", bias, c->k);
-  ops[count++] = operand("output", output, out_n);
-  s = check_all(ctx, fn, ops, count);
+    ops[count++] = wgc_flat_operand("bias", bias, c->k);
+  ops[count++] = wgc_flat_operand("output", output, out_n);
+  s = wgc_check_all(ctx, fn, ops, count);
   if (s != WGC_OK)
     return s;
   a.input = ops[0].ref;
@@ -133,48 +99,4 @@ wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d, wgc_ptr input,
     a.bias = ops[2].ref;
   a.output = ops[count - 1].ref;
   return ctx->be->conv2d(ctx, &a);
-}
-
-wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
-                         wgc_ptr q, wgc_ptr k, wgc_ptr v, wgc_ptr o) {
-  const char *fn = "wgc_attention";
-  if (!ctx)
-    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  if (!d)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: d is NULL", fn);
-  wgc_attention_args a = {.d = *d};
-  wgc_attention_desc *ad = &a.d;
-  if (!ad->heads_kv)
-    ad->heads_kv = ad->heads;
-  if (ad->heads_kv && ad->heads % ad->heads_kv)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: d->heads %zu is not a multiple of d->heads_kv %zu", fn,
-                    ad->heads, ad->heads_kv);
-  if (!(isfinite(ad->scale) && ad->scale > 0))
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: d->scale %g must be finite and > 0", fn,
-                    (double)ad->scale);
-  if ((unsigned)ad->causal > WGC_CAUSAL_BOTTOM_RIGHT)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: d->causal %d is not a wgc_causal", fn,
-                    (int)ad->causal);
-  size_t qn, kvn;
-  size_t q_dims[] = {ad->batch, ad->heads, ad->seq_q, ad->head_dim};
-  size_t kv_dims[] = {ad->batch, ad->heads_kv, ad->seq_kv, ad->head_dim};
-  if (!product(q_dims, 4, &qn) || !product(kv_dims, 4, &kvn) ||
-      qn > SIZE_MAX / 4 || kvn > SIZE_MAX / 4)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: d describes tensors too large to address", fn);
-  if (qn == 0)
-    return WGC_OK;
-  wgc_operand ops[4] = {operand("q", q, qn), operand("k", k, kvn),
-                        operand("v", v, kvn), operand("o", o, qn)};
-  wgc_status s = check_all(ctx, fn, ops, 4);
-  if (s != WGC_OK)
-    return s;
-  a.q = ops[0].ref;
-  a.k = ops[1].ref;
-  a.v = ops[2].ref;
-  a.o = ops[3].ref;
-  return ctx->be->attention(ctx, &a);
 }

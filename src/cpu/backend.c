@@ -1,8 +1,8 @@
 /* The CPU reference backend: host memory, a thread pool for the operations
- * (cpu_*.c), and work issued as values (cpu/work.h) that cpu/defer.h runs
+ * (<family>.c), and work issued as values (work.h) that defer.h runs
  * inside the call natively, or in slices between events in the browser. */
-#include "cpu/defer.h"
-#include "cpu_ops.h"
+#include "cpu.h"
+#include "defer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
