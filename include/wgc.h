@@ -333,7 +333,9 @@ typedef struct wgc_attention_desc {
  * the row NaN; a -inf score gives weight 0, and a row whose visible scores
  * are all -inf is NaN; a NaN or infinity in V reaches every row that gives
  * its key a non-zero weight. Keys hidden by the causal mask contribute
- * nothing. */
+ * nothing. The WebGPU kernels sum unnormalised weights times V in f32 before
+ * dividing, so values whose magnitude times the visible keys exceeds
+ * FLT_MAX may give +-inf where the exact mean is finite. */
 WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
                                  wgc_ptr q, wgc_ptr k, wgc_ptr v, wgc_ptr o);
 
