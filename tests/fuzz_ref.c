@@ -64,7 +64,9 @@ void fzr_gemm(const fz_step *s, size_t lda, size_t ldb, size_t ldc, size_t stra,
         double scale = (double)s->k * fin(alpha) * ma * mb;
         size_t o = (bi * s->m + i) * s->n + j;
         w.v[o] = r;
-        w.tol[o] = 1e-5 * scale + 1e-6 * cm + FZ_FLUSH_ALLOW;
+        /* Each product, and beta*c, may be flushed where subnormal. */
+        w.tol[o] = 1e-5 * scale + 1e-6 * cm +
+                   FZ_FLUSH_ALLOW * (1 + (double)s->k * fin(alpha) + fin(beta));
         w.len[o] = scale > FZ_OVERFLOW || cm > FZ_OVERFLOW;
       }
   }

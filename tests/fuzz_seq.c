@@ -6,6 +6,7 @@
 
 #include "ops_ref.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +272,18 @@ static void late_done(wgc_status st, void *user) {
   l->fired_late++;
 }
 
+/* got is want negated twice: the same bits, a zero where want is
+ * subnormal and the adapter flushes subnormals, or a NaN where want is one
+ * (an adapter may quiet a signalling NaN). */
+static bool same_or_flushed(const float *want, const float *got, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (memcmp(&want[i], &got[i], 4) &&
+        !(fpclassify(want[i]) == FP_SUBNORMAL && got[i] == 0.0f) &&
+        !(isnan(want[i]) && isnan(got[i])))
+      return false;
+  return true;
+}
+
 static void first_done(wgc_status st, void *user) {
   life *l = user;
   l->fired_first++;
@@ -346,7 +359,7 @@ static bool lifecycle(const fz_env *e, fz_rng *r, char *msg, size_t size) {
                fz_backend[b], l->fired_first, wgc_status_name(l->st_first),
                l->fired_second, wgc_status_name(l->st_second)),
           ok = false;
-    else if (memcmp(d1, src, n * 4) || memcmp(d2, src, n * 4))
+    else if (!same_or_flushed(src, d1, n) || !same_or_flushed(src, d2, n))
       snprintf(msg, size, "%s: a download around the destroy read wrong data",
                fz_backend[b]),
           ok = false;

@@ -535,7 +535,8 @@ static bool build_chain(fz_env *e, fz_pending *p, char *msg, size_t size) {
   memcpy(cur[0], fz_in(p, 0, X), n * 4);
   memcpy(cur[1], fz_in(p, 0, Z), n * 4);
   const float *y = fz_in(p, 0, Y);
-  int at = 0; /* 0: X holds the value, 1: Z */
+  int at = 0;                   /* 0: X holds the value, 1: Z */
+  double flush_slack = FLT_MIN; /* grows with each doubling */
   int opnd[2] = {X, Z};
   bool ok = true;
   for (size_t step = 0; step < s->k && ok; step++) {
@@ -598,6 +599,8 @@ static bool build_chain(fz_env *e, fz_pending *p, char *msg, size_t size) {
         v[i] = v[i] + v[i]; /* exact: doubling (to inf at worst) */
         break;
       }
+      if (what >= 6)
+        flush_slack *= 2;
     }
     if (what == 5)
       at = 1 - at;
@@ -606,12 +609,13 @@ static bool build_chain(fz_env *e, fz_pending *p, char *msg, size_t size) {
     fz_want_alloc(p, 2 * n);
     fz_map_contiguous(p, 0, X, n);
     fz_map_contiguous(p, n, Z, n);
-    /* One value for both references: flushing can only move a result by a
-     * subnormal amount here, which the FLT_MIN bound absorbs. */
+    /* One value for both references: an adapter that flushes subnormals
+     * (SwiftShader) may zero any intermediate below FLT_MIN, and each
+     * later doubling doubles what that moved. */
     for (int v = 0; v < 2; v++)
       for (size_t i = 0; i < 2 * n; i++) {
         p->w[v].v[i] = cur[i / n][i % n];
-        p->w[v].tol[i] = FLT_MIN;
+        p->w[v].tol[i] = flush_slack;
       }
   }
   free(cur[0]);
