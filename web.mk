@@ -2,7 +2,8 @@
 # native library, compiled to wasm32-wasi with clang + lld + wasi-libc, with
 # the GPU layer over navigator.gpu (src/gpu/gpu_browser.c + web/gpu.js), the
 # serial CPU pool (no threads in wasm) and the JS glue in src/browser/.
-#   make wasm          build/web/{wgc.wasm, wgc.js, gpu.js, wgc.d.ts, demo}
+#   make wasm          build/web/{wgc.wasm, wgc.js, gpu.js, wgc.d.ts, demo,
+#                      ops.js, ops.d.ts}
 #   make serve         serve build/web on 127.0.0.1 (PORT=8080)
 #   make test-browser  the browser tests in headless Chromium
 # Toolchain: tools/bootstrap.sh browser (clang, lld, wasi-libc, and the
@@ -48,7 +49,18 @@ $(B)/web/.copied: $(WEB_FILES)
 	cp $(WEB_FILES) $(B)/web/
 	@touch $@
 
-wasm: $(B)/web/wgc.wasm $(B)/web/.copied
+# The op constants that wgc.js and wgc.d.ts re-export, generated from
+# wgc.h's op lists by a host program (as tools/embed.c for the kernels).
+$(B)/jsops: tools/jsops.c include/wgc.h
+	@mkdir -p $(@D)
+	$(CC) -O1 -Wall -Wextra -Werror -std=c11 -Iinclude -o $@ $<
+
+$(B)/web/ops.js: $(B)/jsops
+	@mkdir -p $(@D)
+	$(B)/jsops $@ $(B)/web/ops.d.ts
+$(B)/web/ops.d.ts: $(B)/web/ops.js
+
+wasm: $(B)/web/wgc.wasm $(B)/web/.copied $(B)/web/ops.js $(B)/web/ops.d.ts
 
 # the demo at /, the browser tests at /tests/test.html
 serve: wasm

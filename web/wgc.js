@@ -17,12 +17,9 @@ export const POWER_DEFAULT = 0, POWER_LOW = 1, POWER_HIGH = 2;
 export const NO_TRANS = 0, TRANS = 1, CONJ_TRANS = 2;
 export const COL_MAJOR = 0, ROW_MAJOR = 1;
 export const CAUSAL_NONE = 0, CAUSAL_TOP_LEFT = 1, CAUSAL_BOTTOM_RIGHT = 2;
-export const REDUCE_SUM = 0, REDUCE_MAX = 1, REDUCE_MIN = 2, REDUCE_MEAN = 3;
-export const UNARY_RELU = 0, UNARY_SIGMOID = 1, UNARY_TANH = 2, UNARY_EXP = 3,
-  UNARY_LOG = 4, UNARY_SQRT = 5, UNARY_ABS = 6, UNARY_NEG = 7, UNARY_GELU = 8,
-  UNARY_SILU = 9;
-export const BINARY_ADD = 0, BINARY_SUB = 1, BINARY_MUL = 2, BINARY_DIV = 3,
-  BINARY_MAX = 4, BINARY_MIN = 5, BINARY_POW = 6;
+// The op constants (REDUCE_SUM, UNARY_RELU, BINARY_ADD, ...) are generated
+// from wgc.h's op lists at build time (tools/jsops.c), so they cannot drift.
+export * from './ops.js';
 
 // A failed call: status is the C status name ("INVALID_ARGUMENT"), message
 // the wgc_last_error text.

@@ -244,9 +244,11 @@ async function rejects(fn, status, cfn, words = []) {
 
 // ---- the main page ----------------------------------------------------------
 
-// wgc.js restates wgc.h's op enums; the wasm module exports wgc.h's lists
-// (src/browser/js_glue.c). A module of its own, with every import a stub:
-// only the two pure exports are called.
+// wgc.js re-exports the op constants that tools/jsops.c generates from
+// wgc.h's lists; the wasm module exports the lists as C compiled them
+// (src/browser/js_glue.c), so this checks the generator and the build. A
+// module of its own, with every import a stub: only the two pure exports
+// are called.
 async function opConstantsMatch() {
   const module = await WebAssembly.compileStreaming(fetch(new URL('../wgc.wasm', import.meta.url)));
   const imports = {};
