@@ -379,9 +379,10 @@ TEST(native_download_scaling) {
       t = many_downloads(ctx, src, x, LEN, 80000);
       large = t < large ? t : large;
     }
-    /* the slack absorbs what the sanitizers' allocator adds per live
-     * record; quadratic costs took 6 s for 20k and 80 s for 80k */
-    CHECK(large < 6 * small + 0.25,
+    /* Linear is 4x, quadratic 16x (the old code: 6 s for 20k, 80 s for
+     * 80k); 8x with a slack for the sanitizers' allocator leaves room for
+     * a shared, loaded machine. */
+    CHECK(large < 8 * small + 0.25,
           "80k downloads took %.3f s, 20k %.3f s (%.1fx for 4x)", large, small,
           large / small);
     printf("  20k downloads %.3f s, 80k %.3f s (%.2fx for 4x)\n", small, large,

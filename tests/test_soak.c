@@ -548,7 +548,6 @@ TEST(soak_outstanding_downloads) {
     if (!open_case(bi, "soak_outstanding_downloads"))
       continue;
     wgc_context *ctx = test_ctx(test_backends[bi]);
-    bool cpu = test_backends[bi] == WGC_BACKEND_CPU;
     long n = count(100000, 1000000);
     enum { LEN = 1000 };
     float v[LEN];
@@ -557,7 +556,7 @@ TEST(soak_outstanding_downloads) {
     wgc_ptr src = ctx ? dev_from(ctx, v, LEN) : 0;
     if (src) {
       /* The best of a few runs where they are cheap, against noise. */
-      int runs = cpu ? 3 : 1;
+      int runs = 3;
       double t_small = 1e9, t_half = 1e9, t_big = 1e9;
       bool ok = true;
       for (int r = 0; ok && r < runs; r++) {
@@ -573,7 +572,8 @@ TEST(soak_outstanding_downloads) {
         t_half = fmin(t_half, t);
       }
       double floor_s = 0.05; /* below this only scheduling noise shows */
-      if (ok && t_half > 3 * t_small + floor_s) {
+      /* Linear is 2x; the quadratic cost this guards against was 7x. */
+      if (ok && t_half > 5 * t_small + floor_s) {
         case_note(" (%ld: %.3f s, %ld: %.3f s)", n / 4, t_small, n / 2, t_half);
         CHECK(false, "%ld downloads took %.2fx the time of %ld", n / 2,
               t_half / t_small, n / 4);
@@ -588,8 +588,9 @@ TEST(soak_outstanding_downloads) {
         double ratio = t_big / fmax(t_small, 1e-6);
         case_note(" (%ld: %.3f s, %ld: %.3f s, ratio %.2f)", n / 4, t_small, n,
                   t_big, ratio);
-        /* Linear is 4. */
-        CHECK(t_big < 6 * t_small + floor_s,
+        /* Linear is 4x, quadratic 16x; 8x leaves room for a loaded
+         * machine. */
+        CHECK(t_big < 8 * t_small + floor_s,
               "%ld downloads took %.2fx the time of %ld", n, ratio, n / 4);
       }
       dev_free(ctx, src);
