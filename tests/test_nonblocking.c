@@ -278,7 +278,8 @@ TEST(native_poll_delivers_while_submitting) {
   fill_uniform(x, N, -1, 1, 9);
   wgc_ptr dx = dev_from(ctx, x, N);
   tally busy_t = {0}, dl_t = {0};
-  if (!busy_init(ctx, &w, 512) || !dx)
+  /* 1024: each GEMM must outlast FAST even on a fast CPU adapter */
+  if (!busy_init(ctx, &w, 1024) || !dx)
     goto out;
   double one = busy_seconds(ctx, &w);
   busy_queue(ctx, &w, &busy_t);

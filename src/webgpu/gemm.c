@@ -19,7 +19,7 @@
  *               memory BK (16) at a time; tiles 64x64, 32x32, 16x64, 64x16,
  *               chosen by padded work.
  *   gemm_regs   the same tiles without workgroup memory, each invocation
- *               reading its 4x4 block's rows and columns directly: faster
+ *               reading its 16x8 block's rows and columns directly: faster
  *               on CPU adapters, where barriers are costly.
  *   gemm_small  one invocation per output element: tiny, thin or short-k
  *               products, where tile padding would dominate.
