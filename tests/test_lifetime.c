@@ -69,7 +69,7 @@ static wgc_context *fresh_ctx(wgc_backend b) {
 /* Queues enough GEMM work that a download behind it is still pending when
  * the next calls run (on the CPU backend the work is done at once). */
 static void queue_work(wgc_context *ctx, wgc_ptr *a, wgc_ptr *c) {
-  enum { N = 384 };
+  enum { N = 768 };
   *a = dev_alloc(ctx, N * N * 4);
   *c = dev_alloc(ctx, N * N * 4);
   if (!*a || !*c)
