@@ -1080,9 +1080,13 @@ TEST(faults_deep_recursion) {
         double ratio = t_big / fmax(t_small, 1e-6);
         case_note(" (2500 links %.1f ms, 10000 links %.1f ms, ratio %.2f)",
                   1e3 * t_small, 1e3 * t_big, ratio);
-        /* Linear is 4, quadratic 16; 50 ms of slack for scheduling noise,
-         * which dominates while the links cost microseconds. */
-        CHECK(t_big < 8 * t_small + 0.05,
+        /* Linear is 4, quadratic 16; slack for scheduling noise, which
+         * dominates while the links cost microseconds. A WebGPU link also
+         * waits for the submission thread to wake, which on a loaded
+         * 2-core machine has cost 0.5 s over 10000 links; the front end's
+         * share of the cost is the CPU backend's, held to 50 ms. */
+        double slack = test_backends[bi] == WGC_BACKEND_CPU ? 0.05 : 0.25;
+        CHECK(t_big < 8 * t_small + slack,
               "10000 links took %.2fx the time of 2500", ratio);
       }
       case_end();
