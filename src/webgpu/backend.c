@@ -184,17 +184,13 @@ static wgc_status wg_alloc(wgc_context *ctx, size_t bytes, void **out) {
   if (!m)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "wgc_alloc: out of memory");
   m->size = bytes;
-  m->buffer = gpu_buffer_create(st->dev, bytes,
-                                GPU_USAGE_STORAGE | GPU_USAGE_COPY_SRC |
-                                    GPU_USAGE_COPY_DST);
-  if (!m->buffer) {
+  wgc_status s =
+      wg_buffer_new(ctx, "wgc_alloc", bytes,
+                    GPU_USAGE_STORAGE | GPU_USAGE_COPY_SRC | GPU_USAGE_COPY_DST,
+                    "device memory", &m->buffer);
+  if (s != WGC_OK) {
     free(m);
-    wgc_status s = wg_device_error(ctx, "wgc_alloc");
-    return s != WGC_OK ? s
-                       : wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                                  "wgc_alloc: the device cannot allocate %zu "
-                                  "bytes",
-                                  bytes);
+    return s;
   }
   *out = m;
   return WGC_OK;
@@ -331,16 +327,12 @@ static wgc_status slab_new(wgc_context *ctx, const char *fn, uint64_t size,
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   sl->st = st;
   sl->size = size;
-  sl->buf =
-      gpu_buffer_create(st->dev, size, GPU_USAGE_MAP_READ | GPU_USAGE_COPY_DST);
-  if (!sl->buf) {
+  wgc_status s =
+      wg_buffer_new(ctx, fn, size, GPU_USAGE_MAP_READ | GPU_USAGE_COPY_DST,
+                    "staging memory", &sl->buf);
+  if (s != WGC_OK) {
     free(sl);
-    wgc_status s = wg_device_error(ctx, fn);
-    return s != WGC_OK ? s
-                       : wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                                  "%s: cannot allocate %" PRIu64
-                                  " bytes of staging memory",
-                                  fn, size);
+    return s;
   }
   sl->next = st->slabs;
   if (st->slabs)

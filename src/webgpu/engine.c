@@ -57,6 +57,18 @@ gpu_id wg_encoder(wg_state *st) {
   return st->enc;
 }
 
+wgc_status wg_buffer_new(wgc_context *ctx, const char *fn, uint64_t size,
+                         unsigned usage, const char *what, gpu_id *out) {
+  *out = gpu_buffer_create(state(ctx)->dev, size, usage);
+  if (*out)
+    return WGC_OK;
+  wgc_status s = wg_device_error(ctx, fn);
+  return s != WGC_OK ? s
+                     : wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                                "%s: cannot allocate %" PRIu64 " bytes of %s",
+                                fn, size, what);
+}
+
 wgc_status wg_scratch(wgc_context *ctx, const char *fn, uint64_t bytes,
                       wgc_ref *out) {
   wg_state *st = state(ctx);
@@ -72,17 +84,13 @@ wgc_status wg_scratch(wgc_context *ctx, const char *fn, uint64_t bytes,
   if (!m)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   m->size = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
-  m->buffer = gpu_buffer_create(st->dev, m->size,
-                                GPU_USAGE_STORAGE | GPU_USAGE_COPY_SRC |
-                                    GPU_USAGE_COPY_DST);
-  if (!m->buffer) {
+  wgc_status s =
+      wg_buffer_new(ctx, fn, m->size,
+                    GPU_USAGE_STORAGE | GPU_USAGE_COPY_SRC | GPU_USAGE_COPY_DST,
+                    "scratch memory", &m->buffer);
+  if (s != WGC_OK) {
     free(m);
-    wgc_status s = wg_device_error(ctx, fn);
-    return s != WGC_OK ? s
-                       : wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                                  "%s: cannot allocate %" PRIu64
-                                  " bytes of scratch memory",
-                                  fn, bytes);
+    return s;
   }
   st->scratch[st->scratch_count++] = m;
   *out = (wgc_ref){.mem = m, .offset = 0};

@@ -108,6 +108,10 @@ gpu_id wg_encoder(wg_state *st);
 /* A device error reported since the last call, as a status and message on
  * ctx naming fn; WGC_OK when none. */
 wgc_status wg_device_error(wgc_context *ctx, const char *fn);
+/* A buffer of size bytes with usage (gpu_usage bits); on failure the
+ * device's own error, or out of memory naming what it was for. */
+wgc_status wg_buffer_new(wgc_context *ctx, const char *fn, uint64_t size,
+                         unsigned usage, const char *what, gpu_id *out);
 
 /* Records one dispatch into the current batch (submitted at the next flush
  * point). fn names the public entry point for error messages. Operands
