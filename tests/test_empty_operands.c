@@ -9,14 +9,9 @@
  * batch, so their strides reach no element; C := beta*C. */
 TEST(empty_gemm_batched_k0) {
   for (int bi = 0; bi < 2; bi++) {
-    if (!case_begin("empty_gemm_batched_k0[%s]",
-                    backend_label(test_backends[bi])))
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "empty_gemm_batched_k0"))
       continue;
-    wgc_context *ctx = test_ctx(test_backends[bi]);
-    if (!ctx) {
-      case_end();
-      continue;
-    }
     enum { BATCH = 5, M = 2, N = 3 };
     float c0[BATCH * M * N], got[BATCH * M * N];
     fill_uniform(c0, BATCH * M * N, -1, 1, 7);

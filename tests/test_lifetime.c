@@ -272,14 +272,9 @@ static void chain_link(wgc_status s, void *user) {
 
 TEST(life_callback_chain) {
   for (int bi = 0; bi < 2; bi++) {
-    if (!case_begin("life_callback_chain[%s]",
-                    backend_label(test_backends[bi])))
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "life_callback_chain"))
       continue;
-    wgc_context *ctx = test_ctx(test_backends[bi]);
-    if (!ctx) {
-      case_end();
-      continue;
-    }
     /* Each WebGPU link waits for a work-done notice of the device. */
     int links = test_backends[bi] == WGC_BACKEND_CPU ? 10000 : 1000;
     chain c = {.ctx = ctx, .left = links};
