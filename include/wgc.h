@@ -289,6 +289,42 @@ WGC_API wgc_status wgc_gemm_batched(wgc_context *ctx, wgc_layout layout,
                                     float beta, wgc_ptr c, size_t ldc,
                                     size_t stride_c, size_t batch_count);
 
+/* The epilogue of a GEMM, applied in its own kernel (cuBLASLt-style):
+ * C := act(alpha*op(A)*op(B) + beta*C + bias). */
+typedef enum wgc_activation {
+  WGC_ACTIVATION_NONE,
+  WGC_ACTIVATION_RELU,
+  WGC_ACTIVATION_GELU,      /* exact, as WGC_UNARY_GELU */
+  WGC_ACTIVATION_GELU_TANH, /* tanh approximation, as WGC_UNARY_GELU_TANH */
+  WGC_ACTIVATION_SILU
+} wgc_activation;
+
+typedef enum wgc_bias_kind {
+  WGC_BIAS_PER_COLUMN, /* bias[n]: one per output column (a linear layer) */
+  WGC_BIAS_PER_ROW     /* bias[m]: one per output row */
+} wgc_bias_kind;
+
+typedef struct wgc_gemm_epilogue {
+  wgc_ptr bias; /* 0: none; shared by every batch */
+  wgc_bias_kind bias_kind;
+  wgc_activation activation;
+} wgc_gemm_epilogue;
+
+/* wgc_gemm and wgc_gemm_batched with an epilogue; ep NULL or all zero is
+ * the plain call. With k == 0 or alpha == 0 the epilogue still applies. */
+WGC_API wgc_status wgc_gemm_ex(wgc_context *ctx, wgc_layout layout,
+                               wgc_transpose ta, wgc_transpose tb, size_t m,
+                               size_t n, size_t k, float alpha, wgc_ptr a,
+                               size_t lda, wgc_ptr b, size_t ldb, float beta,
+                               wgc_ptr c, size_t ldc,
+                               const wgc_gemm_epilogue *ep);
+WGC_API wgc_status wgc_gemm_batched_ex(
+    wgc_context *ctx, wgc_layout layout, wgc_transpose ta, wgc_transpose tb,
+    size_t m, size_t n, size_t k, float alpha, wgc_ptr a, size_t lda,
+    size_t stride_a, wgc_ptr b, size_t ldb, size_t stride_b, float beta,
+    wgc_ptr c, size_t ldc, size_t stride_c, size_t batch_count,
+    const wgc_gemm_epilogue *ep);
+
 /* 2-D convolution (cross-correlation, as cuDNN and PyTorch), NCHW. */
 typedef struct wgc_conv2d_desc {
   size_t n, c, h, w;         /* input  [n, c, h, w] */
@@ -316,26 +352,45 @@ typedef enum wgc_causal {
   WGC_CAUSAL_BOTTOM_RIGHT /* query i sees keys j <= i + seq_kv - seq_q */
 } wgc_causal;
 
+/* Element strides of a 4-D attention operand over (batch, head, seq); the
+ * last dimension (head_dim) is contiguous. All three 0 means the contiguous
+ * [batch, heads, seq, dim] layout. */
+typedef struct wgc_attention_strides {
+  size_t batch, head, seq;
+} wgc_attention_strides;
+
 typedef struct wgc_attention_desc {
   size_t batch, heads, heads_kv; /* heads_kv 0 means heads; heads % heads_kv
                                     == 0 (GQA/MQA) */
   size_t seq_q, seq_kv, head_dim;
   float scale; /* finite and > 0, typically 1/sqrt(head_dim) */
   wgc_causal causal;
+  /* Fields below: all zero keeps the plain contiguous form above. */
+  size_t head_dim_v; /* V's and O's head size; 0 means head_dim */
+  float softcap;     /* 0: none; > 0: scores := softcap*tanh(scores/softcap) */
+  wgc_ptr mask; /* 0: none; else an additive float mask (ONNX attn_mask),
+                   element (b, h, i, j) at mask + 4*(b*mask_stride.batch +
+                   h*mask_stride.head + i*mask_stride.seq + j); a stride of 0
+                   broadcasts (all 0: one row of seq_kv shared by all) */
+  wgc_attention_strides mask_stride;
+  /* Layouts of Q, K, V and O (e.g. [batch, seq, heads, dim], packed QKV, a
+   * KV cache allocated for a longer sequence). */
+  wgc_attention_strides q_stride, k_stride, v_stride, o_stride;
 } wgc_attention_desc;
 
-/* O = softmax(scale * Q K^T + mask) V, max-subtracted. Q and O are
- * [batch, heads, seq_q, head_dim], K and V [batch, heads_kv, seq_kv,
- * head_dim], contiguous. Query head h reads key/value head
- * h / (heads / heads_kv). A row that sees no key (and seq_kv == 0) is
- * zeros. Special values as in the unfused formula: a NaN in the row's query,
- * in a key it sees or in its scores, or a +inf score (exp(inf - inf)), makes
- * the row NaN; a -inf score gives weight 0, and a row whose visible scores
- * are all -inf is NaN; a NaN or infinity in V reaches every row that gives
- * its key a non-zero weight. Keys hidden by the causal mask contribute
- * nothing. The WebGPU kernels sum unnormalised weights times V in f32 before
- * dividing, so values whose magnitude times the visible keys exceeds
- * FLT_MAX may give +-inf where the exact mean is finite. */
+/* O = softmax(softcap(scale * Q K^T) + mask) V, max-subtracted. Q and O are
+ * [batch, heads, seq_q, head_dim(_v)], K and V [batch, heads_kv, seq_kv,
+ * head_dim(_v)], contiguous unless strides are given. Query head h reads
+ * key/value head h / (heads / heads_kv). A row that sees no key (and
+ * seq_kv == 0) is zeros. Special values as in the unfused formula: a NaN in
+ * the row's query, in a key it sees or in its scores, or a +inf score
+ * (exp(inf - inf)), makes the row NaN; a -inf score gives weight 0, and a
+ * row whose visible scores are all -inf is NaN; a NaN or infinity in V
+ * reaches every row that gives its key a non-zero weight. Keys hidden by the
+ * causal mask contribute nothing. The WebGPU kernels sum unnormalised
+ * weights times V in f32 before dividing, so values whose magnitude times
+ * the visible keys exceeds FLT_MAX may give +-inf where the exact mean is
+ * finite. */
 WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
                                  wgc_ptr q, wgc_ptr k, wgc_ptr v, wgc_ptr o);
 
@@ -360,6 +415,21 @@ typedef enum wgc_reduce_op {
 WGC_API wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
                               wgc_ptr output, const size_t *shape, size_t rank,
                               size_t axis);
+/* As wgc_reduce over the naxes (1..rank) distinct axes listed in axes, in
+ * any order; the output is the shape without them, contiguous. */
+WGC_API wgc_status wgc_reduce_axes(wgc_context *ctx, wgc_reduce_op op,
+                                   wgc_ptr input, wgc_ptr output,
+                                   const size_t *shape, size_t rank,
+                                   const size_t *axes, size_t naxes);
+/* The int32 index of the largest (smallest) element along axis, as ONNX
+ * ArgMax/ArgMin with select_last_index = 0: the first index on ties; a NaN
+ * counts as larger (smaller) than every number, so the first NaN wins, as
+ * numpy. output is int32, the shape without axis; an axis of length 0 is
+ * WGC_ERR_INVALID_ARGUMENT. */
+WGC_API wgc_status wgc_argmax(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
+                              const size_t *shape, size_t rank, size_t axis);
+WGC_API wgc_status wgc_argmin(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
+                              const size_t *shape, size_t rank, size_t axis);
 
 /* X(NAME, name): the unary ops in enum order (see WGC_REDUCE_OPS). */
 #define WGC_UNARY_OPS(X)                                                       \
@@ -409,6 +479,13 @@ enum {
 /* output[i] = op(input[i]) for n elements; output == input is allowed. */
 WGC_API wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
                              wgc_ptr output, size_t n);
+/* As wgc_unary for the ops that take parameters (ONNX attributes), which
+ * wgc_unary runs with ONNX's defaults: LEAKY_RELU alpha (0.01), ELU alpha
+ * (1), HARD_SIGMOID alpha and beta (0.2, 0.5), CLIP min = alpha and max =
+ * beta (-inf, +inf); other ops ignore alpha and beta. */
+WGC_API wgc_status wgc_unary_params(wgc_context *ctx, wgc_unary_op op,
+                                    float alpha, float beta, wgc_ptr input,
+                                    wgc_ptr output, size_t n);
 /* out[i] = op(a[i], b[i]); out may equal a or b exactly. */
 WGC_API wgc_status wgc_binary(wgc_context *ctx, wgc_binary_op op, wgc_ptr a,
                               wgc_ptr b, wgc_ptr out, size_t n);
@@ -420,6 +497,94 @@ WGC_API wgc_status wgc_binary_broadcast(wgc_context *ctx, wgc_binary_op op,
                                         size_t rank_a, wgc_ptr b,
                                         const size_t *shape_b, size_t rank_b,
                                         wgc_ptr out);
+
+/* out = cond ? a : b, elementwise (ONNX Where), with numpy broadcasting of
+ * the three shapes (rank 0..8); out has the broadcast shape, contiguous.
+ * cond is float: true when != 0 (NaN is true, as in C). out may equal an
+ * input whose shape is the broadcast shape. */
+WGC_API wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond,
+                             const size_t *shape_cond, size_t rank_cond,
+                             wgc_ptr a, const size_t *shape_a, size_t rank_a,
+                             wgc_ptr b, const size_t *shape_b, size_t rank_b,
+                             wgc_ptr out);
+
+/* ---- Normalization ------------------------------------------------------
+ * Tensors are contiguous row-major of shape[rank] (rank 1..8); the output
+ * has the input's shape and may equal the input (in place). */
+
+/* softmax along axis (ONNX Softmax, opset 13+): exp(x - max) / sum, the
+ * max subtracted first. A row holding +inf or NaN is NaN; all -inf is NaN. */
+WGC_API wgc_status wgc_softmax(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
+                               const size_t *shape, size_t rank, size_t axis);
+/* log(softmax) along axis (ONNX LogSoftmax): x - max - log(sum exp(x -
+ * max)), never log of a rounded-to-zero quotient. */
+WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
+                                   wgc_ptr output, const size_t *shape,
+                                   size_t rank, size_t axis);
+/* ONNX LayerNormalization: each group of the axes axis..rank-1 is
+ * normalised, (x - mean) / sqrt(var + epsilon) * scale + bias, the variance
+ * the biased one, mean and variance in two passes (or an equally stable
+ * form). scale and bias are contiguous of shape[axis..rank-1]; scale 0
+ * means ones, bias 0 zeros. epsilon finite and >= 0 (ONNX's default 1e-5). */
+WGC_API wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input,
+                                  wgc_ptr scale, wgc_ptr bias, wgc_ptr output,
+                                  const size_t *shape, size_t rank,
+                                  size_t axis, float epsilon);
+/* ONNX RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale over the axes
+ * axis..rank-1; scale as for wgc_layer_norm. */
+WGC_API wgc_status wgc_rms_norm(wgc_context *ctx, wgc_ptr input, wgc_ptr scale,
+                                wgc_ptr output, const size_t *shape,
+                                size_t rank, size_t axis, float epsilon);
+
+typedef enum wgc_rotary_layout {
+  WGC_ROTARY_BSHD, /* input [batch, seq, heads, head_dim] (ONNX 3-D form) */
+  WGC_ROTARY_BHSD  /* input [batch, heads, seq, head_dim] (ONNX 4-D form) */
+} wgc_rotary_layout;
+
+typedef struct wgc_rotary_desc {
+  size_t batch, seq, heads, head_dim;
+  size_t rotary_dim; /* even, <= head_dim; 0 means head_dim. Dimensions
+                        past it pass through unchanged */
+  int interleaved;   /* 0: pairs (x[i], x[i + rotary_dim/2]); else pairs
+                        (x[2i], x[2i+1]) */
+  wgc_rotary_layout layout;
+  size_t max_positions; /* rows of cos_cache and sin_cache */
+} wgc_rotary_desc;
+
+/* ONNX RotaryEmbedding (opset 23). cos_cache and sin_cache are
+ * [max_positions, rotary_dim/2]; position_ids holds int32 [batch, seq]
+ * rows of them. With position_ids 0 the caches are [batch, seq,
+ * rotary_dim/2] (max_positions ignored). A position id outside
+ * [0, max_positions) gives zeros for its rotated dimensions (an enqueued
+ * GPU op cannot report it) and is never read outside the caches. output may
+ * equal input. */
+WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
+                                        const wgc_rotary_desc *d,
+                                        wgc_ptr input, wgc_ptr position_ids,
+                                        wgc_ptr cos_cache, wgc_ptr sin_cache,
+                                        wgc_ptr output);
+
+/* ---- Data movement ------------------------------------------------------ */
+
+/* dst[i] = src[i] for every index i of shape[rank] (rank 0..8), element i at
+ * sum(i[d] * stride[d]) on each side: transpose, slice, concatenation into a
+ * destination, expand. A source stride of 0 broadcasts; destination strides
+ * must give every index its own element. Source and destination spans must
+ * not overlap. */
+WGC_API wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
+                                    const size_t *dst_strides, wgc_ptr src,
+                                    const size_t *src_strides,
+                                    const size_t *shape, size_t rank);
+/* ONNX Gather: output = data indexed along axis by the n_indices int32
+ * indices, shape shape[0..axis) + [n_indices] + shape(axis..rank),
+ * contiguous (indices of any shape are passed flattened). A negative index
+ * counts from the end; one outside [-shape[axis], shape[axis]) gives zeros
+ * on every backend (an enqueued GPU op cannot report it), never a read
+ * outside data. */
+WGC_API wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data,
+                              const size_t *shape, size_t rank, size_t axis,
+                              wgc_ptr indices, size_t n_indices,
+                              wgc_ptr output);
 
 /* ---- Introspection ----------------------------------------------------- */
 

@@ -33,8 +33,10 @@ export class WgcError extends Error {
 
 // ---- the wasm instance (one per page, shared by every context) ----
 const W = { exports: null, tokens: new Map(), lastToken: 0, scratch: 0 };
-// scratch layout: a desc or options, two shapes of up to 8 size_t, out-params
-const DESC = 0, SHAPES = [64, 96], OUT = 128, OUT2 = 136, SCRATCH_BYTES = 160;
+// scratch layout: a desc or options, four shapes (or stride and axis lists)
+// of up to 8 size_t, out-params
+const DESC = 0, DESC_BYTES = 256, SHAPES = [256, 288, 320, 352], OUT = 384, OUT2 = 392,
+  SCRATCH_BYTES = 400;
 let loading = null;
 
 const u8 = () => new Uint8Array(W.exports.memory.buffer);
@@ -207,7 +209,7 @@ function writeDesc(fn, kind, d) {
   const what = kind === 'options' ? 'opt' : 'd';
   if (typeof d !== 'object') throw invalid(fn, `${what} is not an object`);
   const at = W.scratch + DESC, view = dv();
-  u8().fill(0, at, at + SHAPES[0]);
+  u8().fill(0, at, at + DESC_BYTES);
   DESCS[kind].split(' ').forEach((field, i) => {
     const [name, type] = field.split(':');
     const v = CHECK[type](fn, `${what}->${name}`, d[name] ?? 0);

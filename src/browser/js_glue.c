@@ -35,8 +35,9 @@ _Static_assert(offsetof(wgc_attention_desc, batch) == 0 &&
                    offsetof(wgc_attention_desc, head_dim) == 20 &&
                    offsetof(wgc_attention_desc, scale) == 24 &&
                    offsetof(wgc_attention_desc, causal) == 28 &&
-                   sizeof(wgc_attention_desc) == 32,
-               "wgc.js writes wgc_attention_desc as 8 words");
+                   sizeof(wgc_attention_desc) <= 256,
+               "wgc.js writes wgc_attention_desc's first 8 words (the rest "
+               "zero) into a 256-byte area");
 
 static void created(wgc_status s, wgc_context *ctx, void *user) {
   js_created((uint32_t)(uintptr_t)user, (int)s, ctx);
