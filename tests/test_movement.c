@@ -5,6 +5,8 @@
 #include "harness.h"
 #include "util.h"
 
+#include "cpu/split.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -485,4 +487,85 @@ TEST(movement_gather_invalid) {
     dev_free(ctx, ix);
     case_end();
   }
+}
+
+/* ---- pieces of the browser build's CPU queue -------------------------------
+ */
+
+/* The pieces src/cpu/split.c cuts the three ops into, each a range of
+ * output elements, must give what the whole call gives, bit for bit. */
+static void split_matches(wgc_context *ctx, const cpu_work *w, float *out,
+                          size_t n, const char *what) {
+  static const double budgets[] = {1e12, 300, 50, 7, 1};
+  float *initial = falloc(n), *whole = falloc(n);
+  memcpy(initial, out, 4 * n);
+  CHECK_STATUS(cpu_work_run(ctx, w), WGC_OK);
+  memcpy(whole, out, 4 * n);
+  for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++) {
+    memcpy(out, initial, 4 * n);
+    cpu_split s;
+    CHECK_STATUS(cpu_split_plan(w, budgets[b], &s), WGC_OK);
+    for (size_t i = 0; i < s.pieces; i++)
+      CHECK_STATUS(cpu_split_run(ctx, w, &s, i), WGC_OK);
+    cpu_split_release(&s);
+    if (b == sizeof budgets / sizeof *budgets - 1)
+      CHECK(s.pieces > 100, "%s: %zu pieces at budget 1", what, s.pieces);
+    for (size_t i = 0; i < n; i++)
+      if (!same_bits(out[i], whole[i])) {
+        CHECK(false, "%s, budget %g (%zu pieces): [%zu] = %g, whole %g", what,
+              budgets[b], s.pieces, i, (double)out[i], (double)whole[i]);
+        break;
+      }
+  }
+  free(initial);
+  free(whole);
+}
+
+TEST(movement_cpu_split) {
+  if (!case_begin("movement cpu pieces"))
+    return;
+  wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
+  float *src = falloc(600), *dst = falloc(700), *idx = falloc(9);
+  fill_special(src, 600, 77);
+  fill_uniform(dst, 700, 5, 6, 78);
+  /* [3, 7, 20] transposed into [20, 3, 7] with gaps */
+  cpu_work w = {.kind = CPU_WORK_COPY_STRIDED,
+                .u.copy_strided = {.rank = 3,
+                                   .count = 420,
+                                   .shape = {3, 7, 20},
+                                   .stride_dst = {8, 1, 30},
+                                   .stride_src = {140, 20, 1},
+                                   .dst = {.mem = dst},
+                                   .src = {.mem = src},
+                                   .fn = "wgc_copy_strided"}};
+  split_matches(ctx, &w, dst, 700, "copy_strided");
+  static const int32_t k[9] = {0, -1, 5, 29, -30, 30, 7, -100, 12};
+  memcpy(idx, k, sizeof k);
+  w = (cpu_work){.kind = CPU_WORK_GATHER,
+                 .u.gather = {.outer = 2,
+                              .len = 30,
+                              .inner = 10,
+                              .n_indices = 9,
+                              .data = {.mem = src},
+                              .indices = {.mem = idx},
+                              .output = {.mem = dst},
+                              .fn = "wgc_gather"}};
+  split_matches(ctx, &w, dst, 700, "gather");
+  w = (cpu_work){.kind = CPU_WORK_WHERE,
+                 .u.where = {.rank = 2,
+                             .count = 400,
+                             .shape = {20, 20},
+                             .stride_cond = {20, 1},
+                             .stride_a = {0, 1},
+                             .stride_b = {1, 0},
+                             .cond = {.mem = src},
+                             .a = {.mem = src + 400},
+                             .b = {.mem = src + 500},
+                             .out = {.mem = dst},
+                             .fn = "wgc_where"}};
+  split_matches(ctx, &w, dst, 700, "where");
+  free(src);
+  free(dst);
+  free(idx);
+  case_end();
 }
