@@ -415,6 +415,7 @@ TEST(movement_copy_strided_invalid) {
                  sd_t[2] = {1, 3};
 #define CS(d_, sd_, s_, ss_, sh_, r_)                                          \
   wgc_copy_strided(ctx, d_, sd_, s_, ss_, sh_, r_)
+    CHECK_REJECTED(NULL, wgc_copy_strided(NULL, d, sd, s, ss, sh, 2), F, "ctx");
     CHECK_REJECTED(ctx, CS(d, sd, s, ss, sh, 9), F, "rank");
     CHECK_ERROR_VALUE(ctx, "9");
     CHECK_REJECTED(ctx, CS(d, sd, s, ss, NULL, 2), F, "shape");
@@ -462,6 +463,7 @@ TEST(movement_gather_invalid) {
     /* data [4,5] axis 0, 3 indices -> output [3,5] */
 #define G(d_, sh_, r_, ax_, i_, n_, o_)                                        \
   wgc_gather(ctx, d_, sh_, r_, ax_, i_, n_, o_)
+    CHECK_REJECTED(NULL, wgc_gather(NULL, d, sh, 2, 0, ix, 3, o), F, "ctx");
     CHECK_REJECTED(ctx, G(d, sh, 0, 0, ix, 3, o), F, "rank");
     CHECK_REJECTED(ctx, G(d, sh, 9, 0, ix, 3, o), F, "rank");
     CHECK_ERROR_VALUE(ctx, "9");

@@ -205,6 +205,8 @@ TEST(where_invalid) {
                  s24[2] = {2, 4}, s04[2] = {0, 4};
 #define WH(c_, sc_, rc_, a_, sa_, ra_, b_, sb_, rb_, o_)                       \
   wgc_where(ctx, c_, sc_, rc_, a_, sa_, ra_, b_, sb_, rb_, o_)
+    CHECK_REJECTED(NULL, wgc_where(NULL, c, s34, 2, a, s34, 2, b, s4, 1, y), F,
+                   "ctx");
     CHECK_REJECTED(ctx, WH(c, s34, 9, a, s34, 2, b, s4, 1, y), F, "rank_cond");
     CHECK_ERROR_VALUE(ctx, "9");
     CHECK_REJECTED(ctx, WH(c, s34, 2, a, s34, 9, b, s4, 1, y), F, "rank_a");
