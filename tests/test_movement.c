@@ -201,6 +201,23 @@ TEST(movement_copy_strided_empty) {
   }
 }
 
+/* Rank 0 needs no arrays: NULL shape and strides copy one element. */
+TEST(movement_copy_strided_rank0_null) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "copy_strided rank 0, NULL arrays"))
+      continue;
+    float h[4] = {1, 2, 3, 4}, want[4] = {1, 2, 3, 2};
+    wgc_ptr p = dev_from(ctx, h, 4);
+    if (p)
+      CHECK_OK(ctx,
+               wgc_copy_strided(ctx, at(p, 3), NULL, at(p, 1), NULL, NULL, 0));
+    CHECK_DEVICE_EQUALS(ctx, p, want, 4, "the allocation");
+    dev_free(ctx, p);
+    case_end();
+  }
+}
+
 /* Strides of millions of elements in a 148 MB allocation: offsets beyond
  * 2^24 floats, and a source span beyond a default 128 MiB binding, which
  * the WebGPU planner must split. */
