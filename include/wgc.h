@@ -55,6 +55,8 @@
  *   add, sub, mul, div, max, min, relu, abs, neg, sqrt: 2e-6*|want| + 1e-6
  *   exp, log, pow, tanh, sigmoid, gelu, silu:            1e-5*|want| + 1e-6
  *   reciprocal, leaky_relu, hard_sigmoid, clip:          2e-6*|want| + 1e-6
+ *     (hard_sigmoid rounds alpha*x + beta in float32 first, which adds up
+ *     to 1.2e-7*(|alpha*x| + |beta|) where the two cancel)
  *   gelu_tanh, erf, softplus, elu:                       1e-5*|want| + 1e-6
  *   sin, cos: 1e-5*|want| + 1e-6 for every finite x: the argument is
  *     reduced exactly, without the GPU's builtins (WGSL bounds those only
