@@ -78,7 +78,8 @@ typedef struct wgc_binary_args {
 
 typedef struct wgc_unary_args {
   wgc_unary_op op;
-  size_t n; /* > 0 */
+  float alpha, beta; /* the op's parameters (ONNX defaults from wgc_unary) */
+  size_t n;          /* > 0 */
   wgc_ref input, output;
   const char *fn; /* the public entry point, named in messages */
 } wgc_unary_args;
@@ -243,7 +244,7 @@ void wgc_pending_drop(wgc_context *ctx, wgc_pending *p);
 WGC_API void wgc_poll_all(void);
 
 /* Float helpers shared by the CPU backend and tests of it. */
-float wgc_unary_ref(wgc_unary_op op, float x);
+float wgc_unary_ref(wgc_unary_op op, float x, float alpha, float beta);
 float wgc_binary_ref(wgc_binary_op op, float a, float b);
 
 #endif /* WGC_INTERNAL_H */

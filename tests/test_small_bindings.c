@@ -635,9 +635,11 @@ TEST(small_bindings_reduce) {
 }
 
 TEST(small_bindings_unary) {
-  static const size_t ns[] = {1, 1025, 4099};
+  static const size_t ns[] = {1, 1025, 4099, 2053, 3001};
+  /* HARD_SIGMOID: its default parameters must reach every launch */
   static const wgc_unary_op ops[] = {WGC_UNARY_SILU, WGC_UNARY_LOG,
-                                     WGC_UNARY_NEG};
+                                     WGC_UNARY_NEG, WGC_UNARY_SIN,
+                                     WGC_UNARY_HARD_SIGMOID};
   for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
     op_case c = {.kind = OP_UNARY, .shape_a = {ns[i]}, .fn = (int)ops[i]};
     char name[64];

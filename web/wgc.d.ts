@@ -99,6 +99,9 @@ export interface Context {
   reduce(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
          axis: number): void;
   unary(op: UnaryOp, input: Ptr, output: Ptr, n: number): void;
+  /** wgc_unary_params: alpha and beta of LEAKY_RELU, ELU, HARD_SIGMOID, CLIP */
+  unaryParams(op: UnaryOp, alpha: number, beta: number, input: Ptr, output: Ptr,
+              n: number): void;
   binary(op: BinaryOp, a: Ptr, b: Ptr, out: Ptr, n: number): void;
   binaryBroadcast(op: BinaryOp, a: Ptr, shape_a: ArrayLike<number>, rank_a: number,
                   b: Ptr, shape_b: ArrayLike<number>, rank_b: number, out: Ptr): void;

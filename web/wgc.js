@@ -245,6 +245,7 @@ const SIGS = {
   attention: 'wgc_attention d:attn q:p k:p v:p o:p',
   reduce: 'wgc_reduce op:e input:p output:p shape:shape rank:z axis:z',
   unary: 'wgc_unary op:e input:p output:p n:z',
+  unaryParams: 'wgc_unary_params op:e alpha:f beta:f input:p output:p n:z',
   binary: 'wgc_binary op:e a:p b:p out:p n:z',
   binaryBroadcast: 'wgc_binary_broadcast op:e a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
   where: 'wgc_where cond:p shape_cond:shape rank_cond:z a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',

@@ -175,7 +175,39 @@ async function unaryCase(name) {
     ctx.unary(op, x, o, X.length);
     return ctx.download(o, X.length);
   });
-  compare(g, c, ['RELU', 'ABS', 'NEG', 'SQRT'].includes(name) ? tight : loose);
+  const exact = ['RELU', 'ABS', 'NEG', 'SQRT', 'RECIPROCAL', 'FLOOR', 'CEIL', 'ROUND',
+    'LEAKY_RELU', 'HARD_SIGMOID', 'CLIP'];
+  compare(g, c, exact.includes(name) ? tight : loose);
+}
+
+// The parameterised ops against their float64 formulas (wgc.h), on both
+// contexts: alpha and beta as the float32 values C receives.
+function unaryParamsRef(name, x, a, b) {
+  switch (name) {
+    case 'LEAKY_RELU': return x < 0 ? a * x : x;
+    case 'ELU': return x < 0 ? a * Math.expm1(x) : x;
+    case 'HARD_SIGMOID': {
+      const y = a * x + b;
+      return Number.isNaN(y) ? y : Math.min(1, Math.max(0, y));
+    }
+    case 'CLIP': // numpy.clip: NaN anywhere wins, min > max gives max
+      return [x, a, b].some(Number.isNaN) ? NaN : Math.min(Math.max(x, a), b);
+  }
+  throw new Error(`no reference for ${name}`);
+}
+
+async function unaryParamsCase(name, alpha, beta) {
+  const X = Float32Array.from([...SPECIAL, Infinity, -Infinity, ...randoms(500, -6, 6)]);
+  const a = Math.fround(alpha), b = Math.fround(beta);
+  const want = Float64Array.from(X, (x) => unaryParamsRef(name, x, a, b));
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * X.length);
+    ctx.unaryParams(W[`UNARY_${name}`], alpha, beta, x, o, X.length);
+    return ctx.download(o, X.length);
+  });
+  const bound = name === 'ELU' ? loose : tight;
+  compare(g, want, bound, 'webgpu vs float64: ');
+  compare(c, want, bound, 'cpu vs float64: ');
 }
 
 async function binaryCase(name) {
@@ -446,6 +478,11 @@ async function mainPage() {
 
   // element-wise
   for (const name of UNARY) await test(`unary(${name.toLowerCase()})`, () => unaryCase(name));
+  for (const [name, alpha, beta] of [['LEAKY_RELU', 0.2, 0], ['ELU', 0.5, 0],
+    ['HARD_SIGMOID', 1 / 6, 0.5], ['CLIP', 0, 6], ['CLIP', 2, -2], ['CLIP', NaN, 1],
+    ['LEAKY_RELU', NaN, 0]])
+    await test(`unaryParams(${name.toLowerCase()},${alpha},${beta})`,
+      () => unaryParamsCase(name, alpha, beta));
   for (const name of BINARY) await test(`binary(${name.toLowerCase()})`, () => binaryCase(name));
   await test('binary(add) in place: out == a', async () => {
     const A = randoms(333), B = randoms(333);
