@@ -281,7 +281,9 @@ typedef enum wgc_layout { WGC_COL_MAJOR, WGC_ROW_MAJOR } wgc_layout;
  * op(B) k x n, C m x n. lda >= max(1, rows of A as stored) and likewise ldb,
  * ldc. m == 0 || n == 0: nothing. k == 0 or alpha == 0: C := beta*C without
  * reading A or B. beta == 0: C is overwritten, never read (NaN in C does not
- * propagate); any other beta, NaN included, reads C. */
+ * propagate); any other beta, NaN included, reads C. The products are summed
+ * in float32 before alpha scales them (as cblas_sgemm does), so sums beyond
+ * FLT_MAX give +-inf even where a small alpha would bring them back. */
 WGC_API wgc_status wgc_gemm(wgc_context *ctx, wgc_layout layout,
                             wgc_transpose ta, wgc_transpose tb, size_t m,
                             size_t n, size_t k, float alpha, wgc_ptr a,
