@@ -396,11 +396,11 @@ TEST(gemm_epilogue_invalid) {
     for (size_t i = 0; a && b && c && bias && i < sizeof bad / sizeof *bad;
          i++) {
       for (int batched = 0; batched < 2; batched++) {
-        wgc_status s = batched ? wgc_gemm_batched_ex(ctx, R, N_, N_, M, N, K, 1,
-                                                     a, K, 0, b, N, 0, 0, c, N,
-                                                     M * N, 2, &bad[i].ep)
-                               : wgc_gemm_ex(ctx, R, N_, N_, M, N, K, 1, a, K,
-                                             b, N, 0, c, N, &bad[i].ep);
+        wgc_status s =
+            batched ? wgc_gemm_batched_ex(ctx, R, N_, N_, M, N, K, 1, a, K, 0,
+                                          b, N, 0, 0, c, N, 0, 1, &bad[i].ep)
+                    : wgc_gemm_ex(ctx, R, N_, N_, M, N, K, 1, a, K, b, N, 0, c,
+                                  N, &bad[i].ep);
         CHECK_REJECTED(ctx, s, batched ? FB : F, bad[i].param);
         if (bad[i].value)
           CHECK_ERROR_VALUE(ctx, bad[i].value);
