@@ -406,6 +406,16 @@ TEST(gemm_epilogue_invalid) {
           CHECK_ERROR_VALUE(ctx, bad[i].value);
       }
     }
+    /* the plain checks, named after the _ex entry points */
+    wgc_gemm_epilogue relu = {0, WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_RELU};
+    CHECK_REJECTED(
+        NULL,
+        wgc_gemm_ex(NULL, R, N_, N_, M, N, K, 1, a, K, b, N, 0, c, N, &relu), F,
+        "ctx");
+    CHECK_REJECTED(ctx,
+                   wgc_gemm_batched_ex(ctx, R, N_, N_, M, N, K, 1, a, K - 1, 0,
+                                       b, N, 0, 0, c, N, 0, 1, &relu),
+                   FB, "lda");
     /* a per-row bias of m floats fits where a per-column one did not */
     wgc_gemm_epilogue fits = {bias, WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE};
     wgc_ptr c2 = dev_alloc(ctx, 4 * M * N);
