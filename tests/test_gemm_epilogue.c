@@ -10,6 +10,8 @@
 #include "ops_ref.h"
 #include "util.h"
 
+#include "internal.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -431,4 +433,59 @@ TEST(gemm_epilogue_invalid) {
     dev_free(ctx, bias);
     case_end();
   }
+}
+
+/* What the front end hands the backend: a spy (the CPU backend with its
+ * gemm replaced) records the arguments and fails with the name it got. */
+static wgc_gemm_args spied;
+static wgc_status spy_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
+  spied = *g;
+  return wgc_fail(ctx, WGC_ERR_DEVICE, "%s: spy", g->fn);
+}
+
+TEST(gemm_epilogue_args) {
+  if (!case_begin("gemm_epilogue_args: the epilogue reaches the backend"))
+    return;
+  wgc_options opt = {.backend = WGC_BACKEND_CPU};
+  wgc_context *ctx = NULL;
+  CHECK_STATUS(wgc_create(&opt, &ctx), WGC_OK);
+  wgc_ptr x = ctx ? dev_alloc(ctx, 4096) : 0;
+  if (x) {
+    const wgc_backend_ops *real = ctx->be;
+    wgc_backend_ops spy = *real;
+    spy.gemm = spy_gemm;
+    ctx->be = &spy;
+    wgc_gemm_epilogue ep = {at(x, 900), WGC_BIAS_PER_ROW,
+                            WGC_ACTIVATION_GELU_TANH};
+    memset(&spied, 0, sizeof spied);
+    CHECK_STATUS(wgc_gemm_batched_ex(ctx, C, N_, N_, 3, 4, 5, 1, x, 3, 0,
+                                     at(x, 100), 5, 0, 0, at(x, 200), 3, 12, 2,
+                                     &ep),
+                 WGC_ERR_DEVICE);
+    CHECK(!strcmp(wgc_last_error(ctx), "wgc_gemm_batched_ex: spy"),
+          "reported \"%s\"", wgc_last_error(ctx));
+    CHECK(spied.has_bias && spied.bias_kind == WGC_BIAS_PER_ROW &&
+              spied.act == WGC_ACTIVATION_GELU_TANH &&
+              spied.bias.offset == 4 * 900 && spied.batch == 2,
+          "has_bias %d, bias_kind %d, act %d, bias offset %llu",
+          (int)spied.has_bias, (int)spied.bias_kind, (int)spied.act,
+          (unsigned long long)spied.bias.offset);
+    /* an activation alone, and NULL */
+    wgc_gemm_epilogue silu = {0, WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_SILU};
+    CHECK_STATUS(wgc_gemm_ex(ctx, R, N_, N_, 3, 4, 5, 1, x, 5, at(x, 100), 4, 0,
+                             at(x, 200), 4, &silu),
+                 WGC_ERR_DEVICE);
+    CHECK(!spied.has_bias && spied.act == WGC_ACTIVATION_SILU &&
+              !strcmp(spied.fn, "wgc_gemm_ex"),
+          "has_bias %d, act %d, fn %s", (int)spied.has_bias, (int)spied.act,
+          spied.fn);
+    CHECK_STATUS(wgc_gemm_ex(ctx, R, N_, N_, 3, 4, 5, 1, x, 5, at(x, 100), 4, 0,
+                             at(x, 200), 4, NULL),
+                 WGC_ERR_DEVICE);
+    CHECK(!spied.has_bias && spied.act == WGC_ACTIVATION_NONE,
+          "ep NULL: has_bias %d, act %d", (int)spied.has_bias, (int)spied.act);
+    ctx->be = real;
+  }
+  wgc_destroy(ctx);
+  case_end();
 }
