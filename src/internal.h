@@ -24,13 +24,19 @@ typedef struct wgc_ref {
  *   op(B)[p,j] = b + p*rs_b + j*cs_b        (element offsets from the refs)
  * batch t adds t*batch_a (etc.) elements. m, n, batch > 0 here; k may be 0
  * and alpha may be 0, in which case a and b must not be read; beta == 0
- * means C is not read. */
+ * means C is not read. The epilogue then makes C[i,j] := act(C[i,j] +
+ * bias[j] (per column) or bias[i] (per row)), the same bias for every
+ * batch; has_bias false and WGC_ACTIVATION_NONE: the plain GEMM. */
 typedef struct wgc_gemm_args {
   size_t m, n, k, batch;
   float alpha, beta;
   wgc_ref a, b, c;
   size_t rs_a, cs_a, rs_b, cs_b, rs_c, cs_c;
   size_t batch_a, batch_b, batch_c;
+  wgc_ref bias; /* n (per column) or m (per row) floats, when has_bias */
+  bool has_bias;
+  wgc_bias_kind bias_kind;
+  wgc_activation act;
   const char *fn; /* the public entry point, named in messages */
 } wgc_gemm_args;
 

@@ -55,7 +55,8 @@ typedef enum {
   OP_COPY,
   OP_COPY_STRIDED,
   OP_GATHER,
-  OP_WHERE
+  OP_WHERE,
+  OP_GEMM_EX
 } op_kind;
 
 typedef struct op_case {
@@ -76,6 +77,9 @@ typedef struct op_case {
   /* copy_strided (shape in shape_a), gather (data shape_a, axis, n_idx),
    * where (cond shape_c, a and b as for broadcast) */
   size_t sd[8], ss[8], n_idx, shape_c[8], rank_c;
+  /* GEMM_EX: a, b, bias, c */
+  wgc_bias_kind bias_kind;
+  wgc_activation act;
 } op_case;
 
 /* Operand footprints, in floats, and per operand: its leading dimension
@@ -132,6 +136,18 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
   case OP_GEMM:
   case OP_GEMM_BATCHED:
     gemm_footprint(c, f, pl == INTERLEAVED);
+    break;
+  case OP_GEMM_EX: /* the bias goes before C, the output */
+    gemm_footprint(c, f, false);
+    f->nops = 4;
+    f->span[3] = f->span[2];
+    f->ld[3] = f->ld[2];
+    f->stride[3] = f->stride[2];
+    f->rows[3] = f->rows[2];
+    f->cols[3] = f->cols[2];
+    f->span[2] = c->bias_kind == WGC_BIAS_PER_ROW ? c->m : c->n;
+    f->ld[2] = f->stride[2] = f->rows[2] = f->cols[2] = 0;
+    f->tol_abs += 2e-6;
     break;
   case OP_CONV: {
     const wgc_conv2d_desc *d = &c->conv;
@@ -245,6 +261,12 @@ static wgc_status run_op(wgc_context *ctx, const op_case *c, const footprint *f,
   case OP_WHERE:
     return wgc_where(ctx, p[0], c->shape_c, c->rank_c, p[1], c->shape_a,
                      c->rank_a, p[2], c->shape_b, c->rank_b, p[3]);
+  case OP_GEMM_EX: {
+    wgc_gemm_epilogue ep = {p[2], c->bias_kind, c->act};
+    return wgc_gemm_ex(ctx, c->layout, c->ta, c->tb, c->m, c->n, c->k, c->alpha,
+                       p[0], f->ld[0], p[1], f->ld[1], c->beta, p[3], f->ld[3],
+                       &ep);
+  }
   }
   return WGC_ERR_INVALID_ARGUMENT;
 }
@@ -502,6 +524,53 @@ TEST(small_bindings_gemm_batched) {
     snprintf(name, sizeof name, "gemm_batched m=%zu n=%zu k=%zu batch=%zu", c.m,
              c.n, c.k, c.batch);
     run_placements(name, &c, BASIC | (1u << INTERLEAVED), 2000u + (unsigned)i);
+  }
+}
+
+/* The bias shares the one allocation with A, B and C in the packed and
+ * spread placements. */
+TEST(small_bindings_gemm_ex) {
+  static const struct {
+    wgc_layout layout;
+    wgc_transpose ta, tb;
+    size_t m, n, k;
+    float alpha, beta;
+    wgc_bias_kind bias_kind;
+    wgc_activation act;
+  } cases[] = {
+      /* k split over windows: only the last piece applies the epilogue */
+      {WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 3, 5, 1500, 1.0f, 0.0f,
+       WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_GELU},
+      {WGC_COL_MAJOR, WGC_TRANS, WGC_NO_TRANS, 37, 29, 41, 0.5f, -1.5f,
+       WGC_BIAS_PER_ROW, WGC_ACTIVATION_SILU},
+      /* a bias of 1201 floats, longer than a window */
+      {WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, 2, 1201, 3, 1.0f, 1.0f,
+       WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_RELU},
+      {WGC_COL_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 1100, 2, 3, 1.0f, 0.0f,
+       WGC_BIAS_PER_ROW, WGC_ACTIVATION_GELU_TANH},
+      {WGC_ROW_MAJOR, WGC_TRANS, WGC_TRANS, 7, 3, 0, 1.0f, 2.0f,
+       WGC_BIAS_PER_ROW, WGC_ACTIVATION_GELU_TANH},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_GEMM_EX,
+                 .layout = cases[i].layout,
+                 .ta = cases[i].ta,
+                 .tb = cases[i].tb,
+                 .m = cases[i].m,
+                 .n = cases[i].n,
+                 .k = cases[i].k,
+                 .alpha = cases[i].alpha,
+                 .beta = cases[i].beta,
+                 .bias_kind = cases[i].bias_kind,
+                 .act = cases[i].act};
+    char name[112];
+    snprintf(name, sizeof name,
+             "gemm_ex %s %c%c m=%zu n=%zu k=%zu bias=%s act=%d",
+             c.layout == WGC_ROW_MAJOR ? "row" : "col",
+             c.ta == WGC_NO_TRANS ? 'N' : 'T', c.tb == WGC_NO_TRANS ? 'N' : 'T',
+             c.m, c.n, c.k, c.bias_kind == WGC_BIAS_PER_ROW ? "row" : "column",
+             (int)c.act);
+    run_placements(name, &c, BASIC, 5000u + (unsigned)i);
   }
 }
 

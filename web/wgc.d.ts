@@ -26,6 +26,9 @@ export const POWER_DEFAULT: 0, POWER_LOW: 1, POWER_HIGH: 2;
 export const NO_TRANS: 0, TRANS: 1, CONJ_TRANS: 2;
 export const COL_MAJOR: 0, ROW_MAJOR: 1;
 export const CAUSAL_NONE: 0, CAUSAL_TOP_LEFT: 1, CAUSAL_BOTTOM_RIGHT: 2;
+export const ACTIVATION_NONE: 0, ACTIVATION_RELU: 1, ACTIVATION_GELU: 2,
+  ACTIVATION_GELU_TANH: 3, ACTIVATION_SILU: 4;
+export const BIAS_PER_COLUMN: 0, BIAS_PER_ROW: 1;
 // REDUCE_*, UNARY_*, BINARY_* and the unions ReduceOp, UnaryOp, BinaryOp:
 // generated from wgc.h's op lists at build time (tools/jsops.c).
 export * from './ops.js';
@@ -35,6 +38,8 @@ export type Backend = 0 | 1 | 2;
 export type Layout = 0 | 1;
 export type Transpose = 0 | 1 | 2;
 export type Causal = 0 | 1 | 2;
+export type Activation = 0 | 1 | 2 | 3 | 4;
+export type BiasKind = 0 | 1;
 
 /** wgc_options; all fields optional (0 = default). */
 export interface Options {
@@ -59,6 +64,14 @@ export interface AttentionDesc {
   batch: number; heads: number; heads_kv?: number;
   seq_q: number; seq_kv: number; head_dim: number;
   scale: number; causal?: Causal;
+}
+
+/** wgc_gemm_epilogue: C := act(alpha*op(A)*op(B) + beta*C + bias). */
+export interface GemmEpilogue {
+  /** 0n or absent: no bias; else n floats (per column) or m (per row), for every batch */
+  bias?: Ptr;
+  bias_kind?: BiasKind;
+  activation?: Activation;
 }
 
 export interface Context {
@@ -93,6 +106,15 @@ export interface Context {
               alpha: number, a: Ptr, lda: number, stride_a: number,
               b: Ptr, ldb: number, stride_b: number, beta: number,
               c: Ptr, ldc: number, stride_c: number, batch_count: number): void;
+  /** gemm with a fused bias and activation; ep null or {} is the plain gemm. */
+  gemmEx(layout: Layout, ta: Transpose, tb: Transpose, m: number, n: number, k: number,
+         alpha: number, a: Ptr, lda: number, b: Ptr, ldb: number,
+         beta: number, c: Ptr, ldc: number, ep: GemmEpilogue | null): void;
+  gemmBatchedEx(layout: Layout, ta: Transpose, tb: Transpose, m: number, n: number, k: number,
+                alpha: number, a: Ptr, lda: number, stride_a: number,
+                b: Ptr, ldb: number, stride_b: number, beta: number,
+                c: Ptr, ldc: number, stride_c: number, batch_count: number,
+                ep: GemmEpilogue | null): void;
   conv2d(d: Conv2dDesc, input: Ptr, filter: Ptr, bias: Ptr, output: Ptr): void;
   conv2dOutputSize(d: Conv2dDesc): { p: number; q: number };
   attention(d: AttentionDesc, q: Ptr, k: Ptr, v: Ptr, o: Ptr): void;

@@ -117,6 +117,79 @@ async function gemmCase({ layout, ta, tb, m, n, k, alpha = 1.5, beta = 0.5, pad 
   compare(g, c, () => 2 * bound);
 }
 
+// erf in float64: its Taylor series below 3, the continued fraction of
+// erfc above (JS has no Math.erf).
+function erf(x) {
+  const a = Math.abs(x);
+  if (a >= 6) return Math.sign(x);
+  if (a < 3) {
+    let term = x, sum = x;
+    for (let n = 1; n < 80; n++) {
+      term *= -x * x / n;
+      sum += term / (2 * n + 1);
+    }
+    return 2 / Math.sqrt(Math.PI) * sum;
+  }
+  let f = a;
+  for (let n = 60; n >= 1; n--) f = a + n / 2 / f;
+  const erfc = Math.exp(-a * a) / Math.sqrt(Math.PI) / f;
+  return Math.sign(x) * (1 - erfc);
+}
+const ACTS = {
+  [W.ACTIVATION_NONE]: (x) => x,
+  [W.ACTIVATION_RELU]: (x) => (x < 0 ? 0 : x),
+  [W.ACTIVATION_GELU]: (x) => 0.5 * x * (1 + erf(x / Math.SQRT2)),
+  [W.ACTIVATION_GELU_TANH]: (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3))),
+  [W.ACTIVATION_SILU]: (x) => x / (1 + Math.exp(-x)),
+};
+
+// gemmEx / gemmBatchedEx on both backends against a float64 reference of
+// act(alpha*op(A)*op(B) + beta*C + bias).
+async function gemmExCase({ layout, ta, tb, m, n, k, alpha = 1.5, beta = 0.5, batch = 0, biasKind, act }) {
+  const row = layout === W.ROW_MAJOR;
+  const aRows = ta === W.NO_TRANS ? m : k, aCols = ta === W.NO_TRANS ? k : m;
+  const bRows = tb === W.NO_TRANS ? k : n, bCols = tb === W.NO_TRANS ? n : k;
+  const lda = Math.max(1, row ? aCols : aRows), ldb = Math.max(1, row ? bCols : bRows);
+  const ldc = (row ? n : m) + 2; // padding the call must leave alone
+  const sizeA = lda * (row ? aRows : aCols), sizeB = ldb * (row ? bRows : bCols), sizeC = ldc * (row ? m : n);
+  const nb = batch || 1;
+  const A = randoms(sizeA * nb), B = randoms(sizeB * nb), C0 = randoms(sizeC * nb);
+  const Bias = biasKind === undefined ? null : randoms(biasKind === W.BIAS_PER_ROW ? m : n);
+  const at = (ld, r, c) => (row ? r * ld + c : c * ld + r);
+  const want = Float64Array.from(C0);
+  for (let t = 0; t < nb; t++)
+    for (let i = 0; i < m; i++)
+      for (let j = 0; j < n; j++) {
+        let dot = 0;
+        for (let p = 0; p < k; p++) {
+          const av = A[t * sizeA + (ta === W.NO_TRANS ? at(lda, i, p) : at(lda, p, i))];
+          const bv = B[t * sizeB + (tb === W.NO_TRANS ? at(ldb, p, j) : at(ldb, j, p))];
+          dot += av * bv;
+        }
+        const e = t * sizeC + at(ldc, i, j);
+        let v = alpha * dot + (beta === 0 ? 0 : beta * C0[e]);
+        if (Bias) v += Bias[biasKind === W.BIAS_PER_ROW ? i : j];
+        want[e] = ACTS[act](v);
+      }
+  const [g, c] = await both(async (ctx) => {
+    const a = put(ctx, A), b = put(ctx, B), cc = put(ctx, C0), bias = Bias ? put(ctx, Bias) : 0n;
+    const ep = { bias, bias_kind: biasKind ?? 0, activation: act };
+    if (batch)
+      ctx.gemmBatchedEx(layout, ta, tb, m, n, k, alpha, a, lda, sizeA, b, ldb, sizeB, beta, cc, ldc, sizeC,
+                        batch, ep);
+    else
+      ctx.gemmEx(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc, ep);
+    const r = await ctx.download(cc, C0.length);
+    ctx.free(a); ctx.free(b); ctx.free(cc);
+    if (Bias) ctx.free(bias);
+    return r;
+  });
+  // float sums over k and the terms after them; slopes of at most 1.13
+  const tol = (w) => 1.13 * (k + 4) * 1.2e-7 * (Math.abs(alpha) * k + Math.abs(beta) + 1) + 1e-5 * Math.abs(w) + 1e-6;
+  compare(g, want, tol, 'webgpu: ');
+  compare(c, want, tol, 'cpu: ');
+}
+
 async function convCase(d, withBias = true) {
   const { p, q } = W.conv2dOutputSize(d);
   const groups = d.groups || 1;
@@ -448,6 +521,32 @@ async function mainPage() {
     gemmCase({ layout: W.ROW_MAJOR, ta: W.TRANS, tb: W.NO_TRANS, m: 17, n: 13, k: 19, batch: 3 }));
   await test('gemm_batched(layout=col,ta=N,tb=T,m=16,n=20,k=8,batch=4,stride_b=0)', () =>
     gemmCase({ layout: W.COL_MAJOR, ta: W.NO_TRANS, tb: W.TRANS, m: 16, n: 20, k: 8, batch: 4, shareB: true }));
+
+  // GEMM with a fused bias and activation
+  await test('gemmEx(layout=row,ta=N,tb=T,m=37,n=29,k=41,bias per column,gelu)', () =>
+    gemmExCase({ layout: W.ROW_MAJOR, ta: W.NO_TRANS, tb: W.TRANS, m: 37, n: 29, k: 41,
+                 biasKind: W.BIAS_PER_COLUMN, act: W.ACTIVATION_GELU }));
+  await test('gemmEx(layout=col,ta=T,tb=N,m=70,n=66,k=20,bias per row,gelu_tanh)', () =>
+    gemmExCase({ layout: W.COL_MAJOR, ta: W.TRANS, tb: W.NO_TRANS, m: 70, n: 66, k: 20,
+                 biasKind: W.BIAS_PER_ROW, act: W.ACTIVATION_GELU_TANH }));
+  await test('gemmEx(k=0,relu,no bias)', () =>
+    gemmExCase({ layout: W.ROW_MAJOR, ta: W.NO_TRANS, tb: W.NO_TRANS, m: 5, n: 6, k: 0, beta: -1,
+                 act: W.ACTIVATION_RELU }));
+  await test('gemmBatchedEx(layout=row,ta=T,tb=T,m=9,n=13,k=11,batch=3,bias per column,silu)', () =>
+    gemmExCase({ layout: W.ROW_MAJOR, ta: W.TRANS, tb: W.TRANS, m: 9, n: 13, k: 11, batch: 3,
+                 biasKind: W.BIAS_PER_COLUMN, act: W.ACTIVATION_SILU }));
+  await test('gemmEx: a bad activation names ep->activation', async () => {
+    const a = G.alloc(64), c = G.alloc(64);
+    let err = null;
+    try {
+      G.gemmEx(W.ROW_MAJOR, W.NO_TRANS, W.NO_TRANS, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2, { activation: 9 });
+    } catch (e) {
+      err = e;
+    }
+    G.free(a); G.free(c);
+    check(err?.status === 'INVALID_ARGUMENT' && /wgc_gemm_ex: ep->activation 9/.test(err.message),
+          `got ${err?.status}: ${err?.message}`);
+  });
 
   // conv2d
   await test('conv2d(n=2,c=3,h=9,w=11,k=4,r=3,s=3,stride=2,pad=1,bias)', () =>
