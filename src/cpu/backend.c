@@ -43,6 +43,10 @@ wgc_status cpu_work_run(wgc_context *ctx, const cpu_work *w) {
     return cpu_unary(ctx, &w->u.unary);
   case CPU_WORK_BINARY:
     return cpu_binary(ctx, &w->u.binary);
+  case CPU_WORK_NORM:
+    return cpu_norm(ctx, &w->u.norm);
+  case CPU_WORK_ROTARY:
+    return cpu_rotary(ctx, &w->u.rotary);
   case CPU_WORK_UPLOAD:
     memcpy(cpu_ptr(w->u.mem.dst), w->u.mem.host_src, w->u.mem.bytes);
     return WGC_OK;
@@ -178,6 +182,8 @@ CPU_OP(attention, CPU_WORK_ATTENTION, wgc_attention_args, attn)
 CPU_OP(reduce, CPU_WORK_REDUCE, wgc_reduce_args, reduce)
 CPU_OP(unary, CPU_WORK_UNARY, wgc_unary_args, unary)
 CPU_OP(binary, CPU_WORK_BINARY, wgc_binary_args, binary)
+CPU_OP(norm, CPU_WORK_NORM, wgc_norm_args, norm)
+CPU_OP(rotary, CPU_WORK_ROTARY, wgc_rotary_args, rotary)
 #undef CPU_OP
 
 const wgc_backend_ops wgc_backend_cpu = {
@@ -200,5 +206,7 @@ const wgc_backend_ops wgc_backend_cpu = {
     .reduce = cpu_submit_reduce,
     .unary = cpu_submit_unary,
     .binary = cpu_submit_binary,
+    .norm = cpu_submit_norm,
+    .rotary = cpu_submit_rotary,
     .pipelines_compiled = cpu_pipelines_compiled,
 };

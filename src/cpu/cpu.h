@@ -41,5 +41,7 @@ wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status cpu_reduce(wgc_context *ctx, const wgc_reduce_args *r);
 wgc_status cpu_unary(wgc_context *ctx, const wgc_unary_args *u);
 wgc_status cpu_binary(wgc_context *ctx, const wgc_binary_args *b);
+wgc_status cpu_norm(wgc_context *ctx, const wgc_norm_args *n);
+wgc_status cpu_rotary(wgc_context *ctx, const wgc_rotary_args *r);
 
 #endif /* WGC_CPU_H */

@@ -160,6 +160,10 @@ static const char *fn_name(const cpu_work *w) {
     return w->u.unary.fn;
   case CPU_WORK_BINARY:
     return w->u.binary.fn;
+  case CPU_WORK_NORM:
+    return w->u.norm.fn;
+  case CPU_WORK_ROTARY:
+    return w->u.rotary.fn;
   case CPU_WORK_UPLOAD:
     return "wgc_upload";
   case CPU_WORK_COPY:

@@ -14,6 +14,8 @@ typedef enum cpu_work_kind {
   CPU_WORK_REDUCE,
   CPU_WORK_UNARY,
   CPU_WORK_BINARY,
+  CPU_WORK_NORM,
+  CPU_WORK_ROTARY,
   CPU_WORK_UPLOAD,   /* dst <- host src */
   CPU_WORK_COPY,     /* dst <- src */
   CPU_WORK_DOWNLOAD, /* host dst <- src, then completes done */
@@ -30,6 +32,8 @@ typedef struct cpu_work {
     wgc_reduce_args reduce;
     wgc_unary_args unary;
     wgc_binary_args binary;
+    wgc_norm_args norm;
+    wgc_rotary_args rotary;
     struct {
       wgc_ref dst, src; /* device side; unused ones are {0} */
       const void *host_src;

@@ -547,6 +547,8 @@ WG_OP_SCOPE(attention, wgc_attention_args)
 WG_OP_SCOPE(reduce, wgc_reduce_args)
 WG_OP_SCOPE(unary, wgc_unary_args)
 WG_OP_SCOPE(binary, wgc_binary_args)
+WG_OP_SCOPE(norm, wgc_norm_args)
+WG_OP_SCOPE(rotary, wgc_rotary_args)
 
 const wgc_backend_ops wgc_backend_webgpu = {
     .name = "webgpu",
@@ -569,5 +571,7 @@ const wgc_backend_ops wgc_backend_webgpu = {
     .reduce = scoped_reduce,
     .unary = scoped_unary,
     .binary = scoped_binary,
+    .norm = scoped_norm,
+    .rotary = scoped_rotary,
     .pipelines_compiled = wg_pipelines_compiled,
 };

@@ -155,6 +155,8 @@ wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r);
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u);
 wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b);
+wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n);
+wgc_status wg_rotary(wgc_context *ctx, const wgc_rotary_args *r);
 /* Same-buffer copy (WebGPU cannot copy a buffer onto itself). */
 wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                           size_t bytes);
