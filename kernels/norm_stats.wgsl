@@ -155,7 +155,11 @@ fn ns_chunk(idx0: u32, n: u32) -> vec4<f32> {
 
 fn ns_final(r: vec4<f32>) -> vec4<f32> {
   if (KIND == 0u) { return vec4<f32>(r.x, ns_total(r.yz), 0.0f, 0.0f); }
-  if (KIND == 1u) { return vec4<f32>(r.x, log(ns_total(r.yz)), 0.0f, 0.0f); }
+  if (KIND == 1u) {
+    // SwiftShader's log(NaN) is not NaN
+    let s = ns_total(r.yz);
+    return vec4<f32>(r.x, select(log(s), s, wgc_is_nan(s)), 0.0f, 0.0f);
+  }
   if (KIND == 2u) {
     // rounding may leave a tiny negative sum; NaN must stay NaN
     let m2 = select(r.z, 0.0f, r.z < 0.0f);
