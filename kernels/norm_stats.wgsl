@@ -6,7 +6,10 @@
 // Prelude consts:
 //   KIND 0 softmax, 1 log-softmax, 2 LayerNorm, 3 RMSNorm.
 //   FROM_X 1: the input is the tensor; 0: records of a previous pass.
-//   FINAL 1: the chunk is the whole axis: the record takes its final form.
+// Params: fin 1: the chunk ends the axis: the record takes its final form;
+// acc 1: the chunk is merged into the record already at the output (rows
+// of an axis whose stride is too wide for two rows in one binding, one
+// launch each).
 // Records (partial -> final):
 //   softmax:   (max, sum of exp(x - max), its compensation, 0)
 //              -> (max, sum) or, log-softmax, (max, log(sum))
@@ -30,9 +33,11 @@ struct Params {
   in_sr: u32,  // input stride along the axis
   out_so: u32, // output stride between outer indices (records)
   out_sc: u32, // output stride between chunks (records)
-  len: f32,    // the axis length (FINAL)
+  len: f32,    // the axis length (fin)
   eps: f32,
   zero: u32,   // 0, unknown to the compiler (wgc_opaque)
+  fin: u32,
+  acc: u32,
 }
 
 fn ns_ld(e: u32) -> vec4<f32> {
@@ -126,6 +131,25 @@ fn ns_layer_merge(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
                    n);
 }
 
+// Merges two partial records of one row.
+fn ns_merge(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+  if (KIND == 2u) { return ns_layer_merge(a, b); }
+  if (KIND == 3u) {
+    return vec4<f32>(ns_acc(ns_acc(a.xy, b.x), b.y), 0.0f, 0.0f);
+  }
+  let m = ns_max(a.x, b.x);
+  var s = vec2<f32>(0.0f, 0.0f);
+  if (!ns_neg_inf(a.x)) {
+    let w = wgc_exp(a.x - m);
+    s = ns_acc(ns_acc(s, a.y * w), a.z * w);
+  }
+  if (!ns_neg_inf(b.x)) {
+    let w = wgc_exp(b.x - m);
+    s = ns_acc(ns_acc(s, b.y * w), b.z * w);
+  }
+  return vec4<f32>(m, s.x, s.y, 0.0f);
+}
+
 fn ns_chunk(idx0: u32, n: u32) -> vec4<f32> {
   if (KIND <= 1u) { return ns_softmax(idx0, n); }
   if (KIND == 2u) {
@@ -183,8 +207,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let r0 = c * P.ch;
   let n = min(P.ch, P.rows - r0);
   var r = ns_chunk(o * P.in_so + r0 * P.in_sr + i, n);
-  if (FINAL == 1u) { r = ns_final(r); }
   let at = 4u * (o * P.out_so + c * P.out_sc + i);
+  if (P.acc == 1u) {
+    r = ns_merge(vec4<f32>(y_ld(at), y_ld(at + 1u), y_ld(at + 2u),
+                           y_ld(at + 3u)), r);
+  }
+  if (P.fin == 1u) { r = ns_final(r); }
   y_st(at, r.x);
   y_st(at + 1u, r.y);
   y_st(at + 2u, r.z);

@@ -15,7 +15,9 @@
  * Every launch covers a box of outer indices, rows of the axis and columns
  * whose windows fit a quarter of the binding limit (records take four
  * floats per element): whole slabs where they fit, else runs of rows
- * (whole chunks), else blocks of columns. Chunks keep each invocation's
+ * (whole chunks), else blocks of columns; where not even two rows of the
+ * axis fit (inner beyond a window), one launch per row merges it into the
+ * records left by the previous one. Chunks keep each invocation's
  * loops far below the 65535 iterations CPU adapters allow. */
 #include "wg.h"
 
@@ -31,7 +33,7 @@ typedef struct stats_params {
   uint32_t n_o, n_c, n_i, rows, ch;
   uint32_t in_so, in_sr, out_so, out_sc;
   float len, eps;
-  uint32_t zero;
+  uint32_t zero, fin, acc;
 } stats_params;
 
 typedef struct apply_params {
@@ -83,12 +85,15 @@ static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
                              const tiling *t, wgc_ref out) {
   uint64_t outer = n->outer, inner = n->inner, e = from_x ? 1 : 4;
   uint64_t nch = wg_ceil_div(len, t->ch);
-  bool final = nch == 1;
+  /* an axis too widely strided for two rows in a window: one launch per
+   * row, each merging into the records */
+  bool wide = t->ch == 1 && len > 1;
+  if (wide)
+    nch = 1;
   char consts[96];
   snprintf(consts, sizeof consts,
-           "const KIND: u32 = %uu; const FROM_X: u32 = %uu; "
-           "const FINAL: u32 = %uu;",
-           kind_of(n), from_x, final);
+           "const KIND: u32 = %uu; const FROM_X: u32 = %uu;", kind_of(n),
+           from_x);
   for (uint64_t o0 = 0; o0 < outer; o0 += t->bo)
     for (uint64_t r0 = 0; r0 < len; r0 += t->br)
       for (uint64_t i0 = 0; i0 < inner; i0 += t->bi) {
@@ -96,7 +101,7 @@ static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
         uint64_t ni = min64(t->bi, inner - i0), ncl = wg_ceil_div(nr, t->ch);
         uint64_t in_at = (o0 * len + r0) * inner + i0;
         uint64_t in_n = (no - 1) * len * inner + (nr - 1) * inner + ni;
-        uint64_t out_at = (o0 * nch + r0 / t->ch) * inner + i0;
+        uint64_t out_at = (o0 * nch + (wide ? 0 : r0 / t->ch)) * inner + i0;
         uint64_t out_n = (no - 1) * nch * inner + (ncl - 1) * inner + ni;
         stats_params p = {.n_o = (uint32_t)no,
                           .n_c = (uint32_t)ncl,
@@ -108,7 +113,9 @@ static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
                           .out_so = no > 1 ? (uint32_t)(nch * inner) : 0,
                           .out_sc = ncl > 1 ? (uint32_t)inner : 0,
                           .len = (float)n->len,
-                          .eps = n->epsilon};
+                          .eps = n->epsilon,
+                          .fin = nch == 1 && r0 + nr == len,
+                          .acc = wide && r0 > 0};
         wg_launch l = {
             .kernel = "math+norm_stats",
             .consts = consts,
@@ -196,7 +203,7 @@ wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n) {
   for (;;) {
     tiling t = tile(outer, len, inner,
                     from_x ? (cpu ? CH_X_CPU : CH_X_GPU) : CH_REC, W);
-    uint64_t nch = wg_ceil_div(len, t.ch);
+    uint64_t nch = t.ch == 1 ? 1 : wg_ceil_div(len, t.ch);
     wgc_ref out;
     wgc_status s = wg_scratch(ctx, n->fn, 16 * outer * nch * inner, &out);
     if (s == WGC_OK)
