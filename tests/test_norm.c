@@ -7,6 +7,9 @@
 #include "ops_ref.h"
 #include "util.h"
 
+#include "cpu/cpu.h"
+#include "cpu/split.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -402,6 +405,72 @@ TEST(norm_invalid) {
     dev_free(ctx, x);
     dev_free(ctx, y);
     dev_free(ctx, s);
+    case_end();
+  }
+}
+
+/* The pieces the browser build cuts the work into (cpu/split.h): outer
+ * slabs, or chunks of rows with the statistics kept between pieces, must
+ * give the whole call's result bit for bit, in place too. */
+TEST(norm_cpu_split) {
+  static const double budgets[] = {1e12, 1e4, 300, 1};
+  static const struct {
+    kind k;
+    size_t outer, len, inner;
+    bool in_place;
+  } cases[] = {
+      {SOFTMAX, 3, 700, 5, false},
+      {LOG_SOFTMAX, 2, 1500, 1, true},
+      {LAYER, 2, 3000, 1, false},
+      {RMS, 1, 5000, 1, true},
+  };
+  wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    if (!case_begin("norm_split[cpu] %s [%zu,%zu,%zu]%s",
+                    kind_names[cases[ci].k], cases[ci].outer, cases[ci].len,
+                    cases[ci].inner, cases[ci].in_place ? " in-place" : ""))
+      continue;
+    size_t n = cases[ci].outer * cases[ci].len * cases[ci].inner;
+    size_t len = cases[ci].len;
+    float *x = falloc(n), *whole = falloc(n), *part = falloc(n);
+    float *scale = falloc(len), *bias = falloc(len);
+    fill_uniform(x, n, -5, 5, 17);
+    fill_uniform(scale, len, -2, 2, 18);
+    fill_uniform(bias, len, -1, 1, 19);
+    cpu_work w = {.kind = CPU_WORK_NORM};
+    w.u.norm = (wgc_norm_args){.kind = (wgc_norm_kind)cases[ci].k,
+                               .outer = cases[ci].outer,
+                               .len = len,
+                               .inner = cases[ci].inner,
+                               .epsilon = 1e-5f,
+                               .has_scale = cases[ci].k >= LAYER,
+                               .has_bias = cases[ci].k == LAYER,
+                               .scale = {.mem = scale},
+                               .bias = {.mem = bias},
+                               .fn = "test"};
+    memcpy(whole, x, n * sizeof *x);
+    w.u.norm.input = (wgc_ref){.mem = cases[ci].in_place ? whole : x};
+    w.u.norm.output = (wgc_ref){.mem = whole};
+    CHECK_STATUS(cpu_work_run(ctx, &w), WGC_OK);
+    size_t most = 0;
+    for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
+      memcpy(part, x, n * sizeof *x);
+      w.u.norm.input = (wgc_ref){.mem = cases[ci].in_place ? part : x};
+      w.u.norm.output = (wgc_ref){.mem = part};
+      cpu_split s;
+      CHECK_STATUS(cpu_split_plan(&w, budgets[b], &s), WGC_OK);
+      for (size_t i = 0; i < s.pieces; i++)
+        CHECK_STATUS(cpu_split_run(ctx, &w, &s, i), WGC_OK);
+      most = s.pieces > most ? s.pieces : most;
+      cpu_split_release(&s);
+      size_t bad = 0;
+      for (size_t i = 0; i < n; i++)
+        bad += !same_bits(part[i], whole[i]);
+      CHECK(!bad, "budget %g: %zu of %zu elements differ from the whole call",
+            budgets[b], bad, n);
+    }
+    CHECK(most >= 8, "at most %zu pieces", most);
+    free(x), free(whole), free(part), free(scale), free(bias);
     case_end();
   }
 }

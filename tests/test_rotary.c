@@ -5,6 +5,9 @@
 #include "ops_ref.h"
 #include "util.h"
 
+#include "cpu/cpu.h"
+#include "cpu/split.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -264,4 +267,47 @@ TEST(rotary_invalid) {
     dev_free(ctx, p);
     case_end();
   }
+}
+
+/* Pieces of the CPU work (cpu/split.h) give the whole call's result. */
+TEST(rotary_cpu_split) {
+  if (!case_begin("rotary_split[cpu] b=2 s=9 h=3 hd=20 rd=12 position_ids"))
+    return;
+  wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
+  wgc_rotary_desc d = {.batch = 2,
+                       .seq = 9,
+                       .heads = 3,
+                       .head_dim = 20,
+                       .rotary_dim = 12,
+                       .layout = WGC_ROTARY_BHSD,
+                       .max_positions = 16};
+  size_t n = 2 * 9 * 3 * 20;
+  float *x = falloc(n), *whole = falloc(n), *part = falloc(n);
+  float *c = falloc(16 * 6), *s = falloc(16 * 6);
+  int32_t pos[18];
+  for (int i = 0; i < 18; i++)
+    pos[i] = (i * 5) % 19 - 1; /* -1 and 16..17 are out of range */
+  fill_uniform(x, n, -1, 1, 3);
+  fill_uniform(c, 96, -1, 1, 4);
+  fill_uniform(s, 96, -1, 1, 5);
+  cpu_work w = {.kind = CPU_WORK_ROTARY};
+  w.u.rotary = (wgc_rotary_args){.d = d,
+                                 .has_position_ids = true,
+                                 .input = {.mem = x},
+                                 .position_ids = {.mem = pos},
+                                 .cos_cache = {.mem = c},
+                                 .sin_cache = {.mem = s},
+                                 .output = {.mem = whole},
+                                 .fn = "test"};
+  CHECK_STATUS(cpu_work_run(ctx, &w), WGC_OK);
+  w.u.rotary.output = (wgc_ref){.mem = part};
+  cpu_split sp;
+  CHECK_STATUS(cpu_split_plan(&w, 100, &sp), WGC_OK);
+  CHECK(sp.pieces > 10, "only %zu pieces", sp.pieces);
+  for (size_t i = 0; i < sp.pieces; i++)
+    CHECK_STATUS(cpu_split_run(ctx, &w, &sp, i), WGC_OK);
+  cpu_split_release(&sp);
+  CHECK(!memcmp(part, whole, n * sizeof *part), "pieces differ");
+  free(x), free(whole), free(part), free(c), free(s);
+  case_end();
 }
