@@ -26,6 +26,7 @@ export const POWER_DEFAULT: 0, POWER_LOW: 1, POWER_HIGH: 2;
 export const NO_TRANS: 0, TRANS: 1, CONJ_TRANS: 2;
 export const COL_MAJOR: 0, ROW_MAJOR: 1;
 export const CAUSAL_NONE: 0, CAUSAL_TOP_LEFT: 1, CAUSAL_BOTTOM_RIGHT: 2;
+export const ROTARY_BSHD: 0, ROTARY_BHSD: 1;
 // REDUCE_*, UNARY_*, BINARY_* and the unions ReduceOp, UnaryOp, BinaryOp:
 // generated from wgc.h's op lists at build time (tools/jsops.c).
 export * from './ops.js';
@@ -35,6 +36,7 @@ export type Backend = 0 | 1 | 2;
 export type Layout = 0 | 1;
 export type Transpose = 0 | 1 | 2;
 export type Causal = 0 | 1 | 2;
+export type RotaryLayout = 0 | 1;
 
 /** wgc_options; all fields optional (0 = default). */
 export interface Options {
@@ -59,6 +61,13 @@ export interface AttentionDesc {
   batch: number; heads: number; heads_kv?: number;
   seq_q: number; seq_kv: number; head_dim: number;
   scale: number; causal?: Causal;
+}
+
+/** wgc_rotary_desc; missing fields are 0 (rotary_dim 0: head_dim). */
+export interface RotaryDesc {
+  batch: number; seq: number; heads: number; head_dim: number;
+  rotary_dim?: number; interleaved?: number; layout?: RotaryLayout;
+  max_positions?: number;
 }
 
 export interface Context {
@@ -102,6 +111,16 @@ export interface Context {
   binary(op: BinaryOp, a: Ptr, b: Ptr, out: Ptr, n: number): void;
   binaryBroadcast(op: BinaryOp, a: Ptr, shape_a: ArrayLike<number>, rank_a: number,
                   b: Ptr, shape_b: ArrayLike<number>, rank_b: number, out: Ptr): void;
+  softmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
+  logSoftmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
+  /** scale and bias 0n: ones and zeros. */
+  layerNorm(input: Ptr, scale: Ptr, bias: Ptr, output: Ptr, shape: ArrayLike<number>,
+            rank: number, axis: number, epsilon: number): void;
+  rmsNorm(input: Ptr, scale: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
+          axis: number, epsilon: number): void;
+  /** position_ids 0n: the caches are [batch, seq, rotary_dim / 2]. */
+  rotaryEmbedding(d: RotaryDesc, input: Ptr, position_ids: Ptr, cos_cache: Ptr,
+                  sin_cache: Ptr, output: Ptr): void;
 
   /** wgc_last_error(ctx) */
   lastError(): string;

@@ -17,6 +17,7 @@ export const POWER_DEFAULT = 0, POWER_LOW = 1, POWER_HIGH = 2;
 export const NO_TRANS = 0, TRANS = 1, CONJ_TRANS = 2;
 export const COL_MAJOR = 0, ROW_MAJOR = 1;
 export const CAUSAL_NONE = 0, CAUSAL_TOP_LEFT = 1, CAUSAL_BOTTOM_RIGHT = 2;
+export const ROTARY_BSHD = 0, ROTARY_BHSD = 1;
 // The op constants (REDUCE_SUM, UNARY_RELU, BINARY_ADD, ...) are generated
 // from wgc.h's op lists at build time (tools/jsops.c), so they cannot drift.
 export * from './ops.js';
@@ -203,6 +204,7 @@ const DESCS = {
   options: 'backend:e power:e cpu_threads:z max_binding_bytes:z',
   conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
   attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e',
+  rotary: 'batch:z seq:z heads:z head_dim:z rotary_dim:z interleaved:e layout:e max_positions:z',
 };
 function writeDesc(fn, kind, d) {
   if (d === null || d === undefined) return 0; // NULL: C decides
@@ -247,6 +249,11 @@ const SIGS = {
   unary: 'wgc_unary op:e input:p output:p n:z',
   binary: 'wgc_binary op:e a:p b:p out:p n:z',
   binaryBroadcast: 'wgc_binary_broadcast op:e a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+  softmax: 'wgc_softmax input:p output:p shape:shape rank:z axis:z',
+  logSoftmax: 'wgc_log_softmax input:p output:p shape:shape rank:z axis:z',
+  layerNorm: 'wgc_layer_norm input:p scale:p bias:p output:p shape:shape rank:z axis:z epsilon:f',
+  rmsNorm: 'wgc_rms_norm input:p scale:p output:p shape:shape rank:z axis:z epsilon:f',
+  rotaryEmbedding: 'wgc_rotary_embedding d:rotary input:p position_ids:p cos_cache:p sin_cache:p output:p',
 };
 
 function marshal(fn, params, args) {
@@ -255,7 +262,7 @@ function marshal(fn, params, args) {
   let shapes = 0;
   return params.map(([name, type], i) => {
     const v = args[i];
-    if (type === 'conv' || type === 'attn') return writeDesc(fn, type, v);
+    if (type === 'conv' || type === 'attn' || type === 'rotary') return writeDesc(fn, type, v);
     if (type === 'shape') return writeShape(fn, name, v, args[i + 1], shapes++);
     return CHECK[type](fn, name, v);
   });
