@@ -1,5 +1,5 @@
 /* softmax, log-softmax, LayerNorm and RMSNorm on WebGPU
- * (kernels/norm_stats.wgsl, norm_apply.wgsl, norm_bias.wgsl). The tensor is
+ * (kernels/norm_stats.wgsl, norm_apply.wgsl, norm_pack.wgsl). The tensor is
  * [outer, len, inner]; every (outer, inner) column is one row to normalise.
  *
  * Statistics first: one invocation per chunk of a row (up to CH_X rows of
@@ -7,10 +7,11 @@
  * over inner) leaves one record of four floats per chunk in scratch; while
  * a row has several, further passes fold chunks of CH_REC records, until
  * one record per row remains, in its final form (max and sum; mean and
- * 1/sqrt(var + eps); 1/sqrt(mean square + eps)). Then one invocation per
- * element writes the output, so the output may be the input. LayerNorm
- * with both scale and bias takes one more launch for the bias: a launch
- * binds at most four operands (x, records, scale, y).
+ * 1/sqrt(var + eps); 1/sqrt(mean square + eps)). Then each invocation
+ * writes a few consecutive elements of the output, so the output may be
+ * the input. A launch binds at most four operands (x, records, scale, y):
+ * LayerNorm with both scale and bias first packs them side by side in
+ * scratch (len pairs, far less than the tensor).
  *
  * Every launch covers a box of outer indices, rows of the axis and columns
  * whose windows fit a quarter of the binding limit (records take four
@@ -27,6 +28,8 @@
 #define CH_X_GPU 256u  /* rows per chunk, first pass */
 #define CH_X_CPU 1024u /* ... on CPU adapters: fewer, longer invocations */
 #define CH_REC 64u     /* records per chunk, later passes */
+#define ITEMS_GPU 4u   /* output elements per invocation */
+#define ITEMS_CPU 16u  /* ... on CPU adapters, where invocations cost more */
 
 typedef struct stats_params {
   uint32_t off[4];
@@ -38,13 +41,13 @@ typedef struct stats_params {
 
 typedef struct apply_params {
   uint32_t off[4];
-  uint32_t n_o, n_r, n_i, in_so, in_sr, st_so;
+  uint32_t n_o, n_r, n_i, in_so, in_sr, st_so, items;
 } apply_params;
 
-typedef struct bias_params {
+typedef struct pack_params {
   uint32_t off[4];
-  uint32_t n_o, n_r, in_so;
-} bias_params;
+  uint32_t n;
+} pack_params;
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
@@ -132,13 +135,43 @@ static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
   return WGC_OK;
 }
 
+/* scale and bias of LayerNorm side by side in scratch (2 * len floats). */
+static wgc_status pack_affine(wgc_context *ctx, const wgc_norm_args *n,
+                              uint64_t W, wgc_ref *sb) {
+  wgc_status s = wg_scratch(ctx, n->fn, 8 * (uint64_t)n->len, sb);
+  for (uint64_t r0 = 0; s == WGC_OK && r0 < n->len; r0 += W) {
+    uint64_t nr = min64(W, n->len - r0);
+    pack_params p = {.n = (uint32_t)nr};
+    wg_launch l = {.kernel = "norm_pack",
+                   .ops = {{"s", wg_advance(n->scale, r0), 4 * nr, false},
+                           {"b", wg_advance(n->bias, r0), 4 * nr, false},
+                           {"sb", wg_advance(*sb, 2 * r0), 8 * nr, true}},
+                   .nops = 3,
+                   .params = &p,
+                   .params_size = sizeof p,
+                   .groups = wg_ceil_div(nr, 256)};
+    s = wg_launch_run(ctx, n->fn, &l);
+  }
+  return s;
+}
+
 /* The output from the final records st ([outer, inner]). */
 static wgc_status apply_pass(wgc_context *ctx, const wgc_norm_args *n,
                              wgc_ref st, uint64_t W) {
   uint64_t outer = n->outer, len = n->len, inner = n->inner;
   tiling t = tile(outer, len, inner, 1, W);
-  unsigned affine = n->has_scale ? 1 : n->has_bias ? 2 : 0;
-  bool bias_after = n->has_scale && n->has_bias;
+  unsigned affine = n->has_scale && n->has_bias ? 3
+                    : n->has_scale              ? 1
+                    : n->has_bias               ? 2
+                                                : 0;
+  wgc_ref pr = affine == 1 ? n->scale : n->bias;
+  if (affine == 3) {
+    wgc_status s = pack_affine(ctx, n, W, &pr);
+    if (s != WGC_OK)
+      return s;
+  }
+  uint64_t pw = affine == 3 ? 2 : 1; /* floats of p per row */
+  uint32_t items = wg_limits(ctx)->cpu_adapter ? ITEMS_CPU : ITEMS_GPU;
   char consts[64];
   snprintf(consts, sizeof consts,
            "const KIND: u32 = %uu; const AFFINE: u32 = %uu;", kind_of(n),
@@ -151,42 +184,27 @@ static wgc_status apply_pass(wgc_context *ctx, const wgc_norm_args *n,
         uint64_t at = (o0 * len + r0) * inner + i0;
         uint64_t cnt = (no - 1) * len * inner + (nr - 1) * inner + ni;
         uint64_t st_at = o0 * inner + i0, st_n = (no - 1) * inner + ni;
-        wgc_ref pr = affine == 1 ? n->scale : affine == 2 ? n->bias : st;
         apply_params p = {.n_o = (uint32_t)no,
                           .n_r = (uint32_t)nr,
                           .n_i = (uint32_t)ni,
                           .in_so = no > 1 ? (uint32_t)(len * inner) : 0,
                           .in_sr = nr > 1 ? (uint32_t)inner : 0,
-                          .st_so = no > 1 ? (uint32_t)inner : 0};
+                          .st_so = no > 1 ? (uint32_t)inner : 0,
+                          .items = items};
+        /* without scale or bias, p is a stand-in the kernel never reads */
         wg_launch l = {
             .kernel = "math+norm_apply",
             .consts = consts,
             .ops = {{"x", wg_advance(n->input, at), 4 * cnt, false},
                     {"st", wg_advance(st, 4 * st_at), 16 * st_n, false},
-                    {"p", affine ? wg_advance(pr, r0) : st, affine ? 4 * nr : 4,
-                     false},
+                    {"p", affine ? wg_advance(pr, pw * r0) : st,
+                     affine ? 4 * pw * nr : 4, false},
                     {"y", wg_advance(n->output, at), 4 * cnt, true}},
             .nops = 4,
             .params = &p,
             .params_size = sizeof p,
-            .groups = wg_ceil_div(no * nr * ni, 256)};
+            .groups = wg_ceil_div(wg_ceil_div(no * nr * ni, items), 256)};
         wgc_status s = wg_launch_run(ctx, n->fn, &l);
-        if (s != WGC_OK)
-          return s;
-        if (!bias_after)
-          continue;
-        /* LayerNorm rows: inner is 1 */
-        bias_params b = {.n_o = (uint32_t)no,
-                         .n_r = (uint32_t)nr,
-                         .in_so = no > 1 ? (uint32_t)len : 0};
-        wg_launch lb = {.kernel = "norm_bias",
-                        .ops = {{"y", wg_advance(n->output, at), 4 * cnt, true},
-                                {"p", wg_advance(n->bias, r0), 4 * nr, false}},
-                        .nops = 2,
-                        .params = &b,
-                        .params_size = sizeof b,
-                        .groups = wg_ceil_div(no * nr, 256)};
-        s = wg_launch_run(ctx, n->fn, &lb);
         if (s != WGC_OK)
           return s;
       }
