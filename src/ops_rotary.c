@@ -31,7 +31,8 @@ wgc_status wgc_rotary_embedding(wgc_context *ctx, const wgc_rotary_desc *d,
   ok =
       ok &&
       wgc_mul_ok(r.has_position_ids ? d->max_positions : pairs, half, &cache) &&
-      cache <= 0x7fffffffu && d->max_positions <= 0x7fffffffu;
+      cache <= 0x7fffffffu &&
+      (!r.has_position_ids || d->max_positions <= 0x7fffffffu);
   if (!ok)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d describes tensors beyond 2^31 elements", fn);

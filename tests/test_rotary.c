@@ -206,6 +206,10 @@ TEST(rotary_invalid) {
                          .max_positions = 4};
     if (x && y && c && p) {
       CHECK_OK(ctx, wgc_rotary_embedding(ctx, &d, x, 0, c, c, y));
+      /* max_positions is ignored without position ids */
+      wgc_rotary_desc any = d;
+      any.max_positions = SIZE_MAX;
+      CHECK_OK(ctx, wgc_rotary_embedding(ctx, &any, x, 0, c, c, y));
       CHECK_OK(ctx, wgc_rotary_embedding(ctx, &d, x, p, c, c, x));
       CHECK_DEVICE_EQUALS(ctx, p, h, 256, "position_ids");
       CHECK_DEVICE_EQUALS(ctx, c, h, 256, "caches");
