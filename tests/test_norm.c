@@ -285,6 +285,18 @@ TEST(norm_special) {
                    .eps = 1e-5f};
     run_all(&c, bad, "NaN and -inf rows", 1.0);
   }
+  /* epsilon 0: a constant (LayerNorm) or zero (RMSNorm) row is 0/0, NaN;
+   * the other rows stay finite */
+  const float flat[] = {2, 2, 2, 2, 0, 0, 0, 0, 1, -1, 3, 5};
+  for (int k = LAYER; k <= RMS; k++) {
+    norm_case c = {.k = (kind)k,
+                   .rank = 2,
+                   .axis = 1,
+                   .shape = {3, 4},
+                   .bias = k == LAYER,
+                   .eps = 0.0f};
+    run_all(&c, flat, "epsilon 0, constant and zero rows", 1.0);
+  }
 }
 
 /* LayerNorm of a constant row is exactly the bias; of 1e4 + noise in
