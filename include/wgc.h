@@ -500,8 +500,11 @@ WGC_API wgc_status wgc_binary_broadcast(wgc_context *ctx, wgc_binary_op op,
 
 /* out = cond ? a : b, elementwise (ONNX Where), with numpy broadcasting of
  * the three shapes (rank 0..8); out has the broadcast shape, contiguous.
- * cond is float: true when != 0 (NaN is true, as in C). out may equal an
- * input whose shape is the broadcast shape. */
+ * cond is float (ONNX's is bool): true when != 0 (NaN is true, as in C;
+ * -0 is false; a subnormal is true on every backend, as cond is tested by
+ * its bits). The chosen value is copied exactly, NaN payloads included. out
+ * may equal an input whose shape is the broadcast shape and may not
+ * overlap an input otherwise. An empty output is a no-op. */
 WGC_API wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond,
                              const size_t *shape_cond, size_t rank_cond,
                              wgc_ptr a, const size_t *shape_a, size_t rank_a,
@@ -580,20 +583,28 @@ WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
 /* ---- Data movement ------------------------------------------------------ */
 
 /* dst[i] = src[i] for every index i of shape[rank] (rank 0..8), element i at
- * sum(i[d] * stride[d]) on each side: transpose, slice, concatenation into a
- * destination, expand. A source stride of 0 broadcasts; destination strides
- * must give every index its own element. Source and destination spans must
- * not overlap. */
+ * sum(i[d] * stride[d]) on each side (strides in elements): transpose,
+ * slice, concatenation into a destination, expand. Values are copied
+ * exactly. Rank 0 copies one element (shape and strides may be NULL). A
+ * source stride of 0 broadcasts; the stride of a dimension of size 1 is
+ * ignored; destination strides must give every index its own element
+ * (sorted by stride, each must pass the last element the smaller ones
+ * reach). The spans of source and destination (first to last element each
+ * touches) must not overlap, even where their elements would interleave.
+ * An empty shape is a no-op. */
 WGC_API wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
                                     const size_t *dst_strides, wgc_ptr src,
                                     const size_t *src_strides,
                                     const size_t *shape, size_t rank);
 /* ONNX Gather: output = data indexed along axis by the n_indices int32
  * indices, shape shape[0..axis) + [n_indices] + shape(axis..rank),
- * contiguous (indices of any shape are passed flattened). A negative index
- * counts from the end; one outside [-shape[axis], shape[axis]) gives zeros
- * on every backend (an enqueued GPU op cannot report it), never a read
- * outside data. */
+ * contiguous (indices of any shape are passed flattened). data has rank
+ * 1..8 and is contiguous; indices are int32 words in device memory (upload
+ * an int32_t array). Values are copied exactly. A negative index counts
+ * from the end; one outside [-shape[axis], shape[axis]) gives zeros on
+ * every backend (ONNX makes it an error, which an enqueued GPU op cannot
+ * report), never a read outside data. output may overlap neither data nor
+ * indices. An empty output (n_indices 0, or a 0 outside axis) is a no-op. */
 WGC_API wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data,
                               const size_t *shape, size_t rank, size_t axis,
                               wgc_ptr indices, size_t n_indices,

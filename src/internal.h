@@ -83,6 +83,42 @@ typedef struct wgc_unary_args {
   const char *fn; /* the public entry point, named in messages */
 } wgc_unary_args;
 
+/* Strided copy over shape[rank]: element idx of dst at
+ * sum(idx[d]*stride_dst[d]), of src at sum(idx[d]*stride_src[d]) (0 on
+ * broadcast dimensions). Dimensions of size 1 are dropped, the rest ordered
+ * by destination stride, outermost first, and merged where both sides are
+ * contiguous across them. rank >= 1, count > 0. */
+typedef struct wgc_copy_strided_args {
+  size_t rank, count;
+  size_t shape[WGC_MAX_RANK];
+  size_t stride_dst[WGC_MAX_RANK];
+  size_t stride_src[WGC_MAX_RANK];
+  wgc_ref dst, src;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_copy_strided_args;
+
+/* Gather of data viewed as [outer, len, inner] along the middle dimension
+ * by n_indices int32 words: output [outer, n_indices, inner] contiguous.
+ * An index outside [-len, len) gives zeros. len may be 0 (all zeros, data
+ * not read); outer, inner, n_indices > 0. */
+typedef struct wgc_gather_args {
+  size_t outer, len, inner, n_indices;
+  wgc_ref data, indices, output;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_gather_args;
+
+/* out = cond ? a : b over a contiguous output of shape[rank], the inputs
+ * read with strides as in wgc_binary_args; cond is true unless +-0. */
+typedef struct wgc_where_args {
+  size_t rank, count;
+  size_t shape[WGC_MAX_RANK];
+  size_t stride_cond[WGC_MAX_RANK];
+  size_t stride_a[WGC_MAX_RANK];
+  size_t stride_b[WGC_MAX_RANK];
+  wgc_ref cond, a, b, out;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_where_args;
+
 /* softmax, log-softmax, LayerNorm and RMSNorm of a contiguous tensor viewed
  * as [outer, len, inner]: each (outer, inner) pair's row of len elements,
  * strided by inner, is normalised on its own. outer, len, inner > 0.
@@ -166,6 +202,9 @@ typedef struct wgc_backend_ops {
   wgc_status (*reduce)(wgc_context *ctx, const wgc_reduce_args *r);
   wgc_status (*unary)(wgc_context *ctx, const wgc_unary_args *u);
   wgc_status (*binary)(wgc_context *ctx, const wgc_binary_args *b);
+  wgc_status (*copy_strided)(wgc_context *ctx, const wgc_copy_strided_args *c);
+  wgc_status (*gather)(wgc_context *ctx, const wgc_gather_args *g);
+  wgc_status (*where)(wgc_context *ctx, const wgc_where_args *w);
   wgc_status (*norm)(wgc_context *ctx, const wgc_norm_args *n);
   wgc_status (*rotary)(wgc_context *ctx, const wgc_rotary_args *r);
 

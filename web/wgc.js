@@ -249,6 +249,9 @@ const SIGS = {
   unary: 'wgc_unary op:e input:p output:p n:z',
   binary: 'wgc_binary op:e a:p b:p out:p n:z',
   binaryBroadcast: 'wgc_binary_broadcast op:e a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+  where: 'wgc_where cond:p shape_cond:shape rank_cond:z a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+  copyStrided: 'wgc_copy_strided dst:p dst_strides:strides src:p src_strides:strides shape:shape rank:z',
+  gather: 'wgc_gather data:p shape:shape rank:z axis:z indices:p n_indices:z output:p',
   softmax: 'wgc_softmax input:p output:p shape:shape rank:z axis:z',
   logSoftmax: 'wgc_log_softmax input:p output:p shape:shape rank:z axis:z',
   layerNorm: 'wgc_layer_norm input:p scale:p bias:p output:p shape:shape rank:z axis:z epsilon:f',
@@ -264,6 +267,9 @@ function marshal(fn, params, args) {
     const v = args[i];
     if (type === 'conv' || type === 'attn' || type === 'rotary') return writeDesc(fn, type, v);
     if (type === 'shape') return writeShape(fn, name, v, args[i + 1], shapes++);
+    // strides arrays have the call's rank entries, like its shape
+    if (type === 'strides')
+      return writeShape(fn, name, v, args[params.findIndex(([n]) => n === 'rank')], shapes++);
     return CHECK[type](fn, name, v);
   });
 }
