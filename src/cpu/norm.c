@@ -16,7 +16,8 @@
 #define TASK_WORK 65536 /* input elements per task, roughly */
 
 /* Per column: softmax (max, sum), LayerNorm (count, mean, M2), RMSNorm
- * (sum of squares). A NaN max marks a softmax row that is NaN. */
+ * (sum of squares). A NaN max marks a softmax row that is NaN. stat_finish
+ * then puts the factor the output needs in place. */
 typedef struct norm_stat {
   double a, b, c;
 } norm_stat;
@@ -65,12 +66,27 @@ static void stat_add(const wgc_norm_args *n, const float *x, size_t r0,
   }
 }
 
-/* Writes rows [r0, r1) of the w columns from x to y, column j0 first. */
+/* Turns the statistics into what the output needs per column: log(sum)
+ * for log-softmax, 1/sqrt(var + eps) or 1/sqrt(mean square + eps) for the
+ * norms (into a), so that the second sweep has no square root or log. */
+static void stat_finish(const wgc_norm_args *n, norm_stat *st, size_t w) {
+  double len = (double)n->len, eps = (double)n->epsilon;
+  for (size_t j = 0; j < w; j++) {
+    norm_stat *s = &st[j];
+    if (n->kind == WGC_NORM_LOG_SOFTMAX)
+      s->c = log(s->b);
+    else if (n->kind == WGC_NORM_LAYER)
+      s->a = 1.0 / sqrt(s->c / len + eps);
+    else if (n->kind == WGC_NORM_RMS)
+      s->a = 1.0 / sqrt(s->a / len + eps);
+  }
+}
+
+/* Writes rows [r0, r1) of the w columns from x to y (after stat_finish). */
 static void stat_apply(const wgc_norm_args *n, const float *x, float *y,
                        size_t r0, size_t r1, size_t w, const norm_stat *st) {
   const float *scale = n->has_scale ? cpu_ptr(n->scale) : NULL;
   const float *bias = n->has_bias ? cpu_ptr(n->bias) : NULL;
-  double len = (double)n->len;
   for (size_t r = r0; r < r1; r++) {
     const float *xr = x + r * n->inner;
     float *yr = y + r * n->inner;
@@ -82,13 +98,13 @@ static void stat_apply(const wgc_norm_args *n, const float *x, float *y,
         out = exp(v - s->a) / s->b;
         break;
       case WGC_NORM_LOG_SOFTMAX:
-        out = (v - s->a) - log(s->b);
+        out = (v - s->a) - s->c;
         break;
       case WGC_NORM_LAYER:
-        out = (v - s->b) / sqrt(s->c / len + (double)n->epsilon);
+        out = (v - s->b) * s->a;
         break;
       case WGC_NORM_RMS:
-        out = v / sqrt(s->a / len + (double)n->epsilon);
+        out = v * s->a;
         break;
       }
       if (scale)
@@ -119,6 +135,7 @@ static void norm_task(void *arg, size_t task, unsigned worker) {
     const float *x = cpu_ptr(n->input) + at;
     stat_init(n, st, w);
     stat_add(n, x, 0, n->len, w, st);
+    stat_finish(n, st, w);
     stat_apply(n, x, cpu_ptr(n->output) + at, 0, n->len, w, st);
   }
 }
@@ -143,7 +160,8 @@ wgc_status cpu_norm(wgc_context *ctx, const wgc_norm_args *n) {
 #define NORM_COLUMNS 1024
 
 static double norm_cost(const wgc_norm_args *n) {
-  return n->kind <= WGC_NORM_LOG_SOFTMAX ? 100.0 : 4.0; /* exp per visit */
+  /* two visits; softmax calls exp in each (a libm call is some 100 units) */
+  return n->kind <= WGC_NORM_LOG_SOFTMAX ? 200.0 : 8.0;
 }
 
 wgc_status cpu_split_norm_plan(const wgc_norm_args *n, cpu_split *s) {
@@ -191,6 +209,8 @@ wgc_status cpu_split_norm_run(wgc_context *ctx, const wgc_norm_args *n,
       stat_init(n, st, w);
     stat_add(n, cpu_ptr(n->input) + at, r0, r1, w, st);
   } else {
+    if (step == s->blocks[1])
+      stat_finish(n, st, w);
     stat_apply(n, cpu_ptr(n->input) + at, cpu_ptr(n->output) + at, r0, r1, w,
                st);
   }
