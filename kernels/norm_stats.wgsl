@@ -3,6 +3,9 @@
 // (o, c, i) folds chunk c (ch rows, strided by in_sr) of column i of outer
 // index o into one record of four floats at out[o*out_so + c*out_sc + i].
 // Long axes take several passes: later passes fold chunks of records.
+// Rows (inner 1) on GPUs take interleaved chunks (step): chunk c holds rows
+// c, c + step, ..., so that neighbouring invocations read neighbouring
+// floats; the statistics do not depend on which rows a chunk holds.
 // Prelude consts:
 //   KIND 0 softmax, 1 log-softmax, 2 LayerNorm, 3 RMSNorm.
 //   FROM_X 1: the input is the tensor; 0: records of a previous pass.
@@ -38,7 +41,11 @@ struct Params {
   zero: u32,   // 0, unknown to the compiler (wgc_opaque)
   fin: u32,
   acc: u32,
+  step: u32,   // 1: chunk c is rows [c*ch, (c+1)*ch); else rows c + j*step
 }
+
+// The input stride between consecutive items of a chunk.
+var<private> ns_stride: u32;
 
 fn ns_ld(e: u32) -> vec4<f32> {
   if (FROM_X == 1u) { return vec4<f32>(x_ld(e), 0.0f, 0.0f, 0.0f); }
@@ -72,13 +79,13 @@ fn ns_softmax(idx0: u32, n: u32) -> vec4<f32> {
   var idx = idx0;
   for (var j = 0u; j < n; j++) {
     m = ns_max(m, ns_ld(idx).x);
-    idx += P.in_sr;
+    idx += ns_stride;
   }
   var s = vec2<f32>(0.0f, 0.0f);
   idx = idx0;
   for (var j = 0u; j < n; j++) {
     let r = ns_ld(idx);
-    idx += P.in_sr;
+    idx += ns_stride;
     // -inf items (and records of all -inf chunks) add nothing; +inf - +inf
     // is NaN, as the formula has it
     if (ns_neg_inf(r.x)) { continue; }
@@ -103,7 +110,7 @@ fn ns_layer_x(idx0: u32, n: u32) -> vec4<f32> {
     let v = x_ld(idx);
     sum += v;
     same = same && bitcast<u32>(v) == bitcast<u32>(first);
-    idx += P.in_sr;
+    idx += ns_stride;
   }
   let cnt = f32(n);
   var pivot = sum / cnt;
@@ -115,7 +122,7 @@ fn ns_layer_x(idx0: u32, n: u32) -> vec4<f32> {
     let d = x_ld(idx) - pivot;
     s1 = ns_acc(s1, d);
     s2 = ns_acc(s2, d * d);
-    idx += P.in_sr;
+    idx += ns_stride;
   }
   let t1 = ns_total(s1);
   let m = t1 / cnt;
@@ -157,7 +164,7 @@ fn ns_chunk(idx0: u32, n: u32) -> vec4<f32> {
     var a = ns_ld(idx0);
     var idx = idx0;
     for (var j = 1u; j < n; j++) {
-      idx += P.in_sr;
+      idx += ns_stride;
       a = ns_layer_merge(a, ns_ld(idx));
     }
     return a;
@@ -172,7 +179,7 @@ fn ns_chunk(idx0: u32, n: u32) -> vec4<f32> {
       s = ns_acc(s, r.x);
       s = ns_acc(s, r.y);
     }
-    idx += P.in_sr;
+    idx += ns_stride;
   }
   return vec4<f32>(s.x, s.y, 0.0f, 0.0f);
 }
@@ -204,8 +211,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let rest = t - o * per_o;
   let c = rest / P.n_i;
   let i = rest - c * P.n_i;
-  let r0 = c * P.ch;
-  let n = min(P.ch, P.rows - r0);
+  var r0 = c * P.ch;
+  var n = min(P.ch, P.rows - r0);
+  ns_stride = P.in_sr;
+  if (P.step > 1u) { // interleaved chunks: neighbours read neighbours
+    r0 = c;
+    n = (P.rows - c + P.step - 1u) / P.step;
+    ns_stride = P.in_sr * P.step;
+  }
   var r = ns_chunk(o * P.in_so + r0 * P.in_sr + i, n);
   let at = 4u * (o * P.out_so + c * P.out_sc + i);
   if (P.acc == 1u) {

@@ -36,7 +36,7 @@ typedef struct stats_params {
   uint32_t n_o, n_c, n_i, rows, ch;
   uint32_t in_so, in_sr, out_so, out_sc;
   float len, eps;
-  uint32_t zero, fin, acc;
+  uint32_t zero, fin, acc, step;
 } stats_params;
 
 typedef struct apply_params {
@@ -93,6 +93,9 @@ static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
   bool wide = t->ch == 1 && len > 1;
   if (wide)
     nch = 1;
+  /* rows on GPUs: interleaved chunks read coalesced; CPU adapters cache a
+   * contiguous run per invocation better */
+  bool interleave = inner == 1 && !wg_limits(ctx)->cpu_adapter;
   char consts[96];
   snprintf(consts, sizeof consts,
            "const KIND: u32 = %uu; const FROM_X: u32 = %uu;", kind_of(n),
@@ -118,7 +121,8 @@ static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
                           .len = (float)n->len,
                           .eps = n->epsilon,
                           .fin = nch == 1 && r0 + nr == len,
-                          .acc = wide && r0 > 0};
+                          .acc = wide && r0 > 0,
+                          .step = interleave && ncl > 1 ? (uint32_t)ncl : 1};
         wg_launch l = {
             .kernel = "math+norm_stats",
             .consts = consts,
