@@ -76,21 +76,25 @@ typedef struct rot_case {
   bool pos, out_of_range, in_place;
 } rot_case;
 
-static void run_case(int bi, const rot_case *rc) {
+/* Runs rc on backend bi, or on small (a context with small bindings) when
+ * it is not NULL. */
+static void run_case(int bi, const rot_case *rc, wgc_context *small) {
   const wgc_rotary_desc *d = &rc->d;
   size_t rd = d->rotary_dim ? d->rotary_dim : d->head_dim, half = rd / 2;
   size_t n = d->batch * d->seq * d->heads * d->head_dim;
   size_t pairs = d->batch * d->seq;
   size_t crow = rc->pos ? d->max_positions : pairs;
-  wgc_context *ctx;
-  if (!backend_case(bi, &ctx,
-                    "rotary b=%zu s=%zu h=%zu hd=%zu rd=%zu %s %s%s%s%s",
-                    d->batch, d->seq, d->heads, d->head_dim, rd,
-                    d->layout == WGC_ROTARY_BSHD ? "BSHD" : "BHSD",
-                    d->interleaved ? "interleaved" : "halves",
-                    rc->pos ? " position_ids" : "",
-                    rc->out_of_range ? " (some out of range)" : "",
-                    rc->in_place ? " in-place" : ""))
+  wgc_context *ctx = small;
+  char desc[160];
+  snprintf(desc, sizeof desc, "b=%zu s=%zu h=%zu hd=%zu rd=%zu %s %s%s%s%s",
+           d->batch, d->seq, d->heads, d->head_dim, rd,
+           d->layout == WGC_ROTARY_BSHD ? "BSHD" : "BHSD",
+           d->interleaved ? "interleaved" : "halves",
+           rc->pos ? " position_ids" : "",
+           rc->out_of_range ? " (some out of range)" : "",
+           rc->in_place ? " in-place" : "");
+  if (small ? !case_begin("rotary %s [webgpu, 4096 B bindings]", desc)
+            : !backend_case(bi, &ctx, "rotary %s", desc))
     return;
   float *x = falloc(n), *cosc = falloc(crow * half),
         *sinc = falloc(crow * half);
@@ -183,7 +187,7 @@ TEST(rotary_embedding) {
           .out_of_range = (variant & 4) && si % 2 == 1,
           .in_place = variant == 3 || variant == 6};
       for (int bi = 0; bi < 2; bi++)
-        run_case(bi, &rc);
+        run_case(bi, &rc, NULL);
     }
 }
 
@@ -314,4 +318,31 @@ TEST(rotary_cpu_split) {
   CHECK(!memcmp(part, whole, n * sizeof *part), "pieces differ");
   free(x), free(whole), free(part), free(c), free(s);
   case_end();
+}
+
+/* Under 4 KiB bindings (960 floats): caches of 4000 floats and 1120
+ * gathered ones, rows whose cache rows span several windows. */
+TEST(rotary_small_bindings) {
+  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU, .max_binding_bytes = 4096};
+  wgc_context *small = NULL;
+  wgc_status s = wgc_create(&opt, &small);
+  CHECK(s == WGC_OK, "wgc_create(4096 B bindings): %s", wgc_last_error(NULL));
+  if (s != WGC_OK)
+    return;
+  for (int variant = 0; variant < 4; variant++) {
+    rot_case rc = {
+        .d = {.batch = 2,
+              .seq = 70,
+              .heads = 3,
+              .head_dim = 20,
+              .rotary_dim = 16,
+              .interleaved = variant & 1,
+              .layout = variant & 2 ? WGC_ROTARY_BHSD : WGC_ROTARY_BSHD,
+              .max_positions = 500},
+        .pos = variant != 3,
+        .out_of_range = variant != 3,
+        .in_place = variant == 2};
+    run_case(1, &rc, small);
+  }
+  wgc_destroy(small);
 }
