@@ -8,10 +8,11 @@
  * a row has several, further passes fold chunks of CH_REC records, until
  * one record per row remains, in its final form (max and sum; mean and
  * 1/sqrt(var + eps); 1/sqrt(mean square + eps)). Then each invocation
- * writes a few consecutive elements of the output, so the output may be
- * the input. A launch binds at most four operands (x, records, scale, y):
- * LayerNorm with both scale and bias first packs them side by side in
- * scratch (len pairs, far less than the tensor).
+ * writes a few consecutive elements of the output; every statistic is
+ * complete before the first is written, so the output may be the input. A
+ * launch binds at most four operands (x, records, scale, y): LayerNorm with
+ * both scale and bias first packs them side by side in scratch (len pairs, far
+ * less than the tensor).
  *
  * Every launch covers a box of outer indices, rows of the axis and columns
  * whose windows fit a quarter of the binding limit (records take four
@@ -22,7 +23,6 @@
  * loops far below the 65535 iterations CPU adapters allow. */
 #include "wg.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 
 #define CH_X_GPU 256u  /* rows per chunk, first pass */
