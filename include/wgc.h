@@ -561,11 +561,15 @@ WGC_API wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond,
  * has the input's shape and may equal the input (in place). */
 
 /* softmax along axis (ONNX Softmax, opset 13+): exp(x - max) / sum, the
- * max subtracted first. A row holding +inf or NaN is NaN; all -inf is NaN. */
+ * max subtracted first, so magnitudes up to FLT_MAX do not overflow. A row
+ * holding +inf or NaN is NaN; all -inf is NaN; -inf elements give 0
+ * (softmax of [-inf, 0] is [0, 1]); an axis of length 1 gives 1. Within
+ * 1e-5 * |y| + 1e-6 of the exact result. */
 WGC_API wgc_status wgc_softmax(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
                                const size_t *shape, size_t rank, size_t axis);
 /* log(softmax) along axis (ONNX LogSoftmax): x - max - log(sum exp(x -
- * max)), never log of a rounded-to-zero quotient. */
+ * max)), never log of a rounded-to-zero quotient. Special values as for
+ * wgc_softmax (a -inf element gives -inf). Within 1e-5 * |y| + 2e-6. */
 WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
                                    wgc_ptr output, const size_t *shape,
                                    size_t rank, size_t axis);
@@ -573,13 +577,20 @@ WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
  * normalised, (x - mean) / sqrt(var + epsilon) * scale + bias, the variance
  * the biased one, mean and variance in two passes (or an equally stable
  * form). scale and bias are contiguous of shape[axis..rank-1]; scale 0
- * means ones, bias 0 zeros. epsilon finite and >= 0 (ONNX's default 1e-5). */
+ * means ones, bias 0 zeros. epsilon finite and >= 0 (ONNX's default 1e-5).
+ * A constant group gives exactly bias (x - mean is exactly 0); a NaN or
+ * infinity makes its group NaN. Within 1e-5 * |y| + 1e-5 for |scale| and
+ * |bias| up to a few. The WebGPU backend keeps the statistics in float32
+ * (as ONNX's default stash_type), so a group whose |x - mean| exceeds
+ * about 1e19 overflows there; the CPU backend computes in double. */
 WGC_API wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input,
                                   wgc_ptr scale, wgc_ptr bias, wgc_ptr output,
                                   const size_t *shape, size_t rank,
                                   size_t axis, float epsilon);
 /* ONNX RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale over the axes
- * axis..rank-1; scale as for wgc_layer_norm. */
+ * axis..rank-1; scale as for wgc_layer_norm. Within 1e-5 * |y| + 1e-6. As
+ * for wgc_layer_norm, the WebGPU backend sums x^2 in float32 (compensated),
+ * so |x| beyond about 1e19 overflows there. */
 WGC_API wgc_status wgc_rms_norm(wgc_context *ctx, wgc_ptr input, wgc_ptr scale,
                                 wgc_ptr output, const size_t *shape,
                                 size_t rank, size_t axis, float epsilon);
@@ -603,9 +614,11 @@ typedef struct wgc_rotary_desc {
  * [max_positions, rotary_dim/2]; position_ids holds int32 [batch, seq]
  * rows of them. With position_ids 0 the caches are [batch, seq,
  * rotary_dim/2] (max_positions ignored). A position id outside
- * [0, max_positions) gives zeros for its rotated dimensions (an enqueued
- * GPU op cannot report it) and is never read outside the caches. output may
- * equal input. */
+ * [0, max_positions) rotates by cos = sin = 0, which gives zeros for its
+ * rotated dimensions of finite input (an enqueued GPU op cannot report
+ * it), and is never read outside the caches. output may equal input.
+ * Each rotated element is within 4e-7 * (|x1| + |x2|) * (|cos| + |sin|)
+ * of the exact result. */
 WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
                                         const wgc_rotary_desc *d,
                                         wgc_ptr input, wgc_ptr position_ids,

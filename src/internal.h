@@ -126,6 +126,37 @@ typedef struct wgc_where_args {
   const char *fn; /* the public entry point, named in messages */
 } wgc_where_args;
 
+/* softmax, log-softmax, LayerNorm and RMSNorm of a contiguous tensor viewed
+ * as [outer, len, inner]: each (outer, inner) pair's row of len elements,
+ * strided by inner, is normalised on its own. outer, len, inner > 0.
+ * LayerNorm and RMSNorm have inner == 1 and read scale (and bias) of len
+ * floats when present. output may equal input. */
+typedef enum wgc_norm_kind {
+  WGC_NORM_SOFTMAX,
+  WGC_NORM_LOG_SOFTMAX,
+  WGC_NORM_LAYER,
+  WGC_NORM_RMS
+} wgc_norm_kind;
+
+typedef struct wgc_norm_args {
+  wgc_norm_kind kind;
+  size_t outer, len, inner;
+  float epsilon;
+  bool has_scale, has_bias;
+  wgc_ref input, scale, bias, output;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_norm_args;
+
+/* A rotary desc with rotary_dim resolved (even, > 0, <= head_dim); every
+ * size is > 0 here. Without position ids the caches are [batch, seq,
+ * rotary_dim / 2]. output may equal input. */
+typedef struct wgc_rotary_args {
+  wgc_rotary_desc d;
+  bool has_position_ids;
+  wgc_ref input, position_ids, cos_cache, sin_cache, output;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_rotary_args;
+
 /* A callback the context owes its user. Backends complete it with
  * wgc_pending_complete (from any thread: the status is published by the
  * release store of ready); the front end fires it from poll/synchronize. */
@@ -181,6 +212,8 @@ typedef struct wgc_backend_ops {
   wgc_status (*copy_strided)(wgc_context *ctx, const wgc_copy_strided_args *c);
   wgc_status (*gather)(wgc_context *ctx, const wgc_gather_args *g);
   wgc_status (*where)(wgc_context *ctx, const wgc_where_args *w);
+  wgc_status (*norm)(wgc_context *ctx, const wgc_norm_args *n);
+  wgc_status (*rotary)(wgc_context *ctx, const wgc_rotary_args *r);
 
   /* optional: pipelines compiled so far */
   size_t (*pipelines_compiled)(const wgc_context *ctx);

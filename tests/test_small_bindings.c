@@ -56,7 +56,9 @@ typedef enum {
   OP_COPY_STRIDED,
   OP_GATHER,
   OP_WHERE,
-  OP_GEMM_EX
+  OP_GEMM_EX,
+  OP_NORM,  /* fn: 0 softmax, 1 log-softmax, 2 LayerNorm, 3 RMSNorm */
+  OP_ROTARY /* without position ids: input, cos, sin, output */
 } op_kind;
 
 typedef struct op_case {
@@ -71,6 +73,7 @@ typedef struct op_case {
   bool bias;
   /* attention */
   wgc_attention_desc attn;
+  wgc_rotary_desc rotary;
   /* reduce, broadcast (a), unary/binary/copy: count in shape_a[0] */
   size_t shape_a[8], rank_a, shape_b[8], rank_b, axis;
   int fn; /* reduce, unary or binary op */
@@ -211,6 +214,24 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
     f->span[3] = count_of(out, rank);
     break;
   }
+  case OP_NORM: {
+    size_t len = 1, n = count_of(c->shape_a, c->rank_a);
+    for (size_t d = c->axis; d < (c->fn >= 2 ? c->rank_a : c->axis + 1); d++)
+      len *= c->shape_a[d];
+    f->nops = c->fn == 0 || c->fn == 1 ? 2 : c->fn == 2 ? 4 : 3;
+    f->span[0] = f->span[f->nops - 1] = n;
+    for (unsigned i = 1; i + 1 < f->nops; i++)
+      f->span[i] = len;
+    f->tol_abs = 1e-5;
+    break;
+  }
+  case OP_ROTARY: {
+    const wgc_rotary_desc *d = &c->rotary;
+    f->nops = 4;
+    f->span[0] = f->span[3] = d->batch * d->seq * d->heads * d->head_dim;
+    f->span[1] = f->span[2] = d->batch * d->seq * (d->rotary_dim / 2);
+    break;
+  }
   case OP_BROADCAST: {
     size_t out[8], rank;
     ref_broadcast_shape(c->shape_a, c->rank_a, c->shape_b, c->rank_b, out,
@@ -267,6 +288,21 @@ static wgc_status run_op(wgc_context *ctx, const op_case *c, const footprint *f,
                        p[0], f->ld[0], p[1], f->ld[1], c->beta, p[3], f->ld[3],
                        &ep);
   }
+  case OP_NORM:
+    switch (c->fn) {
+    case 0:
+      return wgc_softmax(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
+    case 1:
+      return wgc_log_softmax(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
+    case 2:
+      return wgc_layer_norm(ctx, p[0], p[1], p[2], p[3], c->shape_a, c->rank_a,
+                            c->axis, 1e-5f);
+    default:
+      return wgc_rms_norm(ctx, p[0], p[1], p[2], c->shape_a, c->rank_a, c->axis,
+                          1e-5f);
+    }
+  case OP_ROTARY:
+    return wgc_rotary_embedding(ctx, &c->rotary, p[0], 0, p[1], p[2], p[3]);
   }
   return WGC_ERR_INVALID_ARGUMENT;
 }
@@ -849,5 +885,64 @@ TEST(small_bindings_where) {
              c.shape_b[2], c.rank_b);
     run_placements(name, &c, in_place ? ELEMENTWISE : BASIC,
                    12000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_norm) {
+  static const struct {
+    size_t shape[3], rank, axis;
+    int fn;
+  } cases[] = {
+      {{1}, 1, 0, 0},
+      /* rows of 1500 and 1300 floats: beyond a window, several passes */
+      {{3, 1500}, 2, 1, 0},
+      {{7, 301, 3}, 3, 1, 1},
+      {{2, 5, 1300}, 3, 1, 1},
+      {{4, 1031}, 2, 1, 2},
+      {{3, 7, 150}, 3, 1, 3},
+  };
+  static const char *const names[] = {"softmax", "log_softmax", "layer_norm",
+                                      "rms_norm"};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_NORM,
+                 .rank_a = cases[i].rank,
+                 .axis = cases[i].axis,
+                 .fn = cases[i].fn};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    char name[96];
+    snprintf(name, sizeof name, "%s [%zu,%zu,%zu] rank=%zu axis=%zu",
+             names[c.fn], c.shape_a[0], c.shape_a[1], c.shape_a[2], c.rank_a,
+             c.axis);
+    run_placements(name, &c, ELEMENTWISE, 10000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_rotary) {
+  static const wgc_rotary_desc descs[] = {
+      {.batch = 2,
+       .seq = 5,
+       .heads = 3,
+       .head_dim = 10,
+       .rotary_dim = 6,
+       .interleaved = 1},
+      /* input of 5120 floats, caches of 1280 */
+      {.batch = 1,
+       .seq = 40,
+       .heads = 2,
+       .head_dim = 64,
+       .layout = WGC_ROTARY_BHSD},
+      {.batch = 1, .seq = 3, .heads = 1, .head_dim = 900, .rotary_dim = 898},
+  };
+  for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {
+    op_case c = {.kind = OP_ROTARY, .rotary = descs[i]};
+    if (!c.rotary.rotary_dim)
+      c.rotary.rotary_dim = c.rotary.head_dim;
+    char name[128];
+    snprintf(name, sizeof name, "rotary b=%zu s=%zu h=%zu hd=%zu rd=%zu %s%s",
+             c.rotary.batch, c.rotary.seq, c.rotary.heads, c.rotary.head_dim,
+             c.rotary.rotary_dim,
+             c.rotary.layout == WGC_ROTARY_BHSD ? "BHSD" : "BSHD",
+             c.rotary.interleaved ? " interleaved" : "");
+    run_placements(name, &c, ELEMENTWISE, 11000u + (unsigned)i);
   }
 }

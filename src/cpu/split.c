@@ -363,6 +363,16 @@ wgc_status cpu_split_plan(const cpu_work *w, double piece_work, cpu_split *s) {
   case CPU_WORK_WHERE:
     cpu_split_movement_plan(w, s);
     break;
+  case CPU_WORK_NORM:
+    return cpu_split_norm_plan(&w->u.norm, s);
+  case CPU_WORK_ROTARY: {
+    const wgc_rotary_desc *d = &w->u.rotary.d;
+    size_t rows = d->batch * d->seq * d->heads;
+    s->work = 4.0 * (double)rows * (double)d->head_dim;
+    s->group = cpu_fit(s, 4.0 * (double)d->head_dim, rows);
+    s->pieces = cpu_div_up(rows, s->group);
+    break;
+  }
   case CPU_WORK_UPLOAD:
   case CPU_WORK_COPY:
   case CPU_WORK_DOWNLOAD:
@@ -411,6 +421,14 @@ wgc_status cpu_split_run(wgc_context *ctx, const cpu_work *w, cpu_split *s,
   case CPU_WORK_WHERE:
     cpu_split_movement_run(w, s, i);
     break;
+  case CPU_WORK_NORM:
+    return cpu_split_norm_run(ctx, &w->u.norm, s, i);
+  case CPU_WORK_ROTARY: {
+    size_t rows = w->u.rotary.d.batch * w->u.rotary.d.seq * w->u.rotary.d.heads;
+    cpu_rotary_rows(&w->u.rotary, i * s->group,
+                    cpu_min(rows, (i + 1) * s->group));
+    break;
+  }
   case CPU_WORK_UPLOAD:
   case CPU_WORK_COPY:
   case CPU_WORK_DOWNLOAD:

@@ -229,6 +229,85 @@ async function reduceCase(op, shape, axis) {
   compare(g, c, () => (exact ? 0 : 2 * (1e-5 * len * maxAbs(X) + 1e-6)));
 }
 
+// softmax, log-softmax, LayerNorm and RMSNorm: each backend against float64
+// (the bounds of wgc.h).
+function normRef(kind, X, outer, len, inner, S, B, eps) {
+  const Y = new Float64Array(X.length);
+  for (let o = 0; o < outer; o++)
+    for (let i = 0; i < inner; i++) {
+      const at = (r) => (o * len + r) * inner + i;
+      if (kind === 'softmax' || kind === 'logSoftmax') {
+        let m = -Infinity, sum = 0;
+        for (let r = 0; r < len; r++) m = Math.max(m, X[at(r)]);
+        for (let r = 0; r < len; r++) sum += Math.exp(X[at(r)] - m);
+        for (let r = 0; r < len; r++)
+          Y[at(r)] = kind === 'softmax' ? Math.exp(X[at(r)] - m) / sum : X[at(r)] - m - Math.log(sum);
+        continue;
+      }
+      let mean = 0, v = 0;
+      if (kind === 'layerNorm') {
+        for (let r = 0; r < len; r++) mean += X[at(r)];
+        mean /= len;
+      }
+      for (let r = 0; r < len; r++) v += (X[at(r)] - mean) ** 2;
+      const rstd = 1 / Math.sqrt(v / len + eps);
+      for (let r = 0; r < len; r++)
+        Y[at(r)] = (X[at(r)] - mean) * rstd * S[r] + (kind === 'layerNorm' ? B[r] : 0);
+    }
+  return Y;
+}
+
+async function normCase(kind, shape, axis) {
+  const count = shape.reduce((a, b) => a * b, 1), norm = kind === 'layerNorm' || kind === 'rmsNorm';
+  let outer = 1, len = 1, inner = 1;
+  shape.forEach((n, d) => {
+    if (d < axis) outer *= n;
+    else if (d === axis || norm) len *= n;
+    else inner *= n;
+  });
+  const X = randoms(count, -4, 4), S = randoms(len, -2, 2), B = randoms(len), eps = 1e-5;
+  const want = normRef(kind, X, outer, len, inner, S, B, eps);
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * count);
+    if (kind === 'layerNorm') ctx.layerNorm(x, put(ctx, S), put(ctx, B), o, shape, shape.length, axis, eps);
+    else if (kind === 'rmsNorm') ctx.rmsNorm(x, put(ctx, S), o, shape, shape.length, axis, eps);
+    else ctx[kind](x, o, shape, shape.length, axis);
+    return ctx.download(o, count);
+  });
+  const tol = (w) => 1e-5 * Math.abs(w) + 1e-5;
+  compare(g, want, tol, 'webgpu vs float64: ');
+  compare(c, want, tol, 'cpu vs float64: ');
+}
+
+// RotaryEmbedding with position ids (some outside the cache) against float64.
+async function rotaryCase(d) {
+  const rd = d.rotary_dim || d.head_dim, half = rd / 2, rows = d.batch * d.seq * d.heads;
+  const X = randoms(rows * d.head_dim), Cs = randoms(d.max_positions * half), Sn = randoms(d.max_positions * half);
+  const ids = Int32Array.from({ length: d.batch * d.seq }, (_, j) => (j % 5 === 4 ? -1 : (j * 3) % (d.max_positions + 1)));
+  const want = new Float64Array(X.length);
+  for (let row = 0; row < rows; row++) {
+    const b = Math.floor(row / (d.seq * d.heads));
+    const s = d.layout === W.ROTARY_BHSD ? row % d.seq : Math.floor(row / d.heads) % d.seq;
+    const p = ids[b * d.seq + s], ok = p >= 0 && p < d.max_positions;
+    const base = row * d.head_dim;
+    for (let j = 0; j < d.head_dim; j++) want[base + j] = X[base + j];
+    for (let k = 0; k < half; k++) {
+      const i1 = base + (d.interleaved ? 2 * k : k), i2 = base + (d.interleaved ? 2 * k + 1 : k + half);
+      const cv = ok ? Cs[p * half + k] : 0, sv = ok ? Sn[p * half + k] : 0;
+      want[i1] = cv * X[i1] - sv * X[i2];
+      want[i2] = sv * X[i1] + cv * X[i2];
+    }
+  }
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * X.length);
+    ctx.rotaryEmbedding(d, x, put(ctx, new Float32Array(ids.buffer)), put(ctx, Cs), put(ctx, Sn), o);
+    return ctx.download(o, X.length);
+  });
+  const tol = () => 1e-6;
+  compare(g, want, tol, 'webgpu vs float64: ');
+  compare(c, want, tol, 'cpu vs float64: ');
+}
+
 // The ops wgc.js exports (checked against wgc.h by the "constants" test).
 const opNames = (family) => Object.keys(W).filter((k) => k.startsWith(`${family}_`))
   .map((k) => k.slice(family.length + 1));
@@ -574,6 +653,17 @@ async function mainPage() {
       await test(`reduce(${name.toLowerCase()},shape=[6,35,9],axis=${axis})`,
         () => reduceCase(W[`REDUCE_${name}`], [6, 35, 9], axis));
   await test('reduce(sum,shape=[65536],axis=0)', () => reduceCase(W.REDUCE_SUM, [65536], 0));
+
+  // normalization and rotary embeddings
+  for (const kind of ['softmax', 'logSoftmax', 'layerNorm', 'rmsNorm'])
+    for (const axis of [0, 1, 2])
+      await test(`${kind}(shape=[3,70,5],axis=${axis})`, () => normCase(kind, [3, 70, 5], axis));
+  await test('softmax(shape=[2,5000],axis=1)', () => normCase('softmax', [2, 5000], 1));
+  for (const layout of [W.ROTARY_BSHD, W.ROTARY_BHSD])
+    for (const interleaved of [0, 1])
+      await test(`rotaryEmbedding(batch=2,seq=7,heads=3,head_dim=12,rotary_dim=8,layout=${layout},` +
+                 `interleaved=${interleaved},position_ids)`, () =>
+        rotaryCase({ batch: 2, seq: 7, heads: 3, head_dim: 12, rotary_dim: 8, interleaved, layout, max_positions: 9 }));
 
   // element-wise
   for (const name of UNARY) await test(`unary(${name.toLowerCase()})`, () => unaryCase(name));
