@@ -98,6 +98,11 @@ export interface Context {
   attention(d: AttentionDesc, q: Ptr, k: Ptr, v: Ptr, o: Ptr): void;
   reduce(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
          axis: number): void;
+  reduceAxes(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
+             axes: ArrayLike<number>, naxes: number): void;
+  /** output holds int32 indices: view the download's buffer as an Int32Array. */
+  argmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
+  argmin(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
   unary(op: UnaryOp, input: Ptr, output: Ptr, n: number): void;
   binary(op: BinaryOp, a: Ptr, b: Ptr, out: Ptr, n: number): void;
   binaryBroadcast(op: BinaryOp, a: Ptr, shape_a: ArrayLike<number>, rank_a: number,
