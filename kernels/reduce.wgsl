@@ -102,11 +102,29 @@ fn red_add(acc: vec2<f32>, x: f32) -> vec2<f32> {
   return vec2<f32>(select(m, red_bits(0x7fc00000u), has_nan), 0.0f);
 }
 
+// a * b as (p, e) with p + e exact (Dekker's product on Veltkamp halves of
+// 12 bits, whose products are exact): fma is not fused on every adapter.
+// An error term beyond float range (halves of |x| > 2^115) counts as 0.
+fn red_halves(a: f32) -> vec2<f32> {
+  let c = red_opaque(4097.0f * a);
+  let hi = red_opaque(c - red_opaque(c - a));
+  return vec2<f32>(hi, a - hi);
+}
+
+fn two_prod(a: f32, b: f32) -> vec2<f32> {
+  let p = red_opaque(a * b);
+  let ha = red_halves(a);
+  let hb = red_halves(b);
+  let e = ((red_opaque(ha.x * hb.x) - p) + ha.x * hb.y + ha.y * hb.x) +
+          ha.y * hb.y;
+  return vec2<f32>(p, select(0.0f, e, red_is_finite(e)));
+}
+
 // (p, e) * (q, f) ~ p*q + (p*q's rounding error + p*f + e*q): the error of
-// each product is kept as the sums keep theirs (exact where fma is fused).
+// each product is kept as the sums keep theirs.
 fn red_mul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-  let p = red_opaque(a.x * b.x);
-  return vec2<f32>(p, fma(a.x, b.x, -p) + (a.x * b.y + a.y * b.x));
+  let t = two_prod(a.x, b.x);
+  return vec2<f32>(t.x, t.y + (a.x * b.y + a.y * b.x));
 }
 
 // (m, s) pairs stand for m + log(s): the larger m is kept and the other
@@ -154,10 +172,7 @@ fn red_ld(e: u32, k: u32) -> vec2<f32> {
   let v = x_ld(e);
   if (OP >= 5u) { return vec2<f32>(v, bitcast<f32>(k ^ P.zero)); }
   if (OP == 4u) { return vec2<f32>(v, 1.0f); }
-  if (MAP == 1u) {
-    let p = red_opaque(v * v);
-    return vec2<f32>(p, fma(v, v, -p));
-  }
+  if (MAP == 1u) { return two_prod(v, v); }
   if (MAP == 2u) { return vec2<f32>(abs(v), 0.0f); }
   return vec2<f32>(v, 0.0f);
 }

@@ -266,9 +266,13 @@ double ref_reduce_tol(wgc_reduce_op op, size_t len, double want, double mag) {
   case WGC_REDUCE_L2:
     /* sqrt halves the sum's relative error, then rounds */
     return w > 0 ? (sum_gamma(len) / 2) * mag / w + 2 * u * w : 0.0;
-  case WGC_REDUCE_PROD:
-    /* one rounding per factor at worst; underflow as flushed subnormals */
-    return (double)(len + 2) * u * w + ldexp(1.0, -125);
+  case WGC_REDUCE_PROD: {
+    /* compensated: a few roundings plus a term quadratic in len * u (a
+     * plain float product would be off by about sqrt(len) roundings);
+     * underflow as flushed subnormals */
+    double g = 2.0 * (double)len * u;
+    return (4 * u + g * g) * w + ldexp(1.0, -125);
+  }
   case WGC_REDUCE_LOG_SUM_EXP:
     /* the float sum of exponentials (<= len roundings, relative) and the
      * final rounding of the result */

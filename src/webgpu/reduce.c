@@ -19,7 +19,15 @@
  * Sums are compensated (each addition's rounding error is kept in a second
  * float, and partials between passes are (sum, error) pairs), so they come
  * out as if accumulated in double, whatever the data's order or structure.
- * MEAN divides the final sum by len. MAX and MIN propagate NaN. Every
+ * MEAN divides the final sum by len. MAX and MIN propagate NaN. The other
+ * ops ride on the same passes with other pairs: SUM_SQUARE and L2 sum
+ * (x * x, its rounding error by fma), L1 sums |x|, L2 takes the square
+ * root at the very end; PROD keeps (product, error) pairs; LOG_SUM_EXP
+ * keeps (max m, sum s of exp(x - m)), rescaling s when m grows, and
+ * writes m + log(s); argmax and argmin keep (value, index bits) and write
+ * the int32 index. Several axes (wgc_reduce_axes) are reduced one merged
+ * dim at a time, innermost first, as stages whose partials in between
+ * stay pairs, so the result is as good as one reduction's. Every
  * launch's operands fit the storage binding limit: rows or outer indices
  * are split across launches, and a single row or slab too long for one
  * binding is split by chunks (its partials are independent).
