@@ -429,23 +429,28 @@ typedef enum wgc_reduce_op {
  * FLT_MAX do not overflow; a +inf element gives +inf, an all -inf span -inf.
  *
  * Accuracy (float32 result vs the exact value): SUM, MEAN, SUM_SQUARE, L1
- * and L2 are accumulated as if in double (CPU: double; WebGPU: compensated
- * float pairs), within a few units in the last place of sum(|terms|) (of
- * the sum for MEAN, before the one division by the count); L2 within 2
- * units in the last place of the result. PROD: the CPU multiplies in
- * double, the WebGPU kernels in compensated float pairs; within
- * (len + 2) * 2^-24 relative (far less in practice). LOG_SUM_EXP: within
- * (|result| + 1) * 2^-21 plus (len + 2) * 2^-24 absolute on WebGPU (the
- * sum of the exponentials is plain float32 there), 2^-23 relative on the
- * CPU. MAX and MIN are exact.
+ * and L2 are accumulated as if in double (CPU: double; WebGPU: float pairs
+ * that keep each addition's and each square's rounding error), within
+ * (ceil(log2 len) + 2) * 2^-23 * sum(|terms|) (divided by len for MEAN, plus
+ * its one division), L2 within half that relative plus one rounding; in
+ * practice within 2 units in the last place. PROD: the CPU multiplies in
+ * double, the WebGPU kernels keep each product's rounding error (Dekker's
+ * product), within (4 + (2 * len)^2 * 2^-24) * 2^-24 relative plus
+ * 2^-125 for results near the float32 underflow (in practice 3 units in
+ * the last place for 10^6 factors). LOG_SUM_EXP: within (len + 2) * 2^-24
+ * + 2^-21 * (|result| + 1) absolute at worst (the WebGPU kernels sum the
+ * exponentials in plain float32; in practice 3 units in the last place).
+ * MAX and MIN are exact.
  *
- * Range: the CPU accumulates squares in double, so L2 and SUM_SQUARE never
- * overflow where the result is finite. The WebGPU kernels square in
+ * Range: the CPU accumulates squares in double, so L2 never overflows or
+ * underflows where its result is a float32. The WebGPU kernels square in
  * float32: SUM_SQUARE and L2 give +inf once a square or the sum of squares
- * exceeds FLT_MAX (|x| >= 2^64 for L2), and squares below the float32
- * range (|x| < 2^-75, or < 2^-63 where the device flushes subnormals)
- * count as 0. PROD over- and underflows as float32 products do on WebGPU,
- * as double ones on the CPU. */
+ * exceeds FLT_MAX (|x| >= 2^64), and squares below the float32 range
+ * (|x| < 2^-75, or < 2^-63 where the device flushes subnormals) count as
+ * 0. PROD over- and underflows as float32 products (in the kernels' order)
+ * do on WebGPU and as double ones on the CPU, so a product whose partial
+ * products leave the float32 range may be +-inf or 0 on WebGPU where the
+ * CPU gives a finite result. */
 WGC_API wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
                               wgc_ptr output, const size_t *shape, size_t rank,
                               size_t axis);
