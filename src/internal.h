@@ -67,15 +67,14 @@ typedef enum wgc_reduce_arg {
  *
  * nd > 0 (wgc_reduce_axes over axes that stay apart once adjacent ones are
  * merged): the tensor is dims[0..nd) (no 1s, no two neighbours alike in
- * red), out[k] reduces over the dims with red[d] set, the output is the
- * others in order; outer is then the output count, len the count reduced
- * (MEAN's divisor), inner 1, and first (CPU pieces) the first output of
- * the outer this call computes (out and in refs stay the whole tensors). */
+ * red), out[k] reduces over the dims with red[d] set, the outputs are the
+ * other dims in order; outer is then the output count, len the count
+ * reduced (MEAN's divisor) and inner 1. */
 typedef struct wgc_reduce_args {
   wgc_reduce_op op;
   wgc_reduce_arg arg;
   size_t outer, len, inner;
-  size_t nd, first;
+  size_t nd;
   size_t dims[WGC_MAX_RANK];
   bool red[WGC_MAX_RANK];
   wgc_ref input, output;

@@ -109,7 +109,7 @@ static void reduce_cols(const wgc_reduce_args *ra, const float *x, size_t len,
 void cpu_reduce_span(const wgc_reduce_args *r, size_t k, size_t r0, size_t r1,
                      racc *s) {
   /* output k's offset, from the kept dims (innermost first) */
-  size_t base = 0, step = 1, rest = r->first + k;
+  size_t base = 0, step = 1, rest = k;
   size_t stride[WGC_MAX_RANK];
   for (size_t d = r->nd; d-- > 0;) {
     stride[d] = step;
@@ -166,7 +166,7 @@ static void multi_task(void *arg, size_t task, unsigned worker) {
   for (size_t k = k0; k < end; k++) {
     racc s = racc_init(r);
     cpu_reduce_span(r, k, 0, r->len, &s);
-    racc_store(r, &s, r->len, &job->out[r->first + k]);
+    racc_store(r, &s, r->len, &job->out[k]);
   }
 }
 

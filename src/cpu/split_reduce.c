@@ -43,7 +43,7 @@ static void run_multi(const wgc_reduce_args *r, cpu_split *s, size_t i) {
   size_t e0 = chunk * s->block_size[1];
   size_t e1 = cpu_min(r->len, e0 + s->block_size[1]);
   racc *acc = (racc *)s->acc;
-  float *out = cpu_ptr(r->output) + r->first;
+  float *out = cpu_ptr(r->output);
   for (size_t k = k0; k < k1; k++) {
     if (chunk == 0)
       *acc = racc_init(r);
