@@ -403,9 +403,9 @@ WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
   X(MIN, min) /* NaN-propagating, as numpy */                                  \
   X(MEAN, mean)                                                                \
   X(PROD, prod)                                                                \
-  X(SUM_SQUARE, sum_square) /* sum of x * x */                                 \
-  X(L1, l1)                 /* sum of |x| */                                   \
-  X(L2, l2)                 /* sqrt of the sum of x * x */                     \
+  X(SUM_SQUARE, sum_square)   /* sum of x * x */                               \
+  X(L1, l1)                   /* sum of |x| */                                 \
+  X(L2, l2)                   /* sqrt of the sum of x * x */                   \
   X(LOG_SUM_EXP, log_sum_exp) /* log of the sum of exp(x), max-subtracted */
 
 typedef enum wgc_reduce_op {
