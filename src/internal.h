@@ -58,12 +58,31 @@ typedef struct wgc_attention_args {
   const char *fn; /* the public entry point, named in messages */
 } wgc_attention_args;
 
+/* What a reduction computes: op, or the int32 index of the first
+ * largest / smallest element (op unused). */
+typedef enum wgc_reduce_arg {
+  WGC_ARG_NONE,
+  WGC_ARG_MAX,
+  WGC_ARG_MIN,
+} wgc_reduce_arg;
+
 /* Reduction of a contiguous tensor viewed as [outer, len, inner]:
  * out[o*inner + i] = op over r of in[(o*len + r)*inner + i].
- * outer, inner > 0; len may be 0 only for SUM. */
+ * outer, inner > 0; len may be 0 (the op's identity) except for MAX, MIN,
+ * MEAN and the arg reductions.
+ *
+ * nd > 0 (wgc_reduce_axes over axes that stay apart once adjacent ones are
+ * merged): the tensor is dims[0..nd) (no 1s, no two neighbours alike in
+ * red), out[k] reduces over the dims with red[d] set, the outputs are the
+ * other dims in order; outer is then the output count, len the count
+ * reduced (MEAN's divisor) and inner 1. */
 typedef struct wgc_reduce_args {
   wgc_reduce_op op;
+  wgc_reduce_arg arg;
   size_t outer, len, inner;
+  size_t nd;
+  size_t dims[WGC_MAX_RANK];
+  bool red[WGC_MAX_RANK];
   wgc_ref input, output;
   const char *fn; /* the public entry point, named in messages */
 } wgc_reduce_args;

@@ -49,6 +49,9 @@ typedef enum {
   OP_CONV,
   OP_ATTENTION,
   OP_REDUCE,
+  OP_REDUCE_AXES, /* axes in shape_b[0..rank_b) */
+  OP_ARGMAX,
+  OP_ARGMIN,
   OP_UNARY,
   OP_BINARY,
   OP_BROADCAST,
@@ -180,6 +183,22 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
     f->tol_abs = 2e-6 * (double)c->shape_a[c->axis];
     break;
   }
+  case OP_REDUCE_AXES: {
+    size_t red = 1;
+    for (size_t k = 0; k < c->rank_b; k++)
+      red *= c->shape_a[c->shape_b[k]];
+    f->nops = 2;
+    f->span[0] = count_of(c->shape_a, c->rank_a);
+    f->span[1] = f->span[0] / red;
+    f->tol_abs = 2e-6 * (double)red;
+    break;
+  }
+  case OP_ARGMAX:
+  case OP_ARGMIN: /* int32 indices: exact */
+    f->nops = 2;
+    f->span[0] = count_of(c->shape_a, c->rank_a);
+    f->span[1] = f->span[0] / c->shape_a[c->axis];
+    break;
   case OP_UNARY:
   case OP_COPY:
     f->nops = 2;
@@ -263,6 +282,13 @@ static wgc_status run_op(wgc_context *ctx, const op_case *c, const footprint *f,
   case OP_REDUCE:
     return wgc_reduce(ctx, (wgc_reduce_op)c->fn, p[0], p[1], c->shape_a,
                       c->rank_a, c->axis);
+  case OP_REDUCE_AXES:
+    return wgc_reduce_axes(ctx, (wgc_reduce_op)c->fn, p[0], p[1], c->shape_a,
+                           c->rank_a, c->shape_b, c->rank_b);
+  case OP_ARGMAX:
+    return wgc_argmax(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
+  case OP_ARGMIN:
+    return wgc_argmin(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
   case OP_UNARY:
     return wgc_unary(ctx, (wgc_unary_op)c->fn, p[0], p[1], c->shape_a[0]);
   case OP_BINARY:
@@ -464,8 +490,8 @@ static void run_case(const char *name, const op_case *c, enum placement pl,
                       e < lay.off[out] + f.span[out];
         double g = got[a][e], w = want[a][e];
         bool ok;
-        if (!in_out)
-          ok = same_bits(got[a][e], want[a][e]);
+        if (!in_out || c->kind == OP_ARGMAX || c->kind == OP_ARGMIN)
+          ok = same_bits(got[a][e], want[a][e]); /* int32 indices: bits */
         else if (isnan(w) || isinf(w))
           ok = same_bits(got[a][e], want[a][e]) || (isnan(w) && isnan(g));
         else
@@ -724,6 +750,12 @@ TEST(small_bindings_reduce) {
       {{7, 1201, 3}, 3, 1, WGC_REDUCE_MAX},
       {{2, 5, 1300}, 3, 1, WGC_REDUCE_MEAN},
       {{1031, 2}, 2, 0, WGC_REDUCE_MIN},
+      {{2, 5, 1300}, 3, 2, WGC_REDUCE_LOG_SUM_EXP},
+      {{3, 1500}, 2, 1, WGC_REDUCE_PROD},
+      {{1031, 2}, 2, 0, WGC_REDUCE_L1},
+      /* rows of the axis wider than half a window: the wide launches */
+      {{2, 5, 1300}, 3, 1, WGC_REDUCE_LOG_SUM_EXP},
+      {{2, 5, 1300}, 3, 1, WGC_REDUCE_L2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     op_case c = {.kind = OP_REDUCE,
@@ -736,6 +768,52 @@ TEST(small_bindings_reduce) {
              ref_reduce_name(cases[i].op), c.shape_a[0], c.shape_a[1],
              c.shape_a[2], c.rank_a, c.axis);
     run_placements(name, &c, BASIC, 5000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_reduce_axes) {
+  static const struct {
+    size_t shape[3], axes[2];
+    wgc_reduce_op op;
+  } cases[] = {
+      {{7, 300, 3}, {0, 2}, WGC_REDUCE_L2},
+      {{5, 3, 1100}, {2, 0}, WGC_REDUCE_PROD},
+      {{1100, 2, 3}, {0, 2}, WGC_REDUCE_MEAN},
+      {{3, 1201, 2}, {0, 1}, WGC_REDUCE_LOG_SUM_EXP}, /* merges to one */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_REDUCE_AXES,
+                 .rank_a = 3,
+                 .rank_b = 2,
+                 .fn = (int)cases[i].op};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    memcpy(c.shape_b, cases[i].axes, sizeof cases[i].axes);
+    char name[96];
+    snprintf(name, sizeof name, "reduce_axes %s [%zu,%zu,%zu] axes {%zu,%zu}",
+             ref_reduce_name(cases[i].op), c.shape_a[0], c.shape_a[1],
+             c.shape_a[2], c.shape_b[0], c.shape_b[1]);
+    run_placements(name, &c, BASIC, 5500u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_argmax_argmin) {
+  static const struct {
+    size_t shape[3], rank, axis;
+    op_kind kind;
+  } cases[] = {
+      {{3, 1500}, 2, 1, OP_ARGMAX},    {{1031, 2}, 2, 0, OP_ARGMIN},
+      {{7, 1201, 3}, 3, 1, OP_ARGMAX}, {{2, 2053}, 2, 1, OP_ARGMIN},
+      {{3, 5, 600}, 3, 1, OP_ARGMIN}, /* the wide launches */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {
+        .kind = cases[i].kind, .rank_a = cases[i].rank, .axis = cases[i].axis};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    char name[96];
+    snprintf(name, sizeof name, "%s [%zu,%zu,%zu] rank=%zu axis=%zu",
+             c.kind == OP_ARGMAX ? "argmax" : "argmin", c.shape_a[0],
+             c.shape_a[1], c.shape_a[2], c.rank_a, c.axis);
+    run_placements(name, &c, BASIC, 5700u + (unsigned)i);
   }
 }
 

@@ -127,6 +127,11 @@ export interface Context {
   attention(d: AttentionDesc, q: Ptr, k: Ptr, v: Ptr, o: Ptr): void;
   reduce(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
          axis: number): void;
+  reduceAxes(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
+             axes: ArrayLike<number>, naxes: number): void;
+  /** output holds int32 indices: view the download's buffer as an Int32Array. */
+  argmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
+  argmin(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
   unary(op: UnaryOp, input: Ptr, output: Ptr, n: number): void;
   /** wgc_unary_params: alpha and beta of LEAKY_RELU, ELU, HARD_SIGMOID, CLIP */
   unaryParams(op: UnaryOp, alpha: number, beta: number, input: Ptr, output: Ptr,

@@ -243,7 +243,7 @@ static wgc_status run_attention(wgc_context *ctx, const wgc_attention_args *a,
 static wgc_status plan_reduce(const wgc_reduce_args *r, cpu_split *s) {
   double slab = (double)(r->len ? r->len : 1) * (double)r->inner;
   s->work = slab * (double)r->outer;
-  if (slab > s->piece_work && r->len > 1)
+  if (r->nd || (slab > s->piece_work && r->len > 1))
     return cpu_split_reduce_plan(r, s);
   s->group = cpu_fit(s, slab, r->outer);
   s->pieces = cpu_div_up(r->outer, s->group);

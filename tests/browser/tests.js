@@ -306,6 +306,91 @@ async function rotaryCase(d) {
   const tol = () => 1e-6;
   compare(g, want, tol, 'webgpu vs float64: ');
   compare(c, want, tol, 'cpu vs float64: ');
+// float64 reference of a reduction over axes: each output's span in index
+// order, then the op (a NaN anywhere wins, as numpy).
+function refReduceAxes(name, X, shape, axes) {
+  const rank = shape.length, red = shape.map((_, d) => axes.includes(d));
+  const nOut = shape.reduce((a, n, d) => (red[d] ? a : a * n), 1);
+  const spans = Array.from({ length: nOut }, () => []);
+  for (let e = 0; e < X.length; e++) {
+    let rest = e, o = 0, mul = 1;
+    for (let d = rank - 1; d >= 0; d--) {
+      const i = rest % shape[d];
+      rest = Math.floor(rest / shape[d]);
+      if (!red[d]) { o += i * mul; mul *= shape[d]; }
+    }
+    spans[o].push(X[e]);
+  }
+  const sum = (s, f) => s.reduce((a, v) => a + f(v), 0);
+  return spans.map((s) => {
+    if (s.some(Number.isNaN)) return { want: NaN, mag: 0 };
+    const abs = sum(s, Math.abs), sq = sum(s, (v) => v * v);
+    switch (name) {
+      case 'SUM': return { want: sum(s, (v) => v), mag: abs };
+      case 'MEAN': return { want: sum(s, (v) => v) / s.length, mag: abs / s.length };
+      case 'MAX': return { want: Math.max(...s), mag: 0 };
+      case 'MIN': return { want: Math.min(...s), mag: 0 };
+      case 'PROD': { const p = s.reduce((a, v) => a * v, 1); return { want: p, mag: Math.abs(p) }; }
+      case 'SUM_SQUARE': return { want: sq, mag: sq };
+      case 'L1': return { want: abs, mag: abs };
+      case 'L2': return { want: Math.sqrt(sq), mag: Math.sqrt(sq) };
+      case 'LOG_SUM_EXP': {
+        const m = Math.max(...s);
+        const want = Number.isFinite(m) ? m + Math.log(sum(s, (v) => Math.exp(v - m))) : m;
+        return { want, mag: Math.abs(want) + 1 };
+      }
+    }
+    throw new Error(`no reference for REDUCE_${name}`);
+  });
+}
+
+async function reduceAxesCase(name, shape, axes) {
+  const count = shape.reduce((a, b) => a * b, 1);
+  const X = name === 'PROD' ? randoms(count, 0.8, 1.25) : randoms(count);
+  X[5] = name === 'LOG_SUM_EXP' ? 1e30 : X[5];
+  const ref = refReduceAxes(name, X, shape, axes);
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * ref.length);
+    ctx.reduceAxes(W[`REDUCE_${name}`], x, o, shape, shape.length, axes, axes.length);
+    return ctx.download(o, ref.length);
+  });
+  const want = ref.map((r) => r.want);
+  const tol = (w, i) => 1e-5 * ref[i].mag + 1e-30;
+  compare(g, want, tol, 'webgpu vs float64: ');
+  compare(c, want, tol, 'cpu vs float64: ');
+}
+
+// float64 reference of argmax / argmin: the first index on ties, the first
+// NaN wins.
+function refArg(largest, X, shape, axis) {
+  const len = shape[axis], inner = shape.slice(axis + 1).reduce((a, b) => a * b, 1);
+  const outer = X.length / (len * inner), out = new Int32Array(outer * inner);
+  for (let o = 0; o < outer; o++)
+    for (let i = 0; i < inner; i++) {
+      const at = (r) => X[(o * len + r) * inner + i];
+      let best = 0;
+      for (let r = 1; r < len && !Number.isNaN(at(best)); r++)
+        if (Number.isNaN(at(r)) || (largest ? at(r) > at(best) : at(r) < at(best))) best = r;
+      out[o * inner + i] = best;
+    }
+  return out;
+}
+
+async function argCase(largest, shape, axis) {
+  const count = shape.reduce((a, b) => a * b, 1);
+  const X = randoms(count, 0, 4).map(Math.floor); // ties everywhere
+  X[7] = NaN;
+  X[count - 3] = NaN;
+  const want = refArg(largest, X, shape, axis);
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * want.length);
+    (largest ? ctx.argmax : ctx.argmin).call(ctx, x, o, shape, shape.length, axis);
+    const f = await ctx.download(o, want.length);
+    return new Int32Array(f.buffer, f.byteOffset, f.length);
+  });
+  for (const [got, who] of [[g, 'webgpu'], [c, 'cpu']])
+    for (let i = 0; i < want.length; i++)
+      check(got[i] === want[i], `${who}: output ${i} is index ${got[i]}, want ${want[i]}`);
 }
 
 // The ops wgc.js exports (checked against wgc.h by the "constants" test).
@@ -653,6 +738,13 @@ async function mainPage() {
       await test(`reduce(${name.toLowerCase()},shape=[6,35,9],axis=${axis})`,
         () => reduceCase(W[`REDUCE_${name}`], [6, 35, 9], axis));
   await test('reduce(sum,shape=[65536],axis=0)', () => reduceCase(W.REDUCE_SUM, [65536], 0));
+  for (const name of REDUCE)
+    await test(`reduceAxes(${name.toLowerCase()},shape=[4,5,3,7],axes=[2,0])`,
+      () => reduceAxesCase(name, [4, 5, 3, 7], [2, 0]));
+  for (const largest of [true, false])
+    for (const axis of [0, 1, 2])
+      await test(`${largest ? 'argmax' : 'argmin'}(shape=[6,35,9],axis=${axis})`,
+        () => argCase(largest, [6, 35, 9], axis));
 
   // normalization and rotary embeddings
   for (const kind of ['softmax', 'logSoftmax', 'layerNorm', 'rmsNorm'])
