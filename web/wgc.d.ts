@@ -74,6 +74,8 @@ export interface GemmEpilogue {
   bias?: Ptr;
   bias_kind?: BiasKind;
   activation?: Activation;
+}
+
 /** wgc_rotary_desc; missing fields are 0 (rotary_dim 0: head_dim). */
 export interface RotaryDesc {
   batch: number; seq: number; heads: number; head_dim: number;

@@ -306,6 +306,8 @@ async function rotaryCase(d) {
   const tol = () => 1e-6;
   compare(g, want, tol, 'webgpu vs float64: ');
   compare(c, want, tol, 'cpu vs float64: ');
+}
+
 // float64 reference of a reduction over axes: each output's span in index
 // order, then the op (a NaN anywhere wins, as numpy).
 function refReduceAxes(name, X, shape, axes) {
