@@ -99,9 +99,23 @@ export interface Context {
   reduce(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
          axis: number): void;
   unary(op: UnaryOp, input: Ptr, output: Ptr, n: number): void;
+  /** wgc_unary_params: alpha and beta of LEAKY_RELU, ELU, HARD_SIGMOID, CLIP */
+  unaryParams(op: UnaryOp, alpha: number, beta: number, input: Ptr, output: Ptr,
+              n: number): void;
   binary(op: BinaryOp, a: Ptr, b: Ptr, out: Ptr, n: number): void;
   binaryBroadcast(op: BinaryOp, a: Ptr, shape_a: ArrayLike<number>, rank_a: number,
                   b: Ptr, shape_b: ArrayLike<number>, rank_b: number, out: Ptr): void;
+  /** out = cond ? a : b with numpy broadcasting; cond is true unless +-0 (NaN is true). */
+  where(cond: Ptr, shape_cond: ArrayLike<number>, rank_cond: number,
+        a: Ptr, shape_a: ArrayLike<number>, rank_a: number,
+        b: Ptr, shape_b: ArrayLike<number>, rank_b: number, out: Ptr): void;
+  /** dst[i] = src[i] over shape, element strides on each side (src stride 0 broadcasts). */
+  copyStrided(dst: Ptr, dst_strides: ArrayLike<number>, src: Ptr, src_strides: ArrayLike<number>,
+              shape: ArrayLike<number>, rank: number): void;
+  /** ONNX Gather along axis by n_indices int32 indices (upload an Int32Array);
+   * an index outside [-shape[axis], shape[axis]) gives zeros. */
+  gather(data: Ptr, shape: ArrayLike<number>, rank: number, axis: number,
+         indices: Ptr, n_indices: number, output: Ptr): void;
 
   /** wgc_last_error(ctx) */
   lastError(): string;

@@ -245,8 +245,12 @@ const SIGS = {
   attention: 'wgc_attention d:attn q:p k:p v:p o:p',
   reduce: 'wgc_reduce op:e input:p output:p shape:shape rank:z axis:z',
   unary: 'wgc_unary op:e input:p output:p n:z',
+  unaryParams: 'wgc_unary_params op:e alpha:f beta:f input:p output:p n:z',
   binary: 'wgc_binary op:e a:p b:p out:p n:z',
   binaryBroadcast: 'wgc_binary_broadcast op:e a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+  where: 'wgc_where cond:p shape_cond:shape rank_cond:z a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+  copyStrided: 'wgc_copy_strided dst:p dst_strides:strides src:p src_strides:strides shape:shape rank:z',
+  gather: 'wgc_gather data:p shape:shape rank:z axis:z indices:p n_indices:z output:p',
 };
 
 function marshal(fn, params, args) {
@@ -257,6 +261,9 @@ function marshal(fn, params, args) {
     const v = args[i];
     if (type === 'conv' || type === 'attn') return writeDesc(fn, type, v);
     if (type === 'shape') return writeShape(fn, name, v, args[i + 1], shapes++);
+    // strides arrays have the call's rank entries, like its shape
+    if (type === 'strides')
+      return writeShape(fn, name, v, args[params.findIndex(([n]) => n === 'rank')], shapes++);
     return CHECK[type](fn, name, v);
   });
 }

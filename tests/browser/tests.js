@@ -175,7 +175,39 @@ async function unaryCase(name) {
     ctx.unary(op, x, o, X.length);
     return ctx.download(o, X.length);
   });
-  compare(g, c, ['RELU', 'ABS', 'NEG', 'SQRT'].includes(name) ? tight : loose);
+  const exact = ['RELU', 'ABS', 'NEG', 'SQRT', 'RECIPROCAL', 'FLOOR', 'CEIL', 'ROUND',
+    'LEAKY_RELU', 'HARD_SIGMOID', 'CLIP'];
+  compare(g, c, exact.includes(name) ? tight : loose);
+}
+
+// The parameterised ops against their float64 formulas (wgc.h), on both
+// contexts: alpha and beta as the float32 values C receives.
+function unaryParamsRef(name, x, a, b) {
+  switch (name) {
+    case 'LEAKY_RELU': return x < 0 ? a * x : x;
+    case 'ELU': return x < 0 ? a * Math.expm1(x) : x;
+    case 'HARD_SIGMOID': {
+      const y = a * x + b;
+      return Number.isNaN(y) ? y : Math.min(1, Math.max(0, y));
+    }
+    case 'CLIP': // numpy.clip: NaN anywhere wins, min > max gives max
+      return [x, a, b].some(Number.isNaN) ? NaN : Math.min(Math.max(x, a), b);
+  }
+  throw new Error(`no reference for ${name}`);
+}
+
+async function unaryParamsCase(name, alpha, beta) {
+  const X = Float32Array.from([...SPECIAL, Infinity, -Infinity, ...randoms(500, -6, 6)]);
+  const a = Math.fround(alpha), b = Math.fround(beta);
+  const want = Float64Array.from(X, (x) => unaryParamsRef(name, x, a, b));
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * X.length);
+    ctx.unaryParams(W[`UNARY_${name}`], alpha, beta, x, o, X.length);
+    return ctx.download(o, X.length);
+  });
+  const bound = name === 'ELU' ? loose : tight;
+  compare(g, want, bound, 'webgpu vs float64: ');
+  compare(c, want, bound, 'cpu vs float64: ');
 }
 
 async function binaryCase(name) {
@@ -221,6 +253,84 @@ async function broadcastCase(name, sa, sb) {
     return ctx.download(o, count(so));
   });
   compare(g, c, name === 'POW' ? loose : tight);
+}
+
+// ---- data movement ------------------------------------------------------------
+// Values move without arithmetic: both backends must equal the JS reference
+// bit for bit (NaN payloads, -0).
+
+function sameBits(got, want, what) {
+  check(got.length === want.length, `${what}: length ${got.length}, want ${want.length}`);
+  const g = new Uint32Array(got.buffer, got.byteOffset, got.length);
+  const w = new Uint32Array(want.buffer, want.byteOffset, want.length);
+  for (let i = 0; i < w.length; i++)
+    if (g[i] !== w[i])
+      throw new Error(`${what}[${i}] = ${got[i]} (0x${g[i].toString(16)}), want ${want[i]} (0x${w[i].toString(16)})`);
+}
+
+async function bothExact(body, want) {
+  const [g, c] = await both(body);
+  sameBits(g, want, 'webgpu');
+  sameBits(c, want, 'cpu');
+}
+
+async function movementTests() {
+  await test('copyStrided: [b,s,h,d] -> [b,h,s,d] and a broadcast row', async () => {
+    const [B, S, H, D] = [2, 5, 3, 7], n = B * S * H * D;
+    const X = randoms(n);
+    X[3] = NaN;
+    X[4] = -0;
+    const want = new Float32Array(n + 4 * 6);
+    for (let b = 0; b < B; b++)
+      for (let s = 0; s < S; s++)
+        for (let h = 0; h < H; h++)
+          for (let d = 0; d < D; d++)
+            want[((b * H + h) * S + s) * D + d] = X[((b * S + s) * H + h) * D + d];
+    for (let r = 0; r < 4; r++)
+      for (let d = 0; d < 6; d++) want[n + r * 6 + d] = X[10 + d];
+    await bothExact(async (ctx) => {
+      const x = put(ctx, X), y = ctx.alloc(4 * want.length);
+      ctx.copyStrided(y, [S * H * D, D, S * D, 1], x, [S * H * D, H * D, D, 1], [B, S, H, D], 4);
+      ctx.copyStrided(y + BigInt(4 * n), [6, 1], x + 40n, [0, 1], [4, 6], 2);
+      return ctx.download(y, want.length);
+    }, want);
+  });
+  await test('gather: embedding lookup, negative and out-of-range indices', async () => {
+    const V = 40, E = 9, idx = [3, -1, 39, 40, -41, 0, 2147483647, -2147483648, 17];
+    const T = randoms(V * E), want = new Float32Array(idx.length * E);
+    idx.forEach((k, j) => {
+      const r = k < 0 ? k + V : k;
+      for (let c = 0; c < E; c++) want[j * E + c] = r >= 0 && r < V ? T[r * E + c] : 0;
+    });
+    await bothExact(async (ctx) => {
+      const t = put(ctx, T), i = ctx.alloc(4 * idx.length), o = ctx.alloc(4 * want.length);
+      ctx.upload(i, Int32Array.from(idx));
+      ctx.gather(t, [V, E], 2, 0, i, idx.length, o);
+      return ctx.download(o, want.length);
+    }, want);
+  });
+  await test('where: cond [3,1] a [2,3,4] b [4], NaN true and -0 false', async () => {
+    const C = Float32Array.from([NaN, -0, 0.5]), A = randoms(24), Bv = randoms(4, 5, 6);
+    const want = new Float32Array(24);
+    for (let i = 0; i < 2; i++)
+      for (let r = 0; r < 3; r++)
+        for (let k = 0; k < 4; k++) {
+          const c = C[r];
+          want[(i * 3 + r) * 4 + k] = c !== 0 ? A[(i * 3 + r) * 4 + k] : Bv[k]; // NaN !== 0
+        }
+    await bothExact(async (ctx) => {
+      const c = put(ctx, C), a = put(ctx, A), b = put(ctx, Bv), o = ctx.alloc(4 * 24);
+      ctx.where(c, [3, 1], 2, a, [2, 3, 4], 3, b, [4], 1, o);
+      return ctx.download(o, 24);
+    }, want);
+  });
+  await test('copyStrided: strides shorter than rank, and colliding strides, are rejected', async () => {
+    const x = put(G, randoms(8)), y = G.alloc(64);
+    await rejects(() => G.copyStrided(y, [1], x, [2, 1], [2, 2], 2), 'INVALID_ARGUMENT',
+      'wgc_copy_strided', ['dst_strides']);
+    await rejects(() => G.copyStrided(y, [1, 1], x, [2, 1], [2, 2], 2), 'INVALID_ARGUMENT',
+      'wgc_copy_strided', ['dst_strides']);
+  });
 }
 
 // ---- expected errors --------------------------------------------------------
@@ -368,6 +478,11 @@ async function mainPage() {
 
   // element-wise
   for (const name of UNARY) await test(`unary(${name.toLowerCase()})`, () => unaryCase(name));
+  for (const [name, alpha, beta] of [['LEAKY_RELU', 0.2, 0], ['ELU', 0.5, 0],
+    ['HARD_SIGMOID', 1 / 6, 0.5], ['CLIP', 0, 6], ['CLIP', 2, -2], ['CLIP', NaN, 1],
+    ['LEAKY_RELU', NaN, 0]])
+    await test(`unaryParams(${name.toLowerCase()},${alpha},${beta})`,
+      () => unaryParamsCase(name, alpha, beta));
   for (const name of BINARY) await test(`binary(${name.toLowerCase()})`, () => binaryCase(name));
   await test('binary(add) in place: out == a', async () => {
     const A = randoms(333), B = randoms(333);
@@ -382,6 +497,7 @@ async function mainPage() {
   await test('broadcast(mul,[],[2,3])', () => broadcastCase('MUL', [], [2, 3]));
   await test('broadcast(pow,[2,3,1,4],[3,5,1])', () => broadcastCase('POW', [2, 3, 1, 4], [3, 5, 1]));
   await test('broadcast(sub,[7,1],[1,6])', () => broadcastCase('SUB', [7, 1], [1, 6]));
+  await movementTests();
 
   // pipeline cache
   await test('pipelines: a repeated op compiles nothing new', async () => {
