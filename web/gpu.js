@@ -146,8 +146,12 @@ export function gpuImports(wasm) {
       else if (d?.open) d.doomed.push(rec.buffer);
       else rec.buffer.destroy();
     },
+    // The source as a view of just the bytes: given the whole wasm memory
+    // and a range, Chromium's writeBuffer costs in proportion to the whole
+    // memory (a chain of tiny ops ran 3-6x slower once downloads of a few
+    // MiB had grown it).
     queue_write: (dev, buf, offset, data, size) =>
-      objs.get(dev).queue.writeBuffer(objs.get(buf).buffer, offset, x().memory.buffer, data, size),
+      objs.get(dev).queue.writeBuffer(objs.get(buf).buffer, offset, new Uint8Array(x().memory.buffer, data, size)),
     pipeline_create: (dev, ptr, len) => {
       const device = objs.get(dev).device;
       const module = device.createShaderModule({ code: text(ptr, len) });

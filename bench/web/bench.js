@@ -1,6 +1,6 @@
 // make bench-web, the page: wgc through its JS module, TF.js on its WebGPU
 // backend and a raw navigator.gpu loop, each measured on this page in the
-// same run. Every figure: one warm-up, then the median of REPS timed runs,
+// same run. Every figure: warm-up runs, then the median of REPS timed runs,
 // the systems of a case taking turns, each run ending with the result
 // downloaded (TF.js has no other way to wait for its work, so every system
 // pays the same download).
@@ -14,6 +14,7 @@ const QUICK = QUERY.has('quick');
 // only: the cases whose "group name" contains this text
 const ONLY = QUERY.get('only') ?? '';
 const GEMM_SIZES = QUICK ? [256] : [256, 512, 1024];
+const SETTLE_MS = 1000;
 const TINY_N = 16, TINY_OPS = 1000, ROUND_TRIPS = QUICK ? 20 : 200;
 const CHAIN = '1000 ops on 16 floats, one download';
 const ROUND_TRIP = 'op on 16 floats + download';
@@ -34,12 +35,12 @@ function random(n, seed) {
   return a;
 }
 
-// Runs every system's case in turn, REPS rounds after one warm-up each,
+// Runs every system's case in turn, REPS rounds after two warm-up rounds,
 // starting each round with the next system, so that noise (other work on
 // the machine, the browser's own tasks) falls on all of them alike rather
 // than on whichever ran during it. The median seconds per system.
 async function interleaved(systems) {
-  for (const s of systems) await s.run();
+  for (let r = 0; r < 2; r++) for (const s of systems) await s.run();
   const times = systems.map(() => []);
   for (let r = 0; r < REPS; r++)
     for (let j = 0; j < systems.length; j++) {
@@ -60,6 +61,10 @@ async function compare(group, name, work, unit, entries) {
   if (ONLY && !`${group} ${name}`.includes(ONLY)) return;
   const systems = [];
   for (const e of entries) systems.push({ system: e.system, ...(await e.setup()) });
+  // After a case that freed large buffers the browser's GPU process goes
+  // on working for a while (the first tiny-op chains after GEMM 1024 ran
+  // 3-10x slower than the later ones): a pause, then two warm-up rounds.
+  await new Promise((ok) => setTimeout(ok, SETTLE_MS));
   const t = await interleaved(systems);
   for (const [i, s] of systems.entries()) {
     s.check?.();
