@@ -192,15 +192,56 @@ TEST(cpu_split_conv2d) {
 
 TEST(cpu_split_attention) {
   wgc_attention_desc cases[] = {
-      {2, 4, 2, 13, 9, 16, 0.25f, WGC_CAUSAL_TOP_LEFT},
-      {1, 2, 1, 5, 11, 8, 0.3f, WGC_CAUSAL_BOTTOM_RIGHT},
-      {1, 2, 2, 11, 5, 8, 0.3f, WGC_CAUSAL_BOTTOM_RIGHT},
-      {1, 3, 3, 7, 7, 4, 0.5f, WGC_CAUSAL_NONE},
-      {2, 2, 1, 6, 20, 4, 0.5f, WGC_CAUSAL_TOP_LEFT},
+      {.batch = 2,
+       .heads = 4,
+       .heads_kv = 2,
+       .seq_q = 13,
+       .seq_kv = 9,
+       .head_dim = 16,
+       .scale = 0.25f,
+       .causal = WGC_CAUSAL_TOP_LEFT},
+      {.batch = 1,
+       .heads = 2,
+       .heads_kv = 1,
+       .seq_q = 5,
+       .seq_kv = 11,
+       .head_dim = 8,
+       .scale = 0.3f,
+       .causal = WGC_CAUSAL_BOTTOM_RIGHT},
+      {.batch = 1,
+       .heads = 2,
+       .heads_kv = 2,
+       .seq_q = 11,
+       .seq_kv = 5,
+       .head_dim = 8,
+       .scale = 0.3f,
+       .causal = WGC_CAUSAL_BOTTOM_RIGHT},
+      {.batch = 1,
+       .heads = 3,
+       .heads_kv = 3,
+       .seq_q = 7,
+       .seq_kv = 7,
+       .head_dim = 4,
+       .scale = 0.5f,
+       .causal = WGC_CAUSAL_NONE},
+      {.batch = 2,
+       .heads = 2,
+       .heads_kv = 1,
+       .seq_q = 6,
+       .seq_kv = 20,
+       .head_dim = 4,
+       .scale = 0.5f,
+       .causal = WGC_CAUSAL_TOP_LEFT},
   };
   wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
   for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
     wgc_attention_desc d = cases[t];
+    /* the backend sees resolved strides (the front end's defaults) */
+    d.head_dim_v = d.head_dim;
+    d.q_stride = d.o_stride = (wgc_attention_strides){
+        d.heads * d.seq_q * d.head_dim, d.seq_q * d.head_dim, d.head_dim};
+    d.k_stride = d.v_stride = (wgc_attention_strides){
+        d.heads_kv * d.seq_kv * d.head_dim, d.seq_kv * d.head_dim, d.head_dim};
     if (!case_begin("split[cpu] attention(batch=%zu,heads=%zu,heads_kv=%zu,"
                     "seq_q=%zu,seq_kv=%zu,causal=%d)",
                     d.batch, d.heads, d.heads_kv, d.seq_q, d.seq_kv,
