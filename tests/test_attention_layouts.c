@@ -358,7 +358,7 @@ TEST(attention_layouts_invalid) {
     CHECK_REJECTED(ctx, wgc_attention(ctx, &d, x, x, x, y), "wgc_attention",
                    "q");
     d = base;
-    d.v_stride = (strides){1, 1, 1000};
+    d.v_stride = (strides){1, 1, 2000};
     CHECK_REJECTED(ctx, wgc_attention(ctx, &d, x, x, x, y), "wgc_attention",
                    "v");
     d = base;
