@@ -8,7 +8,9 @@
 #include "gpu/gpu.h"
 #include "internal.h"
 
-#define WG_MAX_OPERANDS 4
+/* Operand offsets go to Params.off (operands 0..3) and, in kernels of more
+ * than 4 operands, Params.off2 (4..7), declared right after off. */
+#define WG_MAX_OPERANDS 8
 #define WG_PARAMS_MAX 256 /* bytes of one launch's Params uniform */
 
 /* A GPU allocation: one buffer. */
@@ -41,7 +43,8 @@ typedef struct wg_launch {
   const char *consts;
   wg_operand ops[WG_MAX_OPERANDS];
   unsigned nops;
-  void *params; /* Params bytes; the first 16 are filled in here */
+  void *params; /* Params bytes; the first 16 (32: more than 4 operands)
+                   are filled in here */
   size_t params_size;
   /* Workgroups: either groups (linear, split over x and y as needed) or
    * x/y/z explicitly (groups == 0). */
