@@ -162,10 +162,17 @@ static void fill_mask(const lay_case *c, const placed *p, float *m, size_t n) {
       m[i] = -INFINITY;
 }
 
-static void run_case(int bi, const lay_case *c) {
+/* capped: a WebGPU context with 4 KiB bindings (bi its index), else the
+ * shared context of backend bi. */
+static void run_case(int bi, const lay_case *c, wgc_context *capped) {
   wgc_context *ctx;
-  if (!backend_case(bi, &ctx, "attention layout %s", c->name))
+  if (capped) {
+    if (!case_begin("attention layout %s[webgpu 4 KiB bindings]", c->name))
+      return;
+    ctx = capped;
+  } else if (!backend_case(bi, &ctx, "attention layout %s", c->name)) {
     return;
+  }
   placed p = place(c);
   wgc_attention_desc d = p.d;
   size_t DV = d.head_dim_v ? d.head_dim_v : d.head_dim;
@@ -309,10 +316,42 @@ TEST(attention_layouts) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int bi = 0; bi < 2; bi++)
-      run_case(bi, &cases[i]);
+      run_case(bi, &cases[i], NULL);
   if (worst_abs[0] > 0 || worst_abs[1] > 0)
     printf("# attention layouts: worst |error| cpu %.3g, webgpu %.3g\n",
            worst_abs[0], worst_abs[1]);
+}
+
+/* Under 4 KiB bindings: launches over windows of strided operands and of
+ * the mask, key blocks merged by the split-KV combine (states of
+ * head_dim_v + 2, in slices of dims when two do not bind), interleaved
+ * packed QKV, and the unfused path for query rows beyond a binding. */
+TEST(attention_layouts_small_bindings) {
+  const wgc_causal NONE = WGC_CAUSAL_NONE, TL = WGC_CAUSAL_TOP_LEFT,
+                   BR = WGC_CAUSAL_BOTTOM_RIGHT;
+  lay_case cases[] = {
+      {"packed qkv gqa", DESC(1, 6, 2, 33, 33, 8, 0, NONE), LAY_PACKED,
+       MASK_ROWS, 0, 0},
+      {"bshd tiles", DESC(1, 2, 1, 20, 25, 128, 0, BR), LAY_BSHD, MASK_FULL, 0,
+       0},
+      {"decode cache wide padded", DESC(2, 4, 2, 1, 300, 128, 0, NONE),
+       LAY_CACHE, MASK_BATCH, 320, 0},
+      {"prefill cache softcap", DESC(1, 2, 1, 9, 129, 16, 0, BR), LAY_CACHE_T,
+       MASK_ROWS, 140, 2},
+      {"head_dim_v 200 tiles", DESC(1, 1, 1, 18, 60, 72, 200, TL), LAY_BSHD,
+       MASK_FULL, 0, 0},
+      {"sliced states softcap", DESC(1, 1, 1, 2, 9, 16, 541, BR), LAY_BSHD,
+       MASK_ROWS, 0, 2},
+      {"unfused softcap", DESC(1, 2, 1, 3, 5, 1100, 40, BR), LAY_BSHD,
+       MASK_FULL, 0, 0},
+  };
+  int bi = test_backends[0] == WGC_BACKEND_WEBGPU ? 0 : 1;
+  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU, .max_binding_bytes = 4096};
+  wgc_context *capped = NULL;
+  CHECK_STATUS(wgc_create(&opt, &capped), WGC_OK);
+  for (size_t i = 0; capped && i < sizeof cases / sizeof cases[0]; i++)
+    run_case(bi, &cases[i], capped);
+  wgc_destroy(capped);
 }
 
 /* Bad new fields: each rejected naming its parameter, O untouched. */
