@@ -199,10 +199,15 @@ const CHECK = {
 };
 
 // Writes a desc (plain object, C field names, missing fields 0) at DESC.
+// Fields are 4-byte words in order, a device address (p) an 8-byte word
+// at the next multiple of 8; "a.b" is field b of the nested object a.
 const DESCS = {
   options: 'backend:e power:e cpu_threads:z max_binding_bytes:z',
   conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
-  attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e',
+  attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e ' +
+    'head_dim_v:z softcap:f mask:p' +
+    ['mask_stride', 'q_stride', 'k_stride', 'v_stride', 'o_stride']
+      .map((s) => ` ${s}.batch:z ${s}.head:z ${s}.seq:z`).join(''),
 };
 function writeDesc(fn, kind, d) {
   if (d === null || d === undefined) return 0; // NULL: C decides
@@ -210,11 +215,20 @@ function writeDesc(fn, kind, d) {
   if (typeof d !== 'object') throw invalid(fn, `${what} is not an object`);
   const at = W.scratch + DESC, view = dv();
   u8().fill(0, at, at + DESC_BYTES);
-  DESCS[kind].split(' ').forEach((field, i) => {
+  let off = 0;
+  DESCS[kind].split(' ').forEach((field) => {
     const [name, type] = field.split(':');
-    const v = CHECK[type](fn, `${what}->${name}`, d[name] ?? 0);
-    if (type === 'f') view.setFloat32(at + 4 * i, v, true);
-    else view.setUint32(at + 4 * i, v >>> 0, true);
+    const given = name.split('.').reduce((o, key) => o?.[key], d);
+    const v = CHECK[type](fn, `${what}->${name}`, given ?? (type === 'p' ? 0n : 0));
+    if (type === 'p') {
+      off = (off + 7) & ~7;
+      view.setBigUint64(at + off, v, true);
+      off += 8;
+      return;
+    }
+    if (type === 'f') view.setFloat32(at + off, v, true);
+    else view.setUint32(at + off, v >>> 0, true);
+    off += 4;
   });
   return at;
 }
