@@ -369,10 +369,11 @@ typedef struct wgc_attention_desc {
   /* Fields below: all zero keeps the plain contiguous form above. */
   size_t head_dim_v; /* V's and O's head size; 0 means head_dim */
   float softcap;     /* 0: none; > 0: scores := softcap*tanh(scores/softcap) */
-  wgc_ptr mask; /* 0: none; else an additive float mask (ONNX attn_mask),
-                   element (b, h, i, j) at mask + 4*(b*mask_stride.batch +
-                   h*mask_stride.head + i*mask_stride.seq + j); a stride of 0
-                   broadcasts (all 0: one row of seq_kv shared by all) */
+  /* 0: none; else an additive float mask (ONNX attn_mask), element
+   * (b, h, i, j) at mask + 4*(b*mask_stride.batch + h*mask_stride.head +
+   * i*mask_stride.seq + j); a stride of 0 broadcasts (all 0: one row of
+   * seq_kv shared by all) */
+  wgc_ptr mask;
   wgc_attention_strides mask_stride;
   /* Layouts of Q, K, V and O (e.g. [batch, seq, heads, dim], packed QKV, a
    * KV cache allocated for a longer sequence). */
