@@ -474,8 +474,8 @@ static void plant_mask(mask_special sp, const wgc_attention_desc *d, float *m,
     for (size_t j = 0; j < nk; j++)
       m[1 * nk + j] = -INFINITY;
     break;
-  case MSP_NAN:
-    m[2 * nk + 3 + far] = NAN;
+  case MSP_NAN: /* the last row where there are fewer than three */
+    m[(nq > 2 ? 2 : nq - 1) * nk + 3 + far] = NAN;
     break;
   case MSP_POS_INF:
     m[5 + far] = INFINITY;
