@@ -31,9 +31,11 @@ typedef struct wg_operand {
 /* A compute launch. kernel names kernels/<kernel>.wgsl, or several joined
  * by '+' ("math+unary") that are concatenated. The source defines
  *   struct Params { off: vec4<u32>, ... }  and  fn main(...)
+ * (off: vec4<u32>, off2: vec4<u32>, ... with more than 4 operands)
  * and reads its operands only through the generated accessors
  *   fn <name>_ld(i: u32) -> f32     fn <name>_st(i: u32, v: f32)
- * which add the operand's element offset (Params.off[operand index]).
+ * which add the operand's element offset (Params.off[operand index], or
+ * Params.off2[index - 4]).
  * consts is WGSL source prepended to the kernel (e.g. "const OP = 3u;");
  * it is part of the pipeline cache key, so keep it to a few named tokens.
  * The helper wg_linear_group(wid, nwg) in the prelude turns a 2-D dispatch
