@@ -1,11 +1,11 @@
 /* Scaled-dot-product attention on WebGPU: one fused kernel
  * (kernels/attention.wgsl) with an online softmax, so device memory stays
- * O(seq * head_dim) and no score matrix is stored anywhere. head_dim <= 64
- * runs the "rows" shape (one query row per invocation, up to 64 per
- * workgroup), larger head_dim the "tiles" shape (16 rows per workgroup, up
- * to 256 output dims, more workgroups past that). Tensors larger than one
- * storage binding are split over batch*heads into several launches, all
- * planned before the first is recorded. Operands are addressed through
+ * O(seq * head_dim) and no score matrix is stored anywhere. head_dim and
+ * head_dim_v <= 64 run the "rows" shape (one query row per invocation, up
+ * to 64 per workgroup), larger ones the "tiles" shape (16 rows per
+ * workgroup, up to 256 output dims, more workgroups past that). Tensors larger
+ * than one storage binding are split over batch*heads into several launches,
+ * all planned before the first is recorded. Operands are addressed through
  * their element strides (packed QKV, [batch, seq, heads, dim], a KV cache
  * longer than seq_kv): a launch binds, for each operand, the window from
  * the first to the last element its heads, rows and keys touch, and the
@@ -33,7 +33,7 @@
 /* query rows per workgroup of the two kernel shapes (kernels/attention.wgsl) */
 #define ATTN_ROWS_BQ 64u /* at most */
 #define ATTN_TILES_BQ 16u
-/* attention_regs: the largest head_dim */
+/* attention_regs: the largest head_dim (and head_dim_v) */
 #define ATTN_REGS_MAX_HD 512u
 #define ATTN_REGS_MAX_ROWS 16u /* query rows per head */
 
