@@ -76,6 +76,10 @@ fn attn_tiles(g: u32, li: u32) {
   let q0 = qb * BQ;
   let d0 = dg * VC * NVC;
   let q_resident = hd <= DC;
+  // row 0 of the head in each binding (rows step by the seq strides)
+  let q_head = attn_q_row(bh, 0u);
+  let k_head = attn_k_row(kvh, 0u);
+  let v_head = attn_v_row(kvh, 0u);
   // Keys any row of the block sees: the last row sees the most.
   let last = min(q0 + BQ, P.seq_q) - 1u;
   let kv_end = select(0u, attn_visible(last), live);
@@ -85,6 +89,7 @@ fn attn_tiles(g: u32, li: u32) {
   let c = li % BK;
   let i = q0 + r;
   let vis = select(0u, attn_visible(i), i < P.seq_q);
+  let m_row = attn_m_row(bh, i);
 
   var m = 0.0f;  // running max of finite scores (meaningful once l > 0)
   var l = 0.0f;  // running sum of exp(s - m)
@@ -104,7 +109,7 @@ fn attn_tiles(g: u32, li: u32) {
           let d = dc + 4u * (e % DC4);
           var x = vec4<f32>(0.0f);
           if (q0 + row < P.seq_q) {
-            x = attn_ld_q(attn_q_row(bh, q0 + row) + d, d, hd);
+            x = attn_ld_q(q_head + (q0 + row) * P.qs.z + d, d, hd);
           }
           attn_q[e] = x;
         }
@@ -114,7 +119,7 @@ fn attn_tiles(g: u32, li: u32) {
         let d = dc + 4u * (e % DC4);
         var x = vec4<f32>(0.0f);
         if (k0 + row < kv_end) {
-          x = attn_ld_k(attn_k_row(kvh, k0 + row) + d, d, hd);
+          x = attn_ld_k(k_head + (k0 + row) * P.ks.z + d, d, hd);
         }
         attn_kv[row * KS4 + e % DC4] = x;
       }
@@ -125,7 +130,7 @@ fn attn_tiles(g: u32, li: u32) {
       if (dc + DC >= hd) {
         var x = MASKED;
         if (c < nv) {
-          x = attn_masked(attn_cap(s * P.scale), attn_m_row(bh, i) + k0 + c);
+          x = attn_masked(attn_cap(s * P.scale), m_row + k0 + c);
         }
         attn_s[li] = x;
       }
@@ -162,7 +167,7 @@ fn attn_tiles(g: u32, li: u32) {
         let d = d0 + vc * VC + 4u * (e % VC4);
         var x = vec4<f32>(0.0f);
         if (k0 + row < kv_end) {
-          x = attn_ld_v(attn_v_row(kvh, k0 + row) + d, d, hdv);
+          x = attn_ld_v(v_head + (k0 + row) * P.vs.z + d, d, hdv);
         }
         attn_kv[e] = x;
       }
@@ -213,6 +218,9 @@ fn attn_rows(g: u32, li: u32) {
   let hdv = P.head_dim_v;
   let q0 = qb * WG;
   let last = min(q0 + WG, P.seq_q) - 1u;
+  // key 0 of the K/V head in each binding (keys step by the seq strides)
+  let k_head = attn_k_row(kvh, 0u);
+  let v_head = attn_v_row(kvh, 0u);
   let kv_end = select(0u, attn_visible(last), live);
 
   // This invocation's row.
@@ -238,7 +246,7 @@ fn attn_rows(g: u32, li: u32) {
       let d = 4u * (e % RD4);
       var x = vec4<f32>(0.0f);
       if (k0 + row < kv_end) {
-        x = attn_ld_k(attn_k_row(kvh, k0 + row) + d, d, hd);
+        x = attn_ld_k(k_head + (k0 + row) * P.ks.z + d, d, hd);
       }
       attn_kv[e] = x;
     }
@@ -247,7 +255,7 @@ fn attn_rows(g: u32, li: u32) {
       let d = 4u * (e % RV4);
       var y = vec4<f32>(0.0f);
       if (k0 + row < kv_end) {
-        y = attn_ld_v(attn_v_row(kvh, k0 + row) + d, d, hdv);
+        y = attn_ld_v(v_head + (k0 + row) * P.vs.z + d, d, hdv);
       }
       attn_kv[256u + e] = y;
     }

@@ -41,6 +41,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let hdv = P.head_dim_v;
   let q_row = attn_q_row(bh, i);
   let m_row = attn_m_row(bh, i);
+  // key 0 of the K/V head in each binding (keys step by the seq strides)
+  let k_head = attn_k_row(kvh, 0u);
+  let v_head = attn_v_row(kvh, 0u);
   let vis = attn_visible(i);
 
   var qr: array<vec4<f32>, RD4>;  // scale * Q row
@@ -67,14 +70,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let j5 = min(k0 + 5u, kl);
     let j6 = min(k0 + 6u, kl);
     let j7 = min(k0 + 7u, kl);
-    let b0 = attn_k_row(kvh, j0);
-    let b1 = attn_k_row(kvh, j1);
-    let b2 = attn_k_row(kvh, j2);
-    let b3 = attn_k_row(kvh, j3);
-    let b4 = attn_k_row(kvh, j4);
-    let b5 = attn_k_row(kvh, j5);
-    let b6 = attn_k_row(kvh, j6);
-    let b7 = attn_k_row(kvh, j7);
+    let b0 = k_head + j0 * P.ks.z;
+    let b1 = k_head + j1 * P.ks.z;
+    let b2 = k_head + j2 * P.ks.z;
+    let b3 = k_head + j3 * P.ks.z;
+    let b4 = k_head + j4 * P.ks.z;
+    let b5 = k_head + j5 * P.ks.z;
+    let b6 = k_head + j6 * P.ks.z;
+    let b7 = k_head + j7 * P.ks.z;
     var sa = vec4<f32>(0.0f);  // scores of keys 0..3 of the block
     var sb = vec4<f32>(0.0f);  // and 4..7
     for (var d4 = 0u; d4 < RD4; d4++) {
@@ -124,14 +127,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
                     fb);
     m = m_new;
     l = l * alpha + dot(pa + pb, vec4<f32>(1.0f));
-    let c0 = attn_v_row(kvh, j0);
-    let c1 = attn_v_row(kvh, j1);
-    let c2 = attn_v_row(kvh, j2);
-    let c3 = attn_v_row(kvh, j3);
-    let c4 = attn_v_row(kvh, j4);
-    let c5 = attn_v_row(kvh, j5);
-    let c6 = attn_v_row(kvh, j6);
-    let c7 = attn_v_row(kvh, j7);
+    let c0 = v_head + j0 * P.vs.z;
+    let c1 = v_head + j1 * P.vs.z;
+    let c2 = v_head + j2 * P.vs.z;
+    let c3 = v_head + j3 * P.vs.z;
+    let c4 = v_head + j4 * P.vs.z;
+    let c5 = v_head + j5 * P.vs.z;
+    let c6 = v_head + j6 * P.vs.z;
+    let c7 = v_head + j7 * P.vs.z;
     for (var d4 = 0u; d4 < RV4; d4++) {
       let d = 4u * d4;
       var x = acc[d4] * alpha;
