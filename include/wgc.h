@@ -54,6 +54,16 @@
  * ACCURACY (float32 data, checked against float64 references in tests/):
  *   add, sub, mul, div, max, min, relu, abs, neg, sqrt: 2e-6*|want| + 1e-6
  *   exp, log, pow, tanh, sigmoid, gelu, silu:            1e-5*|want| + 1e-6
+ *   reciprocal, leaky_relu, hard_sigmoid, clip:          2e-6*|want| + 1e-6
+ *     (hard_sigmoid rounds alpha*x + beta in float32 first, which adds up
+ *     to 1.2e-7*(|alpha*x| + |beta|) where the two cancel)
+ *   gelu_tanh, erf, softplus, elu:                       1e-5*|want| + 1e-6
+ *   sin, cos: 1e-5*|want| + 1e-6 for every finite x: the argument is
+ *     reduced exactly, without the GPU's builtins (WGSL bounds those only
+ *     to 2^-11 on [-pi, pi]; SwiftShader's are off by 4e-4 relative at
+ *     x = -7.7, and lavapipe's by 1 absolute at large x). Measured: 1.6e-7
+ *     relative (8e-11 absolute below 1e-3) over |x| up to 2^128.
+ *   floor, ceil, round: exact
  *   gemm, conv2d, attention: 1e-5*K*|alpha|*max|a|*max|b| + 1e-6*|beta|*max|c|
  *     (K = k for GEMM, c/groups*r*s for conv, head_dim for attention with
  *     max|q|*max|k|*max|v|), plus 1e-6*max|bias| for conv with a bias and
@@ -272,7 +282,9 @@ typedef enum wgc_layout { WGC_COL_MAJOR, WGC_ROW_MAJOR } wgc_layout;
  * op(B) k x n, C m x n. lda >= max(1, rows of A as stored) and likewise ldb,
  * ldc. m == 0 || n == 0: nothing. k == 0 or alpha == 0: C := beta*C without
  * reading A or B. beta == 0: C is overwritten, never read (NaN in C does not
- * propagate); any other beta, NaN included, reads C. */
+ * propagate); any other beta, NaN included, reads C. The products are summed
+ * in float32 before alpha scales them (as cblas_sgemm does), so sums beyond
+ * FLT_MAX give +-inf even where a small alpha would bring them back. */
 WGC_API wgc_status wgc_gemm(wgc_context *ctx, wgc_layout layout,
                             wgc_transpose ta, wgc_transpose tb, size_t m,
                             size_t n, size_t k, float alpha, wgc_ptr a,
@@ -312,7 +324,22 @@ typedef struct wgc_gemm_epilogue {
 } wgc_gemm_epilogue;
 
 /* wgc_gemm and wgc_gemm_batched with an epilogue; ep NULL or all zero is
- * the plain call. With k == 0 or alpha == 0 the epilogue still applies. */
+ * the plain call. With k == 0 or alpha == 0 the epilogue still applies
+ * (act(beta*C + bias); A and B are not read). The bias indexes the logical
+ * m x n C whatever the layout (per column: bias[j] for C[i,j]); its n (or m)
+ * floats are read-only and may not overlap any batch of C (overlapping A or
+ * B is fine). The epilogue runs in the kernel that writes C, on the same
+ * sum: one launch wherever the plain GEMM is one. The bias and C add in
+ * the arithmetic of the sum (double on the CPU backend, float on WebGPU);
+ * NaN and infinities follow IEEE arithmetic on the unfused formula (a NaN
+ * bias makes its column NaN; relu(NaN) is NaN; gelu(-inf) and silu(-inf)
+ * are NaN, as the unary ops), and beta == 0 still never reads C. Accuracy:
+ * the GEMM's bound on the pre-activation, times the activation's slope
+ * (at most 1.13), plus 1e-5 relative for the activation itself (measured:
+ * within 1.7 float epsilons of |alpha|*sum|a*b| + |beta*c| + |bias| on
+ * both backends, k up to 2048). Errors name the parameter: ep->bias
+ * (outside its allocation, misaligned, overlapping C), ep->bias_kind,
+ * ep->activation (values outside the enums). */
 WGC_API wgc_status wgc_gemm_ex(wgc_context *ctx, wgc_layout layout,
                                wgc_transpose ta, wgc_transpose tb, size_t m,
                                size_t n, size_t k, float alpha, wgc_ptr a,
@@ -430,7 +457,12 @@ WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
   X(SUM, sum)                                                                  \
   X(MAX, max) /* NaN-propagating, as numpy */                                  \
   X(MIN, min) /* NaN-propagating, as numpy */                                  \
-  X(MEAN, mean)
+  X(MEAN, mean)                                                                \
+  X(PROD, prod)                                                                \
+  X(SUM_SQUARE, sum_square)   /* sum of x * x */                               \
+  X(L1, l1)                   /* sum of |x| */                                 \
+  X(L2, l2)                   /* sqrt of the sum of x * x */                   \
+  X(LOG_SUM_EXP, log_sum_exp) /* log of the sum of exp(x), max-subtracted */
 
 typedef enum wgc_reduce_op {
 #define WGC_REDUCE_ENUM_(NAME, name) WGC_REDUCE_##NAME,
@@ -439,22 +471,63 @@ typedef enum wgc_reduce_op {
 } wgc_reduce_op;
 
 /* Reduces axis of the contiguous row-major tensor of shape[rank] (rank 1..8);
- * the output is the shape without that axis, contiguous. An axis of length 0
- * gives 0 for SUM and WGC_ERR_INVALID_ARGUMENT otherwise. */
+ * the output is the shape without that axis, contiguous. Semantics are
+ * ONNX's Reduce* (opset 18) with keepdims left to the caller's shapes.
+ *
+ * An axis of length 0 gives the op's identity, as ONNX: 0 for SUM,
+ * SUM_SQUARE, L1 and L2, 1 for PROD, -inf for LOG_SUM_EXP; MAX, MIN and
+ * MEAN of nothing are WGC_ERR_INVALID_ARGUMENT.
+ *
+ * Special values follow IEEE arithmetic on each op's formula: a NaN
+ * anywhere in the span gives NaN (MAX and MIN too, as numpy); SUM of +inf
+ * and -inf is NaN; PROD of 0 and inf is NaN. LOG_SUM_EXP is computed as
+ * m + log(sum(exp(x - m))) with m the largest element, so inputs up to
+ * FLT_MAX do not overflow; a +inf element gives +inf, an all -inf span -inf.
+ *
+ * Accuracy (float32 result vs the exact value): SUM, MEAN, SUM_SQUARE, L1
+ * and L2 are accumulated as if in double (CPU: double; WebGPU: float pairs
+ * that keep each addition's and each square's rounding error), within
+ * (ceil(log2 len) + 2) * 2^-23 * sum(|terms|) (divided by len for MEAN, plus
+ * its one division), L2 within half that relative plus one rounding; in
+ * practice within 2 units in the last place. PROD: the CPU multiplies in
+ * double, the WebGPU kernels keep each product's rounding error (Dekker's
+ * product), within (4 + (2 * len)^2 * 2^-24) * 2^-24 relative plus
+ * 2^-125 for results near the float32 underflow (in practice 3 units in
+ * the last place for 10^6 factors). LOG_SUM_EXP: within (len + 2) * 2^-24
+ * + 2^-21 * (|result| + 1) absolute at worst (the WebGPU kernels sum the
+ * exponentials in plain float32; in practice 3 units in the last place).
+ * MAX and MIN are exact.
+ *
+ * Range: the CPU accumulates squares in double, so L2 never overflows or
+ * underflows where its result is a float32. The WebGPU kernels square in
+ * float32: SUM_SQUARE and L2 give +inf once a square or the sum of squares
+ * exceeds FLT_MAX (|x| >= 2^64), and squares below the float32 range
+ * (|x| < 2^-75, or < 2^-63 where the device flushes subnormals) count as
+ * 0. PROD over- and underflows as float32 products (in the kernels' order)
+ * do on WebGPU and as double ones on the CPU, so a product whose partial
+ * products leave the float32 range may be +-inf or 0 on WebGPU where the
+ * CPU gives a finite result. */
 WGC_API wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
                               wgc_ptr output, const size_t *shape, size_t rank,
                               size_t axis);
 /* As wgc_reduce over the naxes (1..rank) distinct axes listed in axes, in
- * any order; the output is the shape without them, contiguous. */
+ * any order; the output is the shape without them, contiguous. As accurate
+ * as one reduction over their product: MEAN divides once by the product of
+ * the lengths, the partials between axes are kept as (sum, compensation)
+ * pairs or (max, sum of exponentials) for LOG_SUM_EXP, and L2 takes one
+ * square root of the whole sum of squares. Any reduced axis of length 0
+ * gives the identity (see wgc_reduce). */
 WGC_API wgc_status wgc_reduce_axes(wgc_context *ctx, wgc_reduce_op op,
                                    wgc_ptr input, wgc_ptr output,
                                    const size_t *shape, size_t rank,
                                    const size_t *axes, size_t naxes);
 /* The int32 index of the largest (smallest) element along axis, as ONNX
- * ArgMax/ArgMin with select_last_index = 0: the first index on ties; a NaN
- * counts as larger (smaller) than every number, so the first NaN wins, as
- * numpy. output is int32, the shape without axis; an axis of length 0 is
- * WGC_ERR_INVALID_ARGUMENT. */
+ * ArgMax/ArgMin with select_last_index = 0: the first index on ties (-0
+ * ties with +0); a NaN counts as larger (smaller) than every number, so
+ * the first NaN wins, as numpy. output is int32, the shape without axis;
+ * an axis of length 0, or longer than INT32_MAX, is
+ * WGC_ERR_INVALID_ARGUMENT. Devices that flush subnormals compare them as
+ * zeros. */
 WGC_API wgc_status wgc_argmax(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
                               const size_t *shape, size_t rank, size_t axis);
 WGC_API wgc_status wgc_argmin(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
@@ -470,8 +543,21 @@ WGC_API wgc_status wgc_argmin(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
   X(SQRT, sqrt)                                                                \
   X(ABS, abs)                                                                  \
   X(NEG, neg)                                                                  \
-  X(GELU, gelu) /* exact: 0.5*x*(1 + erf(x/sqrt(2))) */                        \
-  X(SILU, silu) /* x*sigmoid(x) */
+  X(GELU, gelu)           /* exact: 0.5*x*(1 + erf(x/sqrt(2))) */              \
+  X(SILU, silu)           /* x*sigmoid(x) */                                   \
+  X(GELU_TANH, gelu_tanh) /* 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) */    \
+  X(ERF, erf)                                                                  \
+  X(RECIPROCAL, reciprocal) /* 1/x */                                          \
+  X(FLOOR, floor)                                                              \
+  X(CEIL, ceil)                                                                \
+  X(ROUND, round) /* half to even, as ONNX Round */                            \
+  X(SIN, sin)                                                                  \
+  X(COS, cos)                                                                  \
+  X(SOFTPLUS, softplus)         /* log(1 + e^x) */                             \
+  X(LEAKY_RELU, leaky_relu)     /* x < 0 ? alpha*x : x */                      \
+  X(ELU, elu)                   /* x < 0 ? alpha*(e^x - 1) : x */              \
+  X(HARD_SIGMOID, hard_sigmoid) /* max(0, min(1, alpha*x + beta)) */           \
+  X(CLIP, clip)                 /* min(max(x, alpha), beta), as numpy.clip */
 
 typedef enum wgc_unary_op {
 #define WGC_UNARY_ENUM_(NAME, name) WGC_UNARY_##NAME,
@@ -511,7 +597,12 @@ WGC_API wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
 /* As wgc_unary for the ops that take parameters (ONNX attributes), which
  * wgc_unary runs with ONNX's defaults: LEAKY_RELU alpha (0.01), ELU alpha
  * (1), HARD_SIGMOID alpha and beta (0.2, 0.5), CLIP min = alpha and max =
- * beta (-inf, +inf); other ops ignore alpha and beta. */
+ * beta (-inf, +inf); other ops ignore alpha and beta. Any float is a valid
+ * parameter and follows the op's formula in IEEE arithmetic: a NaN alpha
+ * makes LEAKY_RELU and ELU NaN for x < 0 and HARD_SIGMOID NaN everywhere;
+ * CLIP is numpy.clip's min(max(x, alpha), beta), so a NaN bound makes every
+ * element NaN and alpha > beta makes every non-NaN element beta (as ONNX
+ * Clip). A NaN x gives NaN in every op. */
 WGC_API wgc_status wgc_unary_params(wgc_context *ctx, wgc_unary_op op,
                                     float alpha, float beta, wgc_ptr input,
                                     wgc_ptr output, size_t n);
@@ -529,8 +620,11 @@ WGC_API wgc_status wgc_binary_broadcast(wgc_context *ctx, wgc_binary_op op,
 
 /* out = cond ? a : b, elementwise (ONNX Where), with numpy broadcasting of
  * the three shapes (rank 0..8); out has the broadcast shape, contiguous.
- * cond is float: true when != 0 (NaN is true, as in C). out may equal an
- * input whose shape is the broadcast shape. */
+ * cond is float (ONNX's is bool): true when != 0 (NaN is true, as in C;
+ * -0 is false; a subnormal is true on every backend, as cond is tested by
+ * its bits). The chosen value is copied exactly, NaN payloads included. out
+ * may equal an input whose shape is the broadcast shape and may not
+ * overlap an input otherwise. An empty output is a no-op. */
 WGC_API wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond,
                              const size_t *shape_cond, size_t rank_cond,
                              wgc_ptr a, const size_t *shape_a, size_t rank_a,
@@ -542,11 +636,15 @@ WGC_API wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond,
  * has the input's shape and may equal the input (in place). */
 
 /* softmax along axis (ONNX Softmax, opset 13+): exp(x - max) / sum, the
- * max subtracted first. A row holding +inf or NaN is NaN; all -inf is NaN. */
+ * max subtracted first, so magnitudes up to FLT_MAX do not overflow. A row
+ * holding +inf or NaN is NaN; all -inf is NaN; -inf elements give 0
+ * (softmax of [-inf, 0] is [0, 1]); an axis of length 1 gives 1. Within
+ * 1e-5 * |y| + 1e-6 of the exact result. */
 WGC_API wgc_status wgc_softmax(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
                                const size_t *shape, size_t rank, size_t axis);
 /* log(softmax) along axis (ONNX LogSoftmax): x - max - log(sum exp(x -
- * max)), never log of a rounded-to-zero quotient. */
+ * max)), never log of a rounded-to-zero quotient. Special values as for
+ * wgc_softmax (a -inf element gives -inf). Within 1e-5 * |y| + 2e-6. */
 WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
                                    wgc_ptr output, const size_t *shape,
                                    size_t rank, size_t axis);
@@ -554,13 +652,20 @@ WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
  * normalised, (x - mean) / sqrt(var + epsilon) * scale + bias, the variance
  * the biased one, mean and variance in two passes (or an equally stable
  * form). scale and bias are contiguous of shape[axis..rank-1]; scale 0
- * means ones, bias 0 zeros. epsilon finite and >= 0 (ONNX's default 1e-5). */
+ * means ones, bias 0 zeros. epsilon finite and >= 0 (ONNX's default 1e-5).
+ * A constant group gives exactly bias (x - mean is exactly 0); a NaN or
+ * infinity makes its group NaN. Within 1e-5 * |y| + 1e-5 for |scale| and
+ * |bias| up to a few. The WebGPU backend keeps the statistics in float32
+ * (as ONNX's default stash_type), so a group whose |x - mean| exceeds
+ * about 1e19 overflows there; the CPU backend computes in double. */
 WGC_API wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input,
                                   wgc_ptr scale, wgc_ptr bias, wgc_ptr output,
                                   const size_t *shape, size_t rank,
                                   size_t axis, float epsilon);
 /* ONNX RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale over the axes
- * axis..rank-1; scale as for wgc_layer_norm. */
+ * axis..rank-1; scale as for wgc_layer_norm. Within 1e-5 * |y| + 1e-6. As
+ * for wgc_layer_norm, the WebGPU backend sums x^2 in float32 (compensated),
+ * so |x| beyond about 1e19 overflows there. */
 WGC_API wgc_status wgc_rms_norm(wgc_context *ctx, wgc_ptr input, wgc_ptr scale,
                                 wgc_ptr output, const size_t *shape,
                                 size_t rank, size_t axis, float epsilon);
@@ -584,9 +689,11 @@ typedef struct wgc_rotary_desc {
  * [max_positions, rotary_dim/2]; position_ids holds int32 [batch, seq]
  * rows of them. With position_ids 0 the caches are [batch, seq,
  * rotary_dim/2] (max_positions ignored). A position id outside
- * [0, max_positions) gives zeros for its rotated dimensions (an enqueued
- * GPU op cannot report it) and is never read outside the caches. output may
- * equal input. */
+ * [0, max_positions) rotates by cos = sin = 0, which gives zeros for its
+ * rotated dimensions of finite input (an enqueued GPU op cannot report
+ * it), and is never read outside the caches. output may equal input.
+ * Each rotated element is within 4e-7 * (|x1| + |x2|) * (|cos| + |sin|)
+ * of the exact result. */
 WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
                                         const wgc_rotary_desc *d,
                                         wgc_ptr input, wgc_ptr position_ids,
@@ -596,20 +703,28 @@ WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
 /* ---- Data movement ------------------------------------------------------ */
 
 /* dst[i] = src[i] for every index i of shape[rank] (rank 0..8), element i at
- * sum(i[d] * stride[d]) on each side: transpose, slice, concatenation into a
- * destination, expand. A source stride of 0 broadcasts; destination strides
- * must give every index its own element. Source and destination spans must
- * not overlap. */
+ * sum(i[d] * stride[d]) on each side (strides in elements): transpose,
+ * slice, concatenation into a destination, expand. Values are copied
+ * exactly. Rank 0 copies one element (shape and strides may be NULL). A
+ * source stride of 0 broadcasts; the stride of a dimension of size 1 is
+ * ignored; destination strides must give every index its own element
+ * (sorted by stride, each must pass the last element the smaller ones
+ * reach). The spans of source and destination (first to last element each
+ * touches) must not overlap, even where their elements would interleave.
+ * An empty shape is a no-op. */
 WGC_API wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
                                     const size_t *dst_strides, wgc_ptr src,
                                     const size_t *src_strides,
                                     const size_t *shape, size_t rank);
 /* ONNX Gather: output = data indexed along axis by the n_indices int32
  * indices, shape shape[0..axis) + [n_indices] + shape(axis..rank),
- * contiguous (indices of any shape are passed flattened). A negative index
- * counts from the end; one outside [-shape[axis], shape[axis]) gives zeros
- * on every backend (an enqueued GPU op cannot report it), never a read
- * outside data. */
+ * contiguous (indices of any shape are passed flattened). data has rank
+ * 1..8 and is contiguous; indices are int32 words in device memory (upload
+ * an int32_t array). Values are copied exactly. A negative index counts
+ * from the end; one outside [-shape[axis], shape[axis]) gives zeros on
+ * every backend (ONNX makes it an error, which an enqueued GPU op cannot
+ * report), never a read outside data. output may overlap neither data nor
+ * indices. An empty output (n_indices 0, or a 0 outside axis) is a no-op. */
 WGC_API wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data,
                               const size_t *shape, size_t rank, size_t axis,
                               wgc_ptr indices, size_t n_indices,

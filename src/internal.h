@@ -24,13 +24,19 @@ typedef struct wgc_ref {
  *   op(B)[p,j] = b + p*rs_b + j*cs_b        (element offsets from the refs)
  * batch t adds t*batch_a (etc.) elements. m, n, batch > 0 here; k may be 0
  * and alpha may be 0, in which case a and b must not be read; beta == 0
- * means C is not read. */
+ * means C is not read. The epilogue then makes C[i,j] := act(C[i,j] +
+ * bias[j] (per column) or bias[i] (per row)), the same bias for every
+ * batch; has_bias false and WGC_ACTIVATION_NONE: the plain GEMM. */
 typedef struct wgc_gemm_args {
   size_t m, n, k, batch;
   float alpha, beta;
   wgc_ref a, b, c;
   size_t rs_a, cs_a, rs_b, cs_b, rs_c, cs_c;
   size_t batch_a, batch_b, batch_c;
+  wgc_ref bias; /* n (per column) or m (per row) floats, when has_bias */
+  bool has_bias;
+  wgc_bias_kind bias_kind;
+  wgc_activation act;
   const char *fn; /* the public entry point, named in messages */
 } wgc_gemm_args;
 
@@ -55,12 +61,31 @@ typedef struct wgc_attention_args {
   const char *fn; /* the public entry point, named in messages */
 } wgc_attention_args;
 
+/* What a reduction computes: op, or the int32 index of the first
+ * largest / smallest element (op unused). */
+typedef enum wgc_reduce_arg {
+  WGC_ARG_NONE,
+  WGC_ARG_MAX,
+  WGC_ARG_MIN,
+} wgc_reduce_arg;
+
 /* Reduction of a contiguous tensor viewed as [outer, len, inner]:
  * out[o*inner + i] = op over r of in[(o*len + r)*inner + i].
- * outer, inner > 0; len may be 0 only for SUM. */
+ * outer, inner > 0; len may be 0 (the op's identity) except for MAX, MIN,
+ * MEAN and the arg reductions.
+ *
+ * nd > 0 (wgc_reduce_axes over axes that stay apart once adjacent ones are
+ * merged): the tensor is dims[0..nd) (no 1s, no two neighbours alike in
+ * red), out[k] reduces over the dims with red[d] set, the outputs are the
+ * other dims in order; outer is then the output count, len the count
+ * reduced (MEAN's divisor) and inner 1. */
 typedef struct wgc_reduce_args {
   wgc_reduce_op op;
+  wgc_reduce_arg arg;
   size_t outer, len, inner;
+  size_t nd;
+  size_t dims[WGC_MAX_RANK];
+  bool red[WGC_MAX_RANK];
   wgc_ref input, output;
   const char *fn; /* the public entry point, named in messages */
 } wgc_reduce_args;
@@ -81,10 +106,78 @@ typedef struct wgc_binary_args {
 
 typedef struct wgc_unary_args {
   wgc_unary_op op;
-  size_t n; /* > 0 */
+  float alpha, beta; /* the op's parameters (ONNX defaults from wgc_unary) */
+  size_t n;          /* > 0 */
   wgc_ref input, output;
   const char *fn; /* the public entry point, named in messages */
 } wgc_unary_args;
+
+/* Strided copy over shape[rank]: element idx of dst at
+ * sum(idx[d]*stride_dst[d]), of src at sum(idx[d]*stride_src[d]) (0 on
+ * broadcast dimensions). Dimensions of size 1 are dropped, the rest ordered
+ * by destination stride, outermost first, and merged where both sides are
+ * contiguous across them. rank >= 1, count > 0. */
+typedef struct wgc_copy_strided_args {
+  size_t rank, count;
+  size_t shape[WGC_MAX_RANK];
+  size_t stride_dst[WGC_MAX_RANK];
+  size_t stride_src[WGC_MAX_RANK];
+  wgc_ref dst, src;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_copy_strided_args;
+
+/* Gather of data viewed as [outer, len, inner] along the middle dimension
+ * by n_indices int32 words: output [outer, n_indices, inner] contiguous.
+ * An index outside [-len, len) gives zeros. len may be 0 (all zeros, data
+ * not read); outer, inner, n_indices > 0. */
+typedef struct wgc_gather_args {
+  size_t outer, len, inner, n_indices;
+  wgc_ref data, indices, output;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_gather_args;
+
+/* out = cond ? a : b over a contiguous output of shape[rank], the inputs
+ * read with strides as in wgc_binary_args; cond is true unless +-0. */
+typedef struct wgc_where_args {
+  size_t rank, count;
+  size_t shape[WGC_MAX_RANK];
+  size_t stride_cond[WGC_MAX_RANK];
+  size_t stride_a[WGC_MAX_RANK];
+  size_t stride_b[WGC_MAX_RANK];
+  wgc_ref cond, a, b, out;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_where_args;
+
+/* softmax, log-softmax, LayerNorm and RMSNorm of a contiguous tensor viewed
+ * as [outer, len, inner]: each (outer, inner) pair's row of len elements,
+ * strided by inner, is normalised on its own. outer, len, inner > 0.
+ * LayerNorm and RMSNorm have inner == 1 and read scale (and bias) of len
+ * floats when present. output may equal input. */
+typedef enum wgc_norm_kind {
+  WGC_NORM_SOFTMAX,
+  WGC_NORM_LOG_SOFTMAX,
+  WGC_NORM_LAYER,
+  WGC_NORM_RMS
+} wgc_norm_kind;
+
+typedef struct wgc_norm_args {
+  wgc_norm_kind kind;
+  size_t outer, len, inner;
+  float epsilon;
+  bool has_scale, has_bias;
+  wgc_ref input, scale, bias, output;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_norm_args;
+
+/* A rotary desc with rotary_dim resolved (even, > 0, <= head_dim); every
+ * size is > 0 here. Without position ids the caches are [batch, seq,
+ * rotary_dim / 2]. output may equal input. */
+typedef struct wgc_rotary_args {
+  wgc_rotary_desc d;
+  bool has_position_ids;
+  wgc_ref input, position_ids, cos_cache, sin_cache, output;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_rotary_args;
 
 /* A callback the context owes its user. Backends complete it with
  * wgc_pending_complete (from any thread: the status is published by the
@@ -138,6 +231,11 @@ typedef struct wgc_backend_ops {
   wgc_status (*reduce)(wgc_context *ctx, const wgc_reduce_args *r);
   wgc_status (*unary)(wgc_context *ctx, const wgc_unary_args *u);
   wgc_status (*binary)(wgc_context *ctx, const wgc_binary_args *b);
+  wgc_status (*copy_strided)(wgc_context *ctx, const wgc_copy_strided_args *c);
+  wgc_status (*gather)(wgc_context *ctx, const wgc_gather_args *g);
+  wgc_status (*where)(wgc_context *ctx, const wgc_where_args *w);
+  wgc_status (*norm)(wgc_context *ctx, const wgc_norm_args *n);
+  wgc_status (*rotary)(wgc_context *ctx, const wgc_rotary_args *r);
 
   /* optional: pipelines compiled so far */
   size_t (*pipelines_compiled)(const wgc_context *ctx);
@@ -207,7 +305,7 @@ void wgc_pending_drop(wgc_context *ctx, wgc_pending *p);
 WGC_API void wgc_poll_all(void);
 
 /* Float helpers shared by the CPU backend and tests of it. */
-float wgc_unary_ref(wgc_unary_op op, float x);
+float wgc_unary_ref(wgc_unary_op op, float x, float alpha, float beta);
 float wgc_binary_ref(wgc_binary_op op, float a, float b);
 
 #endif /* WGC_INTERNAL_H */

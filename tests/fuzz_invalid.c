@@ -115,13 +115,15 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
                              .scale = 0.5f};
     switch (op) {
     case 0:
-      st[b] = wgc_unary(c, (wgc_unary_op)(10 + s->dseed % 50), v0, v1, 4);
+      st[b] = wgc_unary(c, (wgc_unary_op)(WGC_UNARY_OP_COUNT + s->dseed % 50),
+                        v0, v1, 4);
       break;
     case 1:
       st[b] = wgc_binary(c, (wgc_binary_op)(7 + s->dseed % 50), v0, v0, v1, 4);
       break;
     case 2:
-      st[b] = wgc_reduce(c, (wgc_reduce_op)4, v0, v1, &s4, 1, 0);
+      st[b] =
+          wgc_reduce(c, (wgc_reduce_op)WGC_REDUCE_OP_COUNT, v0, v1, &s4, 1, 0);
       break;
     case 3:
       st[b] = wgc_reduce(c, WGC_REDUCE_SUM, v0, v1, &s4, 0, 0);

@@ -218,41 +218,189 @@ size_t ref_count(const size_t *shape, size_t rank) {
   return n;
 }
 
+/* One output of op over n elements x[0], x[step], ...; mag gets the
+ * magnitude its error bound scales with (ref_reduce_tol). */
+static double reduce_span(wgc_reduce_op op, const float *x, size_t n,
+                          size_t step, double *mag) {
+  double acc = op == WGC_REDUCE_MAX || op == WGC_REDUCE_LOG_SUM_EXP ? -INFINITY
+               : op == WGC_REDUCE_MIN                               ? INFINITY
+               : op == WGC_REDUCE_PROD                              ? 1.0
+                                                                    : 0.0;
+  double m = 0;
+  bool nan = false;
+  for (size_t r = 0; r < n; r++) {
+    double v = x[r * step];
+    if (isnan(v))
+      nan = true;
+    else if (op == WGC_REDUCE_MAX || op == WGC_REDUCE_LOG_SUM_EXP)
+      acc = fmax(acc, v);
+    else if (op == WGC_REDUCE_MIN)
+      acc = fmin(acc, v);
+    else if (op == WGC_REDUCE_PROD)
+      acc *= v;
+    else if (op == WGC_REDUCE_SUM_SQUARE || op == WGC_REDUCE_L2)
+      acc += v * v;
+    else if (op == WGC_REDUCE_L1)
+      acc += fabs(v);
+    else
+      acc += v;
+    m += op == WGC_REDUCE_SUM_SQUARE || op == WGC_REDUCE_L2 ? v * v : fabs(v);
+  }
+  if (op == WGC_REDUCE_LOG_SUM_EXP && isfinite(acc)) {
+    /* the max first, then the sum of exp(x - max): no overflow */
+    double s = 0;
+    for (size_t r = 0; r < n; r++)
+      s += exp((double)x[r * step] - acc);
+    acc += log(s);
+  }
+  if (op == WGC_REDUCE_MEAN)
+    acc /= (double)n;
+  if (op == WGC_REDUCE_L2)
+    acc = sqrt(acc);
+  if (op == WGC_REDUCE_PROD)
+    m = fabs(acc);
+  if (mag)
+    *mag = m;
+  /* numpy: a NaN anywhere in the reduced span wins (sums get it too). */
+  return nan ? NAN : acc;
+}
+
 void ref_reduce(wgc_reduce_op op, const float *x, const size_t *shape,
                 size_t rank, size_t axis, double *out, double *abs_sum) {
   size_t outer = ref_count(shape, axis), len = shape[axis];
   size_t inner = ref_count(shape + axis + 1, rank - axis - 1);
   for (size_t o = 0; o < outer; o++)
-    for (size_t i = 0; i < inner; i++) {
-      double acc = op == WGC_REDUCE_MAX   ? -INFINITY
-                   : op == WGC_REDUCE_MIN ? INFINITY
-                                          : 0.0;
-      double mag = 0;
-      bool nan = false;
-      for (size_t r = 0; r < len; r++) {
-        double v = x[(o * len + r) * inner + i];
-        mag += fabs(v);
-        if (isnan(v))
-          nan = true;
-        else if (op == WGC_REDUCE_MAX)
-          acc = fmax(acc, v);
-        else if (op == WGC_REDUCE_MIN)
-          acc = fmin(acc, v);
-        else
-          acc += v;
+    for (size_t i = 0; i < inner; i++)
+      out[o * inner + i] =
+          reduce_span(op, x + o * len * inner + i, len, inner,
+                      abs_sum ? &abs_sum[o * inner + i] : NULL);
+}
+
+/* The summation bound of pairwise summation with a factor 2 of slack:
+ * (ceil(log2 len) + 2) * 2^-23 (both backends do better). */
+static double sum_gamma(size_t len) {
+  double levels = len > 1 ? ceil(log2((double)len)) : 0;
+  return (levels + 2) * ldexp(1.0, -23);
+}
+
+double ref_reduce_tol(wgc_reduce_op op, size_t len, double want, double mag) {
+  double u = ldexp(1.0, -24), w = fabs(want);
+  switch (op) {
+  case WGC_REDUCE_SUM:
+  case WGC_REDUCE_SUM_SQUARE:
+  case WGC_REDUCE_L1:
+    return sum_gamma(len) * mag;
+  case WGC_REDUCE_MEAN:
+    return sum_gamma(len) * mag / (double)(len ? len : 1) + 4 * u * w;
+  case WGC_REDUCE_L2:
+    /* sqrt halves the sum's relative error, then rounds */
+    return w > 0 ? (sum_gamma(len) / 2) * mag / w + 2 * u * w : 0.0;
+  case WGC_REDUCE_PROD: {
+    /* compensated: a few roundings plus a term quadratic in len * u (a
+     * plain float product would be off by about sqrt(len) roundings);
+     * underflow as flushed subnormals */
+    double g = 2.0 * (double)len * u;
+    return (4 * u + g * g) * w + ldexp(1.0, -125);
+  }
+  case WGC_REDUCE_LOG_SUM_EXP:
+    /* the float sum of exponentials (<= len roundings, relative) and the
+     * final rounding of the result */
+    return (double)(len + 2) * u + 8 * u * (w + 1);
+  case WGC_REDUCE_MAX:
+  case WGC_REDUCE_MIN:
+    break;
+  }
+  return 0.0;
+}
+
+void ref_reduce_axes(wgc_reduce_op op, const float *x, const size_t *shape,
+                     size_t rank, const bool *reduced, double *out,
+                     double *mag) {
+  /* gathers each output's span into a buffer, in index order */
+  size_t red = 1, nout = 1;
+  for (size_t d = 0; d < rank; d++)
+    if (reduced[d])
+      red *= shape[d];
+    else
+      nout *= shape[d];
+  float *span = malloc((red ? red : 1) * sizeof *span);
+  for (size_t k = 0; k < nout; k++) {
+    size_t idx[8] = {0}, rest = k;
+    for (size_t d = rank; d-- > 0;)
+      if (!reduced[d]) {
+        idx[d] = rest % shape[d];
+        rest /= shape[d];
       }
-      if (op == WGC_REDUCE_MEAN)
-        acc /= (double)len;
-      /* numpy: a NaN anywhere in the reduced span wins (sums get it too). */
-      out[o * inner + i] = nan ? NAN : acc;
-      if (abs_sum)
-        abs_sum[o * inner + i] = mag;
+    for (size_t e = 0; e < red; e++) {
+      rest = e;
+      for (size_t d = rank; d-- > 0;)
+        if (reduced[d]) {
+          idx[d] = rest % shape[d];
+          rest /= shape[d];
+        }
+      size_t off = 0;
+      for (size_t d = 0; d < rank; d++)
+        off = off * shape[d] + idx[d];
+      span[e] = x[off];
+    }
+    out[k] = reduce_span(op, span, red, 1, mag ? &mag[k] : NULL);
+  }
+  free(span);
+}
+
+void ref_arg(bool largest, const float *x, const size_t *shape, size_t rank,
+             size_t axis, int32_t *out) {
+  size_t outer = ref_count(shape, axis), len = shape[axis];
+  size_t inner = ref_count(shape + axis + 1, rank - axis - 1);
+  for (size_t o = 0; o < outer; o++)
+    for (size_t i = 0; i < inner; i++) {
+      const float *p = x + o * len * inner + i;
+      size_t best = 0;
+      for (size_t r = 1; r < len && !isnan(p[best * inner]); r++) {
+        double v = p[r * inner], b = p[best * inner];
+        if (isnan(v) || (largest ? v > b : v < b))
+          best = r;
+      }
+      out[o * inner + i] = (int32_t)best;
     }
 }
 
 /* ---- element-wise -------------------------------------------------------- */
 
+/* Ties to even, built from floor alone (the CPU backend uses nearbyintf);
+ * a zero result keeps the sign of x, as IEEE roundToIntegralTiesToEven. */
+static double round_half_even(double x) {
+  if (isnan(x) || isinf(x))
+    return x;
+  double f = floor(x), d = x - f, r;
+  if (d < 0.5)
+    r = f;
+  else if (d > 0.5)
+    r = f + 1;
+  else
+    r = fmod(f, 2.0) == 0 ? f : f + 1;
+  return r == 0 ? copysign(0.0, x) : r;
+}
+
+void ref_unary_defaults(wgc_unary_op op, float *alpha, float *beta) {
+  *alpha = *beta = 0;
+  if (op == WGC_UNARY_LEAKY_RELU)
+    *alpha = 0.01f;
+  else if (op == WGC_UNARY_ELU)
+    *alpha = 1;
+  else if (op == WGC_UNARY_HARD_SIGMOID)
+    *alpha = 0.2f, *beta = 0.5f;
+  else if (op == WGC_UNARY_CLIP)
+    *alpha = -INFINITY, *beta = INFINITY;
+}
+
 double ref_unary(wgc_unary_op op, double x) {
+  float alpha, beta;
+  ref_unary_defaults(op, &alpha, &beta);
+  return ref_unary_params(op, x, alpha, beta);
+}
+
+double ref_unary_params(wgc_unary_op op, double x, double alpha, double beta) {
   switch (op) {
   case WGC_UNARY_RELU:
     return isnan(x) ? x : (x > 0 ? x : 0.0);
@@ -274,6 +422,39 @@ double ref_unary(wgc_unary_op op, double x) {
     return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
   case WGC_UNARY_SILU:
     return x / (1.0 + exp(-x));
+  case WGC_UNARY_GELU_TANH: {
+    /* 0.5(1 + tanh(u)) = 1/(1 + e^-2u), which does not round to 0 first */
+    double u = sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+    return x / (1.0 + exp(-2.0 * u));
+  }
+  case WGC_UNARY_ERF:
+    return erf(x);
+  case WGC_UNARY_RECIPROCAL:
+    return 1.0 / x;
+  case WGC_UNARY_FLOOR:
+    return floor(x);
+  case WGC_UNARY_CEIL:
+    return ceil(x);
+  case WGC_UNARY_ROUND:
+    return round_half_even(x);
+  case WGC_UNARY_SIN:
+    return sin(x);
+  case WGC_UNARY_COS:
+    return cos(x);
+  case WGC_UNARY_SOFTPLUS:
+    return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+  case WGC_UNARY_LEAKY_RELU:
+    return x < 0 ? alpha * x : x;
+  case WGC_UNARY_ELU:
+    return x < 0 ? alpha * expm1(x) : x;
+  case WGC_UNARY_HARD_SIGMOID: {
+    double y = alpha * x + beta;
+    return isnan(y) ? y : y < 0 ? 0.0 : y > 1 ? 1.0 : y;
+  }
+  case WGC_UNARY_CLIP:
+    if (isnan(x) || isnan(alpha) || isnan(beta))
+      return NAN;
+    return fmin(fmax(x, alpha), beta);
   }
   return NAN;
 }
@@ -342,17 +523,26 @@ void ref_broadcast(wgc_binary_op op, const float *a, const size_t *sa,
 }
 
 void ref_unary_bound(wgc_unary_op op, double *rel, double *abs_tol) {
+  *abs_tol = 1e-6;
   switch (op) {
   case WGC_UNARY_RELU:
   case WGC_UNARY_SQRT:
   case WGC_UNARY_ABS:
   case WGC_UNARY_NEG:
+  case WGC_UNARY_RECIPROCAL:
+  case WGC_UNARY_LEAKY_RELU:
+  case WGC_UNARY_HARD_SIGMOID:
+  case WGC_UNARY_CLIP:
     *rel = 2e-6;
+    break;
+  case WGC_UNARY_FLOOR:
+  case WGC_UNARY_CEIL:
+  case WGC_UNARY_ROUND:
+    *rel = *abs_tol = 0; /* exact */
     break;
   default:
     *rel = 1e-5;
   }
-  *abs_tol = 1e-6;
 }
 
 void ref_unary_range(wgc_unary_op op, float *lo, float *hi) {
@@ -362,10 +552,21 @@ void ref_unary_range(wgc_unary_op op, float *lo, float *hi) {
   case WGC_UNARY_TANH:
   case WGC_UNARY_ABS:
   case WGC_UNARY_NEG:
+  case WGC_UNARY_RECIPROCAL:
+  case WGC_UNARY_FLOOR:
+  case WGC_UNARY_CEIL:
+  case WGC_UNARY_ROUND:
+  case WGC_UNARY_SIN:
+  case WGC_UNARY_COS:
+  case WGC_UNARY_LEAKY_RELU:
+  case WGC_UNARY_ELU:
+  case WGC_UNARY_HARD_SIGMOID:
+  case WGC_UNARY_CLIP:
     break;
   case WGC_UNARY_SIGMOID:
   case WGC_UNARY_EXP:
   case WGC_UNARY_SILU:
+  case WGC_UNARY_SOFTPLUS:
     r[0] = -20, r[1] = 20;
     break;
   case WGC_UNARY_LOG:
@@ -375,7 +576,11 @@ void ref_unary_range(wgc_unary_op op, float *lo, float *hi) {
     r[0] = 0, r[1] = 100;
     break;
   case WGC_UNARY_GELU:
+  case WGC_UNARY_GELU_TANH:
     r[0] = -8, r[1] = 8;
+    break;
+  case WGC_UNARY_ERF:
+    r[0] = -4, r[1] = 4;
     break;
   }
   *lo = r[0];

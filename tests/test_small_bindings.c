@@ -49,10 +49,19 @@ typedef enum {
   OP_CONV,
   OP_ATTENTION,
   OP_REDUCE,
+  OP_REDUCE_AXES, /* axes in shape_b[0..rank_b) */
+  OP_ARGMAX,
+  OP_ARGMIN,
   OP_UNARY,
   OP_BINARY,
   OP_BROADCAST,
-  OP_COPY
+  OP_COPY,
+  OP_COPY_STRIDED,
+  OP_GATHER,
+  OP_WHERE,
+  OP_GEMM_EX,
+  OP_NORM,  /* fn: 0 softmax, 1 log-softmax, 2 LayerNorm, 3 RMSNorm */
+  OP_ROTARY /* without position ids: input, cos, sin, output */
 } op_kind;
 
 typedef struct op_case {
@@ -67,9 +76,16 @@ typedef struct op_case {
   bool bias;
   /* attention */
   wgc_attention_desc attn;
+  wgc_rotary_desc rotary;
   /* reduce, broadcast (a), unary/binary/copy: count in shape_a[0] */
   size_t shape_a[8], rank_a, shape_b[8], rank_b, axis;
   int fn; /* reduce, unary or binary op */
+  /* copy_strided (shape in shape_a), gather (data shape_a, axis, n_idx),
+   * where (cond shape_c, a and b as for broadcast) */
+  size_t sd[8], ss[8], n_idx, shape_c[8], rank_c;
+  /* GEMM_EX: a, b, bias, c */
+  wgc_bias_kind bias_kind;
+  wgc_activation act;
 } op_case;
 
 /* Operand footprints, in floats, and per operand: its leading dimension
@@ -127,6 +143,18 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
   case OP_GEMM_BATCHED:
     gemm_footprint(c, f, pl == INTERLEAVED);
     break;
+  case OP_GEMM_EX: /* the bias goes before C, the output */
+    gemm_footprint(c, f, false);
+    f->nops = 4;
+    f->span[3] = f->span[2];
+    f->ld[3] = f->ld[2];
+    f->stride[3] = f->stride[2];
+    f->rows[3] = f->rows[2];
+    f->cols[3] = f->cols[2];
+    f->span[2] = c->bias_kind == WGC_BIAS_PER_ROW ? c->m : c->n;
+    f->ld[2] = f->stride[2] = f->rows[2] = f->cols[2] = 0;
+    f->tol_abs += 2e-6;
+    break;
   case OP_CONV: {
     const wgc_conv2d_desc *d = &c->conv;
     size_t p, q, g = d->groups ? d->groups : 1;
@@ -158,6 +186,22 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
     f->tol_abs = 2e-6 * (double)c->shape_a[c->axis];
     break;
   }
+  case OP_REDUCE_AXES: {
+    size_t red = 1;
+    for (size_t k = 0; k < c->rank_b; k++)
+      red *= c->shape_a[c->shape_b[k]];
+    f->nops = 2;
+    f->span[0] = count_of(c->shape_a, c->rank_a);
+    f->span[1] = f->span[0] / red;
+    f->tol_abs = 2e-6 * (double)red;
+    break;
+  }
+  case OP_ARGMAX:
+  case OP_ARGMIN: /* int32 indices: exact */
+    f->nops = 2;
+    f->span[0] = count_of(c->shape_a, c->rank_a);
+    f->span[1] = f->span[0] / c->shape_a[c->axis];
+    break;
   case OP_UNARY:
   case OP_COPY:
     f->nops = 2;
@@ -167,6 +211,49 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
     f->nops = 3;
     f->span[0] = f->span[1] = f->span[2] = c->shape_a[0];
     break;
+  case OP_COPY_STRIDED:
+    f->nops = 2;
+    f->span[0] = f->span[1] = 1;
+    for (size_t d = 0; d < c->rank_a; d++) {
+      f->span[0] += (c->shape_a[d] - 1) * c->ss[d];
+      f->span[1] += (c->shape_a[d] - 1) * c->sd[d];
+    }
+    break;
+  case OP_GATHER:
+    f->nops = 3;
+    f->span[0] = count_of(c->shape_a, c->rank_a);
+    f->span[1] = c->n_idx;
+    f->span[2] = f->span[0] / c->shape_a[c->axis] * c->n_idx;
+    break;
+  case OP_WHERE: {
+    size_t ab[8], rab, out[8], rank;
+    ref_broadcast_shape(c->shape_a, c->rank_a, c->shape_b, c->rank_b, ab, &rab);
+    ref_broadcast_shape(c->shape_c, c->rank_c, ab, rab, out, &rank);
+    f->nops = 4;
+    f->span[0] = count_of(c->shape_c, c->rank_c);
+    f->span[1] = count_of(c->shape_a, c->rank_a);
+    f->span[2] = count_of(c->shape_b, c->rank_b);
+    f->span[3] = count_of(out, rank);
+    break;
+  }
+  case OP_NORM: {
+    size_t len = 1, n = count_of(c->shape_a, c->rank_a);
+    for (size_t d = c->axis; d < (c->fn >= 2 ? c->rank_a : c->axis + 1); d++)
+      len *= c->shape_a[d];
+    f->nops = c->fn == 0 || c->fn == 1 ? 2 : c->fn == 2 ? 4 : 3;
+    f->span[0] = f->span[f->nops - 1] = n;
+    for (unsigned i = 1; i + 1 < f->nops; i++)
+      f->span[i] = len;
+    f->tol_abs = 1e-5;
+    break;
+  }
+  case OP_ROTARY: {
+    const wgc_rotary_desc *d = &c->rotary;
+    f->nops = 4;
+    f->span[0] = f->span[3] = d->batch * d->seq * d->heads * d->head_dim;
+    f->span[1] = f->span[2] = d->batch * d->seq * (d->rotary_dim / 2);
+    break;
+  }
   case OP_BROADCAST: {
     size_t out[8], rank;
     ref_broadcast_shape(c->shape_a, c->rank_a, c->shape_b, c->rank_b, out,
@@ -198,6 +285,13 @@ static wgc_status run_op(wgc_context *ctx, const op_case *c, const footprint *f,
   case OP_REDUCE:
     return wgc_reduce(ctx, (wgc_reduce_op)c->fn, p[0], p[1], c->shape_a,
                       c->rank_a, c->axis);
+  case OP_REDUCE_AXES:
+    return wgc_reduce_axes(ctx, (wgc_reduce_op)c->fn, p[0], p[1], c->shape_a,
+                           c->rank_a, c->shape_b, c->rank_b);
+  case OP_ARGMAX:
+    return wgc_argmax(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
+  case OP_ARGMIN:
+    return wgc_argmin(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
   case OP_UNARY:
     return wgc_unary(ctx, (wgc_unary_op)c->fn, p[0], p[1], c->shape_a[0]);
   case OP_BINARY:
@@ -208,6 +302,36 @@ static wgc_status run_op(wgc_context *ctx, const op_case *c, const footprint *f,
                                 c->rank_a, p[1], c->shape_b, c->rank_b, p[2]);
   case OP_COPY:
     return wgc_copy(ctx, p[1], p[0], 4 * c->shape_a[0]);
+  case OP_COPY_STRIDED:
+    return wgc_copy_strided(ctx, p[1], c->sd, p[0], c->ss, c->shape_a,
+                            c->rank_a);
+  case OP_GATHER:
+    return wgc_gather(ctx, p[0], c->shape_a, c->rank_a, c->axis, p[1], c->n_idx,
+                      p[2]);
+  case OP_WHERE:
+    return wgc_where(ctx, p[0], c->shape_c, c->rank_c, p[1], c->shape_a,
+                     c->rank_a, p[2], c->shape_b, c->rank_b, p[3]);
+  case OP_GEMM_EX: {
+    wgc_gemm_epilogue ep = {p[2], c->bias_kind, c->act};
+    return wgc_gemm_ex(ctx, c->layout, c->ta, c->tb, c->m, c->n, c->k, c->alpha,
+                       p[0], f->ld[0], p[1], f->ld[1], c->beta, p[3], f->ld[3],
+                       &ep);
+  }
+  case OP_NORM:
+    switch (c->fn) {
+    case 0:
+      return wgc_softmax(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
+    case 1:
+      return wgc_log_softmax(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
+    case 2:
+      return wgc_layer_norm(ctx, p[0], p[1], p[2], p[3], c->shape_a, c->rank_a,
+                            c->axis, 1e-5f);
+    default:
+      return wgc_rms_norm(ctx, p[0], p[1], p[2], c->shape_a, c->rank_a, c->axis,
+                          1e-5f);
+    }
+  case OP_ROTARY:
+    return wgc_rotary_embedding(ctx, &c->rotary, p[0], 0, p[1], p[2], p[3]);
   }
   return WGC_ERR_INVALID_ARGUMENT;
 }
@@ -297,6 +421,26 @@ static void fill_alloc(float *x, size_t n, unsigned seed, bool positive) {
   fill_uniform(x, n, positive ? 0.05f : -1.0f, 1.0f, seed);
 }
 
+/* Inputs that random floats do not exercise: gather's int32 indices (in
+ * range, negative and outside the axis) and where's conditions (zeros of
+ * both signs among them). */
+static void prepare_inputs(const op_case *c, const footprint *f,
+                           const placed *lay, float **host, unsigned seed) {
+  if (c->kind == OP_GATHER) {
+    float *x = host[lay->alloc_of[1]] + lay->off[1];
+    int32_t len = (int32_t)c->shape_a[c->axis];
+    for (size_t j = 0; j < f->span[1]; j++) {
+      int32_t k =
+          (int32_t)(rng_next(&seed) % (unsigned)(2 * len + 4)) - len - 2;
+      memcpy(&x[j], &k, 4);
+    }
+  } else if (c->kind == OP_WHERE) {
+    float *x = host[lay->alloc_of[0]] + lay->off[0];
+    for (size_t j = 0; j < f->span[0]; j += 3)
+      x[j] = j % 2 ? -0.0f : 0.0f;
+  }
+}
+
 /* Runs case c on both backends with placement pl; name labels it. */
 static void run_case(const char *name, const op_case *c, enum placement pl,
                      unsigned seed) {
@@ -316,6 +460,7 @@ static void run_case(const char *name, const op_case *c, enum placement pl,
     got[a] = falloc(lay.alloc_n[a]);
     fill_alloc(host[a], lay.alloc_n[a], seed * 7 + a, positive);
   }
+  prepare_inputs(c, &f, &lay, host, seed);
   for (size_t li = 0; li < NLIMITS; li++) {
     if (!case_begin("small_bindings[%zu B] %s %s", LIMITS[li], name,
                     PLACEMENT_NAMES[pl]))
@@ -348,8 +493,8 @@ static void run_case(const char *name, const op_case *c, enum placement pl,
                       e < lay.off[out] + f.span[out];
         double g = got[a][e], w = want[a][e];
         bool ok;
-        if (!in_out)
-          ok = same_bits(got[a][e], want[a][e]);
+        if (!in_out || c->kind == OP_ARGMAX || c->kind == OP_ARGMIN)
+          ok = same_bits(got[a][e], want[a][e]); /* int32 indices: bits */
         else if (isnan(w) || isinf(w))
           ok = same_bits(got[a][e], want[a][e]) || (isnan(w) && isnan(g));
         else
@@ -444,6 +589,53 @@ TEST(small_bindings_gemm_batched) {
     snprintf(name, sizeof name, "gemm_batched m=%zu n=%zu k=%zu batch=%zu", c.m,
              c.n, c.k, c.batch);
     run_placements(name, &c, BASIC | (1u << INTERLEAVED), 2000u + (unsigned)i);
+  }
+}
+
+/* The bias shares the one allocation with A, B and C in the packed and
+ * spread placements. */
+TEST(small_bindings_gemm_ex) {
+  static const struct {
+    wgc_layout layout;
+    wgc_transpose ta, tb;
+    size_t m, n, k;
+    float alpha, beta;
+    wgc_bias_kind bias_kind;
+    wgc_activation act;
+  } cases[] = {
+      /* k split over windows: only the last piece applies the epilogue */
+      {WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 3, 5, 1500, 1.0f, 0.0f,
+       WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_GELU},
+      {WGC_COL_MAJOR, WGC_TRANS, WGC_NO_TRANS, 37, 29, 41, 0.5f, -1.5f,
+       WGC_BIAS_PER_ROW, WGC_ACTIVATION_SILU},
+      /* a bias of 1201 floats, longer than a window */
+      {WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, 2, 1201, 3, 1.0f, 1.0f,
+       WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_RELU},
+      {WGC_COL_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 1100, 2, 3, 1.0f, 0.0f,
+       WGC_BIAS_PER_ROW, WGC_ACTIVATION_GELU_TANH},
+      {WGC_ROW_MAJOR, WGC_TRANS, WGC_TRANS, 7, 3, 0, 1.0f, 2.0f,
+       WGC_BIAS_PER_ROW, WGC_ACTIVATION_GELU_TANH},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_GEMM_EX,
+                 .layout = cases[i].layout,
+                 .ta = cases[i].ta,
+                 .tb = cases[i].tb,
+                 .m = cases[i].m,
+                 .n = cases[i].n,
+                 .k = cases[i].k,
+                 .alpha = cases[i].alpha,
+                 .beta = cases[i].beta,
+                 .bias_kind = cases[i].bias_kind,
+                 .act = cases[i].act};
+    char name[112];
+    snprintf(name, sizeof name,
+             "gemm_ex %s %c%c m=%zu n=%zu k=%zu bias=%s act=%d",
+             c.layout == WGC_ROW_MAJOR ? "row" : "col",
+             c.ta == WGC_NO_TRANS ? 'N' : 'T', c.tb == WGC_NO_TRANS ? 'N' : 'T',
+             c.m, c.n, c.k, c.bias_kind == WGC_BIAS_PER_ROW ? "row" : "column",
+             (int)c.act);
+    run_placements(name, &c, BASIC, 5000u + (unsigned)i);
   }
 }
 
@@ -578,6 +770,12 @@ TEST(small_bindings_reduce) {
       {{7, 1201, 3}, 3, 1, WGC_REDUCE_MAX},
       {{2, 5, 1300}, 3, 1, WGC_REDUCE_MEAN},
       {{1031, 2}, 2, 0, WGC_REDUCE_MIN},
+      {{2, 5, 1300}, 3, 2, WGC_REDUCE_LOG_SUM_EXP},
+      {{3, 1500}, 2, 1, WGC_REDUCE_PROD},
+      {{1031, 2}, 2, 0, WGC_REDUCE_L1},
+      /* rows of the axis wider than half a window: the wide launches */
+      {{2, 5, 1300}, 3, 1, WGC_REDUCE_LOG_SUM_EXP},
+      {{2, 5, 1300}, 3, 1, WGC_REDUCE_L2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     op_case c = {.kind = OP_REDUCE,
@@ -593,10 +791,58 @@ TEST(small_bindings_reduce) {
   }
 }
 
+TEST(small_bindings_reduce_axes) {
+  static const struct {
+    size_t shape[3], axes[2];
+    wgc_reduce_op op;
+  } cases[] = {
+      {{7, 300, 3}, {0, 2}, WGC_REDUCE_L2},
+      {{5, 3, 1100}, {2, 0}, WGC_REDUCE_PROD},
+      {{1100, 2, 3}, {0, 2}, WGC_REDUCE_MEAN},
+      {{3, 1201, 2}, {0, 1}, WGC_REDUCE_LOG_SUM_EXP}, /* merges to one */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_REDUCE_AXES,
+                 .rank_a = 3,
+                 .rank_b = 2,
+                 .fn = (int)cases[i].op};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    memcpy(c.shape_b, cases[i].axes, sizeof cases[i].axes);
+    char name[96];
+    snprintf(name, sizeof name, "reduce_axes %s [%zu,%zu,%zu] axes {%zu,%zu}",
+             ref_reduce_name(cases[i].op), c.shape_a[0], c.shape_a[1],
+             c.shape_a[2], c.shape_b[0], c.shape_b[1]);
+    run_placements(name, &c, BASIC, 5500u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_argmax_argmin) {
+  static const struct {
+    size_t shape[3], rank, axis;
+    op_kind kind;
+  } cases[] = {
+      {{3, 1500}, 2, 1, OP_ARGMAX},    {{1031, 2}, 2, 0, OP_ARGMIN},
+      {{7, 1201, 3}, 3, 1, OP_ARGMAX}, {{2, 2053}, 2, 1, OP_ARGMIN},
+      {{3, 5, 600}, 3, 1, OP_ARGMIN}, /* the wide launches */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {
+        .kind = cases[i].kind, .rank_a = cases[i].rank, .axis = cases[i].axis};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    char name[96];
+    snprintf(name, sizeof name, "%s [%zu,%zu,%zu] rank=%zu axis=%zu",
+             c.kind == OP_ARGMAX ? "argmax" : "argmin", c.shape_a[0],
+             c.shape_a[1], c.shape_a[2], c.rank_a, c.axis);
+    run_placements(name, &c, BASIC, 5700u + (unsigned)i);
+  }
+}
+
 TEST(small_bindings_unary) {
-  static const size_t ns[] = {1, 1025, 4099};
+  static const size_t ns[] = {1, 1025, 4099, 2053, 3001};
+  /* HARD_SIGMOID: its default parameters must reach every launch */
   static const wgc_unary_op ops[] = {WGC_UNARY_SILU, WGC_UNARY_LOG,
-                                     WGC_UNARY_NEG};
+                                     WGC_UNARY_NEG, WGC_UNARY_SIN,
+                                     WGC_UNARY_HARD_SIGMOID};
   for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
     op_case c = {.kind = OP_UNARY, .shape_a = {ns[i]}, .fn = (int)ops[i]};
     char name[64];
@@ -655,5 +901,146 @@ TEST(small_bindings_copy) {
     char name[64];
     snprintf(name, sizeof name, "copy n=%zu", ns[i]);
     run_placements(name, &c, BASIC, 9000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_copy_strided) {
+  static const struct {
+    size_t rank, shape[4], sd[4], ss[4];
+  } cases[] = {
+      {2, {1}, {1}, {1}},
+      /* a transpose whose rows and columns both pass a binding */
+      {2, {3, 1500}, {1, 3}, {1500, 1}},
+      {2, {37, 41}, {1, 37}, {41, 1}},
+      /* [b,s,h,d] -> [b,h,s,d] */
+      {4, {2, 5, 3, 130}, {1950, 130, 650, 1}, {1950, 390, 130, 1}},
+      /* a row expanded down 4 rows, and a slice with gaps */
+      {2, {4, 1100}, {1100, 1}, {0, 1}},
+      {2, {9, 211}, {211, 1}, {423, 2}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_COPY_STRIDED, .rank_a = cases[i].rank};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    memcpy(c.sd, cases[i].sd, sizeof cases[i].sd);
+    memcpy(c.ss, cases[i].ss, sizeof cases[i].ss);
+    char name[96];
+    snprintf(name, sizeof name, "copy_strided [%zu,%zu,%zu,%zu]/%zu",
+             c.shape_a[0], c.shape_a[1], c.shape_a[2], c.shape_a[3], c.rank_a);
+    run_placements(name, &c, BASIC, 10000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_gather) {
+  static const struct {
+    size_t rank, shape[3], axis, n;
+  } cases[] = {
+      {1, {1}, 0, 1},
+      /* an embedding table of 11100 floats */
+      {2, {300, 37}, 0, 11},
+      {2, {3, 1201}, 1, 5},
+      {3, {2, 7, 400}, 1, 9},
+      {2, {5, 3}, 0, 1500},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_GATHER,
+                 .rank_a = cases[i].rank,
+                 .axis = cases[i].axis,
+                 .n_idx = cases[i].n};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    char name[96];
+    snprintf(name, sizeof name, "gather [%zu,%zu,%zu]/%zu axis=%zu n=%zu",
+             c.shape_a[0], c.shape_a[1], c.shape_a[2], c.rank_a, c.axis,
+             c.n_idx);
+    run_placements(name, &c, BASIC, 11000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_where) {
+  static const struct {
+    size_t sc[3], rc, sa[3], ra, sb[3], rb;
+  } cases[] = {
+      {{1}, 1, {1}, 1, {1}, 1},
+      {{3, 1, 1201}, 3, {1, 5, 1}, 3, {1201}, 1},
+      {{1100, 1}, 2, {1, 3}, 2, {1}, 0},
+      {{1500}, 1, {1500}, 1, {1}, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    /* in place over cond where it has the output's shape */
+    bool in_place = i == 0 || i == 3;
+    op_case c = {.kind = OP_WHERE,
+                 .rank_c = cases[i].rc,
+                 .rank_a = cases[i].ra,
+                 .rank_b = cases[i].rb};
+    memcpy(c.shape_c, cases[i].sc, sizeof cases[i].sc);
+    memcpy(c.shape_a, cases[i].sa, sizeof cases[i].sa);
+    memcpy(c.shape_b, cases[i].sb, sizeof cases[i].sb);
+    char name[128];
+    snprintf(name, sizeof name,
+             "where cond=[%zu,%zu,%zu]/%zu a=[%zu,%zu,%zu]/%zu "
+             "b=[%zu,%zu,%zu]/%zu",
+             c.shape_c[0], c.shape_c[1], c.shape_c[2], c.rank_c, c.shape_a[0],
+             c.shape_a[1], c.shape_a[2], c.rank_a, c.shape_b[0], c.shape_b[1],
+             c.shape_b[2], c.rank_b);
+    run_placements(name, &c, in_place ? ELEMENTWISE : BASIC,
+                   12000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_norm) {
+  static const struct {
+    size_t shape[3], rank, axis;
+    int fn;
+  } cases[] = {
+      {{1}, 1, 0, 0},
+      /* rows of 1500 and 1300 floats: beyond a window, several passes */
+      {{3, 1500}, 2, 1, 0},
+      {{7, 301, 3}, 3, 1, 1},
+      {{2, 5, 1300}, 3, 1, 1},
+      {{4, 1031}, 2, 1, 2},
+      {{3, 7, 150}, 3, 1, 3},
+  };
+  static const char *const names[] = {"softmax", "log_softmax", "layer_norm",
+                                      "rms_norm"};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_NORM,
+                 .rank_a = cases[i].rank,
+                 .axis = cases[i].axis,
+                 .fn = cases[i].fn};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    char name[96];
+    snprintf(name, sizeof name, "%s [%zu,%zu,%zu] rank=%zu axis=%zu",
+             names[c.fn], c.shape_a[0], c.shape_a[1], c.shape_a[2], c.rank_a,
+             c.axis);
+    run_placements(name, &c, ELEMENTWISE, 10000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_rotary) {
+  static const wgc_rotary_desc descs[] = {
+      {.batch = 2,
+       .seq = 5,
+       .heads = 3,
+       .head_dim = 10,
+       .rotary_dim = 6,
+       .interleaved = 1},
+      /* input of 5120 floats, caches of 1280 */
+      {.batch = 1,
+       .seq = 40,
+       .heads = 2,
+       .head_dim = 64,
+       .layout = WGC_ROTARY_BHSD},
+      {.batch = 1, .seq = 3, .heads = 1, .head_dim = 900, .rotary_dim = 898},
+  };
+  for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {
+    op_case c = {.kind = OP_ROTARY, .rotary = descs[i]};
+    if (!c.rotary.rotary_dim)
+      c.rotary.rotary_dim = c.rotary.head_dim;
+    char name[128];
+    snprintf(name, sizeof name, "rotary b=%zu s=%zu h=%zu hd=%zu rd=%zu %s%s",
+             c.rotary.batch, c.rotary.seq, c.rotary.heads, c.rotary.head_dim,
+             c.rotary.rotary_dim,
+             c.rotary.layout == WGC_ROTARY_BHSD ? "BHSD" : "BSHD",
+             c.rotary.interleaved ? " interleaved" : "");
+    run_placements(name, &c, ELEMENTWISE, 11000u + (unsigned)i);
   }
 }

@@ -17,6 +17,10 @@ export const POWER_DEFAULT = 0, POWER_LOW = 1, POWER_HIGH = 2;
 export const NO_TRANS = 0, TRANS = 1, CONJ_TRANS = 2;
 export const COL_MAJOR = 0, ROW_MAJOR = 1;
 export const CAUSAL_NONE = 0, CAUSAL_TOP_LEFT = 1, CAUSAL_BOTTOM_RIGHT = 2;
+export const ACTIVATION_NONE = 0, ACTIVATION_RELU = 1, ACTIVATION_GELU = 2,
+  ACTIVATION_GELU_TANH = 3, ACTIVATION_SILU = 4;
+export const BIAS_PER_COLUMN = 0, BIAS_PER_ROW = 1;
+export const ROTARY_BSHD = 0, ROTARY_BHSD = 1;
 // The op constants (REDUCE_SUM, UNARY_RELU, BINARY_ADD, ...) are generated
 // from wgc.h's op lists at build time (tools/jsops.c), so they cannot drift.
 export * from './ops.js';
@@ -208,28 +212,30 @@ const DESCS = {
     'head_dim_v:z softcap:f mask:p' +
     ['mask_stride', 'q_stride', 'k_stride', 'v_stride', 'o_stride']
       .map((s) => ` ${s}.batch:z ${s}.head:z ${s}.seq:z`).join(''),
+  ep: 'bias:p bias_kind:e activation:e',
+  rotary: 'batch:z seq:z heads:z head_dim:z rotary_dim:z interleaved:e layout:e max_positions:z',
 };
 function writeDesc(fn, kind, d) {
   if (d === null || d === undefined) return 0; // NULL: C decides
-  const what = kind === 'options' ? 'opt' : 'd';
+  const what = kind === 'options' ? 'opt' : kind === 'ep' ? 'ep' : 'd';
   if (typeof d !== 'object') throw invalid(fn, `${what} is not an object`);
   const at = W.scratch + DESC, view = dv();
   u8().fill(0, at, at + DESC_BYTES);
-  let off = 0;
-  DESCS[kind].split(' ').forEach((field) => {
+  let off = 0; // fields of 4 bytes, device addresses of 8 (8-aligned)
+  for (const field of DESCS[kind].split(' ')) {
     const [name, type] = field.split(':');
-    const given = name.split('.').reduce((o, key) => o?.[key], d);
+    const given = name.split('.').reduce((o, key) => o?.[key], d); // "a.b": d.a.b
     const v = CHECK[type](fn, `${what}->${name}`, given ?? (type === 'p' ? 0n : 0));
     if (type === 'p') {
       off = (off + 7) & ~7;
       view.setBigUint64(at + off, v, true);
       off += 8;
-      return;
+      continue;
     }
     if (type === 'f') view.setFloat32(at + off, v, true);
     else view.setUint32(at + off, v >>> 0, true);
     off += 4;
-  });
+  }
   return at;
 }
 
@@ -255,12 +261,27 @@ const SIGS = {
   gemm: 'wgc_gemm layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z b:p ldb:z beta:f c:p ldc:z',
   gemmBatched: 'wgc_gemm_batched layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z stride_a:z ' +
     'b:p ldb:z stride_b:z beta:f c:p ldc:z stride_c:z batch_count:z',
+  gemmEx: 'wgc_gemm_ex layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z b:p ldb:z beta:f c:p ldc:z ep:ep',
+  gemmBatchedEx: 'wgc_gemm_batched_ex layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z stride_a:z ' +
+    'b:p ldb:z stride_b:z beta:f c:p ldc:z stride_c:z batch_count:z ep:ep',
   conv2d: 'wgc_conv2d d:conv input:p filter:p bias:p output:p',
   attention: 'wgc_attention d:attn q:p k:p v:p o:p',
   reduce: 'wgc_reduce op:e input:p output:p shape:shape rank:z axis:z',
+  reduceAxes: 'wgc_reduce_axes op:e input:p output:p shape:shape rank:z axes:shape naxes:z',
+  argmax: 'wgc_argmax input:p output:p shape:shape rank:z axis:z',
+  argmin: 'wgc_argmin input:p output:p shape:shape rank:z axis:z',
   unary: 'wgc_unary op:e input:p output:p n:z',
+  unaryParams: 'wgc_unary_params op:e alpha:f beta:f input:p output:p n:z',
   binary: 'wgc_binary op:e a:p b:p out:p n:z',
   binaryBroadcast: 'wgc_binary_broadcast op:e a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+  where: 'wgc_where cond:p shape_cond:shape rank_cond:z a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+  copyStrided: 'wgc_copy_strided dst:p dst_strides:strides src:p src_strides:strides shape:shape rank:z',
+  gather: 'wgc_gather data:p shape:shape rank:z axis:z indices:p n_indices:z output:p',
+  softmax: 'wgc_softmax input:p output:p shape:shape rank:z axis:z',
+  logSoftmax: 'wgc_log_softmax input:p output:p shape:shape rank:z axis:z',
+  layerNorm: 'wgc_layer_norm input:p scale:p bias:p output:p shape:shape rank:z axis:z epsilon:f',
+  rmsNorm: 'wgc_rms_norm input:p scale:p output:p shape:shape rank:z axis:z epsilon:f',
+  rotaryEmbedding: 'wgc_rotary_embedding d:rotary input:p position_ids:p cos_cache:p sin_cache:p output:p',
 };
 
 function marshal(fn, params, args) {
@@ -269,8 +290,12 @@ function marshal(fn, params, args) {
   let shapes = 0;
   return params.map(([name, type], i) => {
     const v = args[i];
-    if (type === 'conv' || type === 'attn') return writeDesc(fn, type, v);
+    if (type === 'conv' || type === 'attn' || type === 'rotary' || type === 'ep')
+      return writeDesc(fn, type, v);
     if (type === 'shape') return writeShape(fn, name, v, args[i + 1], shapes++);
+    // strides arrays have the call's rank entries, like its shape
+    if (type === 'strides')
+      return writeShape(fn, name, v, args[params.findIndex(([n]) => n === 'rank')], shapes++);
     return CHECK[type](fn, name, v);
   });
 }

@@ -548,6 +548,11 @@ WG_OP_SCOPE(attention, wgc_attention_args)
 WG_OP_SCOPE(reduce, wgc_reduce_args)
 WG_OP_SCOPE(unary, wgc_unary_args)
 WG_OP_SCOPE(binary, wgc_binary_args)
+WG_OP_SCOPE(copy_strided, wgc_copy_strided_args)
+WG_OP_SCOPE(gather, wgc_gather_args)
+WG_OP_SCOPE(where, wgc_where_args)
+WG_OP_SCOPE(norm, wgc_norm_args)
+WG_OP_SCOPE(rotary, wgc_rotary_args)
 
 const wgc_backend_ops wgc_backend_webgpu = {
     .name = "webgpu",
@@ -570,5 +575,10 @@ const wgc_backend_ops wgc_backend_webgpu = {
     .reduce = scoped_reduce,
     .unary = scoped_unary,
     .binary = scoped_binary,
+    .copy_strided = scoped_copy_strided,
+    .gather = scoped_gather,
+    .where = scoped_where,
+    .norm = scoped_norm,
+    .rotary = scoped_rotary,
     .pipelines_compiled = wg_pipelines_compiled,
 };
