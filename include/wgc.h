@@ -660,8 +660,8 @@ WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
  * about 1e19 overflows there; the CPU backend computes in double. */
 WGC_API wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input,
                                   wgc_ptr scale, wgc_ptr bias, wgc_ptr output,
-                                  const size_t *shape, size_t rank,
-                                  size_t axis, float epsilon);
+                                  const size_t *shape, size_t rank, size_t axis,
+                                  float epsilon);
 /* ONNX RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale over the axes
  * axis..rank-1; scale as for wgc_layer_norm. Within 1e-5 * |y| + 1e-6. As
  * for wgc_layer_norm, the WebGPU backend sums x^2 in float32 (compensated),
@@ -695,10 +695,9 @@ typedef struct wgc_rotary_desc {
  * Each rotated element is within 4e-7 * (|x1| + |x2|) * (|cos| + |sin|)
  * of the exact result. */
 WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
-                                        const wgc_rotary_desc *d,
-                                        wgc_ptr input, wgc_ptr position_ids,
-                                        wgc_ptr cos_cache, wgc_ptr sin_cache,
-                                        wgc_ptr output);
+                                        const wgc_rotary_desc *d, wgc_ptr input,
+                                        wgc_ptr position_ids, wgc_ptr cos_cache,
+                                        wgc_ptr sin_cache, wgc_ptr output);
 
 /* ---- Data movement ------------------------------------------------------ */
 
