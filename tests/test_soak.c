@@ -588,9 +588,9 @@ TEST(soak_outstanding_downloads) {
         double ratio = t_big / fmax(t_small, 1e-6);
         case_note(" (%ld: %.3f s, %ld: %.3f s, ratio %.2f)", n / 4, t_small, n,
                   t_big, ratio);
-        /* Linear is 4x, quadratic 16x; 8x leaves room for a loaded
-         * machine. */
-        CHECK(t_big < 8 * t_small + floor_s,
+        /* Linear is 4x, quadratic 16x; 8x, plus a quarter second of
+         * scheduling on a loaded machine, still tells them apart. */
+        CHECK(t_big < 8 * t_small + 5 * floor_s,
               "%ld downloads took %.2fx the time of %ld", n, ratio, n / 4);
       }
       dev_free(ctx, src);
