@@ -1,8 +1,9 @@
 // Runs the browser tests (tests.js) in headless Chromium through
 // playwright-core: once on a normal page (WebGPU on SwiftShader vs the CPU
 // backend) and once on a page whose navigator.gpu was removed by an init
-// script (the CPU fallback). Prints one line per test and then
-// "N passed, N failed"; exits 1 on any failure. WebGPU missing is a failure.
+// script (the CPU fallback); then the demo page's decoder (decoder.js).
+// Prints one line per test and then "N passed, N failed"; exits 1 on any
+// failure. WebGPU missing is a failure.
 //   node tests/browser/run.mjs        (after make wasm)
 // Environment: CHROMIUM (default /usr/bin/chromium), WGC_WEB (the built
 // module's folder, default build/web), WGC_FILTER (run only the tests whose
@@ -72,6 +73,7 @@ try {
   });
   const filter = process.env.WGC_FILTER ? `filter=${encodeURIComponent(process.env.WGC_FILTER)}` : '';
   await runPage(browser, `${url}tests/test.html?${filter}`, 'page');
+  await runPage(browser, `${url}tests/decoder.html?${filter}`, 'demo page');
   await runPage(browser, `${url}tests/test.html?mode=fallback&${filter}`, 'fallback page',
                 'delete Navigator.prototype.gpu;');
 } catch (e) {
