@@ -42,7 +42,8 @@ async function decoderSection(gpu, cpu) {
     $('tps').textContent = fmt(r.tokensPerSecond);
     $('check').textContent = `${bad ? `${bad} of ${r.steps.length} tokens DIFFER` : `all ${r.steps.length} tokens agree`}` +
       ` with the CPU backend (largest logit difference ${r.worst.toExponential(2)}, allowed ${r.tol.toExponential(2)};` +
-      ` prompt of ${GPT.PROMPT.length} tokens in ${fmt(r.promptMs)} ms)`;
+      ` prompt of ${GPT.PROMPT.length} tokens in ${fmt(r.promptMs)} ms; first pass, compiling ${r.kernels} kernels,` +
+      ` ${fmt(r.warmMs / 1000)} s; CPU backend ${fmt(r.cpuMs / 1000)} s)`;
     $('check').className = r.ok ? 'ok' : 'err';
     return r;
   } catch (e) {

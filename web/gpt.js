@@ -189,21 +189,25 @@ export async function run(gpu, cpu, onStep = () => {}) {
   const ids = Array.from(new TextEncoder().encode(PROMPT));
   const dev = new Gpt(gpu, c, w), ref = new Gpt(cpu, c, w);
   try {
-    // An untimed pass compiles the kernels of both step shapes.
+    // A first pass compiles the kernels of both step shapes.
+    const w0 = performance.now();
     dev.setTokens(0, ids);
     await dev.step(0, ids.length);
     await dev.step(ids.length, 1);
+    const warmMs = performance.now() - w0, kernels = gpu.pipelinesCompiled();
     dev.setTokens(0, ids);
     ref.setTokens(0, ids);
     const steps = [], tokens = [];
-    let pos = 0, n = ids.length, decodeMs = 0, promptMs = 0, worst = 0;
+    let pos = 0, n = ids.length, decodeMs = 0, promptMs = 0, cpuMs = 0, worst = 0;
     for (let i = 0; i < GENERATE; i++) {
       const t0 = performance.now();
       const g = await dev.step(pos, n);
       const ms = performance.now() - t0;
       if (i === 0) promptMs = ms;
       else decodeMs += ms;
+      const t1 = performance.now();
       const r = await ref.step(pos, n);
+      cpuMs += performance.now() - t1;
       const diff = maxAbsDiff(g.logits, r.logits);
       worst = diff > worst || Number.isNaN(diff) ? diff : worst;
       let ok = diff <= tol;
@@ -226,7 +230,7 @@ export async function run(gpu, cpu, onStep = () => {}) {
       n = 1;
     }
     return {
-      prompt: PROMPT, tokens, steps, worst, tol, promptMs, decodeMs,
+      prompt: PROMPT, tokens, steps, worst, tol, kernels, warmMs, promptMs, decodeMs, cpuMs,
       tokensPerSecond: (1000 * (GENERATE - 1)) / decodeMs, ok: steps.every((s) => s.ok),
     };
   } finally {

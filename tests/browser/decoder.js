@@ -130,7 +130,8 @@ async function main() {
     check(r.tokens.every((t) => Number.isInteger(t) && t >= 0 && t < GPT.CONFIG.vocab), `tokens ${r.tokens}`);
     check(new Set(r.tokens).size > 1, `every token is ${r.tokens[0]}`);
     check(r.tokensPerSecond > 0, `tokens/s ${r.tokensPerSecond}`);
-    report(`# demo: "${GPT.escapeBytes(r.tokens)}" at ${r.tokensPerSecond.toFixed(1)} tokens/s`);
+    report(`# demo: "${GPT.escapeBytes(r.tokens)}" at ${r.tokensPerSecond.toFixed(1)} tokens/s ` +
+           `(first pass ${(r.warmMs / 1000).toFixed(1)} s, CPU backend ${(r.cpuMs / 1000).toFixed(1)} s)`);
   });
   await test('demo: the CPU-backend check passed at every token, also on the page', () => {
     check(r.steps.length === GPT.GENERATE, `${r.steps.length} steps`);
