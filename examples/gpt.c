@@ -85,7 +85,8 @@ int main(void) {
   if (wgc_create(&cpu, &ref_ctx) != WGC_OK)
     return fail("wgc_create(cpu)", NULL);
   float *weights = gpt_weights_new(cfg);
-  if (!weights) {
+  float *dev_logits = malloc(2 * vocab * sizeof *dev_logits);
+  if (!weights || !dev_logits) {
     fprintf(stderr, "gpt: out of host memory\n");
     return 1;
   }
@@ -110,7 +111,6 @@ int main(void) {
   int32_t tokens[CONTEXT];
   for (size_t i = 0; i < prompt_len; i++)
     tokens[i] = (unsigned char)PROMPT[i];
-  float *dev_logits = malloc(2 * vocab * sizeof *dev_logits);
   float *ref_logits = dev_logits + vocab;
   int32_t dev_tok, ref_tok;
 
