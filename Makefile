@@ -29,7 +29,7 @@ TEST_OBJ   := $(TEST_SRC:%.c=$(B)/test/%.o)
 DEPFLAGS   := -MMD -MP
 LIBS       := -ldl -lpthread -lm
 
-.PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser fuzz demo bench bench-web install wasm serve format clean help
+.PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
 all: lib
 
 help:
@@ -162,6 +162,14 @@ bench:
 	$(B)/bench_wgc
 	$(PYTHON3) bench/chart.py $(B)/bench/bench.json $(B)/bench/bench.png
 
+# The GPU machine's bench (bench/gpu.sh): one program beside the runtime.
+$(B)/gpu_bench: bench/gpu/gpu_bench.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $< $(B)/lib/libwgc.a \
+	  -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+
+bench-gpu-build: deps
+	@$(MAKE) --no-print-directory $(B)/gpu_bench
+
 # ---- install -------------------------------------------------------------
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
@@ -172,7 +180,7 @@ install: lib
 
 # Every folder with C sources; clang-format comes from
 # `tools/bootstrap.sh format` (Debian package clang-format).
-FORMAT_FILES := $(wildcard include/*.h src/*.[ch] src/*/*.[ch] tests/*.[ch] examples/*.c bench/*.[ch] tools/*.c)
+FORMAT_FILES := $(wildcard include/*.h src/*.[ch] src/*/*.[ch] tests/*.[ch] examples/*.c bench/*.[ch] bench/gpu/*.c tools/*.c)
 format:
 	@command -v clang-format >/dev/null || { echo "clang-format missing: run tools/bootstrap.sh format" >&2; exit 1; }
 	clang-format -i $(FORMAT_FILES)

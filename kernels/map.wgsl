@@ -1,10 +1,13 @@
 // y[i] = apply(x[i]) for i < n, with apply from the file before this one
-// (unary: the op OP; copy: the identity). Each invocation handles 4
+// (unary_map: the op OP with parameters alpha and beta; copy: the
+// identity). Each invocation handles 4
 // elements, one workgroup 1024.
 
 struct Params {
   off: vec4<u32>,
   n: u32,
+  alpha: f32,
+  beta: f32,
 }
 
 @compute @workgroup_size(256)

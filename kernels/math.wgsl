@@ -215,3 +215,158 @@ fn wgc_pow(x: f32, y: f32, z: u32) -> f32 {
   }
   return select(r, -r, negative && odd);
 }
+
+// ---- more element-wise functions ----------------------------------------
+
+// sigmoid with the accurate exp: GELU-tanh calls it at |x| up to 100 or so,
+// where the builtin exp may be off by 200 ulp.
+fn wgc_sigmoid_ext(x: f32, z: u32) -> f32 {
+  if (x >= 0.0f) { return 1.0f / (1.0f + wgc_exp_ext(-x, z)); }
+  let e = wgc_exp_ext(x, z); // also NaN for NaN
+  return e / (1.0f + e);
+}
+
+// 0.5x(1 + tanh(u)) as x*sigmoid(2u): no cancellation for negative x. x^3
+// may overflow to inf, which sigmoid takes to 0 or 1 as the limit is.
+fn wgc_gelu_tanh(x: f32, z: u32) -> f32 {
+  let u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  return x * wgc_sigmoid_ext(2.0f * u, z);
+}
+
+// erf: Taylor series near 0, where 1 - erfc(x) would lose the relative
+// accuracy (terms to x^17: below 1e-9 relative for |x| < 0.5), else
+// 1 - erfc(x) (at |x| >= 0.5, erf is at least 0.52: no cancellation).
+fn wgc_erf(x: f32) -> f32 {
+  if (wgc_is_nan(x)) { return x; }
+  if (abs(x) < 0.5f) {
+    let s = x * x;
+    let p = 1.0f + s * (-0.33333333333f + s * (0.1f + s * (-0.023809523810f +
+        s * (0.0046296296296f + s * (-0.00075757575758f +
+        s * (0.00010683760684f + s * (-0.000013227513228f +
+        s * 0.0000014589169000f)))))));
+    return x * (1.1283791670955126f * p);
+  }
+  return 1.0f - wgc_erfc(x);
+}
+
+// 1/x. WGSL bounds the error of a division only for divisors in
+// [2^-126, 2^126], so others are first scaled into it by 4 (exactly).
+fn wgc_reciprocal(x: f32) -> f32 {
+  if (wgc_is_nan(x)) { return x; }
+  let sign = bitcast<u32>(x) & 0x80000000u;
+  if (wgc_is_inf(x)) { return bitcast<f32>(sign); }
+  let a = abs(x);
+  // below 2^-128 (or flushed) the quotient overflows
+  if (a < 2.9387359e-39f) { return bitcast<f32>(sign | 0x7f800000u); }
+  if (a < 1.1754944e-38f) { return 4.0f * (1.0f / (4.0f * x)); }
+  if (a > 8.5070592e37f) { return 0.25f * (1.0f / (0.25f * x)); }
+  return 1.0f / x;
+}
+
+// e^x - 1: Taylor series for |x| < 0.5 (to x^9: below 1e-9 relative),
+// where e^x - 1 would cancel.
+fn wgc_expm1(x: f32, z: u32) -> f32 {
+  if (abs(x) < 0.5f) {
+    return x * (1.0f + x * (0.5f + x * (0.16666666667f +
+        x * (0.041666666667f + x * (0.0083333333333f +
+        x * (0.0013888888889f + x * (0.00019841269841f +
+        x * (0.000024801587302f + x * 0.0000027557319224f))))))));
+  }
+  return wgc_exp_ext(x, z) - 1.0f;
+}
+
+// log(1 + t) for t in [0, 1] as 2 atanh(s), s = t/(2 + t) <= 1/3: the
+// odd series to s^17 is within 2e-9 relative, and small t keeps its
+// digits (the builtin log has only 2^-21 absolute accuracy near 1).
+fn wgc_log1p_unit(t: f32) -> f32 {
+  let s = t / (2.0f + t);
+  let q = s * s;
+  return 2.0f * s * (1.0f + q * (0.33333333333f + q * (0.2f +
+      q * (0.14285714286f + q * (0.11111111111f + q * (0.090909090909f +
+      q * (0.076923076923f + q * (0.066666666667f +
+      q * 0.058823529412f))))))));
+}
+
+// log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): never overflows.
+fn wgc_softplus(x: f32, z: u32) -> f32 {
+  if (wgc_is_nan(x)) { return x; }
+  return max(x, 0.0f) + wgc_log1p_unit(wgc_exp_ext(-abs(x), z));
+}
+
+// a * b as (low, high) 32-bit words.
+fn wgc_mul_wide(a: u32, b: u32) -> vec2<u32> {
+  let a0 = a & 0xffffu;
+  let a1 = a >> 16u;
+  let b0 = b & 0xffffu;
+  let b1 = b >> 16u;
+  let p00 = a0 * b0;
+  let p01 = a0 * b1;
+  let p10 = a1 * b0;
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return vec2<u32>((mid << 16u) | (p00 & 0xffffu),
+                   a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+
+// sin(x) for quarter = 0, cos(x) for quarter = 1, within a few ulp of
+// the result (absolute) for every finite x. WGSL's builtins are bounded
+// only to 2^-11 absolute on [-pi, pi] and not at all outside, so the
+// argument is reduced here, exactly: |x| = m 2^e (m a 24-bit integer)
+// times 2/pi, modulo 4, is m times the 96 bits of 2/pi that give its
+// units and fraction (Payne and Hanek's method), in integer arithmetic;
+// the bits beyond weigh below 2^-70. The quadrant is the integer part,
+// r = pi/2 (the fraction, rounded to [-1/2, 1/2)); then Taylor polynomials
+// on |r| <= pi/4 (terms to r^13, below 1e-11).
+fn wgc_sincos(x: f32, quarter: u32) -> f32 {
+  if (wgc_is_nan(x) || wgc_is_inf(x)) { return wgc_nan(); }
+  let a = abs(x);
+  var r = a; // below pi/4: no reduction, so small and zero x keep their bits
+  var q = quarter;
+  if (a > 0.78539816f) {
+    // 2/pi in binary after 32 zero bits (so that windows may start before
+    // its point): bit j of the array is bit j - 31 after the point
+    var t = array<u32, 9>(0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u,
+                          0xf534ddc0u, 0xdb629599u, 0x3c439041u, 0xfe5163abu,
+                          0xdebbc561u);
+    let b = bitcast<u32>(a);
+    let m = (b & 0x7fffffu) | 0x800000u;
+    // |x| = m 2^(e - 150); the bits of 2/pi before bit e - 151 after the
+    // point contribute multiples of 4, so the window starts there
+    let j0 = (b >> 23u) - 120u; // e - 151 + 31, >= 6 here
+    let k = j0 / 32u;
+    let sh = j0 % 32u;
+    var w: array<u32, 3>;
+    for (var i = 0u; i < 3u; i++) {
+      let lo = select(t[k + i + 1u] >> (32u - sh), 0u, sh == 0u);
+      w[i] = (t[k + i] << sh) | lo;
+    }
+    // m * w mod 2^96: (u0 u1 u2) holds |x| 2/pi mod 4 in units of 2^-94
+    let p2 = wgc_mul_wide(m, w[2]);
+    let p1 = wgc_mul_wide(m, w[1]);
+    let u1 = p1.x + p2.y;
+    let u0 = m * w[0] + p1.y + select(0u, 1u, u1 < p1.x);
+    let u2 = p2.x;
+    let f1 = (u0 << 2u) | (u1 >> 30u); // the fraction's first 32 bits
+    let f2 = (u1 << 2u) | (u2 >> 30u); // and the next 32
+    // a fraction of 1/2 or more counts from the next quadrant, negative
+    q += (u0 >> 30u) + (f1 >> 31u);
+    let hi = f32(bitcast<i32>(f1 & 0xffffff00u)) * 2.3283064e-10f; // 2^-32
+    let lo = (f32(f1 & 0xffu) + f32(f2) * 2.3283064e-10f) * 2.3283064e-10f;
+    // (hi + lo) pi/2, pi/2 as c1 + c2
+    r = hi * 1.57079637f + (hi * -4.3711388e-8f + lo * 1.57079637f);
+  }
+  let s = r * r;
+  var v: f32;
+  if ((q & 1u) == 0u) {
+    v = r + r * s * (-0.16666666667f + s * (0.0083333333333f +
+        s * (-0.00019841269841f + s * (0.0000027557319224f +
+        s * (-2.5052108385e-8f + s * 1.6059043837e-10f)))));
+  } else {
+    v = 1.0f + s * (-0.5f + s * (0.041666666667f + s * (-0.0013888888889f +
+        s * (0.000024801587302f + s * (-2.7557319224e-7f +
+        s * 2.0876756988e-9f)))));
+  }
+  // sin is odd (the sign bit: sin(-0) is -0), cos even
+  let odd_negative = quarter == 0u && (bitcast<u32>(x) >> 31u) == 1u;
+  let negative = ((q & 2u) != 0u) != odd_negative;
+  return select(v, -v, negative);
+}

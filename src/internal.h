@@ -24,13 +24,19 @@ typedef struct wgc_ref {
  *   op(B)[p,j] = b + p*rs_b + j*cs_b        (element offsets from the refs)
  * batch t adds t*batch_a (etc.) elements. m, n, batch > 0 here; k may be 0
  * and alpha may be 0, in which case a and b must not be read; beta == 0
- * means C is not read. */
+ * means C is not read. The epilogue then makes C[i,j] := act(C[i,j] +
+ * bias[j] (per column) or bias[i] (per row)), the same bias for every
+ * batch; has_bias false and WGC_ACTIVATION_NONE: the plain GEMM. */
 typedef struct wgc_gemm_args {
   size_t m, n, k, batch;
   float alpha, beta;
   wgc_ref a, b, c;
   size_t rs_a, cs_a, rs_b, cs_b, rs_c, cs_c;
   size_t batch_a, batch_b, batch_c;
+  wgc_ref bias; /* n (per column) or m (per row) floats, when has_bias */
+  bool has_bias;
+  wgc_bias_kind bias_kind;
+  wgc_activation act;
   const char *fn; /* the public entry point, named in messages */
 } wgc_gemm_args;
 
@@ -78,10 +84,47 @@ typedef struct wgc_binary_args {
 
 typedef struct wgc_unary_args {
   wgc_unary_op op;
-  size_t n; /* > 0 */
+  float alpha, beta; /* the op's parameters (ONNX defaults from wgc_unary) */
+  size_t n;          /* > 0 */
   wgc_ref input, output;
   const char *fn; /* the public entry point, named in messages */
 } wgc_unary_args;
+
+/* Strided copy over shape[rank]: element idx of dst at
+ * sum(idx[d]*stride_dst[d]), of src at sum(idx[d]*stride_src[d]) (0 on
+ * broadcast dimensions). Dimensions of size 1 are dropped, the rest ordered
+ * by destination stride, outermost first, and merged where both sides are
+ * contiguous across them. rank >= 1, count > 0. */
+typedef struct wgc_copy_strided_args {
+  size_t rank, count;
+  size_t shape[WGC_MAX_RANK];
+  size_t stride_dst[WGC_MAX_RANK];
+  size_t stride_src[WGC_MAX_RANK];
+  wgc_ref dst, src;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_copy_strided_args;
+
+/* Gather of data viewed as [outer, len, inner] along the middle dimension
+ * by n_indices int32 words: output [outer, n_indices, inner] contiguous.
+ * An index outside [-len, len) gives zeros. len may be 0 (all zeros, data
+ * not read); outer, inner, n_indices > 0. */
+typedef struct wgc_gather_args {
+  size_t outer, len, inner, n_indices;
+  wgc_ref data, indices, output;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_gather_args;
+
+/* out = cond ? a : b over a contiguous output of shape[rank], the inputs
+ * read with strides as in wgc_binary_args; cond is true unless +-0. */
+typedef struct wgc_where_args {
+  size_t rank, count;
+  size_t shape[WGC_MAX_RANK];
+  size_t stride_cond[WGC_MAX_RANK];
+  size_t stride_a[WGC_MAX_RANK];
+  size_t stride_b[WGC_MAX_RANK];
+  wgc_ref cond, a, b, out;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_where_args;
 
 /* A callback the context owes its user. Backends complete it with
  * wgc_pending_complete (from any thread: the status is published by the
@@ -135,6 +178,9 @@ typedef struct wgc_backend_ops {
   wgc_status (*reduce)(wgc_context *ctx, const wgc_reduce_args *r);
   wgc_status (*unary)(wgc_context *ctx, const wgc_unary_args *u);
   wgc_status (*binary)(wgc_context *ctx, const wgc_binary_args *b);
+  wgc_status (*copy_strided)(wgc_context *ctx, const wgc_copy_strided_args *c);
+  wgc_status (*gather)(wgc_context *ctx, const wgc_gather_args *g);
+  wgc_status (*where)(wgc_context *ctx, const wgc_where_args *w);
 
   /* optional: pipelines compiled so far */
   size_t (*pipelines_compiled)(const wgc_context *ctx);
@@ -204,7 +250,7 @@ void wgc_pending_drop(wgc_context *ctx, wgc_pending *p);
 WGC_API void wgc_poll_all(void);
 
 /* Float helpers shared by the CPU backend and tests of it. */
-float wgc_unary_ref(wgc_unary_op op, float x);
+float wgc_unary_ref(wgc_unary_op op, float x, float alpha, float beta);
 float wgc_binary_ref(wgc_binary_op op, float a, float b);
 
 #endif /* WGC_INTERNAL_H */

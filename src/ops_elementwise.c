@@ -3,11 +3,12 @@
 
 #include "validate.h"
 
+#include <math.h>
 #include <string.h>
 
-wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
-                     wgc_ptr output, size_t n) {
-  const char *fn = "wgc_unary";
+static wgc_status unary_run(wgc_context *ctx, const char *fn, wgc_unary_op op,
+                            float alpha, float beta, wgc_ptr input,
+                            wgc_ptr output, size_t n) {
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
   if ((unsigned)op >= WGC_UNARY_OP_COUNT)
@@ -27,9 +28,47 @@ wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
     s = wgc_check_no_overlap(ctx, fn, &out, &in, true);
   if (s != WGC_OK)
     return s;
-  wgc_unary_args u = {
-      .op = op, .n = n, .input = in.ref, .output = out.ref, .fn = fn};
+  wgc_unary_args u = {.op = op,
+                      .alpha = alpha,
+                      .beta = beta,
+                      .n = n,
+                      .input = in.ref,
+                      .output = out.ref,
+                      .fn = fn};
   return ctx->be->unary(ctx, &u);
+}
+
+wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
+                     wgc_ptr output, size_t n) {
+  /* ONNX's attribute defaults */
+  float alpha = 0.0f, beta = 0.0f;
+  switch (op) {
+  case WGC_UNARY_LEAKY_RELU:
+    alpha = 0.01f;
+    break;
+  case WGC_UNARY_ELU:
+    alpha = 1.0f;
+    break;
+  case WGC_UNARY_HARD_SIGMOID:
+    alpha = 0.2f;
+    beta = 0.5f;
+    break;
+  case WGC_UNARY_CLIP:
+    alpha = -INFINITY;
+    beta = INFINITY;
+    break;
+  default:
+    break;
+  }
+  return unary_run(ctx, "wgc_unary", op, alpha, beta, input, output, n);
+}
+
+/* NaN or infinite parameters are data, not errors: they follow the
+ * arithmetic of each op's formula (see wgc.h). */
+wgc_status wgc_unary_params(wgc_context *ctx, wgc_unary_op op, float alpha,
+                            float beta, wgc_ptr input, wgc_ptr output,
+                            size_t n) {
+  return unary_run(ctx, "wgc_unary_params", op, alpha, beta, input, output, n);
 }
 
 /* Merges dimensions that a, b and out all traverse contiguously, and drops

@@ -20,13 +20,12 @@ static wgc_operand matrix_operand(const char *param, wgc_ptr addr, size_t rows,
                        .repeat = batch};
 }
 
-static wgc_status gemm_common(wgc_context *ctx, const char *fn,
-                              wgc_layout layout, wgc_transpose ta,
-                              wgc_transpose tb, size_t m, size_t n, size_t k,
-                              float alpha, wgc_ptr a, size_t lda,
-                              size_t stride_a, wgc_ptr b, size_t ldb,
-                              size_t stride_b, float beta, wgc_ptr c,
-                              size_t ldc, size_t stride_c, size_t batch) {
+static wgc_status
+gemm_common(wgc_context *ctx, const char *fn, wgc_layout layout,
+            wgc_transpose ta, wgc_transpose tb, size_t m, size_t n, size_t k,
+            float alpha, wgc_ptr a, size_t lda, size_t stride_a, wgc_ptr b,
+            size_t ldb, size_t stride_b, float beta, wgc_ptr c, size_t ldc,
+            size_t stride_c, size_t batch, const wgc_gemm_epilogue *ep) {
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
   if ((unsigned)layout > WGC_ROW_MAJOR)
@@ -38,6 +37,15 @@ static wgc_status gemm_common(wgc_context *ctx, const char *fn,
   if ((unsigned)tb > WGC_CONJ_TRANS)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: tb %d is not a wgc_transpose", fn, (int)tb);
+  wgc_gemm_epilogue e = ep ? *ep : (wgc_gemm_epilogue){0};
+  if ((unsigned)e.bias_kind > WGC_BIAS_PER_ROW)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: ep->bias_kind %d is not a wgc_bias_kind", fn,
+                    (int)e.bias_kind);
+  if ((unsigned)e.activation > WGC_ACTIVATION_SILU)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: ep->activation %d is not a wgc_activation", fn,
+                    (int)e.activation);
   bool row = layout == WGC_ROW_MAJOR, tra = ta != WGC_NO_TRANS,
        trb = tb != WGC_NO_TRANS;
   /* Rows of each matrix as stored, in the layout's sense (what ld bounds). */
@@ -62,7 +70,10 @@ static wgc_status gemm_common(wgc_context *ctx, const char *fn,
                      .batch = batch,
                      .alpha = alpha,
                      .beta = beta,
-                     .fn = fn};
+                     .fn = fn,
+                     .has_bias = e.bias != 0,
+                     .bias_kind = e.bias_kind,
+                     .act = e.activation};
   g.rs_a = row != tra ? lda : 1;
   g.cs_a = row != tra ? 1 : lda;
   g.rs_b = row != trb ? ldb : 1;
@@ -81,6 +92,11 @@ static wgc_status gemm_common(wgc_context *ctx, const char *fn,
     s = wgc_check_operand(ctx, fn, &B);
   if (s == WGC_OK)
     s = wgc_check_operand(ctx, fn, &C);
+  /* One bias for every batch, along the logical C whatever its storage. */
+  wgc_operand Bias = wgc_flat_operand("ep->bias", e.bias,
+                                      e.bias_kind == WGC_BIAS_PER_ROW ? m : n);
+  if (s == WGC_OK && g.has_bias)
+    s = wgc_check_operand(ctx, fn, &Bias);
   if (s != WGC_OK)
     return s;
   if (wgc_repeats_overlap(&C))
@@ -92,8 +108,11 @@ static wgc_status gemm_common(wgc_context *ctx, const char *fn,
   s = wgc_check_no_overlap(ctx, fn, &C, &A, false);
   if (s == WGC_OK)
     s = wgc_check_no_overlap(ctx, fn, &C, &B, false);
+  if (s == WGC_OK && g.has_bias)
+    s = wgc_check_no_overlap(ctx, fn, &C, &Bias, false);
   if (s != WGC_OK)
     return s;
+  g.bias = Bias.ref;
   g.a = A.ref;
   g.b = B.ref;
   g.c = C.ref;
@@ -105,7 +124,7 @@ wgc_status wgc_gemm(wgc_context *ctx, wgc_layout layout, wgc_transpose ta,
                     wgc_ptr a, size_t lda, wgc_ptr b, size_t ldb, float beta,
                     wgc_ptr c, size_t ldc) {
   return gemm_common(ctx, "wgc_gemm", layout, ta, tb, m, n, k, alpha, a, lda, 0,
-                     b, ldb, 0, beta, c, ldc, 0, 1);
+                     b, ldb, 0, beta, c, ldc, 0, 1, NULL);
 }
 
 wgc_status wgc_gemm_batched(wgc_context *ctx, wgc_layout layout,
@@ -116,5 +135,27 @@ wgc_status wgc_gemm_batched(wgc_context *ctx, wgc_layout layout,
                             size_t stride_c, size_t batch_count) {
   return gemm_common(ctx, "wgc_gemm_batched", layout, ta, tb, m, n, k, alpha, a,
                      lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
-                     batch_count);
+                     batch_count, NULL);
+}
+
+wgc_status wgc_gemm_ex(wgc_context *ctx, wgc_layout layout, wgc_transpose ta,
+                       wgc_transpose tb, size_t m, size_t n, size_t k,
+                       float alpha, wgc_ptr a, size_t lda, wgc_ptr b,
+                       size_t ldb, float beta, wgc_ptr c, size_t ldc,
+                       const wgc_gemm_epilogue *ep) {
+  return gemm_common(ctx, "wgc_gemm_ex", layout, ta, tb, m, n, k, alpha, a, lda,
+                     0, b, ldb, 0, beta, c, ldc, 0, 1, ep);
+}
+
+wgc_status wgc_gemm_batched_ex(wgc_context *ctx, wgc_layout layout,
+                               wgc_transpose ta, wgc_transpose tb, size_t m,
+                               size_t n, size_t k, float alpha, wgc_ptr a,
+                               size_t lda, size_t stride_a, wgc_ptr b,
+                               size_t ldb, size_t stride_b, float beta,
+                               wgc_ptr c, size_t ldc, size_t stride_c,
+                               size_t batch_count,
+                               const wgc_gemm_epilogue *ep) {
+  return gemm_common(ctx, "wgc_gemm_batched_ex", layout, ta, tb, m, n, k, alpha,
+                     a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
+                     batch_count, ep);
 }

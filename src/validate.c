@@ -158,3 +158,64 @@ wgc_status wgc_check_all(wgc_context *ctx, const char *fn, wgc_operand *ops,
   }
   return WGC_OK;
 }
+
+wgc_status wgc_broadcast(wgc_context *ctx, const char *fn, size_t n,
+                         const char *const *names, const size_t *const *shapes,
+                         const size_t *ranks, size_t *rank, size_t *shape,
+                         size_t (*strides)[WGC_MAX_RANK], size_t *counts,
+                         size_t *count) {
+  size_t r = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (ranks[k] > WGC_MAX_RANK)
+      return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                      "%s: rank_%s %zu is above %d", fn, names[k], ranks[k],
+                      WGC_MAX_RANK);
+    if (ranks[k] && !shapes[k])
+      return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                      "%s: shape_%s is NULL with rank_%s %zu", fn, names[k],
+                      names[k], ranks[k]);
+    if (ranks[k] > r)
+      r = ranks[k];
+  }
+  bool ok = true;
+  *count = 1;
+  for (size_t k = 0; k < n; k++)
+    counts[k] = 1;
+  /* Right-aligned dimensions; strides built from the right. */
+  for (size_t i = r; i-- > 0;) {
+    size_t d = 1, from = 0;
+    for (size_t k = 0; k < n; k++) {
+      size_t ik = i + ranks[k]; /* index + r - rank_k, when >= r */
+      size_t dk = ik >= r ? shapes[k][ik - r] : 1;
+      if (dk == 1)
+        continue;
+      if (d != 1 && dk != d)
+        return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                        "%s: shape_%s[%zu] = %zu and shape_%s[%zu] = %zu do "
+                        "not broadcast",
+                        fn, names[from], i + ranks[from] - r, d, names[k],
+                        ik - r, dk);
+      d = dk;
+      from = k;
+    }
+    shape[i] = d;
+    for (size_t k = 0; k < n; k++) {
+      size_t ik = i + ranks[k];
+      size_t dk = ik >= r ? shapes[k][ik - r] : 1;
+      strides[k][i] = dk == 1 ? 0 : counts[k];
+      ok = ok && wgc_mul_ok(counts[k], dk, &counts[k]);
+    }
+    ok = ok && wgc_mul_ok(*count, d, count);
+  }
+  if (!ok || *count > SIZE_MAX / 4)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: the shapes describe tensors too large to address", fn);
+  if (r == 0) {
+    shape[0] = 1;
+    for (size_t k = 0; k < n; k++)
+      strides[k][0] = 0;
+    r = 1;
+  }
+  *rank = r;
+  return WGC_OK;
+}

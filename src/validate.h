@@ -49,6 +49,18 @@ bool wgc_product(const size_t *dims, size_t count, size_t *out);
 wgc_status wgc_check_all(wgc_context *ctx, const char *fn, wgc_operand *ops,
                          size_t count);
 
+/* numpy broadcasting of n input shapes (n <= 4): input i is shapes[i] of
+ * ranks[i] (0..8), named "shape_<names[i]>" and "rank_<names[i]>" in
+ * messages. Fills the broadcast shape[*rank] (rank 0 gives shape {1}, rank
+ * 1), each input's element strides (0 on its broadcast dimensions), each
+ * input's element count and the output's. Fails naming the parameters that
+ * do not broadcast, or when a tensor is too large to address. */
+wgc_status wgc_broadcast(wgc_context *ctx, const char *fn, size_t n,
+                         const char *const *names, const size_t *const *shapes,
+                         const size_t *ranks, size_t *rank, size_t *shape,
+                         size_t (*strides)[WGC_MAX_RANK], size_t *counts,
+                         size_t *count);
+
 /* A dense operand of elems floats. */
 static inline wgc_operand wgc_flat_operand(const char *param, wgc_ptr addr,
                                            size_t elems) {

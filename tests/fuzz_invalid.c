@@ -115,7 +115,8 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
                              .scale = 0.5f};
     switch (op) {
     case 0:
-      st[b] = wgc_unary(c, (wgc_unary_op)(10 + s->dseed % 50), v0, v1, 4);
+      st[b] = wgc_unary(c, (wgc_unary_op)(WGC_UNARY_OP_COUNT + s->dseed % 50),
+                        v0, v1, 4);
       break;
     case 1:
       st[b] = wgc_binary(c, (wgc_binary_op)(7 + s->dseed % 50), v0, v0, v1, 4);

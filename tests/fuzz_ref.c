@@ -67,7 +67,10 @@ void fzr_gemm(const fz_step *s, size_t lda, size_t ldb, size_t ldc, size_t stra,
         /* Each product, and beta*c, may be flushed where subnormal. */
         w.tol[o] = 1e-5 * scale + 1e-6 * cm +
                    FZ_FLUSH_ALLOW * (1 + (double)s->k * fin(alpha) + fin(beta));
-        w.len[o] = scale > FZ_OVERFLOW || cm > FZ_OVERFLOW;
+        /* The products are summed in float32 before alpha scales them, so
+         * they may overflow even where alpha brings the result back. */
+        w.len[o] = scale > FZ_OVERFLOW || cm > FZ_OVERFLOW ||
+                   (double)s->k * ma * mb > FZ_OVERFLOW;
       }
   }
 }

@@ -223,7 +223,40 @@ void ref_reduce(wgc_reduce_op op, const float *x, const size_t *shape,
 
 /* ---- element-wise -------------------------------------------------------- */
 
+/* Ties to even, built from floor alone (the CPU backend uses nearbyintf);
+ * a zero result keeps the sign of x, as IEEE roundToIntegralTiesToEven. */
+static double round_half_even(double x) {
+  if (isnan(x) || isinf(x))
+    return x;
+  double f = floor(x), d = x - f, r;
+  if (d < 0.5)
+    r = f;
+  else if (d > 0.5)
+    r = f + 1;
+  else
+    r = fmod(f, 2.0) == 0 ? f : f + 1;
+  return r == 0 ? copysign(0.0, x) : r;
+}
+
+void ref_unary_defaults(wgc_unary_op op, float *alpha, float *beta) {
+  *alpha = *beta = 0;
+  if (op == WGC_UNARY_LEAKY_RELU)
+    *alpha = 0.01f;
+  else if (op == WGC_UNARY_ELU)
+    *alpha = 1;
+  else if (op == WGC_UNARY_HARD_SIGMOID)
+    *alpha = 0.2f, *beta = 0.5f;
+  else if (op == WGC_UNARY_CLIP)
+    *alpha = -INFINITY, *beta = INFINITY;
+}
+
 double ref_unary(wgc_unary_op op, double x) {
+  float alpha, beta;
+  ref_unary_defaults(op, &alpha, &beta);
+  return ref_unary_params(op, x, alpha, beta);
+}
+
+double ref_unary_params(wgc_unary_op op, double x, double alpha, double beta) {
   switch (op) {
   case WGC_UNARY_RELU:
     return isnan(x) ? x : (x > 0 ? x : 0.0);
@@ -245,6 +278,39 @@ double ref_unary(wgc_unary_op op, double x) {
     return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
   case WGC_UNARY_SILU:
     return x / (1.0 + exp(-x));
+  case WGC_UNARY_GELU_TANH: {
+    /* 0.5(1 + tanh(u)) = 1/(1 + e^-2u), which does not round to 0 first */
+    double u = sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+    return x / (1.0 + exp(-2.0 * u));
+  }
+  case WGC_UNARY_ERF:
+    return erf(x);
+  case WGC_UNARY_RECIPROCAL:
+    return 1.0 / x;
+  case WGC_UNARY_FLOOR:
+    return floor(x);
+  case WGC_UNARY_CEIL:
+    return ceil(x);
+  case WGC_UNARY_ROUND:
+    return round_half_even(x);
+  case WGC_UNARY_SIN:
+    return sin(x);
+  case WGC_UNARY_COS:
+    return cos(x);
+  case WGC_UNARY_SOFTPLUS:
+    return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+  case WGC_UNARY_LEAKY_RELU:
+    return x < 0 ? alpha * x : x;
+  case WGC_UNARY_ELU:
+    return x < 0 ? alpha * expm1(x) : x;
+  case WGC_UNARY_HARD_SIGMOID: {
+    double y = alpha * x + beta;
+    return isnan(y) ? y : y < 0 ? 0.0 : y > 1 ? 1.0 : y;
+  }
+  case WGC_UNARY_CLIP:
+    if (isnan(x) || isnan(alpha) || isnan(beta))
+      return NAN;
+    return fmin(fmax(x, alpha), beta);
   }
   return NAN;
 }
@@ -313,17 +379,26 @@ void ref_broadcast(wgc_binary_op op, const float *a, const size_t *sa,
 }
 
 void ref_unary_bound(wgc_unary_op op, double *rel, double *abs_tol) {
+  *abs_tol = 1e-6;
   switch (op) {
   case WGC_UNARY_RELU:
   case WGC_UNARY_SQRT:
   case WGC_UNARY_ABS:
   case WGC_UNARY_NEG:
+  case WGC_UNARY_RECIPROCAL:
+  case WGC_UNARY_LEAKY_RELU:
+  case WGC_UNARY_HARD_SIGMOID:
+  case WGC_UNARY_CLIP:
     *rel = 2e-6;
+    break;
+  case WGC_UNARY_FLOOR:
+  case WGC_UNARY_CEIL:
+  case WGC_UNARY_ROUND:
+    *rel = *abs_tol = 0; /* exact */
     break;
   default:
     *rel = 1e-5;
   }
-  *abs_tol = 1e-6;
 }
 
 void ref_unary_range(wgc_unary_op op, float *lo, float *hi) {
@@ -333,10 +408,21 @@ void ref_unary_range(wgc_unary_op op, float *lo, float *hi) {
   case WGC_UNARY_TANH:
   case WGC_UNARY_ABS:
   case WGC_UNARY_NEG:
+  case WGC_UNARY_RECIPROCAL:
+  case WGC_UNARY_FLOOR:
+  case WGC_UNARY_CEIL:
+  case WGC_UNARY_ROUND:
+  case WGC_UNARY_SIN:
+  case WGC_UNARY_COS:
+  case WGC_UNARY_LEAKY_RELU:
+  case WGC_UNARY_ELU:
+  case WGC_UNARY_HARD_SIGMOID:
+  case WGC_UNARY_CLIP:
     break;
   case WGC_UNARY_SIGMOID:
   case WGC_UNARY_EXP:
   case WGC_UNARY_SILU:
+  case WGC_UNARY_SOFTPLUS:
     r[0] = -20, r[1] = 20;
     break;
   case WGC_UNARY_LOG:
@@ -346,7 +432,11 @@ void ref_unary_range(wgc_unary_op op, float *lo, float *hi) {
     r[0] = 0, r[1] = 100;
     break;
   case WGC_UNARY_GELU:
+  case WGC_UNARY_GELU_TANH:
     r[0] = -8, r[1] = 8;
+    break;
+  case WGC_UNARY_ERF:
+    r[0] = -4, r[1] = 4;
     break;
   }
   *lo = r[0];

@@ -51,7 +51,12 @@ void ref_reduce(wgc_reduce_op op, const float *x, const size_t *shape,
                 size_t rank, size_t axis, double *out, double *abs_sum);
 
 /* ---- element-wise ------------------------------------------------------- */
+/* ref_unary runs the parameterised ops with wgc_unary's defaults
+ * (ref_unary_defaults); ref_unary_params with alpha and beta as
+ * wgc_unary_params. */
 double ref_unary(wgc_unary_op op, double x);
+double ref_unary_params(wgc_unary_op op, double x, double alpha, double beta);
+void ref_unary_defaults(wgc_unary_op op, float *alpha, float *beta);
 double ref_binary(wgc_binary_op op, double a, double b);
 /* numpy broadcasting: fills out_shape/out_rank, false if incompatible. */
 bool ref_broadcast_shape(const size_t *sa, size_t ra, const size_t *sb,

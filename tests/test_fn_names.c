@@ -83,6 +83,8 @@ TEST(fn_names_backend_errors) {
     expect(ctx, wgc_reduce(ctx, WGC_REDUCE_SUM, x, z, shape, 2, 1),
            "wgc_reduce");
     expect(ctx, wgc_unary(ctx, WGC_UNARY_NEG, x, z, 16), "wgc_unary");
+    expect(ctx, wgc_unary_params(ctx, WGC_UNARY_CLIP, 0, 1, x, z, 16),
+           "wgc_unary_params");
     expect(ctx, wgc_binary(ctx, WGC_BINARY_ADD, x, y, z, 16), "wgc_binary");
     expect(ctx,
            wgc_binary_broadcast(ctx, WGC_BINARY_ADD, x, shape, 2, y, shape + 1,

@@ -52,7 +52,11 @@ typedef enum {
   OP_UNARY,
   OP_BINARY,
   OP_BROADCAST,
-  OP_COPY
+  OP_COPY,
+  OP_COPY_STRIDED,
+  OP_GATHER,
+  OP_WHERE,
+  OP_GEMM_EX
 } op_kind;
 
 typedef struct op_case {
@@ -70,6 +74,12 @@ typedef struct op_case {
   /* reduce, broadcast (a), unary/binary/copy: count in shape_a[0] */
   size_t shape_a[8], rank_a, shape_b[8], rank_b, axis;
   int fn; /* reduce, unary or binary op */
+  /* copy_strided (shape in shape_a), gather (data shape_a, axis, n_idx),
+   * where (cond shape_c, a and b as for broadcast) */
+  size_t sd[8], ss[8], n_idx, shape_c[8], rank_c;
+  /* GEMM_EX: a, b, bias, c */
+  wgc_bias_kind bias_kind;
+  wgc_activation act;
 } op_case;
 
 /* Operand footprints, in floats, and per operand: its leading dimension
@@ -127,6 +137,18 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
   case OP_GEMM_BATCHED:
     gemm_footprint(c, f, pl == INTERLEAVED);
     break;
+  case OP_GEMM_EX: /* the bias goes before C, the output */
+    gemm_footprint(c, f, false);
+    f->nops = 4;
+    f->span[3] = f->span[2];
+    f->ld[3] = f->ld[2];
+    f->stride[3] = f->stride[2];
+    f->rows[3] = f->rows[2];
+    f->cols[3] = f->cols[2];
+    f->span[2] = c->bias_kind == WGC_BIAS_PER_ROW ? c->m : c->n;
+    f->ld[2] = f->stride[2] = f->rows[2] = f->cols[2] = 0;
+    f->tol_abs += 2e-6;
+    break;
   case OP_CONV: {
     const wgc_conv2d_desc *d = &c->conv;
     size_t p, q, g = d->groups ? d->groups : 1;
@@ -164,6 +186,31 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
     f->nops = 3;
     f->span[0] = f->span[1] = f->span[2] = c->shape_a[0];
     break;
+  case OP_COPY_STRIDED:
+    f->nops = 2;
+    f->span[0] = f->span[1] = 1;
+    for (size_t d = 0; d < c->rank_a; d++) {
+      f->span[0] += (c->shape_a[d] - 1) * c->ss[d];
+      f->span[1] += (c->shape_a[d] - 1) * c->sd[d];
+    }
+    break;
+  case OP_GATHER:
+    f->nops = 3;
+    f->span[0] = count_of(c->shape_a, c->rank_a);
+    f->span[1] = c->n_idx;
+    f->span[2] = f->span[0] / c->shape_a[c->axis] * c->n_idx;
+    break;
+  case OP_WHERE: {
+    size_t ab[8], rab, out[8], rank;
+    ref_broadcast_shape(c->shape_a, c->rank_a, c->shape_b, c->rank_b, ab, &rab);
+    ref_broadcast_shape(c->shape_c, c->rank_c, ab, rab, out, &rank);
+    f->nops = 4;
+    f->span[0] = count_of(c->shape_c, c->rank_c);
+    f->span[1] = count_of(c->shape_a, c->rank_a);
+    f->span[2] = count_of(c->shape_b, c->rank_b);
+    f->span[3] = count_of(out, rank);
+    break;
+  }
   case OP_BROADCAST: {
     size_t out[8], rank;
     ref_broadcast_shape(c->shape_a, c->rank_a, c->shape_b, c->rank_b, out,
@@ -205,6 +252,21 @@ static wgc_status run_op(wgc_context *ctx, const op_case *c, const footprint *f,
                                 c->rank_a, p[1], c->shape_b, c->rank_b, p[2]);
   case OP_COPY:
     return wgc_copy(ctx, p[1], p[0], 4 * c->shape_a[0]);
+  case OP_COPY_STRIDED:
+    return wgc_copy_strided(ctx, p[1], c->sd, p[0], c->ss, c->shape_a,
+                            c->rank_a);
+  case OP_GATHER:
+    return wgc_gather(ctx, p[0], c->shape_a, c->rank_a, c->axis, p[1], c->n_idx,
+                      p[2]);
+  case OP_WHERE:
+    return wgc_where(ctx, p[0], c->shape_c, c->rank_c, p[1], c->shape_a,
+                     c->rank_a, p[2], c->shape_b, c->rank_b, p[3]);
+  case OP_GEMM_EX: {
+    wgc_gemm_epilogue ep = {p[2], c->bias_kind, c->act};
+    return wgc_gemm_ex(ctx, c->layout, c->ta, c->tb, c->m, c->n, c->k, c->alpha,
+                       p[0], f->ld[0], p[1], f->ld[1], c->beta, p[3], f->ld[3],
+                       &ep);
+  }
   }
   return WGC_ERR_INVALID_ARGUMENT;
 }
@@ -294,6 +356,26 @@ static void fill_alloc(float *x, size_t n, unsigned seed, bool positive) {
   fill_uniform(x, n, positive ? 0.05f : -1.0f, 1.0f, seed);
 }
 
+/* Inputs that random floats do not exercise: gather's int32 indices (in
+ * range, negative and outside the axis) and where's conditions (zeros of
+ * both signs among them). */
+static void prepare_inputs(const op_case *c, const footprint *f,
+                           const placed *lay, float **host, unsigned seed) {
+  if (c->kind == OP_GATHER) {
+    float *x = host[lay->alloc_of[1]] + lay->off[1];
+    int32_t len = (int32_t)c->shape_a[c->axis];
+    for (size_t j = 0; j < f->span[1]; j++) {
+      int32_t k =
+          (int32_t)(rng_next(&seed) % (unsigned)(2 * len + 4)) - len - 2;
+      memcpy(&x[j], &k, 4);
+    }
+  } else if (c->kind == OP_WHERE) {
+    float *x = host[lay->alloc_of[0]] + lay->off[0];
+    for (size_t j = 0; j < f->span[0]; j += 3)
+      x[j] = j % 2 ? -0.0f : 0.0f;
+  }
+}
+
 /* Runs case c on both backends with placement pl; name labels it. */
 static void run_case(const char *name, const op_case *c, enum placement pl,
                      unsigned seed) {
@@ -313,6 +395,7 @@ static void run_case(const char *name, const op_case *c, enum placement pl,
     got[a] = falloc(lay.alloc_n[a]);
     fill_alloc(host[a], lay.alloc_n[a], seed * 7 + a, positive);
   }
+  prepare_inputs(c, &f, &lay, host, seed);
   for (size_t li = 0; li < NLIMITS; li++) {
     if (!case_begin("small_bindings[%zu B] %s %s", LIMITS[li], name,
                     PLACEMENT_NAMES[pl]))
@@ -441,6 +524,53 @@ TEST(small_bindings_gemm_batched) {
     snprintf(name, sizeof name, "gemm_batched m=%zu n=%zu k=%zu batch=%zu", c.m,
              c.n, c.k, c.batch);
     run_placements(name, &c, BASIC | (1u << INTERLEAVED), 2000u + (unsigned)i);
+  }
+}
+
+/* The bias shares the one allocation with A, B and C in the packed and
+ * spread placements. */
+TEST(small_bindings_gemm_ex) {
+  static const struct {
+    wgc_layout layout;
+    wgc_transpose ta, tb;
+    size_t m, n, k;
+    float alpha, beta;
+    wgc_bias_kind bias_kind;
+    wgc_activation act;
+  } cases[] = {
+      /* k split over windows: only the last piece applies the epilogue */
+      {WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 3, 5, 1500, 1.0f, 0.0f,
+       WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_GELU},
+      {WGC_COL_MAJOR, WGC_TRANS, WGC_NO_TRANS, 37, 29, 41, 0.5f, -1.5f,
+       WGC_BIAS_PER_ROW, WGC_ACTIVATION_SILU},
+      /* a bias of 1201 floats, longer than a window */
+      {WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, 2, 1201, 3, 1.0f, 1.0f,
+       WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_RELU},
+      {WGC_COL_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 1100, 2, 3, 1.0f, 0.0f,
+       WGC_BIAS_PER_ROW, WGC_ACTIVATION_GELU_TANH},
+      {WGC_ROW_MAJOR, WGC_TRANS, WGC_TRANS, 7, 3, 0, 1.0f, 2.0f,
+       WGC_BIAS_PER_ROW, WGC_ACTIVATION_GELU_TANH},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_GEMM_EX,
+                 .layout = cases[i].layout,
+                 .ta = cases[i].ta,
+                 .tb = cases[i].tb,
+                 .m = cases[i].m,
+                 .n = cases[i].n,
+                 .k = cases[i].k,
+                 .alpha = cases[i].alpha,
+                 .beta = cases[i].beta,
+                 .bias_kind = cases[i].bias_kind,
+                 .act = cases[i].act};
+    char name[112];
+    snprintf(name, sizeof name,
+             "gemm_ex %s %c%c m=%zu n=%zu k=%zu bias=%s act=%d",
+             c.layout == WGC_ROW_MAJOR ? "row" : "col",
+             c.ta == WGC_NO_TRANS ? 'N' : 'T', c.tb == WGC_NO_TRANS ? 'N' : 'T',
+             c.m, c.n, c.k, c.bias_kind == WGC_BIAS_PER_ROW ? "row" : "column",
+             (int)c.act);
+    run_placements(name, &c, BASIC, 5000u + (unsigned)i);
   }
 }
 
@@ -574,9 +704,11 @@ TEST(small_bindings_reduce) {
 }
 
 TEST(small_bindings_unary) {
-  static const size_t ns[] = {1, 1025, 4099};
+  static const size_t ns[] = {1, 1025, 4099, 2053, 3001};
+  /* HARD_SIGMOID: its default parameters must reach every launch */
   static const wgc_unary_op ops[] = {WGC_UNARY_SILU, WGC_UNARY_LOG,
-                                     WGC_UNARY_NEG};
+                                     WGC_UNARY_NEG, WGC_UNARY_SIN,
+                                     WGC_UNARY_HARD_SIGMOID};
   for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
     op_case c = {.kind = OP_UNARY, .shape_a = {ns[i]}, .fn = (int)ops[i]};
     char name[64];
@@ -635,5 +767,87 @@ TEST(small_bindings_copy) {
     char name[64];
     snprintf(name, sizeof name, "copy n=%zu", ns[i]);
     run_placements(name, &c, BASIC, 9000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_copy_strided) {
+  static const struct {
+    size_t rank, shape[4], sd[4], ss[4];
+  } cases[] = {
+      {2, {1}, {1}, {1}},
+      /* a transpose whose rows and columns both pass a binding */
+      {2, {3, 1500}, {1, 3}, {1500, 1}},
+      {2, {37, 41}, {1, 37}, {41, 1}},
+      /* [b,s,h,d] -> [b,h,s,d] */
+      {4, {2, 5, 3, 130}, {1950, 130, 650, 1}, {1950, 390, 130, 1}},
+      /* a row expanded down 4 rows, and a slice with gaps */
+      {2, {4, 1100}, {1100, 1}, {0, 1}},
+      {2, {9, 211}, {211, 1}, {423, 2}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_COPY_STRIDED, .rank_a = cases[i].rank};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    memcpy(c.sd, cases[i].sd, sizeof cases[i].sd);
+    memcpy(c.ss, cases[i].ss, sizeof cases[i].ss);
+    char name[96];
+    snprintf(name, sizeof name, "copy_strided [%zu,%zu,%zu,%zu]/%zu",
+             c.shape_a[0], c.shape_a[1], c.shape_a[2], c.shape_a[3], c.rank_a);
+    run_placements(name, &c, BASIC, 10000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_gather) {
+  static const struct {
+    size_t rank, shape[3], axis, n;
+  } cases[] = {
+      {1, {1}, 0, 1},
+      /* an embedding table of 11100 floats */
+      {2, {300, 37}, 0, 11},
+      {2, {3, 1201}, 1, 5},
+      {3, {2, 7, 400}, 1, 9},
+      {2, {5, 3}, 0, 1500},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_GATHER,
+                 .rank_a = cases[i].rank,
+                 .axis = cases[i].axis,
+                 .n_idx = cases[i].n};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    char name[96];
+    snprintf(name, sizeof name, "gather [%zu,%zu,%zu]/%zu axis=%zu n=%zu",
+             c.shape_a[0], c.shape_a[1], c.shape_a[2], c.rank_a, c.axis,
+             c.n_idx);
+    run_placements(name, &c, BASIC, 11000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_where) {
+  static const struct {
+    size_t sc[3], rc, sa[3], ra, sb[3], rb;
+  } cases[] = {
+      {{1}, 1, {1}, 1, {1}, 1},
+      {{3, 1, 1201}, 3, {1, 5, 1}, 3, {1201}, 1},
+      {{1100, 1}, 2, {1, 3}, 2, {1}, 0},
+      {{1500}, 1, {1500}, 1, {1}, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    /* in place over cond where it has the output's shape */
+    bool in_place = i == 0 || i == 3;
+    op_case c = {.kind = OP_WHERE,
+                 .rank_c = cases[i].rc,
+                 .rank_a = cases[i].ra,
+                 .rank_b = cases[i].rb};
+    memcpy(c.shape_c, cases[i].sc, sizeof cases[i].sc);
+    memcpy(c.shape_a, cases[i].sa, sizeof cases[i].sa);
+    memcpy(c.shape_b, cases[i].sb, sizeof cases[i].sb);
+    char name[128];
+    snprintf(name, sizeof name,
+             "where cond=[%zu,%zu,%zu]/%zu a=[%zu,%zu,%zu]/%zu "
+             "b=[%zu,%zu,%zu]/%zu",
+             c.shape_c[0], c.shape_c[1], c.shape_c[2], c.rank_c, c.shape_a[0],
+             c.shape_a[1], c.shape_a[2], c.rank_a, c.shape_b[0], c.shape_b[1],
+             c.shape_b[2], c.rank_b);
+    run_placements(name, &c, in_place ? ELEMENTWISE : BASIC,
+                   12000u + (unsigned)i);
   }
 }

@@ -729,7 +729,7 @@ TEST(val_unary) {
     wgc_ptr x = X.p, y = Y.p, m = M.p, g = wild_address(17);
     const wgc_unary_op OP = WGC_UNARY_RELU;
     const char *F = "wgc_unary";
-    REJECT(wgc_unary(ctx, (wgc_unary_op)10, x, y, 10), F, "op");
+    REJECT(wgc_unary(ctx, (wgc_unary_op)WGC_UNARY_OP_COUNT, x, y, 10), F, "op");
     REJECT(wgc_unary(ctx, (wgc_unary_op)99, x, y, 10), F, "op");
     CHECK_ERROR_VALUE(ctx, "99");
     static const operand unary_operands[] = {{"input", false},

@@ -26,6 +26,9 @@ export const POWER_DEFAULT: 0, POWER_LOW: 1, POWER_HIGH: 2;
 export const NO_TRANS: 0, TRANS: 1, CONJ_TRANS: 2;
 export const COL_MAJOR: 0, ROW_MAJOR: 1;
 export const CAUSAL_NONE: 0, CAUSAL_TOP_LEFT: 1, CAUSAL_BOTTOM_RIGHT: 2;
+export const ACTIVATION_NONE: 0, ACTIVATION_RELU: 1, ACTIVATION_GELU: 2,
+  ACTIVATION_GELU_TANH: 3, ACTIVATION_SILU: 4;
+export const BIAS_PER_COLUMN: 0, BIAS_PER_ROW: 1;
 // REDUCE_*, UNARY_*, BINARY_* and the unions ReduceOp, UnaryOp, BinaryOp:
 // generated from wgc.h's op lists at build time (tools/jsops.c).
 export * from './ops.js';
@@ -35,6 +38,8 @@ export type Backend = 0 | 1 | 2;
 export type Layout = 0 | 1;
 export type Transpose = 0 | 1 | 2;
 export type Causal = 0 | 1 | 2;
+export type Activation = 0 | 1 | 2 | 3 | 4;
+export type BiasKind = 0 | 1;
 
 /** wgc_options; all fields optional (0 = default). */
 export interface Options {
@@ -59,6 +64,14 @@ export interface AttentionDesc {
   batch: number; heads: number; heads_kv?: number;
   seq_q: number; seq_kv: number; head_dim: number;
   scale: number; causal?: Causal;
+}
+
+/** wgc_gemm_epilogue: C := act(alpha*op(A)*op(B) + beta*C + bias). */
+export interface GemmEpilogue {
+  /** 0n or absent: no bias; else n floats (per column) or m (per row), for every batch */
+  bias?: Ptr;
+  bias_kind?: BiasKind;
+  activation?: Activation;
 }
 
 export interface Context {
@@ -93,15 +106,38 @@ export interface Context {
               alpha: number, a: Ptr, lda: number, stride_a: number,
               b: Ptr, ldb: number, stride_b: number, beta: number,
               c: Ptr, ldc: number, stride_c: number, batch_count: number): void;
+  /** gemm with a fused bias and activation; ep null or {} is the plain gemm. */
+  gemmEx(layout: Layout, ta: Transpose, tb: Transpose, m: number, n: number, k: number,
+         alpha: number, a: Ptr, lda: number, b: Ptr, ldb: number,
+         beta: number, c: Ptr, ldc: number, ep: GemmEpilogue | null): void;
+  gemmBatchedEx(layout: Layout, ta: Transpose, tb: Transpose, m: number, n: number, k: number,
+                alpha: number, a: Ptr, lda: number, stride_a: number,
+                b: Ptr, ldb: number, stride_b: number, beta: number,
+                c: Ptr, ldc: number, stride_c: number, batch_count: number,
+                ep: GemmEpilogue | null): void;
   conv2d(d: Conv2dDesc, input: Ptr, filter: Ptr, bias: Ptr, output: Ptr): void;
   conv2dOutputSize(d: Conv2dDesc): { p: number; q: number };
   attention(d: AttentionDesc, q: Ptr, k: Ptr, v: Ptr, o: Ptr): void;
   reduce(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
          axis: number): void;
   unary(op: UnaryOp, input: Ptr, output: Ptr, n: number): void;
+  /** wgc_unary_params: alpha and beta of LEAKY_RELU, ELU, HARD_SIGMOID, CLIP */
+  unaryParams(op: UnaryOp, alpha: number, beta: number, input: Ptr, output: Ptr,
+              n: number): void;
   binary(op: BinaryOp, a: Ptr, b: Ptr, out: Ptr, n: number): void;
   binaryBroadcast(op: BinaryOp, a: Ptr, shape_a: ArrayLike<number>, rank_a: number,
                   b: Ptr, shape_b: ArrayLike<number>, rank_b: number, out: Ptr): void;
+  /** out = cond ? a : b with numpy broadcasting; cond is true unless +-0 (NaN is true). */
+  where(cond: Ptr, shape_cond: ArrayLike<number>, rank_cond: number,
+        a: Ptr, shape_a: ArrayLike<number>, rank_a: number,
+        b: Ptr, shape_b: ArrayLike<number>, rank_b: number, out: Ptr): void;
+  /** dst[i] = src[i] over shape, element strides on each side (src stride 0 broadcasts). */
+  copyStrided(dst: Ptr, dst_strides: ArrayLike<number>, src: Ptr, src_strides: ArrayLike<number>,
+              shape: ArrayLike<number>, rank: number): void;
+  /** ONNX Gather along axis by n_indices int32 indices (upload an Int32Array);
+   * an index outside [-shape[axis], shape[axis]) gives zeros. */
+  gather(data: Ptr, shape: ArrayLike<number>, rank: number, axis: number,
+         indices: Ptr, n_indices: number, output: Ptr): void;
 
   /** wgc_last_error(ctx) */
   lastError(): string;

@@ -17,6 +17,9 @@ export const POWER_DEFAULT = 0, POWER_LOW = 1, POWER_HIGH = 2;
 export const NO_TRANS = 0, TRANS = 1, CONJ_TRANS = 2;
 export const COL_MAJOR = 0, ROW_MAJOR = 1;
 export const CAUSAL_NONE = 0, CAUSAL_TOP_LEFT = 1, CAUSAL_BOTTOM_RIGHT = 2;
+export const ACTIVATION_NONE = 0, ACTIVATION_RELU = 1, ACTIVATION_GELU = 2,
+  ACTIVATION_GELU_TANH = 3, ACTIVATION_SILU = 4;
+export const BIAS_PER_COLUMN = 0, BIAS_PER_ROW = 1;
 // The op constants (REDUCE_SUM, UNARY_RELU, BINARY_ADD, ...) are generated
 // from wgc.h's op lists at build time (tools/jsops.c), so they cannot drift.
 export * from './ops.js';
@@ -203,19 +206,28 @@ const DESCS = {
   options: 'backend:e power:e cpu_threads:z max_binding_bytes:z',
   conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
   attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e',
+  ep: 'bias:p bias_kind:e activation:e',
 };
 function writeDesc(fn, kind, d) {
   if (d === null || d === undefined) return 0; // NULL: C decides
-  const what = kind === 'options' ? 'opt' : 'd';
+  const what = kind === 'options' ? 'opt' : kind === 'ep' ? 'ep' : 'd';
   if (typeof d !== 'object') throw invalid(fn, `${what} is not an object`);
   const at = W.scratch + DESC, view = dv();
   u8().fill(0, at, at + DESC_BYTES);
-  DESCS[kind].split(' ').forEach((field, i) => {
+  let off = 0; // fields of 4 bytes, device addresses of 8 (8-aligned)
+  for (const field of DESCS[kind].split(' ')) {
     const [name, type] = field.split(':');
-    const v = CHECK[type](fn, `${what}->${name}`, d[name] ?? 0);
-    if (type === 'f') view.setFloat32(at + 4 * i, v, true);
-    else view.setUint32(at + 4 * i, v >>> 0, true);
-  });
+    const v = CHECK[type](fn, `${what}->${name}`, d[name] ?? (type === 'p' ? 0n : 0));
+    if (type === 'p') {
+      off = (off + 7) & ~7;
+      view.setBigUint64(at + off, v, true);
+      off += 8;
+      continue;
+    }
+    if (type === 'f') view.setFloat32(at + off, v, true);
+    else view.setUint32(at + off, v >>> 0, true);
+    off += 4;
+  }
   return at;
 }
 
@@ -241,12 +253,19 @@ const SIGS = {
   gemm: 'wgc_gemm layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z b:p ldb:z beta:f c:p ldc:z',
   gemmBatched: 'wgc_gemm_batched layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z stride_a:z ' +
     'b:p ldb:z stride_b:z beta:f c:p ldc:z stride_c:z batch_count:z',
+  gemmEx: 'wgc_gemm_ex layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z b:p ldb:z beta:f c:p ldc:z ep:ep',
+  gemmBatchedEx: 'wgc_gemm_batched_ex layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z stride_a:z ' +
+    'b:p ldb:z stride_b:z beta:f c:p ldc:z stride_c:z batch_count:z ep:ep',
   conv2d: 'wgc_conv2d d:conv input:p filter:p bias:p output:p',
   attention: 'wgc_attention d:attn q:p k:p v:p o:p',
   reduce: 'wgc_reduce op:e input:p output:p shape:shape rank:z axis:z',
   unary: 'wgc_unary op:e input:p output:p n:z',
+  unaryParams: 'wgc_unary_params op:e alpha:f beta:f input:p output:p n:z',
   binary: 'wgc_binary op:e a:p b:p out:p n:z',
   binaryBroadcast: 'wgc_binary_broadcast op:e a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+  where: 'wgc_where cond:p shape_cond:shape rank_cond:z a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+  copyStrided: 'wgc_copy_strided dst:p dst_strides:strides src:p src_strides:strides shape:shape rank:z',
+  gather: 'wgc_gather data:p shape:shape rank:z axis:z indices:p n_indices:z output:p',
 };
 
 function marshal(fn, params, args) {
@@ -256,7 +275,11 @@ function marshal(fn, params, args) {
   return params.map(([name, type], i) => {
     const v = args[i];
     if (type === 'conv' || type === 'attn') return writeDesc(fn, type, v);
+    if (type === 'ep') return writeDesc(fn, type, v);
     if (type === 'shape') return writeShape(fn, name, v, args[i + 1], shapes++);
+    // strides arrays have the call's rank entries, like its shape
+    if (type === 'strides')
+      return writeShape(fn, name, v, args[params.findIndex(([n]) => n === 'rank')], shapes++);
     return CHECK[type](fn, name, v);
   });
 }

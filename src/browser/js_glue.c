@@ -1,7 +1,8 @@
 /* Glue for web/wgc.js (wasm32 only): the _async entry points with C
  * callbacks that hand a JavaScript token back through the imports of module
  * "wgc_js", and compile-time checks of the struct layouts wgc.js writes into
- * wasm memory (every field 4 bytes, in declaration order). */
+ * wasm memory (fields of 4 bytes, device addresses of 8, in declaration
+ * order). */
 #include "wgc.h"
 
 #include <stddef.h>
@@ -38,6 +39,12 @@ _Static_assert(offsetof(wgc_attention_desc, batch) == 0 &&
                    sizeof(wgc_attention_desc) <= 256,
                "wgc.js writes wgc_attention_desc's first 8 words (the rest "
                "zero) into a 256-byte area");
+_Static_assert(offsetof(wgc_gemm_epilogue, bias) == 0 &&
+                   offsetof(wgc_gemm_epilogue, bias_kind) == 8 &&
+                   offsetof(wgc_gemm_epilogue, activation) == 12 &&
+                   sizeof(wgc_gemm_epilogue) == 16,
+               "wgc.js writes wgc_gemm_epilogue as an 8-byte address and 2 "
+               "words");
 
 static void created(wgc_status s, wgc_context *ctx, void *user) {
   js_created((uint32_t)(uintptr_t)user, (int)s, ctx);

@@ -43,6 +43,12 @@ wgc_status cpu_work_run(wgc_context *ctx, const cpu_work *w) {
     return cpu_unary(ctx, &w->u.unary);
   case CPU_WORK_BINARY:
     return cpu_binary(ctx, &w->u.binary);
+  case CPU_WORK_COPY_STRIDED:
+    return cpu_copy_strided(ctx, &w->u.copy_strided);
+  case CPU_WORK_GATHER:
+    return cpu_gather(ctx, &w->u.gather);
+  case CPU_WORK_WHERE:
+    return cpu_where(ctx, &w->u.where);
   case CPU_WORK_UPLOAD:
     memcpy(cpu_ptr(w->u.mem.dst), w->u.mem.host_src, w->u.mem.bytes);
     return WGC_OK;
@@ -178,6 +184,9 @@ CPU_OP(attention, CPU_WORK_ATTENTION, wgc_attention_args, attn)
 CPU_OP(reduce, CPU_WORK_REDUCE, wgc_reduce_args, reduce)
 CPU_OP(unary, CPU_WORK_UNARY, wgc_unary_args, unary)
 CPU_OP(binary, CPU_WORK_BINARY, wgc_binary_args, binary)
+CPU_OP(copy_strided, CPU_WORK_COPY_STRIDED, wgc_copy_strided_args, copy_strided)
+CPU_OP(gather, CPU_WORK_GATHER, wgc_gather_args, gather)
+CPU_OP(where, CPU_WORK_WHERE, wgc_where_args, where)
 #undef CPU_OP
 
 const wgc_backend_ops wgc_backend_cpu = {
@@ -200,5 +209,8 @@ const wgc_backend_ops wgc_backend_cpu = {
     .reduce = cpu_submit_reduce,
     .unary = cpu_submit_unary,
     .binary = cpu_submit_binary,
+    .copy_strided = cpu_submit_copy_strided,
+    .gather = cpu_submit_gather,
+    .where = cpu_submit_where,
     .pipelines_compiled = cpu_pipelines_compiled,
 };

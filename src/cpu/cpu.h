@@ -41,5 +41,8 @@ wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status cpu_reduce(wgc_context *ctx, const wgc_reduce_args *r);
 wgc_status cpu_unary(wgc_context *ctx, const wgc_unary_args *u);
 wgc_status cpu_binary(wgc_context *ctx, const wgc_binary_args *b);
+wgc_status cpu_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c);
+wgc_status cpu_gather(wgc_context *ctx, const wgc_gather_args *g);
+wgc_status cpu_where(wgc_context *ctx, const wgc_where_args *w);
 
 #endif /* WGC_CPU_H */

@@ -160,6 +160,12 @@ static const char *fn_name(const cpu_work *w) {
     return w->u.unary.fn;
   case CPU_WORK_BINARY:
     return w->u.binary.fn;
+  case CPU_WORK_COPY_STRIDED:
+    return w->u.copy_strided.fn;
+  case CPU_WORK_GATHER:
+    return w->u.gather.fn;
+  case CPU_WORK_WHERE:
+    return w->u.where.fn;
   case CPU_WORK_UPLOAD:
     return "wgc_upload";
   case CPU_WORK_COPY:

@@ -21,21 +21,117 @@ static double sigmoid(double x) {
   return e / (1.0 + e);
 }
 
+/* Every unary function takes the op's parameters (wgc_unary_params'
+ * alpha and beta); most ignore them. */
+#define NO_PARAMS (void)alpha, (void)beta
+
 /* NaN propagates: only a number below 0 becomes 0. */
-static inline float f_relu(float x) { return x < 0.0f ? 0.0f : x; }
-static inline float f_sigmoid(float x) { return (float)sigmoid(x); }
-static inline float f_tanh(float x) { return (float)tanh(x); }
-static inline float f_exp(float x) { return (float)exp(x); }
-static inline float f_log(float x) { return (float)log(x); }
-static inline float f_sqrt(float x) { return sqrtf(x); }
-static inline float f_abs(float x) { return fabsf(x); }
-static inline float f_neg(float x) { return -x; }
+static inline float f_relu(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return x < 0.0f ? 0.0f : x;
+}
+static inline float f_sigmoid(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return (float)sigmoid(x);
+}
+static inline float f_tanh(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return (float)tanh(x);
+}
+static inline float f_exp(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return (float)exp(x);
+}
+static inline float f_log(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return (float)log(x);
+}
+static inline float f_sqrt(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return sqrtf(x);
+}
+static inline float f_abs(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return fabsf(x);
+}
+static inline float f_neg(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return -x;
+}
 /* 1 + erf(z) as erfc(-z): no cancellation for very negative x, so gelu(-100)
  * is -0 and gelu(-5) keeps its digits. */
-static inline float f_gelu(float x) {
+static inline float f_gelu(float x, float alpha, float beta) {
+  NO_PARAMS;
   return (float)(0.5 * x * erfc(-x * SQRT1_2));
 }
-static inline float f_silu(float x) { return (float)(x * sigmoid(x)); }
+static inline float f_silu(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return (float)(x * sigmoid(x));
+}
+/* 0.5(1 + tanh(u)) is sigmoid(2u): no cancellation for very negative x.
+ * x^3 in double cannot overflow. */
+static inline float f_gelu_tanh(float x, float alpha, float beta) {
+  NO_PARAMS;
+  double d = x, u = 0.79788456080286535588 * (d + 0.044715 * d * d * d);
+  return (float)(d * sigmoid(2.0 * u));
+}
+static inline float f_erf(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return (float)erf(x);
+}
+static inline float f_reciprocal(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return 1.0f / x;
+}
+static inline float f_floor(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return floorf(x);
+}
+static inline float f_ceil(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return ceilf(x);
+}
+/* Ties to even in the default rounding mode, which nothing here changes. */
+static inline float f_round(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return nearbyintf(x);
+}
+static inline float f_sin(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return (float)sin(x);
+}
+static inline float f_cos(float x, float alpha, float beta) {
+  NO_PARAMS;
+  return (float)cos(x);
+}
+/* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): e^x never overflows and small
+ * results keep their digits. */
+static inline float f_softplus(float x, float alpha, float beta) {
+  NO_PARAMS;
+  double d = x;
+  return (float)((d > 0.0 ? d : 0.0) + log1p(exp(-fabs(d))));
+}
+/* The parameterised ops: NaN in x or in a parameter that the branch uses
+ * propagates, as the arithmetic does. */
+static inline float f_leaky_relu(float x, float alpha, float beta) {
+  (void)beta;
+  return x < 0.0f ? alpha * x : x;
+}
+static inline float f_elu(float x, float alpha, float beta) {
+  (void)beta;
+  return x < 0.0f ? (float)(alpha * expm1(x)) : x;
+}
+static inline float f_hard_sigmoid(float x, float alpha, float beta) {
+  float y = alpha * x + beta;
+  return y != y ? y : y < 0.0f ? 0.0f : y > 1.0f ? 1.0f : y;
+}
+/* numpy.clip: a NaN input or bound gives NaN; min > max gives max. */
+static inline float f_clip(float x, float alpha, float beta) {
+  if (x != x || alpha != alpha || beta != beta)
+    return NAN;
+  float y = x < alpha ? alpha : x;
+  return y > beta ? beta : y;
+}
 
 static inline float f_add(float a, float b) { return a + b; }
 static inline float f_sub(float a, float b) { return a - b; }
@@ -52,11 +148,11 @@ static inline float f_pow(float a, float b) { return powf(a, b); }
 
 /* Each op NAME of wgc.h's lists is the function f_<name> above: an op
  * without one does not compile. */
-float wgc_unary_ref(wgc_unary_op op, float x) {
+float wgc_unary_ref(wgc_unary_op op, float x, float alpha, float beta) {
   switch (op) {
 #define UNARY_CASE(NAME, name)                                                 \
   case WGC_UNARY_##NAME:                                                       \
-    return f_##name(x);
+    return f_##name(x, alpha, beta);
     WGC_UNARY_OPS(UNARY_CASE)
 #undef UNARY_CASE
   }
@@ -78,17 +174,21 @@ float wgc_binary_ref(wgc_binary_op op, float a, float b) {
 
 typedef struct unary_job {
   wgc_unary_op op;
+  float alpha, beta;
   size_t n;
   const float *in;
   float *out;
 } unary_job;
 
-static void unary_run(wgc_unary_op op, const float *in, float *out, size_t n) {
-  switch (op) {
+static void unary_run(const unary_job *job, size_t i0, size_t n) {
+  const float *in = job->in + i0;
+  float *out = job->out + i0;
+  float alpha = job->alpha, beta = job->beta;
+  switch (job->op) {
 #define UNARY_LOOP(NAME, name)                                                 \
   case WGC_UNARY_##NAME:                                                       \
     for (size_t i = 0; i < n; i++)                                             \
-      out[i] = f_##name(in[i]);                                                \
+      out[i] = f_##name(in[i], alpha, beta);                                   \
     return;
     WGC_UNARY_OPS(UNARY_LOOP)
 #undef UNARY_LOOP
@@ -100,17 +200,31 @@ static void unary_task(void *arg, size_t task, unsigned worker) {
   const unary_job *job = arg;
   size_t i0 = task * TASK_ELEMS;
   size_t n = job->n - i0 < TASK_ELEMS ? job->n - i0 : TASK_ELEMS;
-  unary_run(job->op, job->in + i0, job->out + i0, n);
+  unary_run(job, i0, n);
 }
 
 wgc_status cpu_unary(wgc_context *ctx, const wgc_unary_args *u) {
-  unary_job job = {u->op, u->n, cpu_ptr(u->input), cpu_ptr(u->output)};
+  unary_job job = {u->op, u->alpha,          u->beta,
+                   u->n,  cpu_ptr(u->input), cpu_ptr(u->output)};
   size_t tasks = (u->n + TASK_ELEMS - 1) / TASK_ELEMS;
   /* the transcendental ops cost tens of flops per element */
-  double cost = u->op == WGC_UNARY_RELU || u->op == WGC_UNARY_ABS ||
-                        u->op == WGC_UNARY_NEG
-                    ? 1.0
-                    : 20.0;
+  double cost = 20.0;
+  switch (u->op) {
+  case WGC_UNARY_RELU:
+  case WGC_UNARY_ABS:
+  case WGC_UNARY_NEG:
+  case WGC_UNARY_RECIPROCAL:
+  case WGC_UNARY_FLOOR:
+  case WGC_UNARY_CEIL:
+  case WGC_UNARY_ROUND:
+  case WGC_UNARY_LEAKY_RELU:
+  case WGC_UNARY_HARD_SIGMOID:
+  case WGC_UNARY_CLIP:
+    cost = 1.0;
+    break;
+  default:
+    break;
+  }
   cpu_parallel(ctx, tasks, cost * (double)u->n, unary_task, &job);
   return WGC_OK;
 }

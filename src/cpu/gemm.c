@@ -1,6 +1,7 @@
 /* GEMM on the CPU: C := alpha*op(A)*op(B) + beta*C per batch, on the strided
- * (BLIS-style) arguments. Blocked as in BLIS/GotoBLAS: per task, a KC x NB
- * block of op(B) and an MB x KC block of op(A) are packed into contiguous
+ * (BLIS-style) arguments, then the epilogue (bias, activation) in double on
+ * the same sum before C is rounded. Blocked as in BLIS/GotoBLAS: per task, a KC
+ * x NB block of op(B) and an MB x KC block of op(A) are packed into contiguous
  * slivers (zero-padded to the register tile), and a register-tile kernel
  * accumulates MR x NR floats over KC. The depth blocks are summed in double
  * and C is written once at the end, so only KC terms are ever summed in
@@ -11,6 +12,7 @@
  * overlap, so they run in parallel. */
 #include "cpu.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,17 +138,66 @@ static void add_tile(double *sums, size_t nb, size_t i0, size_t j0, size_t rows,
   }
 }
 
-/* C := alpha*sums + beta*C over the task's tile, each element rounded
- * once; beta == 0 never reads C, so NaN there vanishes (any other beta,
- * NaN included, reads it). */
+/* 1/(1+e^-x) without overflow: the exponent is never positive. */
+static double sigmoid(double x) {
+  if (x >= 0.0)
+    return 1.0 / (1.0 + exp(-x));
+  double e = exp(x); /* also NaN for NaN */
+  return e / (1.0 + e);
+}
+
+/* The epilogue's activation, in double as the element-wise ops define
+ * them (NaN stays NaN). GELU_TANH's 0.5x(1 + tanh(u)) is x*sigmoid(2u),
+ * which does not cancel for negative x. */
+static double activate(wgc_activation act, double x) {
+  switch (act) {
+  case WGC_ACTIVATION_RELU:
+    return x < 0.0 ? 0.0 : x;
+  case WGC_ACTIVATION_GELU:
+    return 0.5 * x * erfc(-x * 0.70710678118654752440);
+  case WGC_ACTIVATION_GELU_TANH:
+    return x *
+           sigmoid(2.0 * 0.79788456080286535588 * (x + 0.044715 * x * x * x));
+  case WGC_ACTIVATION_SILU:
+    return x * sigmoid(x);
+  default:
+    return x;
+  }
+}
+
+/* Element (i, j) of C after the epilogue, from v = alpha*sum + beta*C. */
+static float epilogue(const wgc_gemm_args *g, const float *bias, size_t i,
+                      size_t j, double v) {
+  if (bias)
+    v += bias[g->bias_kind == WGC_BIAS_PER_ROW ? i : j];
+  return (float)activate(g->act, v);
+}
+
+static bool has_epilogue(const wgc_gemm_args *g) {
+  return g->has_bias || g->act != WGC_ACTIVATION_NONE;
+}
+
+/* C := alpha*sums + beta*C over the task's tile at (i0, j0) of C, each
+ * element rounded once, after the epilogue when there is one; beta == 0
+ * never reads C, so NaN there vanishes (any other beta, NaN included,
+ * reads it). */
 static void store_tile(const wgc_gemm_args *g, float *c, size_t i0, size_t j0,
                        size_t rows, size_t cols, const double *sums,
                        size_t nb) {
   double alpha = g->alpha, beta = g->beta;
+  const float *bias = g->has_bias ? cpu_ptr(g->bias) : NULL;
+  bool ep = has_epilogue(g);
   for (size_t i = 0; i < rows; i++) {
     float *ci = c + (i0 + i) * g->rs_c + j0 * g->cs_c;
     const double *si = sums + i * nb;
-    if (g->beta == 0.0f) {
+    if (ep) {
+      for (size_t j = 0; j < cols; j++) {
+        double v = alpha * si[j];
+        if (g->beta != 0.0f)
+          v += beta * ci[j * g->cs_c];
+        ci[j * g->cs_c] = epilogue(g, bias, i0 + i, j0 + j, v);
+      }
+    } else if (g->beta == 0.0f) {
       for (size_t j = 0; j < cols; j++)
         ci[j * g->cs_c] = (float)(alpha * si[j]);
     } else {
@@ -186,19 +237,27 @@ static void gemm_task(void *arg, size_t task, unsigned worker) {
       }
     }
   }
-  store_tile(g, c + i0 * g->rs_c + j0 * g->cs_c, 0, 0, rows, cols, sums,
-             job->nb);
+  store_tile(g, c, i0, j0, rows, cols, sums, job->nb);
 }
 
-/* C := beta*C, for k == 0 or alpha == 0 (A and B are not read). */
+/* C := beta*C, then the epilogue, for k == 0 or alpha == 0 (A and B are
+ * not read). */
 static void scale_c(const wgc_gemm_args *g, float *c) {
-  if (g->beta == 1.0f)
+  bool ep = has_epilogue(g);
+  if (g->beta == 1.0f && !ep)
     return;
+  const float *bias = g->has_bias ? cpu_ptr(g->bias) : NULL;
   for (size_t t = 0; t < g->batch; t++)
     for (size_t i = 0; i < g->m; i++) {
       float *ci = c + t * g->batch_c + i * g->rs_c;
-      for (size_t j = 0; j < g->n; j++)
-        ci[j * g->cs_c] = g->beta == 0.0f ? 0.0f : g->beta * ci[j * g->cs_c];
+      for (size_t j = 0; j < g->n; j++) {
+        float *cij = ci + j * g->cs_c;
+        if (ep)
+          *cij = epilogue(g, bias, i, j,
+                          g->beta == 0.0f ? 0.0 : (double)g->beta * *cij);
+        else
+          *cij = g->beta == 0.0f ? 0.0f : g->beta * *cij;
+      }
     }
 }
 

@@ -358,6 +358,11 @@ wgc_status cpu_split_plan(const cpu_work *w, double piece_work, cpu_split *s) {
   case CPU_WORK_BINARY:
     plan_binary(&w->u.binary, s);
     break;
+  case CPU_WORK_COPY_STRIDED:
+  case CPU_WORK_GATHER:
+  case CPU_WORK_WHERE:
+    cpu_split_movement_plan(w, s);
+    break;
   case CPU_WORK_UPLOAD:
   case CPU_WORK_COPY:
   case CPU_WORK_DOWNLOAD:
@@ -401,6 +406,11 @@ wgc_status cpu_split_run(wgc_context *ctx, const cpu_work *w, cpu_split *s,
     return run_unary(ctx, &w->u.unary, s, i);
   case CPU_WORK_BINARY:
     return run_binary(ctx, &w->u.binary, s, i);
+  case CPU_WORK_COPY_STRIDED:
+  case CPU_WORK_GATHER:
+  case CPU_WORK_WHERE:
+    cpu_split_movement_run(w, s, i);
+    break;
   case CPU_WORK_UPLOAD:
   case CPU_WORK_COPY:
   case CPU_WORK_DOWNLOAD:

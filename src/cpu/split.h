@@ -39,6 +39,11 @@ void cpu_split_release(cpu_split *s);
 wgc_status cpu_split_reduce_plan(const wgc_reduce_args *r, cpu_split *s);
 void cpu_split_reduce_run(const wgc_reduce_args *r, cpu_split *s, size_t i);
 
+/* Strided copy, gather and where in ranges of output elements
+ * (movement.c). */
+void cpu_split_movement_plan(const cpu_work *w, cpu_split *s);
+void cpu_split_movement_run(const cpu_work *w, const cpu_split *s, size_t i);
+
 static inline wgc_ref cpu_ref_at(wgc_ref r, size_t elems) {
   r.offset += (uint64_t)elems * 4;
   return r;

@@ -14,6 +14,9 @@ typedef enum cpu_work_kind {
   CPU_WORK_REDUCE,
   CPU_WORK_UNARY,
   CPU_WORK_BINARY,
+  CPU_WORK_COPY_STRIDED,
+  CPU_WORK_GATHER,
+  CPU_WORK_WHERE,
   CPU_WORK_UPLOAD,   /* dst <- host src */
   CPU_WORK_COPY,     /* dst <- src */
   CPU_WORK_DOWNLOAD, /* host dst <- src, then completes done */
@@ -30,6 +33,9 @@ typedef struct cpu_work {
     wgc_reduce_args reduce;
     wgc_unary_args unary;
     wgc_binary_args binary;
+    wgc_copy_strided_args copy_strided;
+    wgc_gather_args gather;
+    wgc_where_args where;
     struct {
       wgc_ref dst, src; /* device side; unused ones are {0} */
       const void *host_src;

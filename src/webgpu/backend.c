@@ -547,6 +547,9 @@ WG_OP_SCOPE(attention, wgc_attention_args)
 WG_OP_SCOPE(reduce, wgc_reduce_args)
 WG_OP_SCOPE(unary, wgc_unary_args)
 WG_OP_SCOPE(binary, wgc_binary_args)
+WG_OP_SCOPE(copy_strided, wgc_copy_strided_args)
+WG_OP_SCOPE(gather, wgc_gather_args)
+WG_OP_SCOPE(where, wgc_where_args)
 
 const wgc_backend_ops wgc_backend_webgpu = {
     .name = "webgpu",
@@ -569,5 +572,8 @@ const wgc_backend_ops wgc_backend_webgpu = {
     .reduce = scoped_reduce,
     .unary = scoped_unary,
     .binary = scoped_binary,
+    .copy_strided = scoped_copy_strided,
+    .gather = scoped_gather,
+    .where = scoped_where,
     .pipelines_compiled = wg_pipelines_compiled,
 };

@@ -21,17 +21,21 @@ static uint64_t chunk_elems(const wgc_context *ctx) {
   return n >= ELEMS_PER_GROUP ? n & ~(uint64_t)(ELEMS_PER_GROUP - 1) : n;
 }
 
+/* Matches struct Params of kernels/map.wgsl. */
 typedef struct map_params {
   uint32_t off[4];
-  uint32_t n, pad[3];
+  uint32_t n;
+  float alpha, beta; /* wgc_unary_params' */
+  uint32_t pad;
 } map_params;
 
 /* y[i] = f(x[i]) by kernel (ending in map.wgsl), in launches of at most
  * chunk elements, each halved until its operands bind (x and y in one
  * buffer may share a binding window). */
 static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
-                          const char *consts, wgc_ref x, wgc_ref y,
-                          uint64_t total, uint64_t chunk) {
+                          const char *consts, const map_params *params,
+                          wgc_ref x, wgc_ref y, uint64_t total,
+                          uint64_t chunk) {
   for (uint64_t at = 0, n; at < total; at += n) {
     n = total - at < chunk ? total - at : chunk;
     wg_launch l = {.kernel = kernel, .consts = consts, .nops = 2};
@@ -41,7 +45,8 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
       if (n == 1 || wg_operands_fit(ctx, l.ops, 2))
         break;
     }
-    map_params p = {.n = (uint32_t)n};
+    map_params p = *params;
+    p.n = (uint32_t)n;
     l.params = &p;
     l.params_size = sizeof p;
     l.groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP;
@@ -55,8 +60,9 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
   char consts[32];
   snprintf(consts, sizeof consts, "const OP: u32 = %uu;", (unsigned)u->op);
-  return map_run(ctx, u->fn, "math+unary_ops+unary+map", consts, u->input,
-                 u->output, u->n, chunk_elems(ctx));
+  map_params p = {.alpha = u->alpha, .beta = u->beta};
+  return map_run(ctx, u->fn, "math+unary_ops+unary+unary_map+map", consts, &p,
+                 u->input, u->output, u->n, chunk_elems(ctx));
 }
 
 typedef struct binary_params {
@@ -137,6 +143,7 @@ wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b) {
 
 wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                           size_t bytes) {
-  return map_run(ctx, "wgc_copy", "copy+map", NULL, src, dst, bytes / 4,
+  map_params p = {0};
+  return map_run(ctx, "wgc_copy", "copy+map", NULL, &p, src, dst, bytes / 4,
                  chunk_elems(ctx));
 }

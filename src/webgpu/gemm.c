@@ -27,7 +27,12 @@
  *   gemm_scale  C := beta*C, for k == 0 or alpha == 0 (A, B not bound).
  * Split-K: when a region has few outputs but a long k, the k range is cut
  * into slices whose raw partial sums go to scratch ([slice][batch][i][j]);
- * gemm_reduce then applies alpha and beta. */
+ * gemm_reduce then applies alpha and beta.
+ * Each kernel that writes C does so through gemm_out: gemm_out_c for the
+ * plain GEMM, gemm_out_ep (with activation.wgsl) for one with an epilogue
+ * (wgc_gemm_ex), so the plain kernels compile without it. The epilogue
+ * goes where the whole sum is: the reduction of split-K, the scale kernel,
+ * and of a region split along k only the last piece. */
 #include "wg.h"
 
 #include <inttypes.h>
@@ -80,10 +85,14 @@ static const tile_cfg TILES[] = {
 typedef struct region {
   size_t b0, nb, i0, mm, j0, nn, k0, kk;
   float beta;
-  /* A (stage[0]) or B (stage[1]) is copied to scratch first: it shares a
-   * buffer with C too far away to be bound together. */
-  bool stage[2];
+  /* A, B or the bias (stage[OP_A], ...) is copied to scratch first: it
+   * shares a buffer with another operand too far away to be bound
+   * together. */
+  bool stage[3];
 } region;
+
+/* The operand slots of a region; the inputs (that may be staged) first. */
+enum { OP_A, OP_B, OP_BIAS, OP_C, OP_COUNT };
 
 /* How a region runs. */
 typedef enum { K_SCALE, K_SMALL, K_TILED } kind;
@@ -112,19 +121,25 @@ static uint64_t max_dim(const wgc_context *ctx) {
   return d ? d : 65535;
 }
 
-/* Whether the operands bind as wg_launch_run binds them; own[i]: operand
- * i will be in a buffer of its own (staged to scratch). */
+/* Whether the present operands bind as wg_launch_run binds them; own[i]:
+ * operand i will be in a buffer of its own (staged to scratch). */
 static bool windows_fit(const wgc_context *ctx, const wg_operand *ops,
-                        unsigned nops, const bool *own) {
-  wg_operand shared[3];
+                        const bool *present, const bool *own) {
+  wg_operand shared[OP_COUNT];
   unsigned n = 0;
-  for (unsigned i = 0; i < nops; i++) {
+  for (unsigned i = 0; i < OP_COUNT; i++) {
+    if (!present[i])
+      continue;
     if (!own[i])
       shared[n++] = ops[i];
     else if (ops[i].bytes > max_window(ctx))
       return false;
   }
   return wg_operands_fit(ctx, shared, n);
+}
+
+static bool has_epilogue(const wgc_gemm_args *g) {
+  return g->has_bias || g->act != WGC_ACTIVATION_NONE;
 }
 
 /* Chooses the kernel, tile and split-K for a region. */
@@ -179,31 +194,45 @@ static plan make_plan(const wgc_gemm_args *g, const region *r) {
   return p;
 }
 
-/* The launch operands of a region: a, b, c (or only c for K_SCALE). */
-static unsigned region_ops(const wgc_gemm_args *g, const region *r, bool scale,
-                           wg_operand *ops) {
-  unsigned n = 0;
-  if (!scale) {
-    ops[n++] = (wg_operand){
-        "a",
-        wg_advance(g->a, (uint64_t)r->b0 * g->batch_a +
-                             (uint64_t)r->i0 * g->rs_a +
-                             (uint64_t)r->k0 * g->cs_a),
-        4 * span(r->nb, g->batch_a, r->mm, g->rs_a, r->kk, g->cs_a), false};
-    ops[n++] = (wg_operand){
-        "b",
-        wg_advance(g->b, (uint64_t)r->b0 * g->batch_b +
-                             (uint64_t)r->k0 * g->rs_b +
-                             (uint64_t)r->j0 * g->cs_b),
-        4 * span(r->nb, g->batch_b, r->kk, g->rs_b, r->nn, g->cs_b), false};
-  }
-  ops[n++] = (wg_operand){
+/* Whether the region's launches apply the epilogue: those that write the
+ * whole sum (scale, or the region that ends k; the earlier pieces of a k
+ * split write partial sums for the later to add onto). */
+static bool region_ep(const wgc_gemm_args *g, const region *r, const plan *p) {
+  return has_epilogue(g) && (p->kind == K_SCALE || r->k0 + r->kk == g->k);
+}
+
+/* The launch operands of a region by slot, and which are present: a and b
+ * unless the plan is K_SCALE, the bias when the region applies it. */
+static void region_ops(const wgc_gemm_args *g, const region *r, const plan *p,
+                       wg_operand *ops, bool *present) {
+  bool scale = p->kind == K_SCALE;
+  present[OP_A] = present[OP_B] = !scale;
+  ops[OP_A] = (wg_operand){
+      "a",
+      wg_advance(g->a, (uint64_t)r->b0 * g->batch_a +
+                           (uint64_t)r->i0 * g->rs_a +
+                           (uint64_t)r->k0 * g->cs_a),
+      scale ? 0 : 4 * span(r->nb, g->batch_a, r->mm, g->rs_a, r->kk, g->cs_a),
+      false};
+  ops[OP_B] = (wg_operand){
+      "b",
+      wg_advance(g->b, (uint64_t)r->b0 * g->batch_b +
+                           (uint64_t)r->k0 * g->rs_b +
+                           (uint64_t)r->j0 * g->cs_b),
+      scale ? 0 : 4 * span(r->nb, g->batch_b, r->kk, g->rs_b, r->nn, g->cs_b),
+      false};
+  ops[OP_C] = (wg_operand){
       "c",
       wg_advance(g->c, (uint64_t)r->b0 * g->batch_c +
                            (uint64_t)r->i0 * g->rs_c +
                            (uint64_t)r->j0 * g->cs_c),
       4 * span(r->nb, g->batch_c, r->mm, g->rs_c, r->nn, g->cs_c), true};
-  return n;
+  present[OP_C] = true;
+  bool per_row = g->bias_kind == WGC_BIAS_PER_ROW;
+  present[OP_BIAS] = g->has_bias && region_ep(g, r, p);
+  ops[OP_BIAS] = (wg_operand){
+      "bias", wg_advance(g->bias, per_row ? r->i0 : r->j0),
+      present[OP_BIAS] ? 4 * (uint64_t)(per_row ? r->mm : r->nn) : 0, false};
 }
 
 /* Whether a planned region fits one launch. */
@@ -244,10 +273,12 @@ static fit region_fits(const wgc_context *ctx, const wgc_gemm_args *g,
   uint32_t budget = wg_limits(ctx)->loop_budget;
   if (budget && loop_cost(ctx, p) > budget)
     return FIT_LOOP;
-  wg_operand ops[3];
-  unsigned n = region_ops(g, r, p->kind == K_SCALE, ops);
-  bool own[3] = {r->stage[0], r->stage[1], false};
-  return windows_fit(ctx, ops, n, own) ? FIT_OK : FIT_WINDOW;
+  wg_operand ops[OP_COUNT];
+  bool present[OP_COUNT];
+  region_ops(g, r, p, ops, present);
+  bool own[OP_COUNT] = {r->stage[OP_A], r->stage[OP_B], r->stage[OP_BIAS],
+                        false};
+  return windows_fit(ctx, ops, present, own) ? FIT_OK : FIT_WINDOW;
 }
 
 static uint64_t max3(uint64_t a, uint64_t b, uint64_t c) {
@@ -310,11 +341,12 @@ static uint32_t u32_of(uint64_t v) { return (uint32_t)v; }
 static wgc_status launch_region(wgc_context *ctx, const char *fn,
                                 const wgc_gemm_args *g, const region *r,
                                 const plan *p) {
-  wg_operand ops[3];
-  unsigned nops = region_ops(g, r, p->kind == K_SCALE, ops);
+  wg_operand ops[OP_COUNT];
+  bool present[OP_COUNT];
+  region_ops(g, r, p, ops, present);
   bool split = p->slices > 1;
-  for (unsigned i = 0; i < 2; i++) {
-    if (!r->stage[i])
+  for (unsigned i = OP_A; i <= OP_BIAS; i++) {
+    if (!present[i] || !r->stage[i])
       continue;
     wgc_ref copy;
     wgc_status s = wg_scratch(ctx, fn, ops[i].bytes, &copy);
@@ -348,12 +380,29 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
       .use_c = r->beta != 0.0f,
   };
 
+  /* The epilogue's constants; without a bias its accessor still has to
+   * exist: an empty operand at C (never read, BIAS is 0). */
+  bool ep = region_ep(g, r, p);
+  char ep_consts[64] = "";
+  if (ep) {
+    snprintf(ep_consts, sizeof ep_consts,
+             "const ACT: u32 = %uu; const BIAS: u32 = %uu;", (unsigned)g->act,
+             !g->has_bias                       ? 0u
+             : g->bias_kind == WGC_BIAS_PER_ROW ? 2u
+                                                : 1u);
+    if (!g->has_bias)
+      ops[OP_BIAS] = (wg_operand){"bias", ops[OP_C].ref, 0, false};
+  }
+
   if (p->kind == K_SCALE) {
     prm.total = u32_of(outputs);
     prm.nslices = 0;
-    wg_launch l = {.kernel = "gemm_common+gemm_scale+gemm_out_c",
-                   .ops = {ops[0]},
-                   .nops = nops,
+    wg_launch l = {.kernel =
+                       ep ? "math+activation+gemm_common+gemm_scale+gemm_out_ep"
+                          : "gemm_common+gemm_scale+gemm_out_c",
+                   .consts = ep ? ep_consts : NULL,
+                   .ops = {ops[OP_C], ops[OP_BIAS]},
+                   .nops = ep ? 2 : 1,
                    .params = &prm,
                    .params_size = sizeof prm,
                    .groups = wg_ceil_div(outputs, SMALL_GROUP)};
@@ -366,17 +415,22 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
     if (s != WGC_OK)
       return s;
   }
+  /* The epilogue is in the pass that writes C: here unless split. */
+  bool ep_here = ep && !split;
   wg_launch l = {
-      .ops = {ops[0], ops[1],
+      .ops = {ops[OP_A], ops[OP_B],
               split ? (wg_operand){"part", part, outputs * p->slices * 4, true}
-                    : ops[2]},
-      .nops = 3,
+                    : ops[OP_C],
+              ops[OP_BIAS]},
+      .nops = ep_here ? 4 : 3,
+      .consts = ep_here ? ep_consts : NULL,
       .params = &prm,
       .params_size = sizeof prm};
-  char consts[200];
+  char consts[320];
   if (p->kind == K_SMALL) {
-    l.kernel = split ? "gemm_common+gemm_small+gemm_out_part"
-                     : "gemm_common+gemm_small+gemm_out_c";
+    l.kernel = split     ? "gemm_common+gemm_small+gemm_out_part"
+               : ep_here ? "math+activation+gemm_common+gemm_small+gemm_out_ep"
+                         : "gemm_common+gemm_small+gemm_out_c";
     prm.total = u32_of(outputs * p->slices);
     l.groups = wg_ceil_div(outputs * p->slices, SMALL_GROUP);
   } else {
@@ -384,16 +438,18 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
     snprintf(consts, sizeof consts,
              "const BM: u32 = %uu; const BN: u32 = %uu; const BK: u32 = %uu; "
              "const TM: u32 = %uu; const TN: u32 = %uu; const A_KC = %s; "
-             "const B_NC = %s;",
+             "const B_NC = %s;%s",
              t->bm, t->bn, t->bk, t->tm, t->tn, g->cs_a == 1 ? "true" : "false",
-             g->cs_b == 1 ? "true" : "false");
+             g->cs_b == 1 ? "true" : "false", ep_here ? ep_consts : "");
     /* On CPU adapters the same tiles run without workgroup memory. */
     if (wg_limits(ctx)->cpu_adapter)
-      l.kernel = split ? "gemm_common+gemm_regs+gemm_out_part"
-                       : "gemm_common+gemm_regs+gemm_out_c";
+      l.kernel = split     ? "gemm_common+gemm_regs+gemm_out_part"
+                 : ep_here ? "math+activation+gemm_common+gemm_regs+gemm_out_ep"
+                           : "gemm_common+gemm_regs+gemm_out_c";
     else
-      l.kernel = split ? "gemm_common+gemm+gemm_out_part"
-                       : "gemm_common+gemm+gemm_out_c";
+      l.kernel = split     ? "gemm_common+gemm+gemm_out_part"
+                 : ep_here ? "math+activation+gemm_common+gemm+gemm_out_ep"
+                           : "gemm_common+gemm+gemm_out_c";
     l.consts = consts;
     prm.total = u32_of(outputs);
     l.x = u32_of(wg_ceil_div(r->nn, t->bn));
@@ -406,9 +462,13 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
 
   prm.total = u32_of(outputs);
   wg_launch red = {
-      .kernel = "gemm_common+gemm_reduce+gemm_out_c",
-      .ops = {{"part", part, outputs * p->slices * 4, false}, ops[2]},
-      .nops = 2,
+      .kernel = ep ? "math+activation+gemm_common+gemm_reduce+gemm_out_ep"
+                   : "gemm_common+gemm_reduce+gemm_out_c",
+      .consts = ep ? ep_consts : NULL,
+      .ops = {{"part", part, outputs * p->slices * 4, false},
+              ops[OP_C],
+              ops[OP_BIAS]},
+      .nops = ep ? 3 : 2,
       .params = &prm,
       .params_size = sizeof prm,
       .groups = wg_ceil_div(outputs, SMALL_GROUP)};
@@ -424,18 +484,22 @@ static wgc_status run_region(wgc_context *ctx, const char *fn,
   fit f = region_fits(ctx, g, &r, &p);
   if (f == FIT_OK)
     return dry ? WGC_OK : launch_region(ctx, fn, g, &r, &p);
-  if (f == FIT_WINDOW && p.kind != K_SCALE) {
+  if (f == FIT_WINDOW) {
     /* Inputs that share a buffer with another operand bind separately once
      * copied to scratch: done when the copy is cheap, or when splitting
      * over batches is no longer possible. */
     region st = r;
-    wg_operand ops[3];
+    wg_operand ops[OP_COUNT];
+    bool present[OP_COUNT];
     uint64_t staged = 0;
-    region_ops(g, &r, false, ops);
-    for (unsigned i = 0; i < 2; i++) {
+    region_ops(g, &r, &p, ops, present);
+    for (unsigned i = OP_A; i <= OP_BIAS; i++) {
+      if (!present[i])
+        continue;
       const wg_mem *mi = ops[i].ref.mem;
-      for (unsigned j = 0; j < 3; j++)
-        if (j != i && ((const wg_mem *)ops[j].ref.mem)->buffer == mi->buffer &&
+      for (unsigned j = 0; j < OP_COUNT; j++)
+        if (j != i && present[j] &&
+            ((const wg_mem *)ops[j].ref.mem)->buffer == mi->buffer &&
             ops[i].bytes <= STAGE_MAX_BYTES)
           st.stage[i] = true;
       staged += st.stage[i] ? ops[i].bytes : 0;

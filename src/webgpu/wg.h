@@ -155,6 +155,10 @@ wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r);
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u);
 wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b);
+/* Strided copy, gather and where (webgpu/movement.c). */
+wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c);
+wgc_status wg_gather(wgc_context *ctx, const wgc_gather_args *g);
+wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w);
 /* Same-buffer copy (WebGPU cannot copy a buffer onto itself). */
 wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                           size_t bytes);

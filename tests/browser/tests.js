@@ -117,6 +117,79 @@ async function gemmCase({ layout, ta, tb, m, n, k, alpha = 1.5, beta = 0.5, pad 
   compare(g, c, () => 2 * bound);
 }
 
+// erf in float64: its Taylor series below 3, the continued fraction of
+// erfc above (JS has no Math.erf).
+function erf(x) {
+  const a = Math.abs(x);
+  if (a >= 6) return Math.sign(x);
+  if (a < 3) {
+    let term = x, sum = x;
+    for (let n = 1; n < 80; n++) {
+      term *= -x * x / n;
+      sum += term / (2 * n + 1);
+    }
+    return 2 / Math.sqrt(Math.PI) * sum;
+  }
+  let f = a;
+  for (let n = 60; n >= 1; n--) f = a + n / 2 / f;
+  const erfc = Math.exp(-a * a) / Math.sqrt(Math.PI) / f;
+  return Math.sign(x) * (1 - erfc);
+}
+const ACTS = {
+  [W.ACTIVATION_NONE]: (x) => x,
+  [W.ACTIVATION_RELU]: (x) => (x < 0 ? 0 : x),
+  [W.ACTIVATION_GELU]: (x) => 0.5 * x * (1 + erf(x / Math.SQRT2)),
+  [W.ACTIVATION_GELU_TANH]: (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3))),
+  [W.ACTIVATION_SILU]: (x) => x / (1 + Math.exp(-x)),
+};
+
+// gemmEx / gemmBatchedEx on both backends against a float64 reference of
+// act(alpha*op(A)*op(B) + beta*C + bias).
+async function gemmExCase({ layout, ta, tb, m, n, k, alpha = 1.5, beta = 0.5, batch = 0, biasKind, act }) {
+  const row = layout === W.ROW_MAJOR;
+  const aRows = ta === W.NO_TRANS ? m : k, aCols = ta === W.NO_TRANS ? k : m;
+  const bRows = tb === W.NO_TRANS ? k : n, bCols = tb === W.NO_TRANS ? n : k;
+  const lda = Math.max(1, row ? aCols : aRows), ldb = Math.max(1, row ? bCols : bRows);
+  const ldc = (row ? n : m) + 2; // padding the call must leave alone
+  const sizeA = lda * (row ? aRows : aCols), sizeB = ldb * (row ? bRows : bCols), sizeC = ldc * (row ? m : n);
+  const nb = batch || 1;
+  const A = randoms(sizeA * nb), B = randoms(sizeB * nb), C0 = randoms(sizeC * nb);
+  const Bias = biasKind === undefined ? null : randoms(biasKind === W.BIAS_PER_ROW ? m : n);
+  const at = (ld, r, c) => (row ? r * ld + c : c * ld + r);
+  const want = Float64Array.from(C0);
+  for (let t = 0; t < nb; t++)
+    for (let i = 0; i < m; i++)
+      for (let j = 0; j < n; j++) {
+        let dot = 0;
+        for (let p = 0; p < k; p++) {
+          const av = A[t * sizeA + (ta === W.NO_TRANS ? at(lda, i, p) : at(lda, p, i))];
+          const bv = B[t * sizeB + (tb === W.NO_TRANS ? at(ldb, p, j) : at(ldb, j, p))];
+          dot += av * bv;
+        }
+        const e = t * sizeC + at(ldc, i, j);
+        let v = alpha * dot + (beta === 0 ? 0 : beta * C0[e]);
+        if (Bias) v += Bias[biasKind === W.BIAS_PER_ROW ? i : j];
+        want[e] = ACTS[act](v);
+      }
+  const [g, c] = await both(async (ctx) => {
+    const a = put(ctx, A), b = put(ctx, B), cc = put(ctx, C0), bias = Bias ? put(ctx, Bias) : 0n;
+    const ep = { bias, bias_kind: biasKind ?? 0, activation: act };
+    if (batch)
+      ctx.gemmBatchedEx(layout, ta, tb, m, n, k, alpha, a, lda, sizeA, b, ldb, sizeB, beta, cc, ldc, sizeC,
+                        batch, ep);
+    else
+      ctx.gemmEx(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc, ep);
+    const r = await ctx.download(cc, C0.length);
+    ctx.free(a); ctx.free(b); ctx.free(cc);
+    if (Bias) ctx.free(bias);
+    return r;
+  });
+  // float sums over k and the terms after them; slopes of at most 1.13
+  const tol = (w) => 1.13 * (k + 4) * 1.2e-7 * (Math.abs(alpha) * k + Math.abs(beta) + 1) + 1e-5 * Math.abs(w) + 1e-6;
+  compare(g, want, tol, 'webgpu: ');
+  compare(c, want, tol, 'cpu: ');
+}
+
 async function convCase(d, withBias = true) {
   const { p, q } = W.conv2dOutputSize(d);
   const groups = d.groups || 1;
@@ -175,7 +248,39 @@ async function unaryCase(name) {
     ctx.unary(op, x, o, X.length);
     return ctx.download(o, X.length);
   });
-  compare(g, c, ['RELU', 'ABS', 'NEG', 'SQRT'].includes(name) ? tight : loose);
+  const exact = ['RELU', 'ABS', 'NEG', 'SQRT', 'RECIPROCAL', 'FLOOR', 'CEIL', 'ROUND',
+    'LEAKY_RELU', 'HARD_SIGMOID', 'CLIP'];
+  compare(g, c, exact.includes(name) ? tight : loose);
+}
+
+// The parameterised ops against their float64 formulas (wgc.h), on both
+// contexts: alpha and beta as the float32 values C receives.
+function unaryParamsRef(name, x, a, b) {
+  switch (name) {
+    case 'LEAKY_RELU': return x < 0 ? a * x : x;
+    case 'ELU': return x < 0 ? a * Math.expm1(x) : x;
+    case 'HARD_SIGMOID': {
+      const y = a * x + b;
+      return Number.isNaN(y) ? y : Math.min(1, Math.max(0, y));
+    }
+    case 'CLIP': // numpy.clip: NaN anywhere wins, min > max gives max
+      return [x, a, b].some(Number.isNaN) ? NaN : Math.min(Math.max(x, a), b);
+  }
+  throw new Error(`no reference for ${name}`);
+}
+
+async function unaryParamsCase(name, alpha, beta) {
+  const X = Float32Array.from([...SPECIAL, Infinity, -Infinity, ...randoms(500, -6, 6)]);
+  const a = Math.fround(alpha), b = Math.fround(beta);
+  const want = Float64Array.from(X, (x) => unaryParamsRef(name, x, a, b));
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * X.length);
+    ctx.unaryParams(W[`UNARY_${name}`], alpha, beta, x, o, X.length);
+    return ctx.download(o, X.length);
+  });
+  const bound = name === 'ELU' ? loose : tight;
+  compare(g, want, bound, 'webgpu vs float64: ');
+  compare(c, want, bound, 'cpu vs float64: ');
 }
 
 async function binaryCase(name) {
@@ -221,6 +326,84 @@ async function broadcastCase(name, sa, sb) {
     return ctx.download(o, count(so));
   });
   compare(g, c, name === 'POW' ? loose : tight);
+}
+
+// ---- data movement ------------------------------------------------------------
+// Values move without arithmetic: both backends must equal the JS reference
+// bit for bit (NaN payloads, -0).
+
+function sameBits(got, want, what) {
+  check(got.length === want.length, `${what}: length ${got.length}, want ${want.length}`);
+  const g = new Uint32Array(got.buffer, got.byteOffset, got.length);
+  const w = new Uint32Array(want.buffer, want.byteOffset, want.length);
+  for (let i = 0; i < w.length; i++)
+    if (g[i] !== w[i])
+      throw new Error(`${what}[${i}] = ${got[i]} (0x${g[i].toString(16)}), want ${want[i]} (0x${w[i].toString(16)})`);
+}
+
+async function bothExact(body, want) {
+  const [g, c] = await both(body);
+  sameBits(g, want, 'webgpu');
+  sameBits(c, want, 'cpu');
+}
+
+async function movementTests() {
+  await test('copyStrided: [b,s,h,d] -> [b,h,s,d] and a broadcast row', async () => {
+    const [B, S, H, D] = [2, 5, 3, 7], n = B * S * H * D;
+    const X = randoms(n);
+    X[3] = NaN;
+    X[4] = -0;
+    const want = new Float32Array(n + 4 * 6);
+    for (let b = 0; b < B; b++)
+      for (let s = 0; s < S; s++)
+        for (let h = 0; h < H; h++)
+          for (let d = 0; d < D; d++)
+            want[((b * H + h) * S + s) * D + d] = X[((b * S + s) * H + h) * D + d];
+    for (let r = 0; r < 4; r++)
+      for (let d = 0; d < 6; d++) want[n + r * 6 + d] = X[10 + d];
+    await bothExact(async (ctx) => {
+      const x = put(ctx, X), y = ctx.alloc(4 * want.length);
+      ctx.copyStrided(y, [S * H * D, D, S * D, 1], x, [S * H * D, H * D, D, 1], [B, S, H, D], 4);
+      ctx.copyStrided(y + BigInt(4 * n), [6, 1], x + 40n, [0, 1], [4, 6], 2);
+      return ctx.download(y, want.length);
+    }, want);
+  });
+  await test('gather: embedding lookup, negative and out-of-range indices', async () => {
+    const V = 40, E = 9, idx = [3, -1, 39, 40, -41, 0, 2147483647, -2147483648, 17];
+    const T = randoms(V * E), want = new Float32Array(idx.length * E);
+    idx.forEach((k, j) => {
+      const r = k < 0 ? k + V : k;
+      for (let c = 0; c < E; c++) want[j * E + c] = r >= 0 && r < V ? T[r * E + c] : 0;
+    });
+    await bothExact(async (ctx) => {
+      const t = put(ctx, T), i = ctx.alloc(4 * idx.length), o = ctx.alloc(4 * want.length);
+      ctx.upload(i, Int32Array.from(idx));
+      ctx.gather(t, [V, E], 2, 0, i, idx.length, o);
+      return ctx.download(o, want.length);
+    }, want);
+  });
+  await test('where: cond [3,1] a [2,3,4] b [4], NaN true and -0 false', async () => {
+    const C = Float32Array.from([NaN, -0, 0.5]), A = randoms(24), Bv = randoms(4, 5, 6);
+    const want = new Float32Array(24);
+    for (let i = 0; i < 2; i++)
+      for (let r = 0; r < 3; r++)
+        for (let k = 0; k < 4; k++) {
+          const c = C[r];
+          want[(i * 3 + r) * 4 + k] = c !== 0 ? A[(i * 3 + r) * 4 + k] : Bv[k]; // NaN !== 0
+        }
+    await bothExact(async (ctx) => {
+      const c = put(ctx, C), a = put(ctx, A), b = put(ctx, Bv), o = ctx.alloc(4 * 24);
+      ctx.where(c, [3, 1], 2, a, [2, 3, 4], 3, b, [4], 1, o);
+      return ctx.download(o, 24);
+    }, want);
+  });
+  await test('copyStrided: strides shorter than rank, and colliding strides, are rejected', async () => {
+    const x = put(G, randoms(8)), y = G.alloc(64);
+    await rejects(() => G.copyStrided(y, [1], x, [2, 1], [2, 2], 2), 'INVALID_ARGUMENT',
+      'wgc_copy_strided', ['dst_strides']);
+    await rejects(() => G.copyStrided(y, [1, 1], x, [2, 1], [2, 2], 2), 'INVALID_ARGUMENT',
+      'wgc_copy_strided', ['dst_strides']);
+  });
 }
 
 // ---- expected errors --------------------------------------------------------
@@ -339,6 +522,32 @@ async function mainPage() {
   await test('gemm_batched(layout=col,ta=N,tb=T,m=16,n=20,k=8,batch=4,stride_b=0)', () =>
     gemmCase({ layout: W.COL_MAJOR, ta: W.NO_TRANS, tb: W.TRANS, m: 16, n: 20, k: 8, batch: 4, shareB: true }));
 
+  // GEMM with a fused bias and activation
+  await test('gemmEx(layout=row,ta=N,tb=T,m=37,n=29,k=41,bias per column,gelu)', () =>
+    gemmExCase({ layout: W.ROW_MAJOR, ta: W.NO_TRANS, tb: W.TRANS, m: 37, n: 29, k: 41,
+                 biasKind: W.BIAS_PER_COLUMN, act: W.ACTIVATION_GELU }));
+  await test('gemmEx(layout=col,ta=T,tb=N,m=70,n=66,k=20,bias per row,gelu_tanh)', () =>
+    gemmExCase({ layout: W.COL_MAJOR, ta: W.TRANS, tb: W.NO_TRANS, m: 70, n: 66, k: 20,
+                 biasKind: W.BIAS_PER_ROW, act: W.ACTIVATION_GELU_TANH }));
+  await test('gemmEx(k=0,relu,no bias)', () =>
+    gemmExCase({ layout: W.ROW_MAJOR, ta: W.NO_TRANS, tb: W.NO_TRANS, m: 5, n: 6, k: 0, beta: -1,
+                 act: W.ACTIVATION_RELU }));
+  await test('gemmBatchedEx(layout=row,ta=T,tb=T,m=9,n=13,k=11,batch=3,bias per column,silu)', () =>
+    gemmExCase({ layout: W.ROW_MAJOR, ta: W.TRANS, tb: W.TRANS, m: 9, n: 13, k: 11, batch: 3,
+                 biasKind: W.BIAS_PER_COLUMN, act: W.ACTIVATION_SILU }));
+  await test('gemmEx: a bad activation names ep->activation', async () => {
+    const a = G.alloc(64), c = G.alloc(64);
+    let err = null;
+    try {
+      G.gemmEx(W.ROW_MAJOR, W.NO_TRANS, W.NO_TRANS, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2, { activation: 9 });
+    } catch (e) {
+      err = e;
+    }
+    G.free(a); G.free(c);
+    check(err?.status === 'INVALID_ARGUMENT' && /wgc_gemm_ex: ep->activation 9/.test(err.message),
+          `got ${err?.status}: ${err?.message}`);
+  });
+
   // conv2d
   await test('conv2d(n=2,c=3,h=9,w=11,k=4,r=3,s=3,stride=2,pad=1,bias)', () =>
     convCase({ n: 2, c: 3, h: 9, w: 11, k: 4, r: 3, s: 3, stride_h: 2, stride_w: 2, pad_h: 1, pad_w: 1 }));
@@ -368,6 +577,11 @@ async function mainPage() {
 
   // element-wise
   for (const name of UNARY) await test(`unary(${name.toLowerCase()})`, () => unaryCase(name));
+  for (const [name, alpha, beta] of [['LEAKY_RELU', 0.2, 0], ['ELU', 0.5, 0],
+    ['HARD_SIGMOID', 1 / 6, 0.5], ['CLIP', 0, 6], ['CLIP', 2, -2], ['CLIP', NaN, 1],
+    ['LEAKY_RELU', NaN, 0]])
+    await test(`unaryParams(${name.toLowerCase()},${alpha},${beta})`,
+      () => unaryParamsCase(name, alpha, beta));
   for (const name of BINARY) await test(`binary(${name.toLowerCase()})`, () => binaryCase(name));
   await test('binary(add) in place: out == a', async () => {
     const A = randoms(333), B = randoms(333);
@@ -382,6 +596,7 @@ async function mainPage() {
   await test('broadcast(mul,[],[2,3])', () => broadcastCase('MUL', [], [2, 3]));
   await test('broadcast(pow,[2,3,1,4],[3,5,1])', () => broadcastCase('POW', [2, 3, 1, 4], [3, 5, 1]));
   await test('broadcast(sub,[7,1],[1,6])', () => broadcastCase('SUB', [7, 1], [1, 6]));
+  await movementTests();
 
   // pipeline cache
   await test('pipelines: a repeated op compiles nothing new', async () => {

@@ -1,0 +1,167 @@
+/* The GPU machine's wgc side of bench/gpu.sh: GEMM n^3 and attention
+ * (batch 1, heads, seq, head_dim, causal and not) through wgc on the
+ * WebGPU backend, each the median of several timed runs after a warm-up,
+ * written as JSON. Timing ends with wgc_synchronize, so each figure
+ * includes one submit-and-wait, as a user's would.
+ *   gpu_bench [--n N] [--seq S] [--dim D] [--heads H] [--reps R] FILE */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "wgc.h"
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void die(wgc_context *ctx, const char *what, wgc_status s) {
+  fprintf(stderr, "gpu_bench: %s: %s (%s)\n", what, wgc_status_string(s),
+          wgc_last_error(ctx));
+  exit(1);
+}
+
+#define CHECK(ctx, call)                                                       \
+  do {                                                                         \
+    wgc_status s_ = (call);                                                    \
+    if (s_ != WGC_OK)                                                          \
+      die(ctx, #call, s_);                                                     \
+  } while (0)
+
+/* n floats in [-1, 1) from a fixed seed, uploaded to a new allocation. */
+static wgc_ptr random_tensor(wgc_context *ctx, size_t n, unsigned seed) {
+  float *h = malloc(n * sizeof *h);
+  if (!h)
+    die(ctx, "host memory", WGC_ERR_OUT_OF_MEMORY);
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    h[i] = (float)(seed >> 8) / 8388608.0f - 1.0f;
+  }
+  wgc_ptr p;
+  CHECK(ctx, wgc_alloc(ctx, n * sizeof *h, &p));
+  CHECK(ctx, wgc_upload(ctx, p, h, n * sizeof *h));
+  free(h);
+  return p;
+}
+
+typedef struct gemm_case {
+  size_t n;
+  wgc_ptr a, b, c;
+} gemm_case;
+
+typedef struct attn_case {
+  wgc_attention_desc d;
+  wgc_ptr q, k, v, o;
+} attn_case;
+
+static void run_gemm(wgc_context *ctx, const gemm_case *g) {
+  CHECK(ctx, wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, g->n,
+                      g->n, g->n, 1.0f, g->a, g->n, g->b, g->n, 0.0f, g->c,
+                      g->n));
+}
+
+static void run_attn(wgc_context *ctx, const attn_case *a) {
+  CHECK(ctx, wgc_attention(ctx, &a->d, a->q, a->k, a->v, a->o));
+}
+
+/* Median seconds of reps runs of one enqueue plus a wait. */
+static double median_seconds(wgc_context *ctx, int reps, int is_gemm,
+                             const void *arg) {
+  double t[64];
+  if (reps > 64)
+    reps = 64;
+  for (int i = -1; i < reps; i++) { /* run -1 warms up (compiles) */
+    double t0 = now();
+    if (is_gemm)
+      run_gemm(ctx, arg);
+    else
+      run_attn(ctx, arg);
+    CHECK(ctx, wgc_synchronize(ctx));
+    if (i >= 0)
+      t[i] = now() - t0;
+  }
+  qsort(t, (size_t)reps, sizeof t[0], by_value);
+  return reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+}
+
+int main(int argc, char **argv) {
+  size_t n = 4096, seq = 4096, dim = 128, heads = 16;
+  int reps = 10;
+  const char *file = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (i + 1 < argc && strcmp(argv[i], "--n") == 0)
+      n = strtoul(argv[++i], NULL, 10);
+    else if (i + 1 < argc && strcmp(argv[i], "--seq") == 0)
+      seq = strtoul(argv[++i], NULL, 10);
+    else if (i + 1 < argc && strcmp(argv[i], "--dim") == 0)
+      dim = strtoul(argv[++i], NULL, 10);
+    else if (i + 1 < argc && strcmp(argv[i], "--heads") == 0)
+      heads = strtoul(argv[++i], NULL, 10);
+    else if (i + 1 < argc && strcmp(argv[i], "--reps") == 0)
+      reps = atoi(argv[++i]);
+    else
+      file = argv[i];
+  }
+  if (!file || reps < 1) {
+    fprintf(stderr, "usage: gpu_bench [--n N] [--seq S] [--dim D] "
+                    "[--heads H] [--reps R] FILE\n");
+    return 2;
+  }
+  wgc_context *ctx;
+  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU};
+  CHECK(NULL, wgc_create(&opt, &ctx));
+  printf("wgc on %s\n", wgc_adapter_name(ctx));
+
+  gemm_case g = {n, random_tensor(ctx, n * n, 1), random_tensor(ctx, n * n, 2),
+                 0};
+  CHECK(ctx, wgc_alloc(ctx, n * n * 4, &g.c));
+  double tg = median_seconds(ctx, reps, 1, &g);
+  double gemm_tflops = 2.0 * (double)n * n * n / tg * 1e-12;
+  printf("gemm %zu^3 f32: %.3f ms, %.2f TFLOP/s\n", n, tg * 1e3, gemm_tflops);
+  CHECK(ctx, wgc_free(ctx, g.a));
+  CHECK(ctx, wgc_free(ctx, g.b));
+  CHECK(ctx, wgc_free(ctx, g.c));
+
+  size_t elems = heads * seq * dim;
+  attn_case a = {.d = {.batch = 1,
+                       .heads = heads,
+                       .seq_q = seq,
+                       .seq_kv = seq,
+                       .head_dim = dim,
+                       .scale = 1.0f / sqrtf((float)dim)},
+                 .q = random_tensor(ctx, elems, 3),
+                 .k = random_tensor(ctx, elems, 4),
+                 .v = random_tensor(ctx, elems, 5)};
+  CHECK(ctx, wgc_alloc(ctx, elems * 4, &a.o));
+  double ta[2];
+  for (int causal = 0; causal < 2; causal++) {
+    a.d.causal = causal ? WGC_CAUSAL_TOP_LEFT : WGC_CAUSAL_NONE;
+    ta[causal] = median_seconds(ctx, reps, 0, &a);
+    printf("attention b1 h%zu s%zu d%zu%s: %.3f ms\n", heads, seq, dim,
+           causal ? " causal" : "", ta[causal] * 1e3);
+  }
+
+  FILE *f = fopen(file, "w");
+  if (!f) {
+    perror(file);
+    return 1;
+  }
+  fprintf(f,
+          "{\"adapter\": \"%s\", \"reps\": %d,\n"
+          " \"gemm\": {\"n\": %zu, \"ms\": %.6f, \"tflops\": %.4f},\n"
+          " \"attention\": {\"batch\": 1, \"heads\": %zu, \"seq\": %zu, "
+          "\"head_dim\": %zu, \"ms\": %.6f, \"causal_ms\": %.6f}}\n",
+          wgc_adapter_name(ctx), reps, n, tg * 1e3, gemm_tflops, heads, seq,
+          dim, ta[0] * 1e3, ta[1] * 1e3);
+  fclose(f);
+  wgc_destroy(ctx);
+  return 0;
+}

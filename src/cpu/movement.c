@@ -1,0 +1,185 @@
+/* Strided copy, gather and where on the CPU. Each op is a function of a
+ * range of its flattened output index space, which the thread pool (tasks)
+ * and the wasm32 queue (pieces, split.c) cut alike. Values move as 32-bit
+ * words, so NaN payloads and subnormals arrive unchanged. */
+#include "cpu.h"
+#include "split.h"
+
+#include <string.h>
+
+#define TASK_ELEMS 32768 /* elements per task */
+
+/* Multi-index of flat position pos in shape[rank] (row-major), and the
+ * offsets it maps to through nstr stride arrays. */
+static void index_of(size_t pos, const size_t *shape, size_t rank,
+                     const size_t *const *strides, size_t nstr, size_t *idx,
+                     size_t *off) {
+  for (size_t k = 0; k < nstr; k++)
+    off[k] = 0;
+  for (size_t d = rank; d-- > 0;) {
+    idx[d] = pos % shape[d];
+    pos /= shape[d];
+    for (size_t k = 0; k < nstr; k++)
+      off[k] += idx[d] * strides[k][d];
+  }
+}
+
+/* Steps idx past a run of run elements along the last dimension, carrying
+ * into outer dimensions, and updates the offsets. */
+static void index_step(size_t run, const size_t *shape, size_t rank,
+                       const size_t *const *strides, size_t nstr, size_t *idx,
+                       size_t *off) {
+  size_t last = rank - 1;
+  idx[last] += run;
+  for (size_t k = 0; k < nstr; k++)
+    off[k] += run * strides[k][last];
+  for (size_t d = last; d > 0 && idx[d] == shape[d]; d--) {
+    for (size_t k = 0; k < nstr; k++)
+      off[k] += strides[k][d - 1] - idx[d] * strides[k][d];
+    idx[d] = 0;
+    idx[d - 1]++;
+  }
+}
+
+/* ---- strided copy -------------------------------------------------------- */
+
+static void cpu_copy_strided_range(const wgc_copy_strided_args *c, size_t pos,
+                                   size_t end) {
+  uint32_t *dst = (uint32_t *)(void *)cpu_ptr(c->dst);
+  const uint32_t *src = (const uint32_t *)(const void *)cpu_ptr(c->src);
+  const size_t *strides[2] = {c->stride_dst, c->stride_src};
+  size_t idx[WGC_MAX_RANK], off[2], last = c->rank - 1;
+  size_t sd = c->stride_dst[last], ss = c->stride_src[last];
+  index_of(pos, c->shape, c->rank, strides, 2, idx, off);
+  while (pos < end) {
+    size_t run = c->shape[last] - idx[last];
+    if (run > end - pos)
+      run = end - pos;
+    uint32_t *d = dst + off[0];
+    const uint32_t *s = src + off[1];
+    if (sd == 1 && ss == 1)
+      memcpy(d, s, 4 * run);
+    else
+      for (size_t i = 0; i < run; i++)
+        d[i * sd] = s[i * ss];
+    pos += run;
+    index_step(run, c->shape, c->rank, strides, 2, idx, off);
+  }
+}
+
+static void copy_task(void *arg, size_t task, unsigned worker) {
+  (void)worker;
+  const wgc_copy_strided_args *c = arg;
+  size_t pos = task * TASK_ELEMS;
+  cpu_copy_strided_range(c, pos, cpu_min(c->count, pos + TASK_ELEMS));
+}
+
+wgc_status cpu_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
+  cpu_parallel(ctx, cpu_div_up(c->count, TASK_ELEMS), (double)c->count,
+               copy_task, (void *)c);
+  return WGC_OK;
+}
+
+/* ---- gather ---------------------------------------------------------------
+ */
+
+static void cpu_gather_range(const wgc_gather_args *g, size_t pos, size_t end) {
+  const uint32_t *data = (const uint32_t *)(const void *)cpu_ptr(g->data);
+  const int32_t *ind = (const int32_t *)(const void *)cpu_ptr(g->indices);
+  uint32_t *out = (uint32_t *)(void *)cpu_ptr(g->output);
+  while (pos < end) {
+    size_t row = pos / g->inner, c = pos % g->inner;
+    size_t run = cpu_min(g->inner - c, end - pos);
+    size_t o = row / g->n_indices, j = row % g->n_indices;
+    int32_t k = ind[j];
+    /* ONNX counts a negative index from the end; anything still outside
+     * the axis reads nothing and gives zeros. */
+    size_t at = k < 0 ? g->len - (size_t)(-(int64_t)k) : (size_t)k;
+    bool inside = k < 0 ? (size_t)(-(int64_t)k) <= g->len : at < g->len;
+    if (inside)
+      memcpy(out + pos, data + (o * g->len + at) * g->inner + c, 4 * run);
+    else
+      memset(out + pos, 0, 4 * run);
+    pos += run;
+  }
+}
+
+static void gather_task(void *arg, size_t task, unsigned worker) {
+  (void)worker;
+  const wgc_gather_args *g = arg;
+  size_t total = g->outer * g->n_indices * g->inner, pos = task * TASK_ELEMS;
+  cpu_gather_range(g, pos, cpu_min(total, pos + TASK_ELEMS));
+}
+
+wgc_status cpu_gather(wgc_context *ctx, const wgc_gather_args *g) {
+  size_t total = g->outer * g->n_indices * g->inner;
+  cpu_parallel(ctx, cpu_div_up(total, TASK_ELEMS), (double)total, gather_task,
+               (void *)g);
+  return WGC_OK;
+}
+
+/* ---- where ------------------------------------------------------------------
+ */
+
+static void cpu_where_range(const wgc_where_args *w, size_t pos, size_t end) {
+  const uint32_t *cond = (const uint32_t *)(const void *)cpu_ptr(w->cond);
+  const uint32_t *a = (const uint32_t *)(const void *)cpu_ptr(w->a);
+  const uint32_t *b = (const uint32_t *)(const void *)cpu_ptr(w->b);
+  uint32_t *out = (uint32_t *)(void *)cpu_ptr(w->out);
+  const size_t *strides[3] = {w->stride_cond, w->stride_a, w->stride_b};
+  size_t idx[WGC_MAX_RANK], off[3], last = w->rank - 1;
+  size_t sc = w->stride_cond[last], sa = w->stride_a[last],
+         sb = w->stride_b[last];
+  index_of(pos, w->shape, w->rank, strides, 3, idx, off);
+  while (pos < end) {
+    size_t run = cpu_min(w->shape[last] - idx[last], end - pos);
+    const uint32_t *c = cond + off[0], *x = a + off[1], *y = b + off[2];
+    /* true unless +0 or -0: by bits, so NaN is true and no flushing of
+     * subnormals can make one false */
+    for (size_t i = 0; i < run; i++)
+      out[pos + i] = c[i * sc] << 1 ? x[i * sa] : y[i * sb];
+    pos += run;
+    index_step(run, w->shape, w->rank, strides, 3, idx, off);
+  }
+}
+
+static void where_task(void *arg, size_t task, unsigned worker) {
+  (void)worker;
+  const wgc_where_args *w = arg;
+  size_t pos = task * TASK_ELEMS;
+  cpu_where_range(w, pos, cpu_min(w->count, pos + TASK_ELEMS));
+}
+
+wgc_status cpu_where(wgc_context *ctx, const wgc_where_args *w) {
+  cpu_parallel(ctx, cpu_div_up(w->count, TASK_ELEMS), (double)w->count,
+               where_task, (void *)w);
+  return WGC_OK;
+}
+
+/* ---- pieces for the wasm32 queue ------------------------------------------
+ */
+
+static size_t movement_count(const cpu_work *w) {
+  if (w->kind == CPU_WORK_COPY_STRIDED)
+    return w->u.copy_strided.count;
+  if (w->kind == CPU_WORK_GATHER)
+    return w->u.gather.outer * w->u.gather.n_indices * w->u.gather.inner;
+  return w->u.where.count;
+}
+
+void cpu_split_movement_plan(const cpu_work *w, cpu_split *s) {
+  size_t n = movement_count(w);
+  s->work = (double)n;
+  s->group = cpu_fit(s, 1.0, n);
+  s->pieces = cpu_div_up(n, s->group);
+}
+
+void cpu_split_movement_run(const cpu_work *w, const cpu_split *s, size_t i) {
+  size_t pos = i * s->group, end = cpu_min(movement_count(w), pos + s->group);
+  if (w->kind == CPU_WORK_COPY_STRIDED)
+    cpu_copy_strided_range(&w->u.copy_strided, pos, end);
+  else if (w->kind == CPU_WORK_GATHER)
+    cpu_gather_range(&w->u.gather, pos, end);
+  else if (w->kind == CPU_WORK_WHERE)
+    cpu_where_range(&w->u.where, pos, end);
+}

@@ -1,0 +1,216 @@
+/* Data movement entry points: strided copy, gather and where. */
+#include "internal.h"
+
+#include "validate.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* Drops dimensions of size 1 and merges a dimension into the one before it
+ * where every operand's strides (nstr arrays) continue contiguously across
+ * them, so that transposes of blocks and plain copies reach the backend at
+ * the lowest rank. A single element becomes rank 1. */
+static void merge_dims(size_t *rank, size_t *shape,
+                       size_t (*strides)[WGC_MAX_RANK], size_t nstr) {
+  size_t r = 0;
+  for (size_t i = 0; i < *rank; i++) {
+    if (shape[i] == 1)
+      continue;
+    bool merge = r > 0;
+    for (size_t k = 0; k < nstr && merge; k++)
+      merge = strides[k][r - 1] == strides[k][i] * shape[i];
+    if (merge) {
+      shape[r - 1] *= shape[i];
+      for (size_t k = 0; k < nstr; k++)
+        strides[k][r - 1] = strides[k][i];
+      continue;
+    }
+    shape[r] = shape[i];
+    for (size_t k = 0; k < nstr; k++)
+      strides[k][r] = strides[k][i];
+    r++;
+  }
+  if (r == 0) {
+    shape[0] = 1;
+    for (size_t k = 0; k < nstr; k++)
+      strides[k][0] = 0;
+    r = 1;
+  }
+  *rank = r;
+}
+
+/* Elements from the first to the last one an operand touches: 1 + the sum
+ * of (shape-1)*stride (saturating); count > 0. */
+static uint64_t strided_span(const size_t *shape, const size_t *stride,
+                             size_t rank) {
+  uint64_t last = 0;
+  for (size_t d = 0; d < rank; d++)
+    last = wgc_sat_add(last, wgc_sat_mul(shape[d] - 1, stride[d]));
+  return wgc_sat_add(last, 1);
+}
+
+static wgc_operand span_operand(const char *param, wgc_ptr addr,
+                                uint64_t elems) {
+  return (wgc_operand){.param = param,
+                       .addr = addr,
+                       .bytes = wgc_sat_mul(elems, 4),
+                       .repeat = 1};
+}
+
+wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
+                            const size_t *dst_strides, wgc_ptr src,
+                            const size_t *src_strides, const size_t *shape,
+                            size_t rank) {
+  const char *fn = "wgc_copy_strided";
+  if (!ctx)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  if (rank > WGC_MAX_RANK)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: rank %zu is above %d",
+                    fn, rank, WGC_MAX_RANK);
+  if (rank && !shape)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: shape is NULL with rank %zu", fn, rank);
+  if (rank && !dst_strides)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: dst_strides is NULL with rank %zu", fn, rank);
+  if (rank && !src_strides)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: src_strides is NULL with rank %zu", fn, rank);
+  size_t count;
+  if (!wgc_product(shape, rank, &count) || count > SIZE_MAX / 4)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: shape describes a tensor too large to address", fn);
+  if (count == 0)
+    return WGC_OK;
+  wgc_copy_strided_args c = {.rank = 0, .count = count, .fn = fn};
+  /* The dimensions that matter (size > 1), ordered by destination stride,
+   * largest first (insertion sort; a stable order keeps ties as given). */
+  for (size_t d = 0; d < rank; d++) {
+    if (shape[d] == 1)
+      continue;
+    size_t at = c.rank++;
+    while (at > 0 && c.stride_dst[at - 1] < dst_strides[d]) {
+      c.shape[at] = c.shape[at - 1];
+      c.stride_dst[at] = c.stride_dst[at - 1];
+      c.stride_src[at] = c.stride_src[at - 1];
+      at--;
+    }
+    c.shape[at] = shape[d];
+    c.stride_dst[at] = dst_strides[d];
+    c.stride_src[at] = src_strides[d];
+  }
+  /* Every index has its own destination element when each stride, in
+   * increasing order, passes the last element the smaller ones reach. */
+  uint64_t reach = 0; /* last offset reached by the inner dimensions */
+  for (size_t i = c.rank; i-- > 0;) {
+    if (c.stride_dst[i] <= reach) {
+      size_t d = 0; /* the caller's index of this dimension, for the message */
+      while (d < rank && (shape[d] == 1 || dst_strides[d] != c.stride_dst[i]))
+        d++;
+      return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                      "%s: dst_strides[%zu] = %zu makes distinct indices "
+                      "write one element of dst (the dimensions inside it "
+                      "reach %" PRIu64 " elements)",
+                      fn, d, c.stride_dst[i], reach);
+    }
+    reach = wgc_sat_add(reach, wgc_sat_mul(c.shape[i] - 1, c.stride_dst[i]));
+  }
+  wgc_operand ops[2] = {
+      span_operand("src", src, strided_span(c.shape, c.stride_src, c.rank)),
+      span_operand("dst", dst, strided_span(c.shape, c.stride_dst, c.rank))};
+  /* Spans, not elements: interleaved source and destination are rejected
+   * too, which keeps the rule simple to state and to check. */
+  wgc_status s = wgc_check_all(ctx, fn, ops, 2);
+  if (s != WGC_OK)
+    return s;
+  c.src = ops[0].ref;
+  c.dst = ops[1].ref;
+  size_t both[2][WGC_MAX_RANK];
+  memcpy(both[0], c.stride_dst, sizeof both[0]);
+  memcpy(both[1], c.stride_src, sizeof both[1]);
+  merge_dims(&c.rank, c.shape, both, 2);
+  memcpy(c.stride_dst, both[0], sizeof both[0]);
+  memcpy(c.stride_src, both[1], sizeof both[1]);
+  return ctx->be->copy_strided(ctx, &c);
+}
+
+wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data, const size_t *shape,
+                      size_t rank, size_t axis, wgc_ptr indices,
+                      size_t n_indices, wgc_ptr output) {
+  const char *fn = "wgc_gather";
+  if (!ctx)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  if (rank == 0 || rank > WGC_MAX_RANK)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: rank %zu is outside 1..%d", fn, rank, WGC_MAX_RANK);
+  if (!shape)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: shape is NULL with rank %zu", fn, rank);
+  if (axis >= rank)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: axis %zu is not below rank %zu", fn, axis, rank);
+  wgc_gather_args g = {.len = shape[axis], .n_indices = n_indices, .fn = fn};
+  size_t data_n, out_n;
+  if (!wgc_product(shape, axis, &g.outer) ||
+      !wgc_product(shape + axis + 1, rank - axis - 1, &g.inner) ||
+      !wgc_product(shape, rank, &data_n) || data_n > SIZE_MAX / 4)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: shape describes a tensor too large to address", fn);
+  if (n_indices > SIZE_MAX / 4 || !wgc_mul_ok(g.outer, n_indices, &out_n) ||
+      !wgc_mul_ok(out_n, g.inner, &out_n) || out_n > SIZE_MAX / 4)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: n_indices %zu makes an output too large to address",
+                    fn, n_indices);
+  if (out_n == 0)
+    return WGC_OK;
+  wgc_operand ops[3] = {wgc_flat_operand("data", data, data_n),
+                        wgc_flat_operand("indices", indices, n_indices),
+                        wgc_flat_operand("output", output, out_n)};
+  wgc_status s = wgc_check_all(ctx, fn, ops, 3);
+  if (s != WGC_OK)
+    return s;
+  g.data = ops[0].ref;
+  g.indices = ops[1].ref;
+  g.output = ops[2].ref;
+  return ctx->be->gather(ctx, &g);
+}
+
+wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond, const size_t *shape_cond,
+                     size_t rank_cond, wgc_ptr a, const size_t *shape_a,
+                     size_t rank_a, wgc_ptr b, const size_t *shape_b,
+                     size_t rank_b, wgc_ptr out) {
+  const char *fn = "wgc_where";
+  if (!ctx)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  static const char *const names[3] = {"cond", "a", "b"};
+  const size_t *shapes[3] = {shape_cond, shape_a, shape_b};
+  size_t ranks[3] = {rank_cond, rank_a, rank_b}, counts[3];
+  size_t strides[3][WGC_MAX_RANK];
+  wgc_where_args w = {.fn = fn};
+  wgc_status s = wgc_broadcast(ctx, fn, 3, names, shapes, ranks, &w.rank,
+                               w.shape, strides, counts, &w.count);
+  if (s != WGC_OK)
+    return s;
+  if (w.count == 0)
+    return WGC_OK;
+  wgc_operand ops[4] = {wgc_flat_operand("cond", cond, counts[0]),
+                        wgc_flat_operand("a", a, counts[1]),
+                        wgc_flat_operand("b", b, counts[2]),
+                        wgc_flat_operand("out", out, w.count)};
+  for (int k = 0; k < 4 && s == WGC_OK; k++)
+    s = wgc_check_operand(ctx, fn, &ops[k]);
+  /* In place is only exact: an input with the output's shape. */
+  for (int k = 0; k < 3 && s == WGC_OK; k++)
+    s = wgc_check_no_overlap(ctx, fn, &ops[3], &ops[k], counts[k] == w.count);
+  if (s != WGC_OK)
+    return s;
+  merge_dims(&w.rank, w.shape, strides, 3);
+  memcpy(w.stride_cond, strides[0], sizeof strides[0]);
+  memcpy(w.stride_a, strides[1], sizeof strides[1]);
+  memcpy(w.stride_b, strides[2], sizeof strides[2]);
+  w.cond = ops[0].ref;
+  w.a = ops[1].ref;
+  w.b = ops[2].ref;
+  w.out = ops[3].ref;
+  return ctx->be->where(ctx, &w);
+}

@@ -1,0 +1,491 @@
+/* wgc_gemm_ex and wgc_gemm_batched_ex: C := act(alpha*op(A)*op(B) + beta*C
+ * + bias) against float64 sums and activations written here, on both
+ * backends, for every bias kind and activation, both layouts, every
+ * transpose, ldc beyond n, batches, the split-K and k == 0 / alpha == 0
+ * paths, NaN and infinity through the bias and C, and rejected calls.
+ * C sits between guard NaNs with a payload, and its padding (ldc) and the
+ * gaps between batches hold them too, so that stray writes show. Each case
+ * notes its worst error in float epsilons of the sum of magnitudes that
+ * make the pre-activation (|alpha|*sum|a*b| + |beta*c| + |bias|). */
+#include "ops_ref.h"
+#include "util.h"
+
+#include "internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD 3
+
+static float sentinel(void) {
+  uint32_t bits = 0x7FC5A5A5u;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/* The activations by their defining formulas, in double. */
+static double ref_act(wgc_activation act, double x) {
+  switch (act) {
+  case WGC_ACTIVATION_RELU:
+    return x < 0 ? 0 : x; /* NaN stays NaN */
+  case WGC_ACTIVATION_GELU:
+    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+  case WGC_ACTIVATION_GELU_TANH:
+    return 0.5 * x *
+           (1 + tanh(sqrt(2 / 3.14159265358979323846) *
+                     (x + 0.044715 * x * x * x)));
+  case WGC_ACTIVATION_SILU:
+    return x / (1 + exp(-x));
+  default:
+    return x;
+  }
+}
+
+static const char *ACT_NAMES[] = {"none", "relu", "gelu", "gelu_tanh", "silu"};
+
+enum { NO_BIAS = -1 };
+enum special {
+  PLAIN,
+  NAN_AB,  /* A and B are NaN: alpha == 0 must not read them */
+  NAN_C,   /* C is NaN: beta == 0 must not read it */
+  SPECIALS /* NaN and infinities in the bias, a NaN in C */
+};
+
+typedef struct ep_case {
+  wgc_layout layout;
+  wgc_transpose ta, tb;
+  size_t m, n, k, batch; /* batch 0: wgc_gemm_ex */
+  size_t pad_c;          /* ldc beyond the smallest legal one */
+  float alpha, beta;
+  int bias; /* NO_BIAS or a wgc_bias_kind */
+  wgc_activation act;
+  enum special special;
+} ep_case;
+
+static const char TCH[] = {'N', 'T', 'C'};
+
+/* Element (i, j) of op(X) for a stored X. */
+static double op_at(wgc_layout layout, wgc_transpose t, const float *x,
+                    size_t ld, size_t i, size_t j) {
+  return t == WGC_NO_TRANS ? x[ref_index(layout, ld, i, j)]
+                           : x[ref_index(layout, ld, j, i)];
+}
+
+static void run_ep(int bi, const ep_case *ec) {
+  size_t m = ec->m, n = ec->n, k = ec->k, nb = ec->batch ? ec->batch : 1;
+  size_t ar, ac, br, bc;
+  ref_stored_dims(ec->ta, m, k, &ar, &ac);
+  ref_stored_dims(ec->tb, k, n, &br, &bc);
+  size_t lda = ref_min_ld(ec->layout, ar, ac) + 1;
+  size_t ldb = ref_min_ld(ec->layout, br, bc) + 2;
+  size_t ldc = ref_min_ld(ec->layout, m, n) + ec->pad_c;
+  size_t sa = ref_span(ec->layout, lda, ar, ac);
+  size_t sb = ref_span(ec->layout, ldb, br, bc);
+  size_t sc = ref_span(ec->layout, ldc, m, n) + 2; /* gaps between batches */
+  size_t na = nb * sa + 1, nbb = nb * sb + 1;
+  size_t nc = GUARD + nb * sc + GUARD;
+  size_t nbias = ec->bias == WGC_BIAS_PER_ROW ? m : n;
+
+  char bias_name[16];
+  snprintf(bias_name, sizeof bias_name, "%s",
+           ec->bias == NO_BIAS            ? "none"
+           : ec->bias == WGC_BIAS_PER_ROW ? "row"
+                                          : "column");
+  if (!case_begin("%s[%s] %s %c%c m=%zu n=%zu k=%zu batch=%zu ldc=%zu "
+                  "alpha=%g beta=%g bias=%s act=%s%s",
+                  ec->batch ? "gemm_batched_ex" : "gemm_ex",
+                  backend_label(test_backends[bi]),
+                  ec->layout == WGC_ROW_MAJOR ? "row" : "col", TCH[ec->ta],
+                  TCH[ec->tb], m, n, k, nb, ldc, ec->alpha, ec->beta, bias_name,
+                  ACT_NAMES[ec->act],
+                  ec->special == NAN_AB     ? " nan-ab"
+                  : ec->special == NAN_C    ? " nan-c"
+                  : ec->special == SPECIALS ? " nan-inf"
+                                            : ""))
+    return;
+  wgc_context *ctx = test_ctx(test_backends[bi]);
+  if (!ctx) {
+    case_end();
+    return;
+  }
+
+  float *ha = falloc(na), *hb = falloc(nbb), *hc = falloc(nc);
+  float *hbias = falloc(nbias), *got = falloc(nc);
+  bool *written = xmalloc(nc * sizeof(bool));
+  unsigned seed = (unsigned)(m * 131 + n * 17 + k + nb * 7 + ec->act);
+  fill_uniform(ha, na, -1, 1, seed);
+  fill_uniform(hb, nbb, -1, 1, seed + 1);
+  fill_uniform(hbias, nbias, -1, 1, seed + 2);
+  for (size_t i = 0; i < nc; i++) {
+    hc[i] = sentinel();
+    written[i] = false;
+  }
+  float *cvals = falloc(m * n);
+  for (size_t t = 0; t < nb; t++) {
+    fill_uniform(cvals, m * n, -1, 1, seed + 3 + (unsigned)t);
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < n; j++) {
+        size_t e = GUARD + t * sc + ref_index(ec->layout, ldc, i, j);
+        hc[e] = cvals[i * n + j];
+        written[e] = true;
+      }
+  }
+  free(cvals);
+  if (ec->special == NAN_AB) {
+    for (size_t i = 0; i < na; i++)
+      ha[i] = NAN;
+    for (size_t i = 0; i < nbb; i++)
+      hb[i] = NAN;
+  }
+  if (ec->special == NAN_C)
+    for (size_t i = 0; i < nc; i++)
+      if (written[i])
+        hc[i] = NAN;
+  if (ec->special == SPECIALS) {
+    hbias[0] = NAN;
+    hbias[1 % nbias] = INFINITY;
+    hbias[2 % nbias] = -INFINITY;
+    hc[GUARD + ref_index(ec->layout, ldc, m - 1, n - 1)] = NAN;
+  }
+
+  wgc_ptr da = dev_from(ctx, ha, na), db = dev_from(ctx, hb, nbb);
+  wgc_ptr dc = dev_from(ctx, hc, nc), dbias = dev_from(ctx, hbias, nbias);
+  if (da && db && dc && dbias) {
+    wgc_gemm_epilogue ep = {.bias = ec->bias == NO_BIAS ? 0 : dbias,
+                            .bias_kind = ec->bias == NO_BIAS
+                                             ? WGC_BIAS_PER_COLUMN
+                                             : (wgc_bias_kind)ec->bias,
+                            .activation = ec->act};
+    wgc_ptr c0 = at(dc, GUARD);
+    wgc_status s =
+        ec->batch
+            ? wgc_gemm_batched_ex(ctx, ec->layout, ec->ta, ec->tb, m, n, k,
+                                  ec->alpha, da, lda, sa, db, ldb, sb, ec->beta,
+                                  c0, ldc, sc, nb, &ep)
+            : wgc_gemm_ex(ctx, ec->layout, ec->ta, ec->tb, m, n, k, ec->alpha,
+                          da, lda, db, ldb, ec->beta, c0, ldc, &ep);
+    CHECK(s == WGC_OK, "returned %s: %s", wgc_status_name(s),
+          wgc_last_error(ctx));
+    if (s == WGC_OK && dev_read(ctx, got, dc, nc)) {
+      size_t total = nb * m * n;
+      double *want = dalloc(total), *tol = dalloc(total), *mag = dalloc(total);
+      float *out = falloc(total);
+      bool read_ab = k > 0 && ec->alpha != 0;
+      for (size_t t = 0; t < nb; t++)
+        for (size_t i = 0; i < m; i++)
+          for (size_t j = 0; j < n; j++) {
+            double dot = 0, sabs = 0;
+            for (size_t p = 0; read_ab && p < k; p++) {
+              double x = op_at(ec->layout, ec->ta, ha + t * sa, lda, i, p) *
+                         op_at(ec->layout, ec->tb, hb + t * sb, ldb, p, j);
+              dot += x;
+              sabs += fabs(x);
+            }
+            size_t ce = GUARD + t * sc + ref_index(ec->layout, ldc, i, j);
+            double v = ec->alpha * dot, cterm = 0, bterm = 0;
+            if (ec->beta != 0)
+              cterm = (double)ec->beta * hc[ce];
+            if (ec->bias != NO_BIAS)
+              bterm = hbias[ec->bias == WGC_BIAS_PER_ROW ? i : j];
+            v += cterm + bterm;
+            size_t o = (t * m + i) * n + j;
+            want[o] = ref_act(ec->act, v);
+            mag[o] = fabs(ec->alpha) * sabs + fabs(cterm) + fabs(bterm);
+            /* float sums over k (and the split-K partial sums), the beta
+             * and bias terms; the activations' slope is at most 1.13 */
+            tol[o] = 1.13 * (double)(k + 4) * FLT_EPSILON * mag[o] + 1e-6;
+            out[o] = got[ce];
+          }
+      char key[64];
+      snprintf(key, sizeof key, "%s[%s]",
+               ec->batch ? "gemm_batched_ex" : "gemm_ex",
+               backend_label(test_backends[bi]));
+      check_close_at(__FILE__, __LINE__, key, NULL, out, want, total, 1e-5, 0,
+                     tol);
+      double worst = 0;
+      for (size_t o = 0; o < total; o++)
+        if (isfinite(want[o]) && mag[o] > 0)
+          worst = fmax(worst, fabs(out[o] - want[o]) / (FLT_EPSILON * mag[o]));
+      case_note(" err=%.2f eps", worst);
+      for (size_t i = 0; i < nc; i++)
+        if (!written[i] && !same_bits(got[i], hc[i])) {
+          CHECK(false, "C element %zu outside the output changed: %.9g", i,
+                got[i]);
+          break;
+        }
+      free(want);
+      free(tol);
+      free(mag);
+      free(out);
+    }
+  }
+  dev_free(ctx, da);
+  dev_free(ctx, db);
+  dev_free(ctx, dc);
+  dev_free(ctx, dbias);
+  free(ha);
+  free(hb);
+  free(hc);
+  free(hbias);
+  free(got);
+  free(written);
+  case_end();
+}
+
+static void run_both(const ep_case *ec) {
+  for (int bi = 0; bi < 2; bi++)
+    run_ep(bi, ec);
+}
+
+#define R WGC_ROW_MAJOR
+#define C WGC_COL_MAJOR
+#define N_ WGC_NO_TRANS
+#define T_ WGC_TRANS
+#define CT WGC_CONJ_TRANS
+#define COL WGC_BIAS_PER_COLUMN
+#define ROW WGC_BIAS_PER_ROW
+
+TEST(gemm_epilogue_kinds) {
+  /* Every activation with each bias kind, both layouts; the transposes,
+   * shapes (1 to 70), ldc padding and alpha/beta vary along the loop. */
+  static const size_t dims[][3] = {{1, 1, 1},   {7, 5, 3},    {13, 29, 11},
+                                   {37, 2, 41}, {3, 70, 19},  {64, 33, 17},
+                                   {70, 65, 9}, {23, 31, 70}, {5, 1, 64}};
+  static const float ab[][2] = {{1, 0}, {0.75f, 0.5f}, {-1.25f, 2}, {2, -1}};
+  const wgc_transpose ts[3] = {N_, T_, CT};
+  unsigned idx = 0;
+  for (int act = WGC_ACTIVATION_NONE; act <= WGC_ACTIVATION_SILU; act++)
+    for (int bias = NO_BIAS; bias <= WGC_BIAS_PER_ROW; bias++)
+      for (int l = 0; l < 2; l++, idx++) {
+        if (act == WGC_ACTIVATION_NONE && bias == NO_BIAS)
+          continue; /* the plain GEMM, tested with it */
+        const size_t *d = dims[idx % 9];
+        ep_case ec = {.layout = l ? R : C,
+                      .ta = ts[idx % 3],
+                      .tb = ts[idx / 3 % 3],
+                      .m = d[0],
+                      .n = d[1],
+                      .k = d[2],
+                      .pad_c = idx % 3,
+                      .alpha = ab[idx % 4][0],
+                      .beta = ab[idx % 4][1],
+                      .bias = bias,
+                      .act = (wgc_activation)act};
+        run_both(&ec);
+      }
+}
+
+TEST(gemm_epilogue_shapes) {
+  static const ep_case cases[] = {
+      /* crosses the tiled kernel's 64 x 64 blocks */
+      {R, N_, N_, 128, 200, 96, 0, 3, 1, 0, COL, WGC_ACTIVATION_GELU_TANH, 0},
+      {C, T_, N_, 130, 96, 128, 0, 1, 0.5f, 0.5f, ROW, WGC_ACTIVATION_SILU, 0},
+      /* batched, strided C with gaps; one bias for every batch */
+      {R, N_, T_, 9, 14, 12, 4, 1, -1, 0.5f, COL, WGC_ACTIVATION_RELU, 0},
+      {C, N_, N_, 17, 6, 5, 3, 0, 1, 0, ROW, WGC_ACTIVATION_GELU, 0},
+      {R, T_, T_, 64, 64, 64, 8, 2, 0.125f, 0, COL, WGC_ACTIVATION_GELU, 0},
+      /* split-K: few outputs, long k (per-element and tiled forms) */
+      {R, N_, N_, 8, 8, 1024, 0, 0, 1, 0.5f, ROW, WGC_ACTIVATION_GELU, 0},
+      {C, N_, T_, 5, 7, 2000, 2, 1, 0.5f, 0, COL, WGC_ACTIVATION_SILU, 0},
+      {R, N_, N_, 128, 128, 2048, 0, 0, 1, 0, COL, WGC_ACTIVATION_GELU_TANH, 0},
+      /* k == 0 and alpha == 0: act(beta*C + bias) */
+      {R, N_, N_, 7, 9, 0, 0, 2, 1, 0.5f, COL, WGC_ACTIVATION_GELU, 0},
+      {C, T_, N_, 7, 9, 0, 3, 1, 1, 0, ROW, WGC_ACTIVATION_SILU, NAN_C},
+      {R, T_, N_, 11, 13, 17, 0, 0, 0, 2, ROW, WGC_ACTIVATION_RELU, NAN_AB},
+      {C, N_, T_, 11, 13, 17, 2, 1, 0, 0, COL, WGC_ACTIVATION_GELU_TANH,
+       NAN_AB},
+      {R, N_, N_, 6, 5, 0, 0, 0, 1, 1, NO_BIAS, WGC_ACTIVATION_RELU, 0},
+      /* beta == 0 over a NaN C */
+      {R, N_, N_, 19, 21, 23, 0, 1, 1, 0, COL, WGC_ACTIVATION_SILU, NAN_C},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    run_both(&cases[i]);
+}
+
+TEST(gemm_epilogue_nan_inf) {
+  /* NaN and +-inf in the bias, NaN in C (beta != 0): IEEE arithmetic on
+   * the unfused formula, relu(NaN) = NaN, gelu(-inf) = NaN as the unary
+   * op. */
+  for (int act = WGC_ACTIVATION_NONE; act <= WGC_ACTIVATION_SILU; act++)
+    for (int bias = COL; bias <= ROW; bias++) {
+      ep_case ec = {R, bias ? T_ : N_, N_,   5,   6,       7, 0, 1,
+                    1, 0.5f,           bias, act, SPECIALS};
+      run_both(&ec);
+    }
+  /* an activation alone, at the edges of the scale path too */
+  ep_case k0 = {
+      C, N_, N_, 4, 3, 0, 0, 0, 1, 1, NO_BIAS, WGC_ACTIVATION_GELU, SPECIALS};
+  run_both(&k0);
+}
+
+/* ep NULL and an all-zero ep are the plain call, bit for bit. */
+TEST(gemm_epilogue_plain) {
+  enum { M = 45, N = 38, K = 29 };
+  float ha[M * K], hb[K * N], hc[M * N], g0[M * N], g1[M * N], g2[M * N];
+  fill_uniform(ha, M * K, -1, 1, 1);
+  fill_uniform(hb, K * N, -1, 1, 2);
+  fill_uniform(hc, M * N, -1, 1, 3);
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "gemm_epilogue_plain"))
+      continue;
+    wgc_ptr a = dev_from(ctx, ha, M * K), b = dev_from(ctx, hb, K * N);
+    wgc_ptr c0 = dev_from(ctx, hc, M * N), c1 = dev_from(ctx, hc, M * N);
+    wgc_ptr c2 = dev_from(ctx, hc, M * N);
+    wgc_gemm_epilogue zero = {0};
+    if (a && b && c0 && c1 && c2) {
+      CHECK_OK(ctx,
+               wgc_gemm(ctx, R, N_, T_, M, N, K, 0.5f, a, K, b, K, 2, c0, N));
+      CHECK_OK(ctx, wgc_gemm_ex(ctx, R, N_, T_, M, N, K, 0.5f, a, K, b, K, 2,
+                                c1, N, NULL));
+      CHECK_OK(ctx, wgc_gemm_batched_ex(ctx, R, N_, T_, M, N, K, 0.5f, a, K, 0,
+                                        b, K, 0, 2, c2, N, 0, 1, &zero));
+      if (dev_read(ctx, g0, c0, M * N) && dev_read(ctx, g1, c1, M * N) &&
+          dev_read(ctx, g2, c2, M * N))
+        for (size_t i = 0; i < M * N; i++)
+          if (!same_bits(g0[i], g1[i]) || !same_bits(g0[i], g2[i])) {
+            CHECK(false, "element %zu: wgc_gemm %.9g, ex %.9g, zero ep %.9g", i,
+                  g0[i], g1[i], g2[i]);
+            break;
+          }
+    }
+    dev_free(ctx, a);
+    dev_free(ctx, b);
+    dev_free(ctx, c0);
+    dev_free(ctx, c1);
+    dev_free(ctx, c2);
+    case_end();
+  }
+}
+
+TEST(gemm_epilogue_invalid) {
+  enum { M = 4, N = 5, K = 3 };
+  float hc[M * N];
+  fill_uniform(hc, M * N, -1, 1, 9);
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "gemm_epilogue_invalid"))
+      continue;
+    static const float zeros[M * N];
+    wgc_ptr a = dev_from(ctx, zeros, M * K), b = dev_from(ctx, zeros, K * N);
+    wgc_ptr c = dev_from(ctx, hc, M * N);
+    wgc_ptr bias = dev_from(ctx, zeros, N - 1); /* room for m, not n */
+    const char *F = "wgc_gemm_ex", *FB = "wgc_gemm_batched_ex";
+    struct {
+      wgc_gemm_epilogue ep;
+      const char *param, *value;
+    } bad[] = {
+        {{bias, WGC_BIAS_PER_COLUMN, (wgc_activation)5}, "activation", "5"},
+        {{0, WGC_BIAS_PER_COLUMN, (wgc_activation)-1}, "activation", "-1"},
+        {{bias, (wgc_bias_kind)2, WGC_ACTIVATION_RELU}, "bias_kind", "2"},
+        {{0, (wgc_bias_kind)-7, WGC_ACTIVATION_NONE}, "bias_kind", "-7"},
+        /* n floats do not fit the bias allocation */
+        {{bias, WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_NONE}, "bias", NULL},
+        {{at(bias, 1), WGC_BIAS_PER_ROW, WGC_ACTIVATION_GELU}, "bias", NULL},
+        {{wild_address(3), WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE},
+         "bias",
+         NULL},
+        {{bias + 2, WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE}, "bias", NULL},
+        /* the bias may not overlap the output */
+        {{at(c, 7), WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE}, "bias", NULL},
+        {{c, WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_SILU}, "bias", NULL},
+    };
+    for (size_t i = 0; a && b && c && bias && i < sizeof bad / sizeof *bad;
+         i++) {
+      for (int batched = 0; batched < 2; batched++) {
+        wgc_status s =
+            batched ? wgc_gemm_batched_ex(ctx, R, N_, N_, M, N, K, 1, a, K, 0,
+                                          b, N, 0, 0, c, N, 0, 1, &bad[i].ep)
+                    : wgc_gemm_ex(ctx, R, N_, N_, M, N, K, 1, a, K, b, N, 0, c,
+                                  N, &bad[i].ep);
+        CHECK_REJECTED(ctx, s, batched ? FB : F, bad[i].param);
+        if (bad[i].value)
+          CHECK_ERROR_VALUE(ctx, bad[i].value);
+      }
+    }
+    /* the plain checks, named after the _ex entry points */
+    wgc_gemm_epilogue relu = {0, WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_RELU};
+    CHECK_REJECTED(
+        NULL,
+        wgc_gemm_ex(NULL, R, N_, N_, M, N, K, 1, a, K, b, N, 0, c, N, &relu), F,
+        "ctx");
+    CHECK_REJECTED(ctx,
+                   wgc_gemm_batched_ex(ctx, R, N_, N_, M, N, K, 1, a, K - 1, 0,
+                                       b, N, 0, 0, c, N, 0, 1, &relu),
+                   FB, "lda");
+    /* a per-row bias of m floats fits where a per-column one did not */
+    wgc_gemm_epilogue fits = {bias, WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE};
+    wgc_ptr c2 = dev_alloc(ctx, 4 * M * N);
+    if (c2)
+      CHECK_OK(ctx, wgc_gemm_ex(ctx, R, N_, N_, M, N, K, 1, a, K, b, N, 0, c2,
+                                N, &fits));
+    if (c)
+      CHECK_DEVICE_EQUALS(ctx, c, hc, M * N, "C after rejected calls");
+    dev_free(ctx, a);
+    dev_free(ctx, b);
+    dev_free(ctx, c);
+    dev_free(ctx, c2);
+    dev_free(ctx, bias);
+    case_end();
+  }
+}
+
+/* What the front end hands the backend: a spy (the CPU backend with its
+ * gemm replaced) records the arguments and fails with the name it got. */
+static wgc_gemm_args spied;
+static wgc_status spy_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
+  spied = *g;
+  return wgc_fail(ctx, WGC_ERR_DEVICE, "%s: spy", g->fn);
+}
+
+TEST(gemm_epilogue_args) {
+  if (!case_begin("gemm_epilogue_args: the epilogue reaches the backend"))
+    return;
+  wgc_options opt = {.backend = WGC_BACKEND_CPU};
+  wgc_context *ctx = NULL;
+  CHECK_STATUS(wgc_create(&opt, &ctx), WGC_OK);
+  wgc_ptr x = ctx ? dev_alloc(ctx, 4096) : 0;
+  if (x) {
+    const wgc_backend_ops *real = ctx->be;
+    wgc_backend_ops spy = *real;
+    spy.gemm = spy_gemm;
+    ctx->be = &spy;
+    wgc_gemm_epilogue ep = {at(x, 900), WGC_BIAS_PER_ROW,
+                            WGC_ACTIVATION_GELU_TANH};
+    memset(&spied, 0, sizeof spied);
+    CHECK_STATUS(wgc_gemm_batched_ex(ctx, C, N_, N_, 3, 4, 5, 1, x, 3, 0,
+                                     at(x, 100), 5, 0, 0, at(x, 200), 3, 12, 2,
+                                     &ep),
+                 WGC_ERR_DEVICE);
+    CHECK(!strcmp(wgc_last_error(ctx), "wgc_gemm_batched_ex: spy"),
+          "reported \"%s\"", wgc_last_error(ctx));
+    CHECK(spied.has_bias && spied.bias_kind == WGC_BIAS_PER_ROW &&
+              spied.act == WGC_ACTIVATION_GELU_TANH &&
+              spied.bias.offset == 4 * 900 && spied.batch == 2,
+          "has_bias %d, bias_kind %d, act %d, bias offset %llu",
+          (int)spied.has_bias, (int)spied.bias_kind, (int)spied.act,
+          (unsigned long long)spied.bias.offset);
+    /* an activation alone, and NULL */
+    wgc_gemm_epilogue silu = {0, WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_SILU};
+    CHECK_STATUS(wgc_gemm_ex(ctx, R, N_, N_, 3, 4, 5, 1, x, 5, at(x, 100), 4, 0,
+                             at(x, 200), 4, &silu),
+                 WGC_ERR_DEVICE);
+    CHECK(!spied.has_bias && spied.act == WGC_ACTIVATION_SILU &&
+              !strcmp(spied.fn, "wgc_gemm_ex"),
+          "has_bias %d, act %d, fn %s", (int)spied.has_bias, (int)spied.act,
+          spied.fn);
+    CHECK_STATUS(wgc_gemm_ex(ctx, R, N_, N_, 3, 4, 5, 1, x, 5, at(x, 100), 4, 0,
+                             at(x, 200), 4, NULL),
+                 WGC_ERR_DEVICE);
+    CHECK(!spied.has_bias && spied.act == WGC_ACTIVATION_NONE,
+          "ep NULL: has_bias %d, act %d", (int)spied.has_bias, (int)spied.act);
+    ctx->be = real;
+  }
+  wgc_destroy(ctx);
+  case_end();
+}
