@@ -428,7 +428,12 @@ WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
   X(SUM, sum)                                                                  \
   X(MAX, max) /* NaN-propagating, as numpy */                                  \
   X(MIN, min) /* NaN-propagating, as numpy */                                  \
-  X(MEAN, mean)
+  X(MEAN, mean)                                                                \
+  X(PROD, prod)                                                                \
+  X(SUM_SQUARE, sum_square)   /* sum of x * x */                               \
+  X(L1, l1)                   /* sum of |x| */                                 \
+  X(L2, l2)                   /* sqrt of the sum of x * x */                   \
+  X(LOG_SUM_EXP, log_sum_exp) /* log of the sum of exp(x), max-subtracted */
 
 typedef enum wgc_reduce_op {
 #define WGC_REDUCE_ENUM_(NAME, name) WGC_REDUCE_##NAME,
@@ -437,22 +442,63 @@ typedef enum wgc_reduce_op {
 } wgc_reduce_op;
 
 /* Reduces axis of the contiguous row-major tensor of shape[rank] (rank 1..8);
- * the output is the shape without that axis, contiguous. An axis of length 0
- * gives 0 for SUM and WGC_ERR_INVALID_ARGUMENT otherwise. */
+ * the output is the shape without that axis, contiguous. Semantics are
+ * ONNX's Reduce* (opset 18) with keepdims left to the caller's shapes.
+ *
+ * An axis of length 0 gives the op's identity, as ONNX: 0 for SUM,
+ * SUM_SQUARE, L1 and L2, 1 for PROD, -inf for LOG_SUM_EXP; MAX, MIN and
+ * MEAN of nothing are WGC_ERR_INVALID_ARGUMENT.
+ *
+ * Special values follow IEEE arithmetic on each op's formula: a NaN
+ * anywhere in the span gives NaN (MAX and MIN too, as numpy); SUM of +inf
+ * and -inf is NaN; PROD of 0 and inf is NaN. LOG_SUM_EXP is computed as
+ * m + log(sum(exp(x - m))) with m the largest element, so inputs up to
+ * FLT_MAX do not overflow; a +inf element gives +inf, an all -inf span -inf.
+ *
+ * Accuracy (float32 result vs the exact value): SUM, MEAN, SUM_SQUARE, L1
+ * and L2 are accumulated as if in double (CPU: double; WebGPU: float pairs
+ * that keep each addition's and each square's rounding error), within
+ * (ceil(log2 len) + 2) * 2^-23 * sum(|terms|) (divided by len for MEAN, plus
+ * its one division), L2 within half that relative plus one rounding; in
+ * practice within 2 units in the last place. PROD: the CPU multiplies in
+ * double, the WebGPU kernels keep each product's rounding error (Dekker's
+ * product), within (4 + (2 * len)^2 * 2^-24) * 2^-24 relative plus
+ * 2^-125 for results near the float32 underflow (in practice 3 units in
+ * the last place for 10^6 factors). LOG_SUM_EXP: within (len + 2) * 2^-24
+ * + 2^-21 * (|result| + 1) absolute at worst (the WebGPU kernels sum the
+ * exponentials in plain float32; in practice 3 units in the last place).
+ * MAX and MIN are exact.
+ *
+ * Range: the CPU accumulates squares in double, so L2 never overflows or
+ * underflows where its result is a float32. The WebGPU kernels square in
+ * float32: SUM_SQUARE and L2 give +inf once a square or the sum of squares
+ * exceeds FLT_MAX (|x| >= 2^64), and squares below the float32 range
+ * (|x| < 2^-75, or < 2^-63 where the device flushes subnormals) count as
+ * 0. PROD over- and underflows as float32 products (in the kernels' order)
+ * do on WebGPU and as double ones on the CPU, so a product whose partial
+ * products leave the float32 range may be +-inf or 0 on WebGPU where the
+ * CPU gives a finite result. */
 WGC_API wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
                               wgc_ptr output, const size_t *shape, size_t rank,
                               size_t axis);
 /* As wgc_reduce over the naxes (1..rank) distinct axes listed in axes, in
- * any order; the output is the shape without them, contiguous. */
+ * any order; the output is the shape without them, contiguous. As accurate
+ * as one reduction over their product: MEAN divides once by the product of
+ * the lengths, the partials between axes are kept as (sum, compensation)
+ * pairs or (max, sum of exponentials) for LOG_SUM_EXP, and L2 takes one
+ * square root of the whole sum of squares. Any reduced axis of length 0
+ * gives the identity (see wgc_reduce). */
 WGC_API wgc_status wgc_reduce_axes(wgc_context *ctx, wgc_reduce_op op,
                                    wgc_ptr input, wgc_ptr output,
                                    const size_t *shape, size_t rank,
                                    const size_t *axes, size_t naxes);
 /* The int32 index of the largest (smallest) element along axis, as ONNX
- * ArgMax/ArgMin with select_last_index = 0: the first index on ties; a NaN
- * counts as larger (smaller) than every number, so the first NaN wins, as
- * numpy. output is int32, the shape without axis; an axis of length 0 is
- * WGC_ERR_INVALID_ARGUMENT. */
+ * ArgMax/ArgMin with select_last_index = 0: the first index on ties (-0
+ * ties with +0); a NaN counts as larger (smaller) than every number, so
+ * the first NaN wins, as numpy. output is int32, the shape without axis;
+ * an axis of length 0, or longer than INT32_MAX, is
+ * WGC_ERR_INVALID_ARGUMENT. Devices that flush subnormals compare them as
+ * zeros. */
 WGC_API wgc_status wgc_argmax(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
                               const size_t *shape, size_t rank, size_t axis);
 WGC_API wgc_status wgc_argmin(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
@@ -561,11 +607,15 @@ WGC_API wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond,
  * has the input's shape and may equal the input (in place). */
 
 /* softmax along axis (ONNX Softmax, opset 13+): exp(x - max) / sum, the
- * max subtracted first. A row holding +inf or NaN is NaN; all -inf is NaN. */
+ * max subtracted first, so magnitudes up to FLT_MAX do not overflow. A row
+ * holding +inf or NaN is NaN; all -inf is NaN; -inf elements give 0
+ * (softmax of [-inf, 0] is [0, 1]); an axis of length 1 gives 1. Within
+ * 1e-5 * |y| + 1e-6 of the exact result. */
 WGC_API wgc_status wgc_softmax(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
                                const size_t *shape, size_t rank, size_t axis);
 /* log(softmax) along axis (ONNX LogSoftmax): x - max - log(sum exp(x -
- * max)), never log of a rounded-to-zero quotient. */
+ * max)), never log of a rounded-to-zero quotient. Special values as for
+ * wgc_softmax (a -inf element gives -inf). Within 1e-5 * |y| + 2e-6. */
 WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
                                    wgc_ptr output, const size_t *shape,
                                    size_t rank, size_t axis);
@@ -573,13 +623,20 @@ WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
  * normalised, (x - mean) / sqrt(var + epsilon) * scale + bias, the variance
  * the biased one, mean and variance in two passes (or an equally stable
  * form). scale and bias are contiguous of shape[axis..rank-1]; scale 0
- * means ones, bias 0 zeros. epsilon finite and >= 0 (ONNX's default 1e-5). */
+ * means ones, bias 0 zeros. epsilon finite and >= 0 (ONNX's default 1e-5).
+ * A constant group gives exactly bias (x - mean is exactly 0); a NaN or
+ * infinity makes its group NaN. Within 1e-5 * |y| + 1e-5 for |scale| and
+ * |bias| up to a few. The WebGPU backend keeps the statistics in float32
+ * (as ONNX's default stash_type), so a group whose |x - mean| exceeds
+ * about 1e19 overflows there; the CPU backend computes in double. */
 WGC_API wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input,
                                   wgc_ptr scale, wgc_ptr bias, wgc_ptr output,
                                   const size_t *shape, size_t rank,
                                   size_t axis, float epsilon);
 /* ONNX RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale over the axes
- * axis..rank-1; scale as for wgc_layer_norm. */
+ * axis..rank-1; scale as for wgc_layer_norm. Within 1e-5 * |y| + 1e-6. As
+ * for wgc_layer_norm, the WebGPU backend sums x^2 in float32 (compensated),
+ * so |x| beyond about 1e19 overflows there. */
 WGC_API wgc_status wgc_rms_norm(wgc_context *ctx, wgc_ptr input, wgc_ptr scale,
                                 wgc_ptr output, const size_t *shape,
                                 size_t rank, size_t axis, float epsilon);
@@ -603,9 +660,11 @@ typedef struct wgc_rotary_desc {
  * [max_positions, rotary_dim/2]; position_ids holds int32 [batch, seq]
  * rows of them. With position_ids 0 the caches are [batch, seq,
  * rotary_dim/2] (max_positions ignored). A position id outside
- * [0, max_positions) gives zeros for its rotated dimensions (an enqueued
- * GPU op cannot report it) and is never read outside the caches. output may
- * equal input. */
+ * [0, max_positions) rotates by cos = sin = 0, which gives zeros for its
+ * rotated dimensions of finite input (an enqueued GPU op cannot report
+ * it), and is never read outside the caches. output may equal input.
+ * Each rotated element is within 4e-7 * (|x1| + |x2|) * (|cos| + |sin|)
+ * of the exact result. */
 WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
                                         const wgc_rotary_desc *d,
                                         wgc_ptr input, wgc_ptr position_ids,

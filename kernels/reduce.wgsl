@@ -19,11 +19,17 @@
 //           ordinary memory and barriers are costly: no workgroup memory,
 //           no barriers. One invocation per (row, chunk) combines the
 //           chunk's items contiguous elements in registers. out as MODE 0.
-//   OP 0: sum, 1: max, 2: min (MAX/MIN: any NaN gives NaN).
-//   IN2 / OUT2: the input / output holds (sum, compensation) pairs (element
-//   e at 2e, 2e+1): the partials between sum passes. Strides and counts are
-//   in elements (pairs).
+//   OP 0: sum, 1: max, 2: min (MAX/MIN: any NaN gives NaN), 3: product,
+//   4: log-sum-exp, 5: argmax, 6: argmin.
+//   MAP (on elements of the tensor itself, IN2 == 0): 0 none, 1 x * x
+//   (with its rounding error as the compensation), 2 |x|.
+//   SQRT 1: the final result is the square root of the sum (L2).
+//   IN2 / OUT2: the input / output holds pairs (element e at 2e, 2e+1):
+//   the partials between passes. Sums and products: (value, compensation);
+//   log-sum-exp: (m, s) standing for m + log(s); arg: (value, index bits).
+//   Strides and counts are in elements (pairs).
 // The result of the final pass is divided by div (len for MEAN, else 1).
+// ibase: the axis index of the launch's first element (arg reductions).
 
 struct Params {
   off: vec4<u32>,
@@ -40,6 +46,7 @@ struct Params {
   div: f32,
   zero: u32,   // 0; see red_opaque
   acc: u32,    // MODE 2: 1 folds the output's current value in
+  ibase: u32,  // axis index of the launch's first element
 }
 
 // Bit-pattern tests (compilers may fold x != x) and special values.
@@ -51,10 +58,16 @@ fn red_is_finite(x: f32) -> bool {
   return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
 }
 
-fn red_identity() -> f32 {
-  if (OP == 1u) { return red_bits(0xff800000u); } // -inf
-  if (OP == 2u) { return red_bits(0x7f800000u); } // +inf
-  return 0.0f;
+// The identity as a pair. Arg pairs carry index 0xffffffff, which every
+// element beats on a tie.
+fn red_identity() -> vec2<f32> {
+  let none = bitcast<f32>(0xffffffffu ^ P.zero);
+  if (OP == 1u || OP == 4u) { return vec2<f32>(red_bits(0xff800000u), 0.0f); }
+  if (OP == 2u) { return vec2<f32>(red_bits(0x7f800000u), 0.0f); }
+  if (OP == 3u) { return vec2<f32>(1.0f, 0.0f); }
+  if (OP == 5u) { return vec2<f32>(red_bits(0xff800000u), none); }
+  if (OP == 6u) { return vec2<f32>(red_bits(0x7f800000u), none); }
+  return vec2<f32>(0.0f, 0.0f);
 }
 
 // Sums carry a compensation term (x: sum, y: rounding error so far, both
@@ -89,16 +102,79 @@ fn red_add(acc: vec2<f32>, x: f32) -> vec2<f32> {
   return vec2<f32>(select(m, red_bits(0x7fc00000u), has_nan), 0.0f);
 }
 
+// a * b as (p, e) with p + e exact (Dekker's product on Veltkamp halves of
+// 12 bits, whose products are exact): fma is not fused on every adapter.
+// An error term beyond float range (halves of |x| > 2^115) counts as 0.
+fn red_halves(a: f32) -> vec2<f32> {
+  let c = red_opaque(4097.0f * a);
+  let hi = red_opaque(c - red_opaque(c - a));
+  return vec2<f32>(hi, a - hi);
+}
+
+fn two_prod(a: f32, b: f32) -> vec2<f32> {
+  let p = red_opaque(a * b);
+  let ha = red_halves(a);
+  let hb = red_halves(b);
+  let e = ((red_opaque(ha.x * hb.x) - p) + ha.x * hb.y + ha.y * hb.x) +
+          ha.y * hb.y;
+  return vec2<f32>(p, select(0.0f, e, red_is_finite(e)));
+}
+
+// (p, e) * (q, f) ~ p*q + (p*q's rounding error + p*f + e*q): the error of
+// each product is kept as the sums keep theirs.
+fn red_mul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let t = two_prod(a.x, b.x);
+  return vec2<f32>(t.x, t.y + (a.x * b.y + a.y * b.x));
+}
+
+// (m, s) pairs stand for m + log(s): the larger m is kept and the other
+// sum rescaled. A -inf m adds nothing, a +inf m is the result, NaN sticks.
+fn red_lse(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let a_hi = a.x >= b.x;
+  let hi = select(b, a, a_hi);
+  let lo = select(a, b, a_hi);
+  var s = hi.y + lo.y * exp(lo.x - hi.x);
+  s = select(s, hi.y, bitcast<u32>(lo.x) == 0xff800000u);
+  s = select(s, 1.0f, bitcast<u32>(hi.x) == 0x7f800000u);
+  let nan = red_is_nan(a.x) | red_is_nan(b.x);
+  return select(vec2<f32>(hi.x, s), vec2<f32>(red_bits(0x7fc00000u), 1.0f),
+                nan);
+}
+
+// The earlier of two (value, index) pairs unless the other is better: a
+// NaN beats every number, a larger (smaller) value beats a smaller one,
+// equal values go to the lower index. Independent of merge order.
+fn red_arg(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let ia = bitcast<u32>(a.y);
+  let ib = bitcast<u32>(b.y);
+  let na = red_is_nan(a.x);
+  let nb = red_is_nan(b.x);
+  var better = b.x > a.x;
+  if (OP == 6u) { better = b.x < a.x; }
+  let first = ib < ia;
+  let tie = (b.x == a.x) & first;
+  let take = (nb & (!na | first)) | (!na & !nb & (better | tie));
+  return select(a, b, take);
+}
+
 fn red_merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  if (OP == 3u) { return red_mul(a, b); }
+  if (OP == 4u) { return red_lse(a, b); }
+  if (OP >= 5u) { return red_arg(a, b); }
   let t = red_add(a, b.x);
   return vec2<f32>(t.x, t.y + b.y);
 }
 
-// Element e of the input: a (sum, compensation) pair when IN2 == 1 (the
-// partials of a previous sum pass).
-fn red_ld(e: u32) -> vec2<f32> {
+// Element e of the input, at axis index k: a pair when IN2 == 1 (the
+// partials of a previous pass), else the tensor's element as a pair.
+fn red_ld(e: u32, k: u32) -> vec2<f32> {
   if (IN2 == 1u) { return vec2<f32>(x_ld(2u * e), x_ld(2u * e + 1u)); }
-  return vec2<f32>(x_ld(e), 0.0f);
+  let v = x_ld(e);
+  if (OP >= 5u) { return vec2<f32>(v, bitcast<f32>(k ^ P.zero)); }
+  if (OP == 4u) { return vec2<f32>(v, 1.0f); }
+  if (MAP == 1u) { return two_prod(v, v); }
+  if (MAP == 2u) { return vec2<f32>(abs(v), 0.0f); }
+  return vec2<f32>(v, 0.0f);
 }
 
 fn red_st(e: u32, a: vec2<f32>) {
@@ -107,9 +183,20 @@ fn red_st(e: u32, a: vec2<f32>) {
     y_st(2u * e + 1u, a.y);
     return;
   }
+  if (OP >= 5u) {
+    y_st(e, a.y); // the index, as int32 bits
+    return;
+  }
   var v = a.x;
+  if (OP == 4u) {
+    if (red_is_finite(v)) { v = a.x + log(a.y); }
+    y_st(e, v);
+    return;
+  }
   if (red_is_finite(v)) { v = a.x + a.y; }
-  y_st(e, v / P.div);
+  v = v / P.div;
+  if (SQRT == 1u) { v = sqrt(v); }
+  y_st(e, v);
 }
 
 var<workgroup> red_sh: array<vec2<f32>, 256>;
@@ -121,14 +208,14 @@ fn red_rows(gid: u32, li: u32) {
   if (rb * rpw >= P.n_o) { return; } // surplus workgroups (uniform)
   let lane = li % P.tpr;
   let row = rb * rpw + li / P.tpr;
-  var acc = vec2<f32>(red_identity(), 0.0f);
+  var acc = red_identity();
   if (row < P.n_o) {
     let base = row * P.in_so;
     let c0 = chunk * P.tpr * P.items;
     for (var j = 0u; j < P.items; j++) {
       let e = c0 + j * P.tpr + lane;
       if (e < P.rlen) {
-        acc = red_merge(acc, red_ld(base + e));
+        acc = red_merge(acc, red_ld(base + e, P.ibase + e));
       }
     }
   }
@@ -159,9 +246,9 @@ fn red_rows_flat(gid: u32, li: u32) {
   let e0 = chunk * P.items;
   let n = min(P.items, P.rlen - e0);
   var idx = row * P.in_so + e0;
-  var acc = vec2<f32>(red_identity(), 0.0f);
+  var acc = red_identity();
   for (var j = 0u; j < n; j++) {
-    acc = red_merge(acc, red_ld(idx));
+    acc = red_merge(acc, red_ld(idx, P.ibase + e0 + j));
     idx += 1u;
   }
   red_st(row * P.out_so + chunk * P.out_sc, acc);
@@ -178,7 +265,7 @@ fn red_cols(gid: u32, li: u32) {
   let r0 = c * P.items;
   let nr = min(P.items, P.rlen - r0);
   let at = o * P.out_so + c * P.out_sc + i;
-  var acc = vec2<f32>(red_identity(), 0.0f);
+  var acc = red_identity();
   if (MODE == 2u && P.acc == 1u) {
     if (OUT2 == 1u) {
       acc = vec2<f32>(y_ld(2u * at), y_ld(2u * at + 1u));
@@ -188,7 +275,7 @@ fn red_cols(gid: u32, li: u32) {
   }
   var idx = o * P.in_so + r0 * P.in_sr + i;
   for (var j = 0u; j < nr; j++) {
-    acc = red_merge(acc, red_ld(idx));
+    acc = red_merge(acc, red_ld(idx, P.ibase + r0 + j));
     idx += P.in_sr;
   }
   red_st(at, acc);

@@ -58,12 +58,31 @@ typedef struct wgc_attention_args {
   const char *fn; /* the public entry point, named in messages */
 } wgc_attention_args;
 
+/* What a reduction computes: op, or the int32 index of the first
+ * largest / smallest element (op unused). */
+typedef enum wgc_reduce_arg {
+  WGC_ARG_NONE,
+  WGC_ARG_MAX,
+  WGC_ARG_MIN,
+} wgc_reduce_arg;
+
 /* Reduction of a contiguous tensor viewed as [outer, len, inner]:
  * out[o*inner + i] = op over r of in[(o*len + r)*inner + i].
- * outer, inner > 0; len may be 0 only for SUM. */
+ * outer, inner > 0; len may be 0 (the op's identity) except for MAX, MIN,
+ * MEAN and the arg reductions.
+ *
+ * nd > 0 (wgc_reduce_axes over axes that stay apart once adjacent ones are
+ * merged): the tensor is dims[0..nd) (no 1s, no two neighbours alike in
+ * red), out[k] reduces over the dims with red[d] set, the outputs are the
+ * other dims in order; outer is then the output count, len the count
+ * reduced (MEAN's divisor) and inner 1. */
 typedef struct wgc_reduce_args {
   wgc_reduce_op op;
+  wgc_reduce_arg arg;
   size_t outer, len, inner;
+  size_t nd;
+  size_t dims[WGC_MAX_RANK];
+  bool red[WGC_MAX_RANK];
   wgc_ref input, output;
   const char *fn; /* the public entry point, named in messages */
 } wgc_reduce_args;
@@ -126,6 +145,37 @@ typedef struct wgc_where_args {
   const char *fn; /* the public entry point, named in messages */
 } wgc_where_args;
 
+/* softmax, log-softmax, LayerNorm and RMSNorm of a contiguous tensor viewed
+ * as [outer, len, inner]: each (outer, inner) pair's row of len elements,
+ * strided by inner, is normalised on its own. outer, len, inner > 0.
+ * LayerNorm and RMSNorm have inner == 1 and read scale (and bias) of len
+ * floats when present. output may equal input. */
+typedef enum wgc_norm_kind {
+  WGC_NORM_SOFTMAX,
+  WGC_NORM_LOG_SOFTMAX,
+  WGC_NORM_LAYER,
+  WGC_NORM_RMS
+} wgc_norm_kind;
+
+typedef struct wgc_norm_args {
+  wgc_norm_kind kind;
+  size_t outer, len, inner;
+  float epsilon;
+  bool has_scale, has_bias;
+  wgc_ref input, scale, bias, output;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_norm_args;
+
+/* A rotary desc with rotary_dim resolved (even, > 0, <= head_dim); every
+ * size is > 0 here. Without position ids the caches are [batch, seq,
+ * rotary_dim / 2]. output may equal input. */
+typedef struct wgc_rotary_args {
+  wgc_rotary_desc d;
+  bool has_position_ids;
+  wgc_ref input, position_ids, cos_cache, sin_cache, output;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_rotary_args;
+
 /* A callback the context owes its user. Backends complete it with
  * wgc_pending_complete (from any thread: the status is published by the
  * release store of ready); the front end fires it from poll/synchronize. */
@@ -181,6 +231,8 @@ typedef struct wgc_backend_ops {
   wgc_status (*copy_strided)(wgc_context *ctx, const wgc_copy_strided_args *c);
   wgc_status (*gather)(wgc_context *ctx, const wgc_gather_args *g);
   wgc_status (*where)(wgc_context *ctx, const wgc_where_args *w);
+  wgc_status (*norm)(wgc_context *ctx, const wgc_norm_args *n);
+  wgc_status (*rotary)(wgc_context *ctx, const wgc_rotary_args *r);
 
   /* optional: pipelines compiled so far */
   size_t (*pipelines_compiled)(const wgc_context *ctx);

@@ -122,7 +122,8 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
       st[b] = wgc_binary(c, (wgc_binary_op)(7 + s->dseed % 50), v0, v0, v1, 4);
       break;
     case 2:
-      st[b] = wgc_reduce(c, (wgc_reduce_op)4, v0, v1, &s4, 1, 0);
+      st[b] =
+          wgc_reduce(c, (wgc_reduce_op)WGC_REDUCE_OP_COUNT, v0, v1, &s4, 1, 0);
       break;
     case 3:
       st[b] = wgc_reduce(c, WGC_REDUCE_SUM, v0, v1, &s4, 0, 0);

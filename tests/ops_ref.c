@@ -189,35 +189,150 @@ size_t ref_count(const size_t *shape, size_t rank) {
   return n;
 }
 
+/* One output of op over n elements x[0], x[step], ...; mag gets the
+ * magnitude its error bound scales with (ref_reduce_tol). */
+static double reduce_span(wgc_reduce_op op, const float *x, size_t n,
+                          size_t step, double *mag) {
+  double acc = op == WGC_REDUCE_MAX || op == WGC_REDUCE_LOG_SUM_EXP ? -INFINITY
+               : op == WGC_REDUCE_MIN                               ? INFINITY
+               : op == WGC_REDUCE_PROD                              ? 1.0
+                                                                    : 0.0;
+  double m = 0;
+  bool nan = false;
+  for (size_t r = 0; r < n; r++) {
+    double v = x[r * step];
+    if (isnan(v))
+      nan = true;
+    else if (op == WGC_REDUCE_MAX || op == WGC_REDUCE_LOG_SUM_EXP)
+      acc = fmax(acc, v);
+    else if (op == WGC_REDUCE_MIN)
+      acc = fmin(acc, v);
+    else if (op == WGC_REDUCE_PROD)
+      acc *= v;
+    else if (op == WGC_REDUCE_SUM_SQUARE || op == WGC_REDUCE_L2)
+      acc += v * v;
+    else if (op == WGC_REDUCE_L1)
+      acc += fabs(v);
+    else
+      acc += v;
+    m += op == WGC_REDUCE_SUM_SQUARE || op == WGC_REDUCE_L2 ? v * v : fabs(v);
+  }
+  if (op == WGC_REDUCE_LOG_SUM_EXP && isfinite(acc)) {
+    /* the max first, then the sum of exp(x - max): no overflow */
+    double s = 0;
+    for (size_t r = 0; r < n; r++)
+      s += exp((double)x[r * step] - acc);
+    acc += log(s);
+  }
+  if (op == WGC_REDUCE_MEAN)
+    acc /= (double)n;
+  if (op == WGC_REDUCE_L2)
+    acc = sqrt(acc);
+  if (op == WGC_REDUCE_PROD)
+    m = fabs(acc);
+  if (mag)
+    *mag = m;
+  /* numpy: a NaN anywhere in the reduced span wins (sums get it too). */
+  return nan ? NAN : acc;
+}
+
 void ref_reduce(wgc_reduce_op op, const float *x, const size_t *shape,
                 size_t rank, size_t axis, double *out, double *abs_sum) {
   size_t outer = ref_count(shape, axis), len = shape[axis];
   size_t inner = ref_count(shape + axis + 1, rank - axis - 1);
   for (size_t o = 0; o < outer; o++)
-    for (size_t i = 0; i < inner; i++) {
-      double acc = op == WGC_REDUCE_MAX   ? -INFINITY
-                   : op == WGC_REDUCE_MIN ? INFINITY
-                                          : 0.0;
-      double mag = 0;
-      bool nan = false;
-      for (size_t r = 0; r < len; r++) {
-        double v = x[(o * len + r) * inner + i];
-        mag += fabs(v);
-        if (isnan(v))
-          nan = true;
-        else if (op == WGC_REDUCE_MAX)
-          acc = fmax(acc, v);
-        else if (op == WGC_REDUCE_MIN)
-          acc = fmin(acc, v);
-        else
-          acc += v;
+    for (size_t i = 0; i < inner; i++)
+      out[o * inner + i] =
+          reduce_span(op, x + o * len * inner + i, len, inner,
+                      abs_sum ? &abs_sum[o * inner + i] : NULL);
+}
+
+/* The summation bound of pairwise summation with a factor 2 of slack:
+ * (ceil(log2 len) + 2) * 2^-23 (both backends do better). */
+static double sum_gamma(size_t len) {
+  double levels = len > 1 ? ceil(log2((double)len)) : 0;
+  return (levels + 2) * ldexp(1.0, -23);
+}
+
+double ref_reduce_tol(wgc_reduce_op op, size_t len, double want, double mag) {
+  double u = ldexp(1.0, -24), w = fabs(want);
+  switch (op) {
+  case WGC_REDUCE_SUM:
+  case WGC_REDUCE_SUM_SQUARE:
+  case WGC_REDUCE_L1:
+    return sum_gamma(len) * mag;
+  case WGC_REDUCE_MEAN:
+    return sum_gamma(len) * mag / (double)(len ? len : 1) + 4 * u * w;
+  case WGC_REDUCE_L2:
+    /* sqrt halves the sum's relative error, then rounds */
+    return w > 0 ? (sum_gamma(len) / 2) * mag / w + 2 * u * w : 0.0;
+  case WGC_REDUCE_PROD: {
+    /* compensated: a few roundings plus a term quadratic in len * u (a
+     * plain float product would be off by about sqrt(len) roundings);
+     * underflow as flushed subnormals */
+    double g = 2.0 * (double)len * u;
+    return (4 * u + g * g) * w + ldexp(1.0, -125);
+  }
+  case WGC_REDUCE_LOG_SUM_EXP:
+    /* the float sum of exponentials (<= len roundings, relative) and the
+     * final rounding of the result */
+    return (double)(len + 2) * u + 8 * u * (w + 1);
+  case WGC_REDUCE_MAX:
+  case WGC_REDUCE_MIN:
+    break;
+  }
+  return 0.0;
+}
+
+void ref_reduce_axes(wgc_reduce_op op, const float *x, const size_t *shape,
+                     size_t rank, const bool *reduced, double *out,
+                     double *mag) {
+  /* gathers each output's span into a buffer, in index order */
+  size_t red = 1, nout = 1;
+  for (size_t d = 0; d < rank; d++)
+    if (reduced[d])
+      red *= shape[d];
+    else
+      nout *= shape[d];
+  float *span = malloc((red ? red : 1) * sizeof *span);
+  for (size_t k = 0; k < nout; k++) {
+    size_t idx[8] = {0}, rest = k;
+    for (size_t d = rank; d-- > 0;)
+      if (!reduced[d]) {
+        idx[d] = rest % shape[d];
+        rest /= shape[d];
       }
-      if (op == WGC_REDUCE_MEAN)
-        acc /= (double)len;
-      /* numpy: a NaN anywhere in the reduced span wins (sums get it too). */
-      out[o * inner + i] = nan ? NAN : acc;
-      if (abs_sum)
-        abs_sum[o * inner + i] = mag;
+    for (size_t e = 0; e < red; e++) {
+      rest = e;
+      for (size_t d = rank; d-- > 0;)
+        if (reduced[d]) {
+          idx[d] = rest % shape[d];
+          rest /= shape[d];
+        }
+      size_t off = 0;
+      for (size_t d = 0; d < rank; d++)
+        off = off * shape[d] + idx[d];
+      span[e] = x[off];
+    }
+    out[k] = reduce_span(op, span, red, 1, mag ? &mag[k] : NULL);
+  }
+  free(span);
+}
+
+void ref_arg(bool largest, const float *x, const size_t *shape, size_t rank,
+             size_t axis, int32_t *out) {
+  size_t outer = ref_count(shape, axis), len = shape[axis];
+  size_t inner = ref_count(shape + axis + 1, rank - axis - 1);
+  for (size_t o = 0; o < outer; o++)
+    for (size_t i = 0; i < inner; i++) {
+      const float *p = x + o * len * inner + i;
+      size_t best = 0;
+      for (size_t r = 1; r < len && !isnan(p[best * inner]); r++) {
+        double v = p[r * inner], b = p[best * inner];
+        if (isnan(v) || (largest ? v > b : v < b))
+          best = r;
+      }
+      out[o * inner + i] = (int32_t)best;
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- GEMM ---------------------------------------------------------------
  * A stored matrix (as cblas sees it): element (r, c) of a rows x cols
@@ -49,6 +50,19 @@ void ref_attention(const wgc_attention_desc *d, const float *q, const float *k,
  * abs_sum (may be NULL) for the summation bound. */
 void ref_reduce(wgc_reduce_op op, const float *x, const size_t *shape,
                 size_t rank, size_t axis, double *out, double *abs_sum);
+/* As ref_reduce over the dims with reduced[d] set (an empty set gives the
+ * op's identity); mag as ref_reduce's abs_sum (may be NULL). */
+void ref_reduce_axes(wgc_reduce_op op, const float *x, const size_t *shape,
+                     size_t rank, const bool *reduced, double *out,
+                     double *mag);
+/* The header's accuracy bound for op over len elements, absolute: want is
+ * the exact result, mag what ref_reduce returned in abs_sum (sum|x| for
+ * sums, sum x^2 for SUM_SQUARE and L2, |want| for PROD). */
+double ref_reduce_tol(wgc_reduce_op op, size_t len, double want, double mag);
+/* argmax (largest) or argmin along axis: the first index on ties, the
+ * first NaN wins. */
+void ref_arg(bool largest, const float *x, const size_t *shape, size_t rank,
+             size_t axis, int32_t *out);
 
 /* ---- element-wise ------------------------------------------------------- */
 /* ref_unary runs the parameterised ops with wgc_unary's defaults

@@ -285,6 +285,54 @@ TEST(cpu_split_reduce) {
     }
 }
 
+TEST(cpu_split_reduce_axes_and_arg) {
+  /* Several axes apart (nd > 0): runs of outputs, or one output's span in
+   * chunks; and the arg reductions, whose index carries across chunks. */
+  wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
+  const size_t dims[4] = {7, 300, 5, 40};
+  const size_t n = 7 * 300 * 5 * 40, nout = 7 * 5;
+  for (int op = 0; op < WGC_REDUCE_OP_COUNT; op++) {
+    if (!case_begin("split[cpu] reduce_axes(%s,[7,300,5,40],axes={1,3})",
+                    ref_reduce_name((wgc_reduce_op)op)))
+      continue;
+    float *x = random_floats(n, 30 + (unsigned)op);
+    float *y1 = falloc(nout), *y2 = falloc(nout);
+    cpu_work w = {.kind = CPU_WORK_REDUCE};
+    w.u.reduce = (wgc_reduce_args){.op = (wgc_reduce_op)op,
+                                   .outer = nout,
+                                   .len = 300 * 40,
+                                   .inner = 1,
+                                   .nd = 4,
+                                   .dims = {dims[0], dims[1], dims[2], dims[3]},
+                                   .red = {false, true, false, true},
+                                   .input = ref(x)};
+    compare_split(ctx, &w, &w.u.reduce.output, y1, y2, nout, 0.0, 4);
+    free(x), free(y1), free(y2);
+    case_end();
+  }
+  for (int largest = 0; largest < 2; largest++) {
+    if (!case_begin("split[cpu] %s(outer=3,len=5000,inner=2)",
+                    largest ? "argmax" : "argmin"))
+      continue;
+    float *x = random_floats(3 * 5000 * 2, 40);
+    x[4000 * 2 + 1] = NAN; /* output 1: index 4000 */
+    float *y1 = falloc(6), *y2 = falloc(6);
+    cpu_work w = {.kind = CPU_WORK_REDUCE};
+    w.u.reduce = (wgc_reduce_args){.op = WGC_REDUCE_MAX,
+                                   .arg = largest ? WGC_ARG_MAX : WGC_ARG_MIN,
+                                   .outer = 3,
+                                   .len = 5000,
+                                   .inner = 2,
+                                   .input = ref(x)};
+    compare_split(ctx, &w, &w.u.reduce.output, y1, y2, 6, 0.0, 4);
+    int32_t k;
+    memcpy(&k, &y2[1], sizeof k);
+    CHECK(k == 4000, "the NaN at index 4000 gave index %d", (int)k);
+    free(x), free(y1), free(y2);
+    case_end();
+  }
+}
+
 TEST(cpu_split_elementwise) {
   wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
   if (case_begin("split[cpu] unary(tanh,n=1000)")) {

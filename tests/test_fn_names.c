@@ -82,6 +82,11 @@ TEST(fn_names_backend_errors) {
     size_t shape[2] = {4, 4};
     expect(ctx, wgc_reduce(ctx, WGC_REDUCE_SUM, x, z, shape, 2, 1),
            "wgc_reduce");
+    const size_t both[2] = {0, 1};
+    expect(ctx, wgc_reduce_axes(ctx, WGC_REDUCE_SUM, x, z, shape, 2, both, 2),
+           "wgc_reduce_axes");
+    expect(ctx, wgc_argmax(ctx, x, z, shape, 2, 1), "wgc_argmax");
+    expect(ctx, wgc_argmin(ctx, x, z, shape, 2, 1), "wgc_argmin");
     expect(ctx, wgc_unary(ctx, WGC_UNARY_NEG, x, z, 16), "wgc_unary");
     expect(ctx, wgc_unary_params(ctx, WGC_UNARY_CLIP, 0, 1, x, z, 16),
            "wgc_unary_params");

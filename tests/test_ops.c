@@ -618,13 +618,6 @@ TEST(ops_attention) {
 /* ---- reduce ---------------------------------------------------------------
  */
 
-/* Pairwise summation's error bound (with a factor 2 of slack):
- * (ceil(log2 len) + 2) * 2^-23 * sum|x|. */
-static double sum_gamma(size_t len) {
-  double levels = len > 1 ? ceil(log2((double)len)) : 0;
-  return (levels + 2) * ldexp(1.0, -23);
-}
-
 /* Runs op over axis of x (filled by the caller) and compares; returns false
  * if the call itself failed. */
 static bool reduce_one(wgc_context *ctx, int bi, wgc_reduce_op op,
@@ -648,15 +641,8 @@ static bool reduce_one(wgc_context *ctx, int bi, wgc_reduce_op op,
       double *want = dalloc(ny), *mag = dalloc(ny), *tol = dalloc(ny);
       ref_reduce(op, x, shape, rank, axis, want, mag);
       double rel = 0;
-      for (size_t i = 0; i < ny; i++) {
-        tol[i] = 0; /* MAX and MIN are exact */
-        if (op == WGC_REDUCE_SUM)
-          tol[i] = sum_gamma(shape[axis]) * mag[i];
-        else if (op == WGC_REDUCE_MEAN)
-          tol[i] = sum_gamma(shape[axis]) * mag[i] / (double)shape[axis];
-      }
-      if (op == WGC_REDUCE_MEAN)
-        rel = 2.4e-7; /* the final division */
+      for (size_t i = 0; i < ny; i++)
+        tol[i] = ref_reduce_tol(op, shape[axis], want[i], mag[i]);
       char key[64];
       snprintf(key, sizeof key, "reduce_%s[%s]", ref_reduce_name(op),
                backend_label(test_backends[bi]));

@@ -49,6 +49,9 @@ typedef enum {
   OP_CONV,
   OP_ATTENTION,
   OP_REDUCE,
+  OP_REDUCE_AXES, /* axes in shape_b[0..rank_b) */
+  OP_ARGMAX,
+  OP_ARGMIN,
   OP_UNARY,
   OP_BINARY,
   OP_BROADCAST,
@@ -56,7 +59,9 @@ typedef enum {
   OP_COPY_STRIDED,
   OP_GATHER,
   OP_WHERE,
-  OP_GEMM_EX
+  OP_GEMM_EX,
+  OP_NORM,  /* fn: 0 softmax, 1 log-softmax, 2 LayerNorm, 3 RMSNorm */
+  OP_ROTARY /* without position ids: input, cos, sin, output */
 } op_kind;
 
 typedef struct op_case {
@@ -71,6 +76,7 @@ typedef struct op_case {
   bool bias;
   /* attention */
   wgc_attention_desc attn;
+  wgc_rotary_desc rotary;
   /* reduce, broadcast (a), unary/binary/copy: count in shape_a[0] */
   size_t shape_a[8], rank_a, shape_b[8], rank_b, axis;
   int fn; /* reduce, unary or binary op */
@@ -177,6 +183,22 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
     f->tol_abs = 2e-6 * (double)c->shape_a[c->axis];
     break;
   }
+  case OP_REDUCE_AXES: {
+    size_t red = 1;
+    for (size_t k = 0; k < c->rank_b; k++)
+      red *= c->shape_a[c->shape_b[k]];
+    f->nops = 2;
+    f->span[0] = count_of(c->shape_a, c->rank_a);
+    f->span[1] = f->span[0] / red;
+    f->tol_abs = 2e-6 * (double)red;
+    break;
+  }
+  case OP_ARGMAX:
+  case OP_ARGMIN: /* int32 indices: exact */
+    f->nops = 2;
+    f->span[0] = count_of(c->shape_a, c->rank_a);
+    f->span[1] = f->span[0] / c->shape_a[c->axis];
+    break;
   case OP_UNARY:
   case OP_COPY:
     f->nops = 2;
@@ -211,6 +233,24 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
     f->span[3] = count_of(out, rank);
     break;
   }
+  case OP_NORM: {
+    size_t len = 1, n = count_of(c->shape_a, c->rank_a);
+    for (size_t d = c->axis; d < (c->fn >= 2 ? c->rank_a : c->axis + 1); d++)
+      len *= c->shape_a[d];
+    f->nops = c->fn == 0 || c->fn == 1 ? 2 : c->fn == 2 ? 4 : 3;
+    f->span[0] = f->span[f->nops - 1] = n;
+    for (unsigned i = 1; i + 1 < f->nops; i++)
+      f->span[i] = len;
+    f->tol_abs = 1e-5;
+    break;
+  }
+  case OP_ROTARY: {
+    const wgc_rotary_desc *d = &c->rotary;
+    f->nops = 4;
+    f->span[0] = f->span[3] = d->batch * d->seq * d->heads * d->head_dim;
+    f->span[1] = f->span[2] = d->batch * d->seq * (d->rotary_dim / 2);
+    break;
+  }
   case OP_BROADCAST: {
     size_t out[8], rank;
     ref_broadcast_shape(c->shape_a, c->rank_a, c->shape_b, c->rank_b, out,
@@ -242,6 +282,13 @@ static wgc_status run_op(wgc_context *ctx, const op_case *c, const footprint *f,
   case OP_REDUCE:
     return wgc_reduce(ctx, (wgc_reduce_op)c->fn, p[0], p[1], c->shape_a,
                       c->rank_a, c->axis);
+  case OP_REDUCE_AXES:
+    return wgc_reduce_axes(ctx, (wgc_reduce_op)c->fn, p[0], p[1], c->shape_a,
+                           c->rank_a, c->shape_b, c->rank_b);
+  case OP_ARGMAX:
+    return wgc_argmax(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
+  case OP_ARGMIN:
+    return wgc_argmin(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
   case OP_UNARY:
     return wgc_unary(ctx, (wgc_unary_op)c->fn, p[0], p[1], c->shape_a[0]);
   case OP_BINARY:
@@ -267,6 +314,21 @@ static wgc_status run_op(wgc_context *ctx, const op_case *c, const footprint *f,
                        p[0], f->ld[0], p[1], f->ld[1], c->beta, p[3], f->ld[3],
                        &ep);
   }
+  case OP_NORM:
+    switch (c->fn) {
+    case 0:
+      return wgc_softmax(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
+    case 1:
+      return wgc_log_softmax(ctx, p[0], p[1], c->shape_a, c->rank_a, c->axis);
+    case 2:
+      return wgc_layer_norm(ctx, p[0], p[1], p[2], p[3], c->shape_a, c->rank_a,
+                            c->axis, 1e-5f);
+    default:
+      return wgc_rms_norm(ctx, p[0], p[1], p[2], c->shape_a, c->rank_a, c->axis,
+                          1e-5f);
+    }
+  case OP_ROTARY:
+    return wgc_rotary_embedding(ctx, &c->rotary, p[0], 0, p[1], p[2], p[3]);
   }
   return WGC_ERR_INVALID_ARGUMENT;
 }
@@ -428,8 +490,8 @@ static void run_case(const char *name, const op_case *c, enum placement pl,
                       e < lay.off[out] + f.span[out];
         double g = got[a][e], w = want[a][e];
         bool ok;
-        if (!in_out)
-          ok = same_bits(got[a][e], want[a][e]);
+        if (!in_out || c->kind == OP_ARGMAX || c->kind == OP_ARGMIN)
+          ok = same_bits(got[a][e], want[a][e]); /* int32 indices: bits */
         else if (isnan(w) || isinf(w))
           ok = same_bits(got[a][e], want[a][e]) || (isnan(w) && isnan(g));
         else
@@ -688,6 +750,12 @@ TEST(small_bindings_reduce) {
       {{7, 1201, 3}, 3, 1, WGC_REDUCE_MAX},
       {{2, 5, 1300}, 3, 1, WGC_REDUCE_MEAN},
       {{1031, 2}, 2, 0, WGC_REDUCE_MIN},
+      {{2, 5, 1300}, 3, 2, WGC_REDUCE_LOG_SUM_EXP},
+      {{3, 1500}, 2, 1, WGC_REDUCE_PROD},
+      {{1031, 2}, 2, 0, WGC_REDUCE_L1},
+      /* rows of the axis wider than half a window: the wide launches */
+      {{2, 5, 1300}, 3, 1, WGC_REDUCE_LOG_SUM_EXP},
+      {{2, 5, 1300}, 3, 1, WGC_REDUCE_L2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     op_case c = {.kind = OP_REDUCE,
@@ -700,6 +768,52 @@ TEST(small_bindings_reduce) {
              ref_reduce_name(cases[i].op), c.shape_a[0], c.shape_a[1],
              c.shape_a[2], c.rank_a, c.axis);
     run_placements(name, &c, BASIC, 5000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_reduce_axes) {
+  static const struct {
+    size_t shape[3], axes[2];
+    wgc_reduce_op op;
+  } cases[] = {
+      {{7, 300, 3}, {0, 2}, WGC_REDUCE_L2},
+      {{5, 3, 1100}, {2, 0}, WGC_REDUCE_PROD},
+      {{1100, 2, 3}, {0, 2}, WGC_REDUCE_MEAN},
+      {{3, 1201, 2}, {0, 1}, WGC_REDUCE_LOG_SUM_EXP}, /* merges to one */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_REDUCE_AXES,
+                 .rank_a = 3,
+                 .rank_b = 2,
+                 .fn = (int)cases[i].op};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    memcpy(c.shape_b, cases[i].axes, sizeof cases[i].axes);
+    char name[96];
+    snprintf(name, sizeof name, "reduce_axes %s [%zu,%zu,%zu] axes {%zu,%zu}",
+             ref_reduce_name(cases[i].op), c.shape_a[0], c.shape_a[1],
+             c.shape_a[2], c.shape_b[0], c.shape_b[1]);
+    run_placements(name, &c, BASIC, 5500u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_argmax_argmin) {
+  static const struct {
+    size_t shape[3], rank, axis;
+    op_kind kind;
+  } cases[] = {
+      {{3, 1500}, 2, 1, OP_ARGMAX},    {{1031, 2}, 2, 0, OP_ARGMIN},
+      {{7, 1201, 3}, 3, 1, OP_ARGMAX}, {{2, 2053}, 2, 1, OP_ARGMIN},
+      {{3, 5, 600}, 3, 1, OP_ARGMIN}, /* the wide launches */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {
+        .kind = cases[i].kind, .rank_a = cases[i].rank, .axis = cases[i].axis};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    char name[96];
+    snprintf(name, sizeof name, "%s [%zu,%zu,%zu] rank=%zu axis=%zu",
+             c.kind == OP_ARGMAX ? "argmax" : "argmin", c.shape_a[0],
+             c.shape_a[1], c.shape_a[2], c.rank_a, c.axis);
+    run_placements(name, &c, BASIC, 5700u + (unsigned)i);
   }
 }
 
@@ -849,5 +963,64 @@ TEST(small_bindings_where) {
              c.shape_b[2], c.rank_b);
     run_placements(name, &c, in_place ? ELEMENTWISE : BASIC,
                    12000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_norm) {
+  static const struct {
+    size_t shape[3], rank, axis;
+    int fn;
+  } cases[] = {
+      {{1}, 1, 0, 0},
+      /* rows of 1500 and 1300 floats: beyond a window, several passes */
+      {{3, 1500}, 2, 1, 0},
+      {{7, 301, 3}, 3, 1, 1},
+      {{2, 5, 1300}, 3, 1, 1},
+      {{4, 1031}, 2, 1, 2},
+      {{3, 7, 150}, 3, 1, 3},
+  };
+  static const char *const names[] = {"softmax", "log_softmax", "layer_norm",
+                                      "rms_norm"};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    op_case c = {.kind = OP_NORM,
+                 .rank_a = cases[i].rank,
+                 .axis = cases[i].axis,
+                 .fn = cases[i].fn};
+    memcpy(c.shape_a, cases[i].shape, sizeof cases[i].shape);
+    char name[96];
+    snprintf(name, sizeof name, "%s [%zu,%zu,%zu] rank=%zu axis=%zu",
+             names[c.fn], c.shape_a[0], c.shape_a[1], c.shape_a[2], c.rank_a,
+             c.axis);
+    run_placements(name, &c, ELEMENTWISE, 10000u + (unsigned)i);
+  }
+}
+
+TEST(small_bindings_rotary) {
+  static const wgc_rotary_desc descs[] = {
+      {.batch = 2,
+       .seq = 5,
+       .heads = 3,
+       .head_dim = 10,
+       .rotary_dim = 6,
+       .interleaved = 1},
+      /* input of 5120 floats, caches of 1280 */
+      {.batch = 1,
+       .seq = 40,
+       .heads = 2,
+       .head_dim = 64,
+       .layout = WGC_ROTARY_BHSD},
+      {.batch = 1, .seq = 3, .heads = 1, .head_dim = 900, .rotary_dim = 898},
+  };
+  for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {
+    op_case c = {.kind = OP_ROTARY, .rotary = descs[i]};
+    if (!c.rotary.rotary_dim)
+      c.rotary.rotary_dim = c.rotary.head_dim;
+    char name[128];
+    snprintf(name, sizeof name, "rotary b=%zu s=%zu h=%zu hd=%zu rd=%zu %s%s",
+             c.rotary.batch, c.rotary.seq, c.rotary.heads, c.rotary.head_dim,
+             c.rotary.rotary_dim,
+             c.rotary.layout == WGC_ROTARY_BHSD ? "BHSD" : "BSHD",
+             c.rotary.interleaved ? " interleaved" : "");
+    run_placements(name, &c, ELEMENTWISE, 11000u + (unsigned)i);
   }
 }

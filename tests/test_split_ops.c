@@ -63,11 +63,20 @@ static void reduce_case(wgc_context *gpu, wgc_reduce_op op, const float *x,
     for (size_t i = 0; i < inner; i++) {
       size_t j = o * inner + i;
       double g = got[j], w = want[j], tol = 0;
-      if (op == WGC_REDUCE_SUM || op == WGC_REDUCE_MEAN) {
+      if (op != WGC_REDUCE_MAX && op != WGC_REDUCE_MIN) {
+        /* the bound of each side against the exact value */
         double mag = 0;
-        for (size_t r = 0; r < len; r++)
-          mag += fabs(x[(o * len + r) * inner + i]);
-        tol = 1e-6 * mag / (op == WGC_REDUCE_MEAN ? (double)len : 1.0) + 1e-6;
+        for (size_t r = 0; r < len; r++) {
+          double v = x[(o * len + r) * inner + i];
+          mag += op == WGC_REDUCE_SUM_SQUARE || op == WGC_REDUCE_L2 ? v * v
+                                                                    : fabs(v);
+        }
+        if (op == WGC_REDUCE_PROD)
+          mag = fabs(w);
+        if (op == WGC_REDUCE_SUM || op == WGC_REDUCE_MEAN)
+          tol = 1e-6 * mag / (op == WGC_REDUCE_MEAN ? (double)len : 1.0) + 1e-6;
+        else
+          tol = 2 * ref_reduce_tol(op, len, w, mag);
       }
       bool ok = isnan(w) ? isnan(g) : fabs(g - w) <= tol;
       if (!ok) {
@@ -114,7 +123,8 @@ TEST(split_reduce) {
       bool nan = op == WGC_REDUCE_MAX || op == WGC_REDUCE_MIN;
       if (!case_begin("reduce[webgpu split] %s shape=%s axis=%zu%s%s, 64 KiB "
                       "bindings",
-                      ref_reduce_name(op), shape, cases[c].axis, nan ? " with NaN" : "",
+                      ref_reduce_name(op), shape, cases[c].axis,
+                      nan ? " with NaN" : "",
                       cases[c].shared ? " one allocation" : ""))
         continue;
       float *y = falloc(n);

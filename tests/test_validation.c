@@ -660,7 +660,9 @@ TEST(val_reduce) {
     REJECT(wgc_reduce(ctx, SUM, x, y, shape, 3, 3), F, "axis");
     REJECT(wgc_reduce(ctx, SUM, x, y, shape, 3, 99), F, "axis");
     CHECK_ERROR_VALUE(ctx, "99");
-    REJECT(wgc_reduce(ctx, (wgc_reduce_op)4, x, y, shape, 3, 1), F, "op");
+    REJECT(
+        wgc_reduce(ctx, (wgc_reduce_op)WGC_REDUCE_OP_COUNT, x, y, shape, 3, 1),
+        F, "op");
     REJECT(wgc_reduce(ctx, (wgc_reduce_op)99, x, y, shape, 3, 1), F, "op");
     CHECK_ERROR_VALUE(ctx, "99");
     static const operand reduce_operands[] = {{"input", false},

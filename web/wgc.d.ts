@@ -29,6 +29,7 @@ export const CAUSAL_NONE: 0, CAUSAL_TOP_LEFT: 1, CAUSAL_BOTTOM_RIGHT: 2;
 export const ACTIVATION_NONE: 0, ACTIVATION_RELU: 1, ACTIVATION_GELU: 2,
   ACTIVATION_GELU_TANH: 3, ACTIVATION_SILU: 4;
 export const BIAS_PER_COLUMN: 0, BIAS_PER_ROW: 1;
+export const ROTARY_BSHD: 0, ROTARY_BHSD: 1;
 // REDUCE_*, UNARY_*, BINARY_* and the unions ReduceOp, UnaryOp, BinaryOp:
 // generated from wgc.h's op lists at build time (tools/jsops.c).
 export * from './ops.js';
@@ -40,6 +41,7 @@ export type Transpose = 0 | 1 | 2;
 export type Causal = 0 | 1 | 2;
 export type Activation = 0 | 1 | 2 | 3 | 4;
 export type BiasKind = 0 | 1;
+export type RotaryLayout = 0 | 1;
 
 /** wgc_options; all fields optional (0 = default). */
 export interface Options {
@@ -72,6 +74,13 @@ export interface GemmEpilogue {
   bias?: Ptr;
   bias_kind?: BiasKind;
   activation?: Activation;
+}
+
+/** wgc_rotary_desc; missing fields are 0 (rotary_dim 0: head_dim). */
+export interface RotaryDesc {
+  batch: number; seq: number; heads: number; head_dim: number;
+  rotary_dim?: number; interleaved?: number; layout?: RotaryLayout;
+  max_positions?: number;
 }
 
 export interface Context {
@@ -120,6 +129,11 @@ export interface Context {
   attention(d: AttentionDesc, q: Ptr, k: Ptr, v: Ptr, o: Ptr): void;
   reduce(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
          axis: number): void;
+  reduceAxes(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
+             axes: ArrayLike<number>, naxes: number): void;
+  /** output holds int32 indices: view the download's buffer as an Int32Array. */
+  argmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
+  argmin(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
   unary(op: UnaryOp, input: Ptr, output: Ptr, n: number): void;
   /** wgc_unary_params: alpha and beta of LEAKY_RELU, ELU, HARD_SIGMOID, CLIP */
   unaryParams(op: UnaryOp, alpha: number, beta: number, input: Ptr, output: Ptr,
@@ -138,6 +152,16 @@ export interface Context {
    * an index outside [-shape[axis], shape[axis]) gives zeros. */
   gather(data: Ptr, shape: ArrayLike<number>, rank: number, axis: number,
          indices: Ptr, n_indices: number, output: Ptr): void;
+  softmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
+  logSoftmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
+  /** scale and bias 0n: ones and zeros. */
+  layerNorm(input: Ptr, scale: Ptr, bias: Ptr, output: Ptr, shape: ArrayLike<number>,
+            rank: number, axis: number, epsilon: number): void;
+  rmsNorm(input: Ptr, scale: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
+          axis: number, epsilon: number): void;
+  /** position_ids 0n: the caches are [batch, seq, rotary_dim / 2]. */
+  rotaryEmbedding(d: RotaryDesc, input: Ptr, position_ids: Ptr, cos_cache: Ptr,
+                  sin_cache: Ptr, output: Ptr): void;
 
   /** wgc_last_error(ctx) */
   lastError(): string;

@@ -20,6 +20,7 @@ export const CAUSAL_NONE = 0, CAUSAL_TOP_LEFT = 1, CAUSAL_BOTTOM_RIGHT = 2;
 export const ACTIVATION_NONE = 0, ACTIVATION_RELU = 1, ACTIVATION_GELU = 2,
   ACTIVATION_GELU_TANH = 3, ACTIVATION_SILU = 4;
 export const BIAS_PER_COLUMN = 0, BIAS_PER_ROW = 1;
+export const ROTARY_BSHD = 0, ROTARY_BHSD = 1;
 // The op constants (REDUCE_SUM, UNARY_RELU, BINARY_ADD, ...) are generated
 // from wgc.h's op lists at build time (tools/jsops.c), so they cannot drift.
 export * from './ops.js';
@@ -207,6 +208,7 @@ const DESCS = {
   conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
   attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e',
   ep: 'bias:p bias_kind:e activation:e',
+  rotary: 'batch:z seq:z heads:z head_dim:z rotary_dim:z interleaved:e layout:e max_positions:z',
 };
 function writeDesc(fn, kind, d) {
   if (d === null || d === undefined) return 0; // NULL: C decides
@@ -259,6 +261,9 @@ const SIGS = {
   conv2d: 'wgc_conv2d d:conv input:p filter:p bias:p output:p',
   attention: 'wgc_attention d:attn q:p k:p v:p o:p',
   reduce: 'wgc_reduce op:e input:p output:p shape:shape rank:z axis:z',
+  reduceAxes: 'wgc_reduce_axes op:e input:p output:p shape:shape rank:z axes:shape naxes:z',
+  argmax: 'wgc_argmax input:p output:p shape:shape rank:z axis:z',
+  argmin: 'wgc_argmin input:p output:p shape:shape rank:z axis:z',
   unary: 'wgc_unary op:e input:p output:p n:z',
   unaryParams: 'wgc_unary_params op:e alpha:f beta:f input:p output:p n:z',
   binary: 'wgc_binary op:e a:p b:p out:p n:z',
@@ -266,6 +271,11 @@ const SIGS = {
   where: 'wgc_where cond:p shape_cond:shape rank_cond:z a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
   copyStrided: 'wgc_copy_strided dst:p dst_strides:strides src:p src_strides:strides shape:shape rank:z',
   gather: 'wgc_gather data:p shape:shape rank:z axis:z indices:p n_indices:z output:p',
+  softmax: 'wgc_softmax input:p output:p shape:shape rank:z axis:z',
+  logSoftmax: 'wgc_log_softmax input:p output:p shape:shape rank:z axis:z',
+  layerNorm: 'wgc_layer_norm input:p scale:p bias:p output:p shape:shape rank:z axis:z epsilon:f',
+  rmsNorm: 'wgc_rms_norm input:p scale:p output:p shape:shape rank:z axis:z epsilon:f',
+  rotaryEmbedding: 'wgc_rotary_embedding d:rotary input:p position_ids:p cos_cache:p sin_cache:p output:p',
 };
 
 function marshal(fn, params, args) {
@@ -274,8 +284,8 @@ function marshal(fn, params, args) {
   let shapes = 0;
   return params.map(([name, type], i) => {
     const v = args[i];
-    if (type === 'conv' || type === 'attn') return writeDesc(fn, type, v);
-    if (type === 'ep') return writeDesc(fn, type, v);
+    if (type === 'conv' || type === 'attn' || type === 'rotary' || type === 'ep')
+      return writeDesc(fn, type, v);
     if (type === 'shape') return writeShape(fn, name, v, args[i + 1], shapes++);
     // strides arrays have the call's rank entries, like its shape
     if (type === 'strides')

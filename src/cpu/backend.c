@@ -49,6 +49,10 @@ wgc_status cpu_work_run(wgc_context *ctx, const cpu_work *w) {
     return cpu_gather(ctx, &w->u.gather);
   case CPU_WORK_WHERE:
     return cpu_where(ctx, &w->u.where);
+  case CPU_WORK_NORM:
+    return cpu_norm(ctx, &w->u.norm);
+  case CPU_WORK_ROTARY:
+    return cpu_rotary(ctx, &w->u.rotary);
   case CPU_WORK_UPLOAD:
     memcpy(cpu_ptr(w->u.mem.dst), w->u.mem.host_src, w->u.mem.bytes);
     return WGC_OK;
@@ -187,6 +191,8 @@ CPU_OP(binary, CPU_WORK_BINARY, wgc_binary_args, binary)
 CPU_OP(copy_strided, CPU_WORK_COPY_STRIDED, wgc_copy_strided_args, copy_strided)
 CPU_OP(gather, CPU_WORK_GATHER, wgc_gather_args, gather)
 CPU_OP(where, CPU_WORK_WHERE, wgc_where_args, where)
+CPU_OP(norm, CPU_WORK_NORM, wgc_norm_args, norm)
+CPU_OP(rotary, CPU_WORK_ROTARY, wgc_rotary_args, rotary)
 #undef CPU_OP
 
 const wgc_backend_ops wgc_backend_cpu = {
@@ -212,5 +218,7 @@ const wgc_backend_ops wgc_backend_cpu = {
     .copy_strided = cpu_submit_copy_strided,
     .gather = cpu_submit_gather,
     .where = cpu_submit_where,
+    .norm = cpu_submit_norm,
+    .rotary = cpu_submit_rotary,
     .pipelines_compiled = cpu_pipelines_compiled,
 };

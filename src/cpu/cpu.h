@@ -44,5 +44,7 @@ wgc_status cpu_binary(wgc_context *ctx, const wgc_binary_args *b);
 wgc_status cpu_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c);
 wgc_status cpu_gather(wgc_context *ctx, const wgc_gather_args *g);
 wgc_status cpu_where(wgc_context *ctx, const wgc_where_args *w);
+wgc_status cpu_norm(wgc_context *ctx, const wgc_norm_args *n);
+wgc_status cpu_rotary(wgc_context *ctx, const wgc_rotary_args *r);
 
 #endif /* WGC_CPU_H */

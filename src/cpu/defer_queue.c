@@ -166,6 +166,10 @@ static const char *fn_name(const cpu_work *w) {
     return w->u.gather.fn;
   case CPU_WORK_WHERE:
     return w->u.where.fn;
+  case CPU_WORK_NORM:
+    return w->u.norm.fn;
+  case CPU_WORK_ROTARY:
+    return w->u.rotary.fn;
   case CPU_WORK_UPLOAD:
     return "wgc_upload";
   case CPU_WORK_COPY:

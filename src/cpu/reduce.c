@@ -2,8 +2,12 @@
  * double (far better than pairwise float summation); MAX and MIN propagate
  * NaN as numpy does. The work is cut into lines: one output (inner == 1,
  * a contiguous run of len) or up to CHUNK adjacent outputs (inner > 1,
- * accumulated row by row so the reads stay contiguous). */
+ * accumulated row by row so the reads stay contiguous). SUM, MEAN, MAX and
+ * MIN have their own loops; the other ops and the arg reductions go through
+ * reduce_acc.h's state. Several separate axes (nd > 0) are reduced output
+ * by output, walking the reduced dims as an odometer. */
 #include "cpu.h"
+#include "reduce_acc.h"
 
 #define CHUNK 256       /* outputs accumulated side by side */
 #define TASK_WORK 65536 /* input elements per task, roughly */
@@ -21,8 +25,16 @@ typedef struct reduce_job {
 static float max_nan(float m, float x) { return x > m || x != x ? x : m; }
 static float min_nan(float m, float x) { return x < m || x != x ? x : m; }
 
+/* The ops with loops of their own. */
+static bool plain_op(const wgc_reduce_args *r) {
+  return r->arg == WGC_ARG_NONE &&
+         (r->op == WGC_REDUCE_SUM || r->op == WGC_REDUCE_MEAN ||
+          r->op == WGC_REDUCE_MAX || r->op == WGC_REDUCE_MIN);
+}
+
 /* One output from len contiguous floats. */
-static float reduce_run(wgc_reduce_op op, const float *x, size_t len) {
+static float reduce_run(const wgc_reduce_args *r, const float *x, size_t len) {
+  wgc_reduce_op op = r->op;
   if (op == WGC_REDUCE_MAX || op == WGC_REDUCE_MIN) {
     float m = x[0];
     if (op == WGC_REDUCE_MAX)
@@ -49,8 +61,22 @@ static float reduce_run(wgc_reduce_op op, const float *x, size_t len) {
 }
 
 /* w adjacent outputs, reading len rows of stride inner. */
-static void reduce_cols(wgc_reduce_op op, const float *x, size_t len,
+static void reduce_cols(const wgc_reduce_args *ra, const float *x, size_t len,
                         size_t inner, size_t w, float *out) {
+  wgc_reduce_op op = ra->op;
+  if (!plain_op(ra)) {
+    racc s[CHUNK];
+    for (size_t j = 0; j < w; j++)
+      s[j] = racc_init(ra);
+    for (size_t k = 0; k < len; k++) {
+      const float *row = x + k * inner;
+      for (size_t j = 0; j < w; j++)
+        racc_add(ra, &s[j], row[j], k);
+    }
+    for (size_t j = 0; j < w; j++)
+      racc_store(ra, &s[j], len, &out[j]);
+    return;
+  }
   if (op == WGC_REDUCE_MAX || op == WGC_REDUCE_MIN) {
     float m[CHUNK];
     for (size_t j = 0; j < w; j++)
@@ -80,6 +106,70 @@ static void reduce_cols(wgc_reduce_op op, const float *x, size_t len,
     out[j] = (float)(op == WGC_REDUCE_MEAN ? s[j] / (double)len : s[j]);
 }
 
+void cpu_reduce_span(const wgc_reduce_args *r, size_t k, size_t r0, size_t r1,
+                     racc *s) {
+  /* output k's offset, from the kept dims (innermost first) */
+  size_t base = 0, step = 1, rest = k;
+  size_t stride[WGC_MAX_RANK];
+  for (size_t d = r->nd; d-- > 0;) {
+    stride[d] = step;
+    if (!r->red[d]) {
+      base += rest % r->dims[d] * step;
+      rest /= r->dims[d];
+    }
+    step *= r->dims[d];
+  }
+  /* element r0 of the span, and the odometer of the reduced dims */
+  size_t idx[WGC_MAX_RANK] = {0}, off = base;
+  rest = r0;
+  for (size_t d = r->nd; d-- > 0;)
+    if (r->red[d]) {
+      idx[d] = rest % r->dims[d];
+      rest /= r->dims[d];
+      off += idx[d] * stride[d];
+    }
+  size_t last = r->nd - 1;
+  while (!r->red[last])
+    last--;
+  const float *in = cpu_ptr(r->input);
+  for (size_t e = r0; e < r1;) {
+    /* a run along the innermost reduced dim */
+    size_t run = r->dims[last] - idx[last];
+    if (run > r1 - e)
+      run = r1 - e;
+    size_t st = stride[last];
+    for (size_t j = 0; j < run; j++)
+      racc_add(r, s, in[off + j * st], e + j);
+    e += run;
+    idx[last] += run;
+    off += run * st;
+    /* carry into the next reduced dim out (there is one: e < r1) */
+    for (size_t d = last; e < r1 && idx[d] == r->dims[d];) {
+      off -= idx[d] * stride[d];
+      idx[d] = 0;
+      do
+        d--;
+      while (!r->red[d]);
+      idx[d]++;
+      off += stride[d];
+    }
+  }
+}
+
+static void multi_task(void *arg, size_t task, unsigned worker) {
+  (void)worker;
+  const reduce_job *job = arg;
+  const wgc_reduce_args *r = job->r;
+  size_t k0 = task * job->lines_per_task;
+  size_t end =
+      k0 + job->lines_per_task < r->outer ? k0 + job->lines_per_task : r->outer;
+  for (size_t k = k0; k < end; k++) {
+    racc s = racc_init(r);
+    cpu_reduce_span(r, k, 0, r->len, &s);
+    racc_store(r, &s, r->len, &job->out[k]);
+  }
+}
+
 static void reduce_task(void *arg, size_t task, unsigned worker) {
   (void)worker;
   const reduce_job *job = arg;
@@ -92,19 +182,31 @@ static void reduce_task(void *arg, size_t task, unsigned worker) {
     size_t o = line / job->chunks, i0 = line % job->chunks * CHUNK;
     float *out = job->out + o * r->inner + i0;
     const float *in = job->in + o * r->len * r->inner + i0;
-    if (r->inner == 1)
-      *out = reduce_run(r->op, in, r->len);
+    if (r->inner == 1 && !plain_op(r)) {
+      racc s = racc_init(r);
+      for (size_t k = 0; k < r->len; k++)
+        racc_add(r, &s, in[k], k);
+      racc_store(r, &s, r->len, out);
+    } else if (r->inner == 1)
+      *out = reduce_run(r, in, r->len);
     else
-      reduce_cols(r->op, in, r->len, r->inner,
+      reduce_cols(r, in, r->len, r->inner,
                   r->inner - i0 < CHUNK ? r->inner - i0 : CHUNK, out);
   }
 }
 
 wgc_status cpu_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
   reduce_job job = {.r = r, .in = cpu_ptr(r->input), .out = cpu_ptr(r->output)};
-  if (r->len == 0) { /* SUM over nothing (the front end rejects the rest) */
+  if (r->len == 0) { /* the identity (the front end rejects the rest) */
+    racc s = racc_init(r);
     for (size_t i = 0; i < r->outer * r->inner; i++)
-      job.out[i] = 0.0f;
+      racc_store(r, &s, 0, &job.out[i]);
+    return WGC_OK;
+  }
+  if (r->nd) {
+    job.lines_per_task = TASK_WORK / r->len ? TASK_WORK / r->len : 1;
+    size_t tasks = (r->outer + job.lines_per_task - 1) / job.lines_per_task;
+    cpu_parallel(ctx, tasks, (double)r->outer * r->len, multi_task, &job);
     return WGC_OK;
   }
   job.chunks = (r->inner + CHUNK - 1) / CHUNK;

@@ -243,7 +243,7 @@ static wgc_status run_attention(wgc_context *ctx, const wgc_attention_args *a,
 static wgc_status plan_reduce(const wgc_reduce_args *r, cpu_split *s) {
   double slab = (double)(r->len ? r->len : 1) * (double)r->inner;
   s->work = slab * (double)r->outer;
-  if (slab > s->piece_work && r->len > 1)
+  if (r->nd || (slab > s->piece_work && r->len > 1))
     return cpu_split_reduce_plan(r, s);
   s->group = cpu_fit(s, slab, r->outer);
   s->pieces = cpu_div_up(r->outer, s->group);
@@ -363,6 +363,16 @@ wgc_status cpu_split_plan(const cpu_work *w, double piece_work, cpu_split *s) {
   case CPU_WORK_WHERE:
     cpu_split_movement_plan(w, s);
     break;
+  case CPU_WORK_NORM:
+    return cpu_split_norm_plan(&w->u.norm, s);
+  case CPU_WORK_ROTARY: {
+    const wgc_rotary_desc *d = &w->u.rotary.d;
+    size_t rows = d->batch * d->seq * d->heads;
+    s->work = 4.0 * (double)rows * (double)d->head_dim;
+    s->group = cpu_fit(s, 4.0 * (double)d->head_dim, rows);
+    s->pieces = cpu_div_up(rows, s->group);
+    break;
+  }
   case CPU_WORK_UPLOAD:
   case CPU_WORK_COPY:
   case CPU_WORK_DOWNLOAD:
@@ -411,6 +421,14 @@ wgc_status cpu_split_run(wgc_context *ctx, const cpu_work *w, cpu_split *s,
   case CPU_WORK_WHERE:
     cpu_split_movement_run(w, s, i);
     break;
+  case CPU_WORK_NORM:
+    return cpu_split_norm_run(ctx, &w->u.norm, s, i);
+  case CPU_WORK_ROTARY: {
+    size_t rows = w->u.rotary.d.batch * w->u.rotary.d.seq * w->u.rotary.d.heads;
+    cpu_rotary_rows(&w->u.rotary, i * s->group,
+                    cpu_min(rows, (i + 1) * s->group));
+    break;
+  }
   case CPU_WORK_UPLOAD:
   case CPU_WORK_COPY:
   case CPU_WORK_DOWNLOAD:

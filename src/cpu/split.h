@@ -38,6 +38,13 @@ void cpu_split_release(cpu_split *s);
 /* The long-line reduction (split_reduce.c). */
 wgc_status cpu_split_reduce_plan(const wgc_reduce_args *r, cpu_split *s);
 void cpu_split_reduce_run(const wgc_reduce_args *r, cpu_split *s, size_t i);
+/* softmax and the norms (norm.c): runs of outer slabs, or a long slab in
+ * chunks with its statistics kept in s->acc. */
+wgc_status cpu_split_norm_plan(const wgc_norm_args *n, cpu_split *s);
+wgc_status cpu_split_norm_run(wgc_context *ctx, const wgc_norm_args *n,
+                              cpu_split *s, size_t i);
+/* Rows [r0, r1) of a rotary embedding (rotary.c). */
+void cpu_rotary_rows(const wgc_rotary_args *r, size_t r0, size_t r1);
 
 /* Strided copy, gather and where in ranges of output elements
  * (movement.c). */

@@ -17,6 +17,8 @@ typedef enum cpu_work_kind {
   CPU_WORK_COPY_STRIDED,
   CPU_WORK_GATHER,
   CPU_WORK_WHERE,
+  CPU_WORK_NORM,
+  CPU_WORK_ROTARY,
   CPU_WORK_UPLOAD,   /* dst <- host src */
   CPU_WORK_COPY,     /* dst <- src */
   CPU_WORK_DOWNLOAD, /* host dst <- src, then completes done */
@@ -36,6 +38,8 @@ typedef struct cpu_work {
     wgc_copy_strided_args copy_strided;
     wgc_gather_args gather;
     wgc_where_args where;
+    wgc_norm_args norm;
+    wgc_rotary_args rotary;
     struct {
       wgc_ref dst, src; /* device side; unused ones are {0} */
       const void *host_src;

@@ -550,6 +550,8 @@ WG_OP_SCOPE(binary, wgc_binary_args)
 WG_OP_SCOPE(copy_strided, wgc_copy_strided_args)
 WG_OP_SCOPE(gather, wgc_gather_args)
 WG_OP_SCOPE(where, wgc_where_args)
+WG_OP_SCOPE(norm, wgc_norm_args)
+WG_OP_SCOPE(rotary, wgc_rotary_args)
 
 const wgc_backend_ops wgc_backend_webgpu = {
     .name = "webgpu",
@@ -575,5 +577,7 @@ const wgc_backend_ops wgc_backend_webgpu = {
     .copy_strided = scoped_copy_strided,
     .gather = scoped_gather,
     .where = scoped_where,
+    .norm = scoped_norm,
+    .rotary = scoped_rotary,
     .pipelines_compiled = wg_pipelines_compiled,
 };

@@ -19,7 +19,15 @@
  * Sums are compensated (each addition's rounding error is kept in a second
  * float, and partials between passes are (sum, error) pairs), so they come
  * out as if accumulated in double, whatever the data's order or structure.
- * MEAN divides the final sum by len. MAX and MIN propagate NaN. Every
+ * MEAN divides the final sum by len. MAX and MIN propagate NaN. The other
+ * ops ride on the same passes with other pairs: SUM_SQUARE and L2 sum
+ * (x * x, its rounding error by fma), L1 sums |x|, L2 takes the square
+ * root at the very end; PROD keeps (product, error) pairs; LOG_SUM_EXP
+ * keeps (max m, sum s of exp(x - m)), rescaling s when m grows, and
+ * writes m + log(s); argmax and argmin keep (value, index bits) and write
+ * the int32 index. Several axes (wgc_reduce_axes) are reduced one merged
+ * dim at a time, innermost first, as stages whose partials in between
+ * stay pairs, so the result is as good as one reduction's. Every
  * launch's operands fit the storage binding limit: rows or outer indices
  * are split across launches, and a single row or slab too long for one
  * binding is split by chunks (its partials are independent).
@@ -52,8 +60,9 @@ typedef struct reduce_params {
   uint32_t in_so, in_sr, out_so, out_sc;
   uint32_t tpr, items;
   float div;
-  uint32_t zero; /* 0: hides identities from the shader compiler */
-  uint32_t acc;  /* MODE 2: fold into the output's current value */
+  uint32_t zero;  /* 0: hides identities from the shader compiler */
+  uint32_t acc;   /* MODE 2: fold into the output's current value */
+  uint32_t ibase; /* axis index of the launch's first element (arg) */
 } reduce_params;
 
 /* Elements one launch may span in one operand: the binding limit less the
@@ -71,6 +80,8 @@ static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 typedef struct plan {
   wgc_context *ctx;
   const char *fn;
+  unsigned op, map, sqrt; /* the kernel's OP, MAP and SQRT */
+  bool pairs;             /* partials between passes are pairs */
   bool dry;
   bool staged; /* launches may stage operands (wg_operands_bind) */
   unsigned nfake;
@@ -92,24 +103,34 @@ static wgc_status scratch(plan *pl, uint64_t bytes, wgc_ref *out) {
   return WGC_OK;
 }
 
-/* One pass: how it reads and writes (pairs (sum, compensation) between
- * sum passes, plain floats otherwise), where, and the final divisor. */
+/* One pass: how it reads and writes (pairs between passes of every op
+ * but MAX and MIN, plain floats otherwise), where, and the final divisor. */
 typedef struct pass {
-  unsigned op;        /* 0 sum, 1 max, 2 min */
   unsigned in2, out2; /* input / output hold pairs */
   wgc_ref in, out;
   float div;
 } pass;
 
+/* One reduction over the middle axis of [outer, len, inner] from in to
+ * out: the whole op, or one axis of several (wgc_reduce_axes), whose
+ * partials in between are pairs (in2, out2) but for MAX and MIN. */
+typedef struct stage {
+  uint64_t outer, len, inner;
+  wgc_ref in, out;
+  unsigned in2, out2;
+  float div;
+} stage;
+
 /* One launch: in_n elements from element in_at, out_n from out_at. */
 static wgc_status run(plan *pl, unsigned mode, const pass *ps, uint64_t in_at,
                       uint64_t in_n, uint64_t out_at, uint64_t out_n,
                       reduce_params *p, uint64_t groups) {
-  char consts[128];
+  char consts[192];
   snprintf(consts, sizeof consts,
            "const MODE: u32 = %uu; const OP: u32 = %uu; const IN2: u32 = %uu; "
-           "const OUT2: u32 = %uu;",
-           mode, ps->op, ps->in2, ps->out2);
+           "const OUT2: u32 = %uu; const MAP: u32 = %uu; const SQRT: u32 = "
+           "%uu;",
+           mode, pl->op, ps->in2, ps->out2, pl->map, pl->sqrt);
   p->div = ps->div;
   wg_launch l = {.kernel = "reduce",
                  .consts = consts,
@@ -198,7 +219,8 @@ static wgc_status rows_pass(plan *pl, const pass *ps, uint64_t rows,
                          .rlen = (uint32_t)rlen,
                          .out_sc = 1,
                          .tpr = tpr,
-                         .items = items};
+                         .items = items,
+                         .ibase = (uint32_t)(c0 * chunk)};
       wgc_status s = run(pl, mode, ps, r * len + c0 * chunk, rlen, r * nch + c0,
                          nc, &p, flat ? wg_ceil_div(nc, 256) : nc);
       if (s != WGC_OK)
@@ -249,7 +271,8 @@ static wgc_status cols_pass(plan *pl, const pass *ps, uint64_t outer,
                          .rlen = (uint32_t)rlen,
                          .in_sr = (uint32_t)inner,
                          .out_sc = (uint32_t)inner,
-                         .items = (uint32_t)rch};
+                         .items = (uint32_t)rch,
+                         .ibase = (uint32_t)(c0 * rch)};
       wgc_status s = run(pl, 1, ps, (o * len + c0 * rch) * inner, rlen * inner,
                          (o * nch + c0) * inner, nc * inner, &p,
                          wg_ceil_div(nc * inner, 256));
@@ -259,10 +282,11 @@ static wgc_status cols_pass(plan *pl, const pass *ps, uint64_t outer,
   return WGC_OK;
 }
 
-/* SUM over an empty axis: zeros, in launches of at most W outputs. */
-static wgc_status fill_zeros(plan *pl, const wgc_reduce_args *r, uint64_t W) {
+/* An empty axis: the identity, in launches of at most W outputs. */
+static wgc_status fill_identity(plan *pl, const wgc_reduce_args *r,
+                                uint64_t W) {
   uint64_t total = (uint64_t)r->outer * r->inner;
-  pass ps = {.op = 0, .in = r->input, .out = r->output, .div = 1.0f};
+  pass ps = {.in = r->input, .out = r->output, .div = 1.0f};
   for (uint64_t at = 0; at < total; at += W) {
     uint64_t n = min64(W, total - at);
     reduce_params p = {.n_o = 1, .n_c = 1, .n_i = (uint32_t)n, .items = 1};
@@ -276,17 +300,17 @@ static wgc_status fill_zeros(plan *pl, const wgc_reduce_args *r, uint64_t W) {
 /* inner too wide for a chunk of two rows of a slab (see the top). For each
  * outer index and block of ib columns, launches over blocks of rb rows
  * fold into an accumulator: the output (MAX, MIN, or any op when one block
- * of rows covers the axis) or a scratch row of ib pairs (sums), reused by
- * every block (launches run in order), which a final MODE 1 launch divides
- * into the output. */
-static wgc_status wide(plan *pl, const wgc_reduce_args *r, unsigned op,
-                       float mean_div, uint64_t W) {
-  uint64_t outer = r->outer, len = r->len, inner = r->inner;
+ * of rows covers the axis) or a scratch row of ib pairs, reused by every
+ * block (launches run in order), which a final MODE 1 launch turns into
+ * the output. */
+static wgc_status wide(plan *pl, const stage *sg, uint64_t W) {
+  uint64_t outer = sg->outer, len = sg->len, inner = sg->inner;
+  uint64_t Win = W >> sg->in2;
   /* ib columns by rb rows per launch: the input window (rb - 1) * inner +
    * ib and a pair accumulator (2 * ib) fit W; the most elements win. */
   uint64_t rb = 0, ib = 0;
-  for (uint64_t n = 1; n <= len && (n - 1) * inner < W; n++) {
-    uint64_t cols = min64(min64(inner, W - (n - 1) * inner), W / 2);
+  for (uint64_t n = 1; n <= len && (n - 1) * inner < Win; n++) {
+    uint64_t cols = min64(min64(inner, Win - (n - 1) * inner), W / 2);
     if (n * cols > rb * ib) {
       rb = n;
       ib = cols;
@@ -295,8 +319,8 @@ static wgc_status wide(plan *pl, const wgc_reduce_args *r, unsigned op,
   if (ib == 0)
     return WGC_ERR_UNSUPPORTED;
   uint64_t nrb = wg_ceil_div(len, rb);
-  bool pairs = op == 0 && nrb > 1;
-  wgc_ref acc = r->output;
+  bool pairs = pl->pairs && nrb > 1;
+  wgc_ref acc = sg->out;
   if (pairs) {
     wgc_status s = scratch(pl, 8 * ib, &acc);
     if (s != WGC_OK)
@@ -307,11 +331,11 @@ static wgc_status wide(plan *pl, const wgc_reduce_args *r, unsigned op,
       uint64_t ni = min64(ib, inner - i0);
       /* the accumulator of columns [i0, i0 + ni) of outer index o */
       uint64_t out_at = pairs ? 0 : o * inner + i0;
-      pass ps = {.op = op,
-                 .out2 = pairs,
-                 .in = r->input,
+      pass ps = {.in2 = sg->in2,
+                 .out2 = pairs ? 1 : sg->out2,
+                 .in = sg->in,
                  .out = acc,
-                 .div = pairs ? 1.0f : mean_div};
+                 .div = pairs ? 1.0f : sg->div};
       for (uint64_t r0 = 0; r0 < len; r0 += rb) {
         uint64_t nr = min64(rb, len - r0);
         reduce_params p = {.n_o = 1,
@@ -320,7 +344,8 @@ static wgc_status wide(plan *pl, const wgc_reduce_args *r, unsigned op,
                            .rlen = (uint32_t)nr,
                            .in_sr = (uint32_t)inner,
                            .items = (uint32_t)nr,
-                           .acc = r0 > 0};
+                           .acc = r0 > 0,
+                           .ibase = (uint32_t)r0};
         wgc_status s =
             run(pl, 2, &ps, (o * len + r0) * inner + i0, (nr - 1) * inner + ni,
                 out_at, ni, &p, wg_ceil_div(ni, 256));
@@ -328,8 +353,11 @@ static wgc_status wide(plan *pl, const wgc_reduce_args *r, unsigned op,
           return s;
       }
       if (pairs) {
-        pass fin = {
-            .op = 0, .in2 = 1, .in = acc, .out = r->output, .div = mean_div};
+        pass fin = {.in2 = 1,
+                    .out2 = sg->out2,
+                    .in = acc,
+                    .out = sg->out,
+                    .div = sg->div};
         reduce_params p = {
             .n_o = 1, .n_c = 1, .n_i = (uint32_t)ni, .rlen = 1, .items = 1};
         wgc_status s = run(pl, 1, &fin, 0, ni, o * inner + i0, ni, &p,
@@ -341,27 +369,21 @@ static wgc_status wide(plan *pl, const wgc_reduce_args *r, unsigned op,
   return WGC_OK;
 }
 
-/* Every launch of the reduction with operand windows of at most W floats. */
-static wgc_status reduce_plan(plan *pl, const wgc_reduce_args *r, uint64_t W) {
-  if (r->len == 0)
-    return fill_zeros(pl, r, W);
-  pass ps = {.op = r->op == WGC_REDUCE_MAX   ? 1
-                   : r->op == WGC_REDUCE_MIN ? 2
-                                             : 0,
-             .in = r->input};
-  float mean_div = r->op == WGC_REDUCE_MEAN ? (float)r->len : 1.0f;
-  uint64_t outer = r->outer, len = r->len, inner = r->inner;
+/* Every launch of one stage with operand windows of at most W floats. */
+static wgc_status stage_plan(plan *pl, const stage *sg, uint64_t W) {
+  pass ps = {.in = sg->in, .in2 = sg->in2};
+  uint64_t outer = sg->outer, len = sg->len, inner = sg->inner;
 
   /* Columns: chunks of up to COL_ROWS rows. Where one outer slab exceeds
    * a binding, passes split it by chunks, and a chunk of full rows (pairs,
    * after the first pass) must fit: fewer rows then; where not even two
    * rows do, the wide launches take over. Slabs that fit keep fitting
-   * (partials are smaller than their input). */
+   * (partials are no larger than their input). */
   uint64_t rch = COL_ROWS;
-  if (inner > 1 && len * inner > W) {
+  if (inner > 1 && len * inner > W >> sg->in2) {
     rch = min64(rch, W / (2 * inner));
     if (rch < 2)
-      return wide(pl, r, ps.op, mean_div, W);
+      return wide(pl, sg, W);
   }
   /* Partials go to scratch, which lives until the op has returned. */
   for (;;) {
@@ -371,9 +393,9 @@ static wgc_status reduce_plan(plan *pl, const wgc_reduce_args *r, uint64_t W) {
                                 wg_limits(pl->ctx)->cpu_adapter, &tpr, &items)
                    : wg_ceil_div(len, rch);
     bool last = nch == 1;
-    ps.out = r->output;
-    ps.out2 = !last && ps.op == 0;
-    ps.div = last ? mean_div : 1.0f;
+    ps.out = sg->out;
+    ps.out2 = last ? sg->out2 : pl->pairs;
+    ps.div = last ? sg->div : 1.0f;
     if (!last) {
       wgc_status s = scratch(pl, (4 * outer * nch * inner) << ps.out2, &ps.out);
       if (s != WGC_OK)
@@ -389,10 +411,100 @@ static wgc_status reduce_plan(plan *pl, const wgc_reduce_args *r, uint64_t W) {
   }
 }
 
+/* Every launch of the reduction with operand windows of at most W floats:
+ * one stage, or (several axes) one per reduced dim, innermost first, the
+ * partials in between in scratch. */
+static wgc_status reduce_plan(plan *pl, const wgc_reduce_args *r, uint64_t W) {
+  if (r->len == 0)
+    return fill_identity(pl, r, W);
+  float div = r->op == WGC_REDUCE_MEAN && !r->arg ? (float)r->len : 1.0f;
+  if (!r->nd) {
+    stage sg = {.outer = r->outer,
+                .len = r->len,
+                .inner = r->inner,
+                .in = r->input,
+                .out = r->output,
+                .div = div};
+    return stage_plan(pl, &sg, W);
+  }
+  uint64_t dims[WGC_MAX_RANK];
+  size_t first = r->nd;
+  for (size_t d = 0; d < r->nd; d++) {
+    dims[d] = r->dims[d];
+    if (r->red[d] && first == r->nd)
+      first = d;
+  }
+  stage sg = {.in = r->input};
+  for (size_t d = r->nd; d-- > first;) {
+    if (!r->red[d])
+      continue;
+    sg.outer = sg.inner = 1;
+    for (size_t e = 0; e < r->nd; e++)
+      if (e < d)
+        sg.outer *= dims[e];
+      else if (e > d)
+        sg.inner *= dims[e];
+    sg.len = dims[d];
+    bool last = d == first;
+    sg.out2 = last ? 0 : pl->pairs;
+    sg.div = last ? div : 1.0f;
+    sg.out = r->output;
+    if (!last) {
+      wgc_status s = scratch(pl, (4 * sg.outer * sg.inner) << sg.out2, &sg.out);
+      if (s != WGC_OK)
+        return s;
+    }
+    wgc_status s = stage_plan(pl, &sg, W);
+    if (s != WGC_OK)
+      return s;
+    dims[d] = 1;
+    sg.in = sg.out;
+    sg.in2 = sg.out2;
+  }
+  return WGC_OK;
+}
+
+/* The kernel's OP, MAP and SQRT for r (see kernels/reduce.wgsl). */
+static void kernel_op(const wgc_reduce_args *r, plan *pl) {
+  pl->pairs = true;
+  if (r->arg != WGC_ARG_NONE) {
+    pl->op = r->arg == WGC_ARG_MAX ? 5 : 6;
+    return;
+  }
+  switch (r->op) {
+  case WGC_REDUCE_SUM:
+  case WGC_REDUCE_MEAN:
+    pl->op = 0;
+    return;
+  case WGC_REDUCE_MAX:
+  case WGC_REDUCE_MIN:
+    pl->op = r->op == WGC_REDUCE_MAX ? 1 : 2;
+    pl->pairs = false;
+    return;
+  case WGC_REDUCE_PROD:
+    pl->op = 3;
+    return;
+  case WGC_REDUCE_SUM_SQUARE:
+  case WGC_REDUCE_L2:
+    pl->op = 0;
+    pl->map = 1;
+    pl->sqrt = r->op == WGC_REDUCE_L2;
+    return;
+  case WGC_REDUCE_L1:
+    pl->op = 0;
+    pl->map = 2;
+    return;
+  case WGC_REDUCE_LOG_SUM_EXP:
+    pl->op = 4;
+    return;
+  }
+}
+
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
   /* Plan first: a window that does not bind (operands sharing an
    * allocation bind together) is retried at half the size. */
   plan pl = {.ctx = ctx, .fn = r->fn, .dry = true};
+  kernel_op(r, &pl);
   uint64_t W = window_elems(ctx);
   for (;;) {
     pl.nfake = 0;

@@ -159,6 +159,8 @@ wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b);
 wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c);
 wgc_status wg_gather(wgc_context *ctx, const wgc_gather_args *g);
 wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w);
+wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n);
+wgc_status wg_rotary(wgc_context *ctx, const wgc_rotary_args *r);
 /* Same-buffer copy (WebGPU cannot copy a buffer onto itself). */
 wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                           size_t bytes);

@@ -229,6 +229,172 @@ async function reduceCase(op, shape, axis) {
   compare(g, c, () => (exact ? 0 : 2 * (1e-5 * len * maxAbs(X) + 1e-6)));
 }
 
+// softmax, log-softmax, LayerNorm and RMSNorm: each backend against float64
+// (the bounds of wgc.h).
+function normRef(kind, X, outer, len, inner, S, B, eps) {
+  const Y = new Float64Array(X.length);
+  for (let o = 0; o < outer; o++)
+    for (let i = 0; i < inner; i++) {
+      const at = (r) => (o * len + r) * inner + i;
+      if (kind === 'softmax' || kind === 'logSoftmax') {
+        let m = -Infinity, sum = 0;
+        for (let r = 0; r < len; r++) m = Math.max(m, X[at(r)]);
+        for (let r = 0; r < len; r++) sum += Math.exp(X[at(r)] - m);
+        for (let r = 0; r < len; r++)
+          Y[at(r)] = kind === 'softmax' ? Math.exp(X[at(r)] - m) / sum : X[at(r)] - m - Math.log(sum);
+        continue;
+      }
+      let mean = 0, v = 0;
+      if (kind === 'layerNorm') {
+        for (let r = 0; r < len; r++) mean += X[at(r)];
+        mean /= len;
+      }
+      for (let r = 0; r < len; r++) v += (X[at(r)] - mean) ** 2;
+      const rstd = 1 / Math.sqrt(v / len + eps);
+      for (let r = 0; r < len; r++)
+        Y[at(r)] = (X[at(r)] - mean) * rstd * S[r] + (kind === 'layerNorm' ? B[r] : 0);
+    }
+  return Y;
+}
+
+async function normCase(kind, shape, axis) {
+  const count = shape.reduce((a, b) => a * b, 1), norm = kind === 'layerNorm' || kind === 'rmsNorm';
+  let outer = 1, len = 1, inner = 1;
+  shape.forEach((n, d) => {
+    if (d < axis) outer *= n;
+    else if (d === axis || norm) len *= n;
+    else inner *= n;
+  });
+  const X = randoms(count, -4, 4), S = randoms(len, -2, 2), B = randoms(len), eps = 1e-5;
+  const want = normRef(kind, X, outer, len, inner, S, B, eps);
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * count);
+    if (kind === 'layerNorm') ctx.layerNorm(x, put(ctx, S), put(ctx, B), o, shape, shape.length, axis, eps);
+    else if (kind === 'rmsNorm') ctx.rmsNorm(x, put(ctx, S), o, shape, shape.length, axis, eps);
+    else ctx[kind](x, o, shape, shape.length, axis);
+    return ctx.download(o, count);
+  });
+  const tol = (w) => 1e-5 * Math.abs(w) + 1e-5;
+  compare(g, want, tol, 'webgpu vs float64: ');
+  compare(c, want, tol, 'cpu vs float64: ');
+}
+
+// RotaryEmbedding with position ids (some outside the cache) against float64.
+async function rotaryCase(d) {
+  const rd = d.rotary_dim || d.head_dim, half = rd / 2, rows = d.batch * d.seq * d.heads;
+  const X = randoms(rows * d.head_dim), Cs = randoms(d.max_positions * half), Sn = randoms(d.max_positions * half);
+  const ids = Int32Array.from({ length: d.batch * d.seq }, (_, j) => (j % 5 === 4 ? -1 : (j * 3) % (d.max_positions + 1)));
+  const want = new Float64Array(X.length);
+  for (let row = 0; row < rows; row++) {
+    const b = Math.floor(row / (d.seq * d.heads));
+    const s = d.layout === W.ROTARY_BHSD ? row % d.seq : Math.floor(row / d.heads) % d.seq;
+    const p = ids[b * d.seq + s], ok = p >= 0 && p < d.max_positions;
+    const base = row * d.head_dim;
+    for (let j = 0; j < d.head_dim; j++) want[base + j] = X[base + j];
+    for (let k = 0; k < half; k++) {
+      const i1 = base + (d.interleaved ? 2 * k : k), i2 = base + (d.interleaved ? 2 * k + 1 : k + half);
+      const cv = ok ? Cs[p * half + k] : 0, sv = ok ? Sn[p * half + k] : 0;
+      want[i1] = cv * X[i1] - sv * X[i2];
+      want[i2] = sv * X[i1] + cv * X[i2];
+    }
+  }
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * X.length);
+    ctx.rotaryEmbedding(d, x, put(ctx, new Float32Array(ids.buffer)), put(ctx, Cs), put(ctx, Sn), o);
+    return ctx.download(o, X.length);
+  });
+  const tol = () => 1e-6;
+  compare(g, want, tol, 'webgpu vs float64: ');
+  compare(c, want, tol, 'cpu vs float64: ');
+}
+
+// float64 reference of a reduction over axes: each output's span in index
+// order, then the op (a NaN anywhere wins, as numpy).
+function refReduceAxes(name, X, shape, axes) {
+  const rank = shape.length, red = shape.map((_, d) => axes.includes(d));
+  const nOut = shape.reduce((a, n, d) => (red[d] ? a : a * n), 1);
+  const spans = Array.from({ length: nOut }, () => []);
+  for (let e = 0; e < X.length; e++) {
+    let rest = e, o = 0, mul = 1;
+    for (let d = rank - 1; d >= 0; d--) {
+      const i = rest % shape[d];
+      rest = Math.floor(rest / shape[d]);
+      if (!red[d]) { o += i * mul; mul *= shape[d]; }
+    }
+    spans[o].push(X[e]);
+  }
+  const sum = (s, f) => s.reduce((a, v) => a + f(v), 0);
+  return spans.map((s) => {
+    if (s.some(Number.isNaN)) return { want: NaN, mag: 0 };
+    const abs = sum(s, Math.abs), sq = sum(s, (v) => v * v);
+    switch (name) {
+      case 'SUM': return { want: sum(s, (v) => v), mag: abs };
+      case 'MEAN': return { want: sum(s, (v) => v) / s.length, mag: abs / s.length };
+      case 'MAX': return { want: Math.max(...s), mag: 0 };
+      case 'MIN': return { want: Math.min(...s), mag: 0 };
+      case 'PROD': { const p = s.reduce((a, v) => a * v, 1); return { want: p, mag: Math.abs(p) }; }
+      case 'SUM_SQUARE': return { want: sq, mag: sq };
+      case 'L1': return { want: abs, mag: abs };
+      case 'L2': return { want: Math.sqrt(sq), mag: Math.sqrt(sq) };
+      case 'LOG_SUM_EXP': {
+        const m = Math.max(...s);
+        const want = Number.isFinite(m) ? m + Math.log(sum(s, (v) => Math.exp(v - m))) : m;
+        return { want, mag: Math.abs(want) + 1 };
+      }
+    }
+    throw new Error(`no reference for REDUCE_${name}`);
+  });
+}
+
+async function reduceAxesCase(name, shape, axes) {
+  const count = shape.reduce((a, b) => a * b, 1);
+  const X = name === 'PROD' ? randoms(count, 0.8, 1.25) : randoms(count);
+  X[5] = name === 'LOG_SUM_EXP' ? 1e30 : X[5];
+  const ref = refReduceAxes(name, X, shape, axes);
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * ref.length);
+    ctx.reduceAxes(W[`REDUCE_${name}`], x, o, shape, shape.length, axes, axes.length);
+    return ctx.download(o, ref.length);
+  });
+  const want = ref.map((r) => r.want);
+  const tol = (w, i) => 1e-5 * ref[i].mag + 1e-30;
+  compare(g, want, tol, 'webgpu vs float64: ');
+  compare(c, want, tol, 'cpu vs float64: ');
+}
+
+// float64 reference of argmax / argmin: the first index on ties, the first
+// NaN wins.
+function refArg(largest, X, shape, axis) {
+  const len = shape[axis], inner = shape.slice(axis + 1).reduce((a, b) => a * b, 1);
+  const outer = X.length / (len * inner), out = new Int32Array(outer * inner);
+  for (let o = 0; o < outer; o++)
+    for (let i = 0; i < inner; i++) {
+      const at = (r) => X[(o * len + r) * inner + i];
+      let best = 0;
+      for (let r = 1; r < len && !Number.isNaN(at(best)); r++)
+        if (Number.isNaN(at(r)) || (largest ? at(r) > at(best) : at(r) < at(best))) best = r;
+      out[o * inner + i] = best;
+    }
+  return out;
+}
+
+async function argCase(largest, shape, axis) {
+  const count = shape.reduce((a, b) => a * b, 1);
+  const X = randoms(count, 0, 4).map(Math.floor); // ties everywhere
+  X[7] = NaN;
+  X[count - 3] = NaN;
+  const want = refArg(largest, X, shape, axis);
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = ctx.alloc(4 * want.length);
+    (largest ? ctx.argmax : ctx.argmin).call(ctx, x, o, shape, shape.length, axis);
+    const f = await ctx.download(o, want.length);
+    return new Int32Array(f.buffer, f.byteOffset, f.length);
+  });
+  for (const [got, who] of [[g, 'webgpu'], [c, 'cpu']])
+    for (let i = 0; i < want.length; i++)
+      check(got[i] === want[i], `${who}: output ${i} is index ${got[i]}, want ${want[i]}`);
+}
+
 // The ops wgc.js exports (checked against wgc.h by the "constants" test).
 const opNames = (family) => Object.keys(W).filter((k) => k.startsWith(`${family}_`))
   .map((k) => k.slice(family.length + 1));
@@ -574,6 +740,24 @@ async function mainPage() {
       await test(`reduce(${name.toLowerCase()},shape=[6,35,9],axis=${axis})`,
         () => reduceCase(W[`REDUCE_${name}`], [6, 35, 9], axis));
   await test('reduce(sum,shape=[65536],axis=0)', () => reduceCase(W.REDUCE_SUM, [65536], 0));
+  for (const name of REDUCE)
+    await test(`reduceAxes(${name.toLowerCase()},shape=[4,5,3,7],axes=[2,0])`,
+      () => reduceAxesCase(name, [4, 5, 3, 7], [2, 0]));
+  for (const largest of [true, false])
+    for (const axis of [0, 1, 2])
+      await test(`${largest ? 'argmax' : 'argmin'}(shape=[6,35,9],axis=${axis})`,
+        () => argCase(largest, [6, 35, 9], axis));
+
+  // normalization and rotary embeddings
+  for (const kind of ['softmax', 'logSoftmax', 'layerNorm', 'rmsNorm'])
+    for (const axis of [0, 1, 2])
+      await test(`${kind}(shape=[3,70,5],axis=${axis})`, () => normCase(kind, [3, 70, 5], axis));
+  await test('softmax(shape=[2,5000],axis=1)', () => normCase('softmax', [2, 5000], 1));
+  for (const layout of [W.ROTARY_BSHD, W.ROTARY_BHSD])
+    for (const interleaved of [0, 1])
+      await test(`rotaryEmbedding(batch=2,seq=7,heads=3,head_dim=12,rotary_dim=8,layout=${layout},` +
+                 `interleaved=${interleaved},position_ids)`, () =>
+        rotaryCase({ batch: 2, seq: 7, heads: 3, head_dim: 12, rotary_dim: 8, interleaved, layout, max_positions: 9 }));
 
   // element-wise
   for (const name of UNARY) await test(`unary(${name.toLowerCase()})`, () => unaryCase(name));

@@ -1,0 +1,218 @@
+/* softmax, log-softmax, LayerNorm and RMSNorm over the middle axis of
+ * [outer, len, inner], in double. Each line (one outer index and a block of
+ * up to CHUNK adjacent columns) is read twice: the statistics are gathered
+ * in one sweep (softmax: running max and sum of exp(x - max), rescaled when
+ * the max grows; LayerNorm: Welford's mean and sum of squared deviations;
+ * RMSNorm: the sum of squares), then a second sweep writes the output, so
+ * the output may be the input. The split form (split.h) runs the same two
+ * sweeps in chunks of rows, the statistics kept between pieces. */
+#include "cpu.h"
+#include "split.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define CHUNK 256       /* columns side by side */
+#define TASK_WORK 65536 /* input elements per task, roughly */
+
+/* Per column: softmax (max, sum), LayerNorm (count, mean, M2), RMSNorm
+ * (sum of squares). A NaN max marks a softmax row that is NaN. stat_finish
+ * then puts the factor the output needs in place. */
+typedef struct norm_stat {
+  double a, b, c;
+} norm_stat;
+
+static void stat_init(const wgc_norm_args *n, norm_stat *st, size_t w) {
+  for (size_t j = 0; j < w; j++)
+    st[j] = (norm_stat){n->kind <= WGC_NORM_LOG_SOFTMAX ? -INFINITY : 0.0, 0.0,
+                        0.0};
+}
+
+/* Folds rows [r0, r1) of the w columns at x (row stride inner) in. */
+static void stat_add(const wgc_norm_args *n, const float *x, size_t r0,
+                     size_t r1, size_t w, norm_stat *st) {
+  for (size_t r = r0; r < r1; r++) {
+    const float *row = x + r * n->inner;
+    for (size_t j = 0; j < w; j++) {
+      double v = row[j];
+      norm_stat *s = &st[j];
+      switch (n->kind) {
+      case WGC_NORM_SOFTMAX:
+      case WGC_NORM_LOG_SOFTMAX:
+        /* exp(+inf - +inf) is NaN in the formula: a +inf makes the row NaN */
+        if (isnan(v) || v == INFINITY)
+          s->a = NAN;
+        else if (isnan(s->a) || v == -INFINITY)
+          ;
+        else if (v > s->a) {
+          s->b = s->b * exp(s->a - v) + 1.0;
+          s->a = v;
+        } else {
+          s->b += exp(v - s->a);
+        }
+        break;
+      case WGC_NORM_LAYER: {
+        s->a += 1.0;
+        double d = v - s->b;
+        s->b += d / s->a;
+        s->c += d * (v - s->b);
+        break;
+      }
+      case WGC_NORM_RMS:
+        s->a += v * v;
+        break;
+      }
+    }
+  }
+}
+
+/* Turns the statistics into what the output needs per column: log(sum)
+ * for log-softmax, 1/sqrt(var + eps) or 1/sqrt(mean square + eps) for the
+ * norms (into a), so that the second sweep has no square root or log. */
+static void stat_finish(const wgc_norm_args *n, norm_stat *st, size_t w) {
+  double len = (double)n->len, eps = (double)n->epsilon;
+  for (size_t j = 0; j < w; j++) {
+    norm_stat *s = &st[j];
+    if (n->kind == WGC_NORM_LOG_SOFTMAX)
+      s->c = log(s->b);
+    else if (n->kind == WGC_NORM_LAYER)
+      s->a = 1.0 / sqrt(s->c / len + eps);
+    else if (n->kind == WGC_NORM_RMS)
+      s->a = 1.0 / sqrt(s->a / len + eps);
+  }
+}
+
+/* Writes rows [r0, r1) of the w columns from x to y (after stat_finish). */
+static void stat_apply(const wgc_norm_args *n, const float *x, float *y,
+                       size_t r0, size_t r1, size_t w, const norm_stat *st) {
+  const float *scale = n->has_scale ? cpu_ptr(n->scale) : NULL;
+  const float *bias = n->has_bias ? cpu_ptr(n->bias) : NULL;
+  for (size_t r = r0; r < r1; r++) {
+    const float *xr = x + r * n->inner;
+    float *yr = y + r * n->inner;
+    for (size_t j = 0; j < w; j++) {
+      double v = xr[j], out = 0.0;
+      const norm_stat *s = &st[j];
+      switch (n->kind) {
+      case WGC_NORM_SOFTMAX:
+        out = exp(v - s->a) / s->b;
+        break;
+      case WGC_NORM_LOG_SOFTMAX:
+        out = (v - s->a) - s->c;
+        break;
+      case WGC_NORM_LAYER:
+        out = (v - s->b) * s->a;
+        break;
+      case WGC_NORM_RMS:
+        out = v * s->a;
+        break;
+      }
+      if (scale)
+        out *= scale[r];
+      if (bias)
+        out += bias[r];
+      yr[j] = (float)out;
+    }
+  }
+}
+
+typedef struct norm_job {
+  const wgc_norm_args *n;
+  size_t chunks; /* lines per outer index */
+  size_t lines_per_task, lines;
+} norm_job;
+
+static void norm_task(void *arg, size_t task, unsigned worker) {
+  (void)worker;
+  const norm_job *job = arg;
+  const wgc_norm_args *n = job->n;
+  norm_stat st[CHUNK];
+  size_t first = task * job->lines_per_task;
+  size_t end = cpu_min(first + job->lines_per_task, job->lines);
+  for (size_t line = first; line < end; line++) {
+    size_t o = line / job->chunks, i0 = line % job->chunks * CHUNK;
+    size_t w = cpu_min(CHUNK, n->inner - i0), at = o * n->len * n->inner + i0;
+    const float *x = cpu_ptr(n->input) + at;
+    stat_init(n, st, w);
+    stat_add(n, x, 0, n->len, w, st);
+    stat_finish(n, st, w);
+    stat_apply(n, x, cpu_ptr(n->output) + at, 0, n->len, w, st);
+  }
+}
+
+wgc_status cpu_norm(wgc_context *ctx, const wgc_norm_args *n) {
+  norm_job job = {.n = n};
+  job.chunks = cpu_div_up(n->inner, CHUNK);
+  job.lines = n->outer * job.chunks;
+  size_t line_work = 2 * n->len * cpu_min(n->inner, CHUNK);
+  job.lines_per_task = TASK_WORK / line_work ? TASK_WORK / line_work : 1;
+  size_t tasks = cpu_div_up(job.lines, job.lines_per_task);
+  cpu_parallel(ctx, tasks, 2.0 * (double)n->outer * n->len * n->inner,
+               norm_task, &job);
+  return WGC_OK;
+}
+
+/* ---- pieces for the deferred queue -----------------------------------------
+ * A slab too long for a piece: pieces are (outer index, block of
+ * block_size[0] columns, step), steps being blocks[1] chunks of
+ * block_size[1] rows gathering statistics, then as many writing the
+ * output; the statistics wait in s->acc between pieces. */
+#define NORM_COLUMNS 1024
+
+static double norm_cost(const wgc_norm_args *n) {
+  /* two visits; softmax calls exp in each (a libm call is some 100 units) */
+  return n->kind <= WGC_NORM_LOG_SOFTMAX ? 200.0 : 8.0;
+}
+
+wgc_status cpu_split_norm_plan(const wgc_norm_args *n, cpu_split *s) {
+  double slab = norm_cost(n) * (double)n->len * (double)n->inner;
+  s->work = slab * (double)n->outer;
+  if (slab <= s->piece_work) {
+    s->group = cpu_fit(s, slab, n->outer);
+    s->pieces = cpu_div_up(n->outer, s->group);
+    return WGC_OK;
+  }
+  size_t cols = cpu_fit(s, norm_cost(n) * (double)n->len, n->inner);
+  if (cols < NORM_COLUMNS)
+    cols = cpu_min(n->inner, NORM_COLUMNS);
+  s->group = 0;
+  s->block_size[0] = cols;
+  s->block_size[1] = cpu_fit(s, norm_cost(n) * (double)cols, n->len);
+  s->blocks[0] = cpu_div_up(n->inner, cols);
+  s->blocks[1] = cpu_div_up(n->len, s->block_size[1]);
+  s->pieces = n->outer * s->blocks[0] * 2 * s->blocks[1];
+  s->acc = malloc(cols * sizeof(norm_stat));
+  return s->acc ? WGC_OK : WGC_ERR_OUT_OF_MEMORY;
+}
+
+wgc_status cpu_split_norm_run(wgc_context *ctx, const wgc_norm_args *n,
+                              cpu_split *s, size_t i) {
+  if (s->group) {
+    wgc_norm_args a = *n;
+    size_t o0 = i * s->group;
+    a.outer = cpu_min(s->group, n->outer - o0);
+    a.input = cpu_ref_at(n->input, o0 * n->len * n->inner);
+    a.output = cpu_ref_at(n->output, o0 * n->len * n->inner);
+    return cpu_norm(ctx, &a);
+  }
+  size_t step = i % (2 * s->blocks[1]);
+  i /= 2 * s->blocks[1];
+  size_t i0 = i % s->blocks[0] * s->block_size[0], o = i / s->blocks[0];
+  size_t w = cpu_min(s->block_size[0], n->inner - i0);
+  size_t chunk = step % s->blocks[1];
+  size_t r0 = chunk * s->block_size[1];
+  size_t r1 = cpu_min(n->len, r0 + s->block_size[1]);
+  size_t at = o * n->len * n->inner + i0;
+  norm_stat *st = (norm_stat *)s->acc;
+  if (step < s->blocks[1]) {
+    if (step == 0)
+      stat_init(n, st, w);
+    stat_add(n, cpu_ptr(n->input) + at, r0, r1, w, st);
+  } else {
+    if (step == s->blocks[1])
+      stat_finish(n, st, w);
+    stat_apply(n, cpu_ptr(n->input) + at, cpu_ptr(n->output) + at, r0, r1, w,
+               st);
+  }
+  return WGC_OK;
+}

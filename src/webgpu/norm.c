@@ -1,0 +1,242 @@
+/* softmax, log-softmax, LayerNorm and RMSNorm on WebGPU
+ * (kernels/norm_stats.wgsl, norm_apply.wgsl, norm_pack.wgsl). The tensor is
+ * [outer, len, inner]; every (outer, inner) column is one row to normalise.
+ *
+ * Statistics first: one invocation per chunk of a row (up to CH_X rows of
+ * the axis, strided by inner, so a softmax over any axis reads coalesced
+ * over inner) leaves one record of four floats per chunk in scratch; while
+ * a row has several, further passes fold chunks of CH_REC records, until
+ * one record per row remains, in its final form (max and sum; mean and
+ * 1/sqrt(var + eps); 1/sqrt(mean square + eps)). Then each invocation
+ * writes a few consecutive elements of the output; every statistic is
+ * complete before the first is written, so the output may be the input. A
+ * launch binds at most four operands (x, records, scale, y): LayerNorm with
+ * both scale and bias first packs them side by side in scratch (len pairs, far
+ * less than the tensor).
+ *
+ * Every launch covers a box of outer indices, rows of the axis and columns
+ * whose windows fit a quarter of the binding limit (records take four
+ * floats per element): whole slabs where they fit, else runs of rows
+ * (whole chunks), else blocks of columns; where not even two rows of the
+ * axis fit (inner beyond a window), one launch per row merges it into the
+ * records left by the previous one. Chunks keep each invocation's
+ * loops far below the 65535 iterations CPU adapters allow. */
+#include "wg.h"
+
+#include <stdio.h>
+
+#define CH_X_GPU 256u  /* rows per chunk, first pass */
+#define CH_X_CPU 1024u /* ... on CPU adapters: fewer, longer invocations */
+#define CH_REC 64u     /* records per chunk, later passes */
+#define ITEMS_GPU 4u   /* output elements per invocation */
+#define ITEMS_CPU 16u  /* ... on CPU adapters, where invocations cost more */
+
+typedef struct stats_params {
+  uint32_t off[4];
+  uint32_t n_o, n_c, n_i, rows, ch;
+  uint32_t in_so, in_sr, out_so, out_sc;
+  float len, eps;
+  uint32_t zero, fin, acc, step;
+} stats_params;
+
+typedef struct apply_params {
+  uint32_t off[4];
+  uint32_t n_o, n_r, n_i, in_so, in_sr, st_so, items;
+} apply_params;
+
+typedef struct pack_params {
+  uint32_t off[4];
+  uint32_t n;
+} pack_params;
+
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* Elements one operand window of a launch may span: a quarter of the
+ * binding limit (less the offset alignment slack), kept far from u32
+ * overflow. */
+static uint64_t window_elems(const wgc_context *ctx) {
+  uint64_t n = (wg_limits(ctx)->max_storage_binding_size - 256) / 16;
+  return n > 0x10000000u ? 0x10000000u : n;
+}
+
+/* A box size for [outer, len, inner] within W elements: bo outer indices,
+ * br rows (a multiple of ch unless the whole axis), bi columns; ch is
+ * lowered to what one window holds. */
+typedef struct tiling {
+  uint64_t bo, br, bi, ch;
+} tiling;
+
+static tiling tile(uint64_t outer, uint64_t len, uint64_t inner, uint64_t ch,
+                   uint64_t W) {
+  tiling t;
+  t.bi = min64(inner, W);
+  uint64_t maxr = (W - t.bi) / inner + 1;
+  t.ch = min64(min64(ch, len), maxr);
+  t.br = maxr >= len ? len : maxr / t.ch * t.ch;
+  t.bo = 1;
+  if (t.br == len && t.bi == inner && W / (len * inner) > 1)
+    t.bo = min64(outer, W / (len * inner));
+  return t;
+}
+
+static unsigned kind_of(const wgc_norm_args *n) { return (unsigned)n->kind; }
+
+/* One statistics pass: input [outer, len, inner] (floats, or records when
+ * !from_x) to records [outer, nch, inner] at out. */
+static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
+                             wgc_ref in, bool from_x, uint64_t len,
+                             const tiling *t, wgc_ref out) {
+  uint64_t outer = n->outer, inner = n->inner, e = from_x ? 1 : 4;
+  uint64_t nch = wg_ceil_div(len, t->ch);
+  /* an axis too widely strided for two rows in a window: one launch per
+   * row, each merging into the records */
+  bool wide = t->ch == 1 && len > 1;
+  if (wide)
+    nch = 1;
+  /* rows on GPUs: interleaved chunks read coalesced; CPU adapters cache a
+   * contiguous run per invocation better */
+  bool interleave = inner == 1 && !wg_limits(ctx)->cpu_adapter;
+  char consts[96];
+  snprintf(consts, sizeof consts,
+           "const KIND: u32 = %uu; const FROM_X: u32 = %uu;", kind_of(n),
+           from_x);
+  for (uint64_t o0 = 0; o0 < outer; o0 += t->bo)
+    for (uint64_t r0 = 0; r0 < len; r0 += t->br)
+      for (uint64_t i0 = 0; i0 < inner; i0 += t->bi) {
+        uint64_t no = min64(t->bo, outer - o0), nr = min64(t->br, len - r0);
+        uint64_t ni = min64(t->bi, inner - i0), ncl = wg_ceil_div(nr, t->ch);
+        uint64_t in_at = (o0 * len + r0) * inner + i0;
+        uint64_t in_n = (no - 1) * len * inner + (nr - 1) * inner + ni;
+        uint64_t out_at = (o0 * nch + (wide ? 0 : r0 / t->ch)) * inner + i0;
+        uint64_t out_n = (no - 1) * nch * inner + (ncl - 1) * inner + ni;
+        stats_params p = {.n_o = (uint32_t)no,
+                          .n_c = (uint32_t)ncl,
+                          .n_i = (uint32_t)ni,
+                          .rows = (uint32_t)nr,
+                          .ch = (uint32_t)t->ch,
+                          .in_so = no > 1 ? (uint32_t)(len * inner) : 0,
+                          .in_sr = nr > 1 ? (uint32_t)inner : 0,
+                          .out_so = no > 1 ? (uint32_t)(nch * inner) : 0,
+                          .out_sc = ncl > 1 ? (uint32_t)inner : 0,
+                          .len = (float)n->len,
+                          .eps = n->epsilon,
+                          .fin = nch == 1 && r0 + nr == len,
+                          .acc = wide && r0 > 0,
+                          .step = interleave && ncl > 1 ? (uint32_t)ncl : 1};
+        wg_launch l = {
+            .kernel = "math+norm_stats",
+            .consts = consts,
+            .ops = {{"x", wg_advance(in, in_at * e), 4 * in_n * e, false},
+                    {"y", wg_advance(out, 4 * out_at), 16 * out_n, true}},
+            .nops = 2,
+            .params = &p,
+            .params_size = sizeof p,
+            .groups = wg_ceil_div(no * ncl * ni, 256)};
+        wgc_status s = wg_launch_run(ctx, n->fn, &l);
+        if (s != WGC_OK)
+          return s;
+      }
+  return WGC_OK;
+}
+
+/* scale and bias of LayerNorm side by side in scratch (2 * len floats). */
+static wgc_status pack_affine(wgc_context *ctx, const wgc_norm_args *n,
+                              uint64_t W, wgc_ref *sb) {
+  wgc_status s = wg_scratch(ctx, n->fn, 8 * (uint64_t)n->len, sb);
+  for (uint64_t r0 = 0; s == WGC_OK && r0 < n->len; r0 += W) {
+    uint64_t nr = min64(W, n->len - r0);
+    pack_params p = {.n = (uint32_t)nr};
+    wg_launch l = {.kernel = "norm_pack",
+                   .ops = {{"s", wg_advance(n->scale, r0), 4 * nr, false},
+                           {"b", wg_advance(n->bias, r0), 4 * nr, false},
+                           {"sb", wg_advance(*sb, 2 * r0), 8 * nr, true}},
+                   .nops = 3,
+                   .params = &p,
+                   .params_size = sizeof p,
+                   .groups = wg_ceil_div(nr, 256)};
+    s = wg_launch_run(ctx, n->fn, &l);
+  }
+  return s;
+}
+
+/* The output from the final records st ([outer, inner]). */
+static wgc_status apply_pass(wgc_context *ctx, const wgc_norm_args *n,
+                             wgc_ref st, uint64_t W) {
+  uint64_t outer = n->outer, len = n->len, inner = n->inner;
+  tiling t = tile(outer, len, inner, 1, W);
+  unsigned affine = n->has_scale && n->has_bias ? 3
+                    : n->has_scale              ? 1
+                    : n->has_bias               ? 2
+                                                : 0;
+  wgc_ref pr = affine == 1 ? n->scale : n->bias;
+  if (affine == 3) {
+    wgc_status s = pack_affine(ctx, n, W, &pr);
+    if (s != WGC_OK)
+      return s;
+  }
+  uint64_t pw = affine == 3 ? 2 : 1; /* floats of p per row */
+  uint32_t items = wg_limits(ctx)->cpu_adapter ? ITEMS_CPU : ITEMS_GPU;
+  char consts[64];
+  snprintf(consts, sizeof consts,
+           "const KIND: u32 = %uu; const AFFINE: u32 = %uu;", kind_of(n),
+           affine);
+  for (uint64_t o0 = 0; o0 < outer; o0 += t.bo)
+    for (uint64_t r0 = 0; r0 < len; r0 += t.br)
+      for (uint64_t i0 = 0; i0 < inner; i0 += t.bi) {
+        uint64_t no = min64(t.bo, outer - o0), nr = min64(t.br, len - r0);
+        uint64_t ni = min64(t.bi, inner - i0);
+        uint64_t at = (o0 * len + r0) * inner + i0;
+        uint64_t cnt = (no - 1) * len * inner + (nr - 1) * inner + ni;
+        uint64_t st_at = o0 * inner + i0, st_n = (no - 1) * inner + ni;
+        apply_params p = {.n_o = (uint32_t)no,
+                          .n_r = (uint32_t)nr,
+                          .n_i = (uint32_t)ni,
+                          .in_so = no > 1 ? (uint32_t)(len * inner) : 0,
+                          .in_sr = nr > 1 ? (uint32_t)inner : 0,
+                          .st_so = no > 1 ? (uint32_t)inner : 0,
+                          .items = items};
+        /* without scale or bias, p is a stand-in the kernel never reads */
+        wg_launch l = {
+            .kernel = "math+norm_apply",
+            .consts = consts,
+            .ops = {{"x", wg_advance(n->input, at), 4 * cnt, false},
+                    {"st", wg_advance(st, 4 * st_at), 16 * st_n, false},
+                    {"p", affine ? wg_advance(pr, pw * r0) : st,
+                     affine ? 4 * pw * nr : 4, false},
+                    {"y", wg_advance(n->output, at), 4 * cnt, true}},
+            .nops = 4,
+            .params = &p,
+            .params_size = sizeof p,
+            .groups = wg_ceil_div(wg_ceil_div(no * nr * ni, items), 256)};
+        wgc_status s = wg_launch_run(ctx, n->fn, &l);
+        if (s != WGC_OK)
+          return s;
+      }
+  return WGC_OK;
+}
+
+wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n) {
+  uint64_t W = window_elems(ctx);
+  bool cpu = wg_limits(ctx)->cpu_adapter;
+  uint64_t len = n->len, outer = n->outer, inner = n->inner;
+  wgc_ref in = n->input;
+  bool from_x = true;
+  /* Scratch lives until the op has returned. */
+  for (;;) {
+    tiling t = tile(outer, len, inner,
+                    from_x ? (cpu ? CH_X_CPU : CH_X_GPU) : CH_REC, W);
+    uint64_t nch = t.ch == 1 ? 1 : wg_ceil_div(len, t.ch);
+    wgc_ref out;
+    wgc_status s = wg_scratch(ctx, n->fn, 16 * outer * nch * inner, &out);
+    if (s == WGC_OK)
+      s = stats_pass(ctx, n, in, from_x, len, &t, out);
+    if (s != WGC_OK)
+      return s;
+    in = out;
+    if (nch == 1)
+      break;
+    from_x = false;
+    len = nch;
+  }
+  return apply_pass(ctx, n, in, W);
+}
