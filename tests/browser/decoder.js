@@ -116,7 +116,7 @@ async function main() {
   let r = null;
   try {
     await withTimeout(loaded, 30000, 'loading the page');
-    r = await withTimeout(frame.contentWindow.__decoderDone, 150000, 'the decoder');
+    r = await withTimeout(frame.contentWindow.__decoderDone, 240000, 'the decoder');
   } catch (e) {
     r = { ok: false, error: e.message, tokens: [], steps: [] };
   }

@@ -34,7 +34,7 @@ const line = (l) => {
   else if (/^FAIL /.test(l)) failed++;
 };
 
-async function runPage(browser, url, name, initScript) {
+async function runPage(browser, url, name, initScript, timeoutMs = PAGE_TIMEOUT_MS) {
   const context = await browser.newContext();
   if (initScript) await context.addInitScript(initScript);
   const page = await context.newPage();
@@ -49,7 +49,7 @@ async function runPage(browser, url, name, initScript) {
     await Promise.race([
       page.evaluate(() => window.__wgcFinished),
       new Promise((_, no) => {
-        timer = setTimeout(() => no(new Error(`timed out after ${PAGE_TIMEOUT_MS / 1000} s`)), PAGE_TIMEOUT_MS);
+        timer = setTimeout(() => no(new Error(`timed out after ${timeoutMs / 1000} s`)), timeoutMs);
       }),
     ]).finally(() => clearTimeout(timer));
   } catch (e) {
@@ -73,7 +73,8 @@ try {
   });
   const filter = process.env.WGC_FILTER ? `filter=${encodeURIComponent(process.env.WGC_FILTER)}` : '';
   await runPage(browser, `${url}tests/test.html?${filter}`, 'page');
-  await runPage(browser, `${url}tests/decoder.html?${filter}`, 'demo page');
+  // SwiftShader spends most of a minute compiling the decoder's kernels.
+  await runPage(browser, `${url}tests/decoder.html?${filter}`, 'demo page', null, 300000);
   await runPage(browser, `${url}tests/test.html?mode=fallback&${filter}`, 'fallback page',
                 'delete Navigator.prototype.gpu;');
 } catch (e) {
