@@ -362,7 +362,7 @@ static wgc_status launch_bound(wgc_context *ctx, const char *fn, wg_launch *l,
                                unsigned nb) {
   wg_state *st = state(ctx);
   uint32_t *off = l->params;
-  for (unsigned i = 0; i < WG_MAX_OPERANDS; i++)
+  for (unsigned i = 0; i < (l->nops > 4 ? 8u : 4u); i++)
     off[i] = i < l->nops
                  ? (uint32_t)((l->ops[i].ref.offset - binds[op_bind[i]].lo) / 4)
                  : 0;
