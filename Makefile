@@ -37,7 +37,7 @@ help:
 	@echo "make test     install deps, run every test (C on both backends, sanitizers, browser)"
 	@echo "make soak     the long soak and load runs (minutes)"
 	@echo "make fuzz     differential fuzzing, fresh seeds for SECONDS (60); SEED=n replays one"
-	@echo "make demo     run the transformer-block demo on the default backend"
+	@echo "make demo     a small GPT decoder generating on WebGPU, checked against the CPU backend"
 	@echo "make bench    benchmarks against every baseline, side by side (build/bench)"
 	@echo "make bench-web  the same in headless Chromium: wgc.js, TF.js, raw WebGPU"
 	@echo "make install PREFIX=dir"
@@ -140,12 +140,14 @@ fuzz: lib $(B)/test_wgc
 	FUZZ_SECONDS=$(SECONDS) FUZZ_SEED=$(SEED) FUZZ_STEPS=$(STEPS) $(B)/test_wgc child_fuzz_random
 
 # ---- demo, bench, examples -----------------------------------------------
-$(B)/demo: examples/demo.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $< $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+# The decoder demo: examples/gpt.c and the model in examples/gpt_model.c.
+GPT_SRC := examples/gpt.c examples/gpt_model.c
+$(B)/gpt: $(GPT_SRC) examples/gpt_model.h $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $(GPT_SRC) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
 demo: deps
-	@$(MAKE) --no-print-directory $(B)/demo
-	$(B)/demo
+	@$(MAKE) --no-print-directory $(B)/gpt
+	$(B)/gpt
 
 # The baselines call wgpu-native directly (webgpu.h), beside libwgc.
 BENCH_SRC := $(wildcard bench/*.c)

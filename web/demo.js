@@ -1,10 +1,10 @@
-// The demo page: a transformer block and a GEMM size sweep on the WebGPU
-// context, compared with the CPU backend. Operations a backend does not
-// support yet show their error.
+// The demo page: the GPT-2-style decoder of gpt.js on the WebGPU context,
+// checked against the CPU backend at every token, then a GEMM size sweep.
+// Operations a backend does not support yet show their error.
 import * as W from './wgc.js';
+import * as GPT from './gpt.js';
 
 const $ = (id) => document.getElementById(id);
-const SEQ = 64, D = 128, HEADS = 4, HD = D / HEADS, FF = 4 * D;
 
 let seed = 7;
 function rand() { // mulberry32
@@ -15,90 +15,42 @@ function rand() { // mulberry32
 }
 const randoms = (n, scale) => Float32Array.from({ length: n }, () => (2 * rand() - 1) * scale);
 
-// Inputs and weights, the same for both backends.
-const INPUTS = {
-  x: randoms(SEQ * D, 1),
-  wq: randoms(HEADS * D * HD, 1 / Math.sqrt(D)),
-  wk: randoms(HEADS * D * HD, 1 / Math.sqrt(D)),
-  wv: randoms(HEADS * D * HD, 1 / Math.sqrt(D)),
-  wo: randoms(HEADS * HD * D, 1 / Math.sqrt(D)),
-  w1: randoms(D * FF, 1 / Math.sqrt(D)),
-  w2: randoms(FF * D, 1 / Math.sqrt(FF)),
-};
-
-// Issues the block on ctx; returns the addresses of its outputs.
-function issueBlock(ctx, m) {
-  const R = W.ROW_MAJOR, N = W.NO_TRANS;
-  // per head h: Q[h] = x · Wq[h]  ([SEQ, D] · [D, HD]), x shared (stride 0)
-  for (const [w, out] of [[m.wq, m.q], [m.wk, m.k], [m.wv, m.v]])
-    ctx.gemmBatched(R, N, N, SEQ, HD, D, 1, m.x, D, 0, w, HD, D * HD, 0, out, HD, SEQ * HD, HEADS);
-  ctx.attention({ batch: 1, heads: HEADS, heads_kv: HEADS, seq_q: SEQ, seq_kv: SEQ, head_dim: HD,
-                  scale: 1 / Math.sqrt(HD), causal: W.CAUSAL_TOP_LEFT }, m.q, m.k, m.v, m.o);
-  // per-head output projections, summed over heads by a reduction
-  ctx.gemmBatched(R, N, N, SEQ, D, HD, 1, m.o, HD, SEQ * HD, m.wo, D, HD * D, 0, m.parts, D, SEQ * D, HEADS);
-  ctx.reduce(W.REDUCE_SUM, m.parts, m.attn, [HEADS, SEQ, D], 3, 0);
-  ctx.binary(W.BINARY_ADD, m.x, m.attn, m.h1, SEQ * D);
-  ctx.gemm(R, N, N, SEQ, FF, D, 1, m.h1, D, m.w1, FF, 0, m.u, FF);
-  ctx.unary(W.UNARY_GELU, m.u, m.u, SEQ * FF);
-  ctx.gemm(R, N, N, SEQ, D, FF, 1, m.u, FF, m.w2, D, 0, m.y, D);
-  ctx.binary(W.BINARY_ADD, m.h1, m.y, m.y, SEQ * D);
-  ctx.reduce(W.REDUCE_MEAN, m.y, m.mean, [SEQ, D], 2, 1);
-}
-
-// Runs the block on ctx: result arrays and timings (first run, then the
-// best of three).
-async function runBlock(ctx) {
-  const m = {};
-  const sizes = { q: SEQ * D, k: SEQ * D, v: SEQ * D, o: SEQ * D, parts: HEADS * SEQ * D,
-                  attn: SEQ * D, h1: SEQ * D, u: SEQ * FF, y: SEQ * D, mean: SEQ };
-  try {
-    for (const [name, data] of Object.entries(INPUTS)) {
-      m[name] = ctx.alloc(4 * data.length);
-      ctx.upload(m[name], data);
-    }
-    for (const [name, n] of Object.entries(sizes)) m[name] = ctx.alloc(4 * n);
-    const times = [];
-    let y, mean;
-    for (let rep = 0; rep < 4; rep++) {
-      const t0 = performance.now();
-      issueBlock(ctx, m);
-      [y, mean] = await Promise.all([ctx.download(m.y, SEQ * D), ctx.download(m.mean, SEQ)]);
-      times.push(performance.now() - t0);
-    }
-    return { y, mean, first: times[0], best: Math.min(...times.slice(1)) };
-  } finally {
-    for (const p of Object.values(m)) ctx.free(p);
-  }
-}
-
-const maxAbsDiff = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
 const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const errText = (e) => `${e.status ?? e.name}: ${e.message}`;
 
-async function blockSection(gpu, cpu) {
-  const rows = [];
-  const results = {};
-  for (const [label, ctx] of [['webgpu', gpu], ['cpu', cpu]]) {
-    if (!ctx) continue;
-    try {
-      results[label] = await runBlock(ctx);
-      const r = results[label];
-      rows.push(`<tr><td class="l">${label}</td><td>${fmt(r.first)}</td><td>${fmt(r.best)}</td>` +
-                `<td>${fmt(r.mean[0], 4)}</td><td class="l" id="diff-${label}"></td></tr>`);
-    } catch (e) {
-      rows.push(`<tr><td class="l">${label}</td><td colspan="4" class="l err">${escape(errText(e))}</td></tr>`);
-    }
+// Runs the decoder, showing each token as it arrives; resolves to
+// gpt.js's summary. Without WebGPU it runs the CPU backend against itself.
+async function decoderSection(gpu, cpu) {
+  $('prompt').textContent = GPT.PROMPT;
+  $('text').textContent = '';
+  $('steps').textContent = '';
+  $('tps').textContent = '–';
+  $('check').textContent = 'running…';
+  $('check').className = '';
+  const tokens = [];
+  try {
+    const r = await GPT.run(gpu ?? cpu, cpu, (st) => {
+      tokens.push(st.token);
+      $('text').textContent = GPT.escapeBytes(tokens);
+      if (st.i) $('tps').textContent = fmt(st.tokensPerSecond);
+      const cell = document.createElement('span');
+      cell.title = `token ${st.i + 1}: byte ${st.token}, logits differ by ${st.diff.toExponential(2)}`;
+      if (!st.ok) cell.className = 'bad';
+      $('steps').append(cell);
+    });
+    const bad = r.steps.filter((st) => !st.ok).length;
+    $('tps').textContent = fmt(r.tokensPerSecond);
+    $('check').textContent = `${bad ? `${bad} of ${r.steps.length} tokens DIFFER` : `all ${r.steps.length} tokens agree`}` +
+      ` with the CPU backend (largest logit difference ${r.worst.toExponential(2)}, allowed ${r.tol.toExponential(2)};` +
+      ` prompt of ${GPT.PROMPT.length} tokens in ${fmt(r.promptMs)} ms; first pass, compiling ${r.kernels} kernels,` +
+      ` ${fmt(r.warmMs / 1000)} s; CPU backend ${fmt(r.cpuMs / 1000)} s)`;
+    $('check').className = r.ok ? 'ok' : 'err';
+    return r;
+  } catch (e) {
+    $('check').textContent = errText(e);
+    $('check').className = 'err';
+    return { ok: false, error: errText(e), tokens, steps: [] };
   }
-  $('block').innerHTML =
-    `<table><tr><th class="l">backend</th><th>first run (ms)</th><th>best of 3 (ms)</th>` +
-    `<th>mean[0]</th><th class="l">max |webgpu − cpu|</th></tr>${rows.join('')}</table>`;
-  if (results.webgpu && results.cpu) {
-    const d = Math.max(maxAbsDiff(results.webgpu.y, results.cpu.y), maxAbsDiff(results.webgpu.mean, results.cpu.mean));
-    const cell = $('diff-webgpu');
-    cell.textContent = `${d.toExponential(2)} ${d < 1e-3 ? '(agrees)' : '(DIFFERS)'}`;
-    cell.className = `l ${d < 1e-3 ? 'ok' : 'err'}`;
-  }
-  return results;
 }
 
 // Times n×n GEMMs on ctx: GFLOP/s, or an error.
@@ -216,15 +168,21 @@ async function main() {
   cpu = await W.create({ backend: W.BACKEND_CPU });
   const run = async () => {
     $('again').disabled = true;
-    const block = await blockSection(gpu, cpu);
+    const gpt = await decoderSection(gpu, cpu);
+    decoderFinished(gpt);
     const sweep = await sweepSection(gpu, cpu);
     $('again').disabled = false;
-    return { block, sweep };
+    return { gpt, sweep };
   };
   $('again').onclick = run;
   return run();
 }
 
+// The first decoder run's summary, for tests/browser/decoder.js.
+let decoderFinished;
+window.__decoderDone = new Promise((resolve) => { decoderFinished = resolve; });
+
 window.__demoDone = main().catch((e) => {
+  decoderFinished({ ok: false, error: errText(e), tokens: [], steps: [] });
   document.body.insertAdjacentHTML('beforeend', `<p class="err">${escape(errText(e))}</p>`);
 });

@@ -1,8 +1,9 @@
 // Runs the browser tests (tests.js) in headless Chromium through
 // playwright-core: once on a normal page (WebGPU on SwiftShader vs the CPU
 // backend) and once on a page whose navigator.gpu was removed by an init
-// script (the CPU fallback). Prints one line per test and then
-// "N passed, N failed"; exits 1 on any failure. WebGPU missing is a failure.
+// script (the CPU fallback); then the demo page's decoder (decoder.js).
+// Prints one line per test and then "N passed, N failed"; exits 1 on any
+// failure. WebGPU missing is a failure.
 //   node tests/browser/run.mjs        (after make wasm)
 // Environment: CHROMIUM (default /usr/bin/chromium), WGC_WEB (the built
 // module's folder, default build/web), WGC_FILTER (run only the tests whose
@@ -33,7 +34,7 @@ const line = (l) => {
   else if (/^FAIL /.test(l)) failed++;
 };
 
-async function runPage(browser, url, name, initScript) {
+async function runPage(browser, url, name, initScript, timeoutMs = PAGE_TIMEOUT_MS) {
   const context = await browser.newContext();
   if (initScript) await context.addInitScript(initScript);
   const page = await context.newPage();
@@ -48,7 +49,7 @@ async function runPage(browser, url, name, initScript) {
     await Promise.race([
       page.evaluate(() => window.__wgcFinished),
       new Promise((_, no) => {
-        timer = setTimeout(() => no(new Error(`timed out after ${PAGE_TIMEOUT_MS / 1000} s`)), PAGE_TIMEOUT_MS);
+        timer = setTimeout(() => no(new Error(`timed out after ${timeoutMs / 1000} s`)), timeoutMs);
       }),
     ]).finally(() => clearTimeout(timer));
   } catch (e) {
@@ -72,6 +73,8 @@ try {
   });
   const filter = process.env.WGC_FILTER ? `filter=${encodeURIComponent(process.env.WGC_FILTER)}` : '';
   await runPage(browser, `${url}tests/test.html?${filter}`, 'page');
+  // SwiftShader spends most of a minute compiling the decoder's kernels.
+  await runPage(browser, `${url}tests/decoder.html?${filter}`, 'demo page', null, 300000);
   await runPage(browser, `${url}tests/test.html?mode=fallback&${filter}`, 'fallback page',
                 'delete Navigator.prototype.gpu;');
 } catch (e) {
