@@ -55,6 +55,9 @@ static wgc_status user_status(wgc_status s) {
 static wg_state *state(const wgc_context *ctx) { return ctx->impl; }
 
 const gpu_limits *wg_limits(const wgc_context *ctx) { return &state(ctx)->lim; }
+const wg_policy *wg_policy_of(const wgc_context *ctx) {
+  return &state(ctx)->pol;
+}
 
 /* ---- device ------------------------------------------------------------ */
 
@@ -76,6 +79,7 @@ static wgc_status finish_init(wgc_context *ctx) {
   size_t cap = ctx->opt.max_binding_bytes;
   if (cap && cap < st->lim.max_storage_binding_size)
     st->lim.max_storage_binding_size = cap < 4096 ? 4096 : cap & ~(size_t)255;
+  wg_policy_init(st);
   gpu_device_name(st->dev, st->name, sizeof st->name);
   st->arena_host = calloc(1, WG_ARENA_BYTES);
   st->arena = gpu_buffer_create(st->dev, WG_ARENA_BYTES,

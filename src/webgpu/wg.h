@@ -49,6 +49,38 @@ typedef struct wg_launch {
   uint32_t x, y, z;
 } wg_launch;
 
+/* The backend's device limits and policy, derived once at start-up; planners
+ * read them here rather than from the raw limits. */
+typedef struct wg_policy {
+  /* bytes one binding may span: the device's limit, capped so kernels index
+   * with u32 and by wgc_options.max_binding_bytes */
+  uint64_t window;
+  /* floats an operand may span from any offset (room for aligning the
+   * binding's start down) */
+  uint64_t window_elems;
+  uint32_t max_groups; /* workgroups per grid dimension */
+  /* loop iterations one invocation may run, over all its loops; 0: no
+   * limit (see gpu_limits.loop_budget) */
+  uint32_t loop_budget;
+  bool cpu_kernels; /* the kernel forms for CPU adapters (WGC_KERNELS) */
+  uint64_t storage_align, uniform_align;
+} wg_policy;
+
+/* Floats one launch of per_group elements per workgroup may cover: what
+ * the grid holds, kept far from u32 overflow. */
+static inline uint64_t wg_grid_elems(const wg_policy *p, uint64_t per_group) {
+  uint64_t n = (uint64_t)p->max_groups * p->max_groups * per_group;
+  return n < 0x40000000u ? n : 0x40000000u;
+}
+
+/* As wg_grid_elems, and within one operand window, in whole workgroups
+ * where a window holds several. */
+static inline uint64_t wg_chunk_elems(const wg_policy *p, uint64_t per_group) {
+  uint64_t g = wg_grid_elems(p, per_group);
+  uint64_t n = p->window_elems < g ? p->window_elems : g;
+  return n >= per_group ? n - n % per_group : n;
+}
+
 /* Flush a batch after this many dispatches, so long chains reach the GPU
  * early without costing a submit per operation. */
 #define WG_BATCH_DISPATCHES 64
@@ -66,6 +98,7 @@ typedef struct wg_pipeline {
 struct wg_state {
   gpu_id dev;
   gpu_limits lim;
+  wg_policy pol;
   char name[256];
   /* the batch being recorded */
   gpu_id enc;
@@ -80,6 +113,8 @@ struct wg_state {
   size_t scratch_count, scratch_cap;
   bool in_op;    /* an op is recording: its scratch must outlive flushes */
   wg_mem *stage; /* staging buffer of the batch (scratch), or NULL */
+  /* Tests: the plan's nth scratch allocation (from 1) fails; 0: none. */
+  unsigned fail_scratch;
   /* pipeline cache */
   wg_pipeline *pipes;
   size_t pipe_count, pipe_cap;
@@ -133,6 +168,9 @@ bool wg_operands_bind(const wgc_context *ctx, const wg_operand *ops,
 
 /* Device limits of ctx's device. */
 const gpu_limits *wg_limits(const wgc_context *ctx);
+/* The policy derived from them (set by wg_policy_init at start-up). */
+const wg_policy *wg_policy_of(const wgc_context *ctx);
+void wg_policy_init(wg_state *st);
 
 /* r moved on by elems floats. */
 static inline wgc_ref wg_advance(wgc_ref r, uint64_t elems) {
