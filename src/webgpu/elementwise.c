@@ -44,9 +44,10 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
   wg_plan plan;
   wg_plan_init(&plan, ctx, fn);
   map_job j = {kernel, consts, params, x, y};
-  wg_plan_windows(&plan, total, wg_chunk_elems(plan.pol, ELEMS_PER_GROUP),
-                  map_window, &j);
-  return wg_plan_run(&plan);
+  return wg_plan_finish(
+      &plan,
+      wg_plan_windows(&plan, total, wg_chunk_elems(plan.pol, ELEMS_PER_GROUP),
+                      map_window, &j));
 }
 
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
@@ -132,8 +133,8 @@ static wgc_status binary_split(wg_plan *plan, const wgc_binary_args *b,
 wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b) {
   wg_plan plan;
   wg_plan_init(&plan, ctx, b->fn);
-  binary_split(&plan, b, wg_chunk_elems(plan.pol, ELEMS_PER_GROUP));
-  return wg_plan_run(&plan);
+  return wg_plan_finish(
+      &plan, binary_split(&plan, b, wg_chunk_elems(plan.pol, ELEMS_PER_GROUP)));
 }
 
 wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,

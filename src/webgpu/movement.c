@@ -86,8 +86,9 @@ static wgc_status nd_run(wgc_context *ctx, const nd_launch *n,
                          unsigned strided) {
   wg_plan plan;
   wg_plan_init(&plan, ctx, n->fn);
-  nd_split(&plan, n, strided, wg_grid_elems(plan.pol, ELEMS_PER_GROUP));
-  return wg_plan_run(&plan);
+  return wg_plan_finish(
+      &plan,
+      nd_split(&plan, n, strided, wg_grid_elems(plan.pol, ELEMS_PER_GROUP)));
 }
 
 wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
@@ -218,6 +219,7 @@ wgc_status wg_gather(wgc_context *ctx, const wgc_gather_args *g) {
       .on = g->outer, .jn = g->n_indices, .kn = g->len, .cn = g->inner};
   wg_plan plan;
   wg_plan_init(&plan, ctx, g->fn);
-  gather_split(&plan, g, &p, wg_grid_elems(plan.pol, ELEMS_PER_GROUP));
-  return wg_plan_run(&plan);
+  return wg_plan_finish(
+      &plan,
+      gather_split(&plan, g, &p, wg_grid_elems(plan.pol, ELEMS_PER_GROUP)));
 }

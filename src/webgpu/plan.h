@@ -42,6 +42,16 @@ wgc_status wg_plan_scratch(wg_plan *p, uint64_t bytes, wgc_ref *out);
  * first failure (while planning or running) is returned. */
 wgc_status wg_plan_run(wg_plan *p);
 
+/* Ends planning: runs the plan when s (the planner's status) is WGC_OK,
+ * otherwise frees it and returns s. */
+static inline wgc_status wg_plan_finish(wg_plan *p, wgc_status s) {
+  if (s != WGC_OK) {
+    wg_plan_free(p);
+    return s;
+  }
+  return wg_plan_run(p);
+}
+
 /* Whether a launch with these operands binds as it is (no staging); scratch
  * handles count as buffers of their own. Planners split until it does. */
 bool wg_plan_fits(const wg_plan *p, const wg_operand *ops, unsigned nops);
