@@ -42,6 +42,13 @@ wgc_status wg_plan_scratch(wg_plan *p, uint64_t bytes, wgc_ref *out);
  * first failure (while planning or running) is returned. */
 wgc_status wg_plan_run(wg_plan *p);
 
+/* Drops the launches emitted after the plan held count of them, so a
+ * planner can try a tiling, find a piece that does not bind, and retry. */
+static inline void wg_plan_rewind(wg_plan *p, size_t count) {
+  if (count < p->count)
+    p->count = count;
+}
+
 /* Ends planning: runs the plan when s (the planner's status) is WGC_OK,
  * otherwise frees it and returns s. */
 static inline wgc_status wg_plan_finish(wg_plan *p, wgc_status s) {
