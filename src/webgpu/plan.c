@@ -15,7 +15,9 @@
 #define WG_CONSTS_MAX 320
 
 struct wg_planned {
-  wg_launch l; /* params and consts point into the entry when it runs */
+  /* params and consts point into the entry when it runs; a copy (no
+   * kernel) reads ops[0] and writes ops[1] */
+  wg_launch l;
   uint8_t params[WG_PARAMS_MAX];
   char consts[WG_CONSTS_MAX];
   bool has_consts;
@@ -227,6 +229,10 @@ wgc_status wg_plan_add(wg_plan *p, const wg_launch *l) {
   if (p->status != WGC_OK)
     return p->status;
   size_t clen = l->consts ? strlen(l->consts) : 0;
+  if (!l->params_size && l->kernel) /* launches always have Params */
+    return plan_fail(p, wgc_fail(p->ctx, WGC_ERR_UNSUPPORTED,
+                                 "%s: a launch of %s without parameters", p->fn,
+                                 l->kernel));
   if (l->params_size > WG_PARAMS_MAX || clen >= WG_CONSTS_MAX ||
       l->nops > WG_MAX_OPERANDS)
     return plan_fail(p, wgc_fail(p->ctx, WGC_ERR_UNSUPPORTED,
@@ -245,13 +251,26 @@ wgc_status wg_plan_add(wg_plan *p, const wg_launch *l) {
   e->l = *l;
   e->l.params = NULL;
   e->l.consts = NULL;
-  memcpy(e->params, l->params, l->params_size);
+  if (l->params_size)
+    memcpy(e->params, l->params, l->params_size);
   e->has_consts = l->consts != NULL;
   if (l->consts)
     memcpy(e->consts, l->consts, clen + 1);
   e->staged = false;
   e->pipe = 0;
   return WGC_OK;
+}
+
+wgc_status wg_plan_copy(wg_plan *p, wgc_ref dst, wgc_ref src, uint64_t bytes) {
+  if (p->status != WGC_OK)
+    return p->status;
+  if (dst.mem == src.mem || bytes % 4)
+    return plan_fail(p, wgc_fail(p->ctx, WGC_ERR_UNSUPPORTED,
+                                 "%s: a planned copy within one allocation",
+                                 p->fn));
+  wg_launch l = {.ops = {{"src", src, bytes, false}, {"dst", dst, bytes, true}},
+                 .nops = 2};
+  return wg_plan_add(p, &l);
 }
 
 wgc_status wg_plan_scratch(wg_plan *p, uint64_t bytes, wgc_ref *out) {
@@ -315,6 +334,8 @@ static wg_launch entry_launch(wg_planned *e) {
 static wgc_status check_entry(wg_plan *p, wg_planned *e, uint64_t *stage_need) {
   const wg_policy *pol = p->pol;
   wg_launch l = entry_launch(e);
+  if (!l.kernel)
+    return WGC_OK; /* a copy binds nothing */
   binding binds[WG_MAX_OPERANDS];
   unsigned op_bind[WG_MAX_OPERANDS];
   unsigned nb =
@@ -467,6 +488,13 @@ static wgc_status record_bound(wg_plan *p, const wg_planned *e,
 static wgc_status record(wg_plan *p, wg_planned *e) {
   wg_state *st = state(p->ctx);
   wg_launch l = entry_launch(e);
+  if (!l.kernel) {
+    gpu_encoder_copy(wg_encoder(st), ((const wg_mem *)l.ops[0].ref.mem)->buffer,
+                     l.ops[0].ref.offset,
+                     ((const wg_mem *)l.ops[1].ref.mem)->buffer,
+                     l.ops[1].ref.offset, l.ops[0].bytes);
+    return WGC_OK;
+  }
   if (!e->staged)
     return record_bound(p, e, &l);
   cluster cl[WG_MAX_OPERANDS];
