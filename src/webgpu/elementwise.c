@@ -1,4 +1,4 @@
-/* Unary, binary (with broadcasting) and same-buffer copies on WebGPU. */
+/* Unary and binary (with broadcasting) ops on WebGPU. */
 #include "plan.h"
 
 #include <stdio.h>
@@ -135,10 +135,4 @@ wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b) {
   wg_plan_init(&plan, ctx, b->fn);
   return wg_plan_finish(
       &plan, binary_split(&plan, b, wg_chunk_elems(plan.pol, ELEMS_PER_GROUP)));
-}
-
-wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
-                          size_t bytes) {
-  map_params p = {0};
-  return map_run(ctx, "wgc_copy", "copy+map", NULL, &p, src, dst, bytes / 4);
 }

@@ -98,6 +98,12 @@ wgc_status wg_scratch(wgc_context *ctx, const char *fn, uint64_t bytes,
 
 /* ---- policy ------------------------------------------------------------ */
 
+const gpu_limits *wg_limits(const wgc_context *ctx) { return &state(ctx)->lim; }
+
+const wg_policy *wg_policy_of(const wgc_context *ctx) {
+  return &state(ctx)->pol;
+}
+
 void wg_policy_init(wg_state *st) {
   const gpu_limits *lim = &st->lim;
   wg_policy *p = &st->pol;

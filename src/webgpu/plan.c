@@ -261,13 +261,45 @@ wgc_status wg_plan_add(wg_plan *p, const wg_launch *l) {
   return WGC_OK;
 }
 
+/* Matches struct Params of kernels/map.wgsl. */
+typedef struct copy_params {
+  uint32_t off[4];
+  uint32_t n;
+  float alpha, beta;
+  uint32_t pad;
+} copy_params;
+
+#define COPY_PER_GROUP 1024u
+
+typedef struct copy_job {
+  wgc_ref dst, src;
+} copy_job;
+
+static void copy_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
+                        void *params) {
+  const copy_job *j = user;
+  *(copy_params *)params = (copy_params){.n = (uint32_t)n};
+  *l = (wg_launch){.kernel = "copy+map",
+                   .ops = {{"x", wg_advance(j->src, at), 4 * n, false},
+                           {"y", wg_advance(j->dst, at), 4 * n, true}},
+                   .nops = 2,
+                   .params_size = sizeof(copy_params),
+                   .groups = wg_ceil_div(n, COPY_PER_GROUP)};
+}
+
 wgc_status wg_plan_copy(wg_plan *p, wgc_ref dst, wgc_ref src, uint64_t bytes) {
   if (p->status != WGC_OK)
     return p->status;
-  if (dst.mem == src.mem || bytes % 4)
+  if (bytes % 4)
     return plan_fail(p, wgc_fail(p->ctx, WGC_ERR_UNSUPPORTED,
-                                 "%s: a planned copy within one allocation",
-                                 p->fn));
+                                 "%s: a copy of %" PRIu64
+                                 " bytes (not whole floats)",
+                                 p->fn, bytes));
+  if (dst.mem == src.mem) { /* WebGPU cannot copy a buffer onto itself */
+    copy_job j = {dst, src};
+    return wg_plan_windows(p, bytes / 4, wg_chunk_elems(p->pol, COPY_PER_GROUP),
+                           copy_window, &j);
+  }
   wg_launch l = {.ops = {{"src", src, bytes, false}, {"dst", dst, bytes, true}},
                  .nops = 2};
   return wg_plan_add(p, &l);

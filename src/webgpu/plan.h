@@ -32,8 +32,8 @@ void wg_plan_free(wg_plan *p);
 /* Appends launch l, copying its parameters and consts; l->params only has
  * to live until this returns. */
 wgc_status wg_plan_add(wg_plan *p, const wg_launch *l);
-/* Appends a copy of bytes (a multiple of 4) from src to dst, two different
- * allocations (e.g. an input to scratch). */
+/* Appends a copy of bytes (a multiple of 4) from src to dst: a buffer copy
+ * between allocations, the copy kernel within one. */
 wgc_status wg_plan_copy(wg_plan *p, wgc_ref dst, wgc_ref src, uint64_t bytes);
 /* A handle to scratch memory of at least bytes, usable as an operand's ref
  * (with offsets) by the plan's launches; allocated by wg_plan_run and

@@ -199,9 +199,6 @@ wgc_status wg_gather(wgc_context *ctx, const wgc_gather_args *g);
 wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w);
 wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n);
 wgc_status wg_rotary(wgc_context *ctx, const wgc_rotary_args *r);
-/* Same-buffer copy (WebGPU cannot copy a buffer onto itself). */
-wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
-                          size_t bytes);
 
 /* The pipeline for launch l with its operands bound as op_bind maps them
  * onto nb bindings (write[b]: binding b is read-write), compiled on first
