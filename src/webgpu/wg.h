@@ -149,9 +149,11 @@ wgc_status wg_buffer_new(wgc_context *ctx, const char *fn, uint64_t size,
                          unsigned usage, const char *what, gpu_id *out);
 
 /* Records one dispatch into the current batch (submitted at the next flush
- * point). fn names the public entry point for error messages. Operands
- * that share a buffer too closely to bind within the limit are staged:
- * copied to scratch around the dispatch (see wg_operands_bind). */
+ * point): a plan of one launch (webgpu/plan.h), for planners not yet
+ * emitting into plans (attention). fn names the public entry point for
+ * error messages. Operands that share a buffer too closely to bind within
+ * the limit are staged: copied to scratch around the dispatch (see
+ * wg_operands_bind). */
 wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l);
 
 /* Whether a launch with these operands binds within the device's binding
@@ -210,7 +212,8 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
 void wg_pipelines_release(wg_state *st);
 
 /* Scratch device memory for multi-pass ops (e.g. partial sums): a buffer
- * of at least bytes, released after the current batch completes. */
+ * of at least bytes, released after the current batch completes. Planners
+ * that emit into plans take scratch as handles (wg_plan_scratch) instead. */
 wgc_status wg_scratch(wgc_context *ctx, const char *fn, uint64_t bytes,
                       wgc_ref *out);
 
