@@ -45,11 +45,12 @@ let loading = null;
 
 const u8 = () => new Uint8Array(W.exports.memory.buffer);
 const dv = () => new DataView(W.exports.memory.buffer);
+const decoder = new TextDecoder(); // one: making one costs more than a short decode
 function str(ptr) {
   const m = u8();
   let end = ptr;
   while (m[end]) end++;
-  return new TextDecoder().decode(m.subarray(ptr, end));
+  return decoder.decode(m.subarray(ptr, end));
 }
 // "INVALID_ARGUMENT" for WGC_ERR_INVALID_ARGUMENT, "OK" for WGC_OK.
 const nameOf = (s) => str(W.exports.wgc_status_name(s)).replace(/^ERR_/, '');

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #define ELEMS_PER_GROUP 1024u
+/* Runs this short use map_small.wgsl (64 invocations, one element each). */
+#define SMALL_ELEMS 256u
 
 /* Matches struct Params of kernels/map.wgsl. */
 typedef struct map_params {
@@ -19,6 +21,7 @@ typedef struct map_job {
   const char *kernel, *consts;
   const map_params *params;
   wgc_ref x, y;
+  char small[128]; /* kernel with its last file, map, as map_small */
 } map_job;
 
 static void map_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
@@ -34,6 +37,10 @@ static void map_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
                    .nops = 2,
                    .params_size = sizeof *p,
                    .groups = wg_ceil_div(n, ELEMS_PER_GROUP)};
+  if (n <= SMALL_ELEMS && j->small[0]) {
+    l->kernel = j->small;
+    l->groups = wg_ceil_div(n, 64);
+  }
 }
 
 /* y[i] = f(x[i]) by kernel (ending in map.wgsl) over total elements, in
@@ -43,7 +50,12 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
                           wgc_ref x, wgc_ref y, uint64_t total) {
   wg_plan plan;
   wg_plan_init(&plan, ctx, fn);
-  map_job j = {kernel, consts, params, x, y};
+  map_job j = {kernel, consts, params, x, y, ""};
+  size_t len = strlen(kernel);
+  if (len < sizeof j.small - 6) {
+    memcpy(j.small, kernel, len);
+    memcpy(j.small + len, "_small", 7);
+  }
   return wg_plan_finish(
       &plan,
       wg_plan_windows(&plan, total, wg_chunk_elems(plan.pol, ELEMS_PER_GROUP),

@@ -13,12 +13,15 @@
 #include <string.h>
 
 #define WG_CONSTS_MAX 320
+#define WG_KERNEL_MAX 128
 
 struct wg_planned {
-  /* params and consts point into the entry when it runs; a copy (no
-   * kernel) reads ops[0] and writes ops[1] */
+  /* kernel, params and consts point into the entry when it runs (here
+   * kernel only tells a launch from a copy, which has none and reads
+   * ops[0], writes ops[1]) */
   wg_launch l;
   uint8_t params[WG_PARAMS_MAX];
+  char kernel[WG_KERNEL_MAX];
   char consts[WG_CONSTS_MAX];
   bool has_consts;
   /* decided by the check pass */
@@ -229,12 +232,13 @@ wgc_status wg_plan_add(wg_plan *p, const wg_launch *l) {
   if (p->status != WGC_OK)
     return p->status;
   size_t clen = l->consts ? strlen(l->consts) : 0;
+  size_t klen = l->kernel ? strlen(l->kernel) : 0;
   if (!l->params_size && l->kernel) /* launches always have Params */
     return plan_fail(p, wgc_fail(p->ctx, WGC_ERR_UNSUPPORTED,
                                  "%s: a launch of %s without parameters", p->fn,
                                  l->kernel));
   if (l->params_size > WG_PARAMS_MAX || clen >= WG_CONSTS_MAX ||
-      l->nops > WG_MAX_OPERANDS)
+      klen >= WG_KERNEL_MAX || l->nops > WG_MAX_OPERANDS)
     return plan_fail(p, wgc_fail(p->ctx, WGC_ERR_UNSUPPORTED,
                                  "%s: a launch of %s exceeds the plan's "
                                  "limits",
@@ -253,6 +257,8 @@ wgc_status wg_plan_add(wg_plan *p, const wg_launch *l) {
   e->l.consts = NULL;
   if (l->params_size)
     memcpy(e->params, l->params, l->params_size);
+  if (l->kernel)
+    memcpy(e->kernel, l->kernel, klen + 1);
   e->has_consts = l->consts != NULL;
   if (l->consts)
     memcpy(e->consts, l->consts, clen + 1);
@@ -270,6 +276,7 @@ typedef struct copy_params {
 } copy_params;
 
 #define COPY_PER_GROUP 1024u
+#define COPY_SMALL 256u /* runs this short use map_small.wgsl */
 
 typedef struct copy_job {
   wgc_ref dst, src;
@@ -285,6 +292,10 @@ static void copy_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
                    .nops = 2,
                    .params_size = sizeof(copy_params),
                    .groups = wg_ceil_div(n, COPY_PER_GROUP)};
+  if (n <= COPY_SMALL) {
+    l->kernel = "copy+map_small";
+    l->groups = wg_ceil_div(n, 64);
+  }
 }
 
 wgc_status wg_plan_copy(wg_plan *p, wgc_ref dst, wgc_ref src, uint64_t bytes) {
@@ -356,6 +367,7 @@ wgc_status wg_plan_windows(wg_plan *p, uint64_t total, uint64_t most,
 /* The launch of entry e with its parameters and consts in place. */
 static wg_launch entry_launch(wg_planned *e) {
   wg_launch l = e->l;
+  l.kernel = e->l.kernel ? e->kernel : NULL;
   l.params = e->params;
   l.consts = e->has_consts ? e->consts : NULL;
   return l;
@@ -473,6 +485,18 @@ static wgc_status allocate(wg_plan *p, uint64_t stage_need) {
   return WGC_OK;
 }
 
+/* Whether an arena slot of psize bytes holds params (size bytes, then
+ * zeros). */
+static bool same_params(const uint8_t *slot, const void *params, size_t size,
+                        size_t psize) {
+  if (memcmp(slot, params, size))
+    return false;
+  for (size_t i = size; i < psize; i++)
+    if (slot[i])
+      return false;
+  return true;
+}
+
 /* Records the dispatch of launch l (operands bound as they are). */
 static wgc_status record_bound(wg_plan *p, const wg_planned *e,
                                const wg_launch *l) {
@@ -490,14 +514,20 @@ static wgc_status record_bound(wg_plan *p, const wg_planned *e,
   /* Parameters go to the arena; a full arena ends the batch. */
   uint64_t ualign = p->pol->uniform_align;
   size_t psize = (l->params_size + 15) & ~(size_t)15;
-  size_t at = (size_t)((st->arena_used + ualign - 1) / ualign * ualign);
-  if (at + psize > WG_ARENA_BYTES) {
-    wg_flush(st);
-    at = 0;
+  /* Parameters equal to the last ones written (a chain of one op) reuse
+   * their slot, and with it the bind group, which the GPU layer caches. */
+  size_t at = st->arena_used - psize;
+  if (st->arena_used < psize || at % ualign ||
+      !same_params(st->arena_host + at, l->params, l->params_size, psize)) {
+    at = (size_t)((st->arena_used + ualign - 1) / ualign * ualign);
+    if (at + psize > WG_ARENA_BYTES) {
+      wg_flush(st);
+      at = 0;
+    }
+    memcpy(st->arena_host + at, l->params, l->params_size);
+    memset(st->arena_host + at + l->params_size, 0, psize - l->params_size);
+    st->arena_used = at + psize;
   }
-  memcpy(st->arena_host + at, l->params, l->params_size);
-  memset(st->arena_host + at + l->params_size, 0, psize - l->params_size);
-  st->arena_used = at + psize;
 
   gpu_binding gb[WG_MAX_OPERANDS + 1];
   for (unsigned b = 0; b < nb; b++)

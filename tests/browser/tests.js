@@ -793,6 +793,32 @@ async function mainPage() {
     check(n > 0 && G.pipelinesCompiled() === n, `pipelines ${n}, then ${G.pipelinesCompiled()}`);
   });
 
+  // The GPU layer caches bind groups by pipeline and bindings: more than it
+  // holds (evictions while recorded dispatches still name them), buffers
+  // freed under cached groups and new ones allocated, and runs of one op
+  // with the same parameters (which share a uniform slot).
+  await test('bind groups: 300 buffers, freed and replaced, and same-op chains match the CPU', async () => {
+    const N = 300, L = 8;
+    const data = Array.from({ length: N }, () => randoms(L));
+    const fresh = Array.from({ length: N }, () => randoms(L));
+    const [g, c] = await both(async (ctx) => {
+      const xs = data.map((d) => put(ctx, d)), ys = xs.map(() => ctx.alloc(4 * L));
+      for (let i = 0; i < N; i++) ctx.unary(W.UNARY_NEG, xs[i], ys[i], L);
+      for (let i = 0; i < N; i++) ctx.binary(W.BINARY_ADD, ys[i], xs[(i + 1) % N], ys[i], L);
+      for (let i = 0; i < N; i += 2) {
+        ctx.free(xs[i]);
+        xs[i] = put(ctx, fresh[i]);
+      }
+      for (let i = 0; i < N; i++) ctx.binary(W.BINARY_MUL, ys[i], xs[i], ys[i], L);
+      for (let r = 0; r < 201; r++) ctx.unary(W.UNARY_NEG, ys[0], ys[0], L);
+      const out = new Float32Array(N * L);
+      for (let i = 0; i < N; i++) out.set(await ctx.download(ys[i], L), i * L);
+      for (const p of [...xs, ...ys]) ctx.free(p);
+      return out;
+    });
+    compare(g, c, tight);
+  });
+
   await badInput();
   await responsiveness();
   await cpuSlices();
