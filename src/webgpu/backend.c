@@ -514,6 +514,7 @@ static void wg_shutdown(wgc_context *ctx) {
     gpu_buffer_release(st->arena);
   free(st->arena_host);
   free(st->scratch);
+  free(st->plan_spare);
   if (st->dev)
     gpu_device_release(st->dev);
   free(st);

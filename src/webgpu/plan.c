@@ -14,6 +14,8 @@
 
 #define WG_CONSTS_MAX 320
 #define WG_KERNEL_MAX 128
+/* Launch arrays up to this many entries are kept for the next plan. */
+#define PLAN_SPARE_MAX 64
 
 struct wg_planned {
   /* kernel, params and consts point into the entry when it runs (here
@@ -200,12 +202,27 @@ static void staged_ops(const wg_launch *l, const cluster *cl, unsigned n,
 
 /* ---- plans -------------------------------------------------------------- */
 
+/* A plan starts with the launch array the previous one left, so that an op
+ * of a few launches costs no allocation. */
 void wg_plan_init(wg_plan *p, wgc_context *ctx, const char *fn) {
-  *p = (wg_plan){.ctx = ctx, .fn = fn, .pol = wg_policy_of(ctx)};
+  wg_state *st = state(ctx);
+  *p = (wg_plan){.ctx = ctx,
+                 .fn = fn,
+                 .pol = wg_policy_of(ctx),
+                 .launches = st->plan_spare,
+                 .cap = st->plan_spare_cap};
+  st->plan_spare = NULL;
+  st->plan_spare_cap = 0;
 }
 
 void wg_plan_free(wg_plan *p) {
-  free(p->launches);
+  wg_state *st = state(p->ctx);
+  if (!st->plan_spare && p->cap <= PLAN_SPARE_MAX) {
+    st->plan_spare = p->launches;
+    st->plan_spare_cap = p->cap;
+  } else {
+    free(p->launches);
+  }
   for (size_t i = 0; i < p->nscratch; i++) {
     if (p->scratch[i]->buffer)
       gpu_buffer_release(p->scratch[i]->buffer);

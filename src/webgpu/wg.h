@@ -113,6 +113,9 @@ struct wg_state {
   size_t scratch_count, scratch_cap;
   bool in_op;    /* an op is recording: its scratch must outlive flushes */
   wg_mem *stage; /* staging buffer of the batch (scratch), or NULL */
+  /* the launch array of the last plan, kept for the next (webgpu/plan.c) */
+  void *plan_spare;
+  size_t plan_spare_cap;
   /* Tests: the plan's nth scratch allocation (from 1) fails; 0: none. */
   unsigned fail_scratch;
   /* pipeline cache */
