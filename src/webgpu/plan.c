@@ -259,7 +259,7 @@ wgc_status wg_plan_add(wg_plan *p, const wg_launch *l) {
     return plan_fail(p, wgc_fail(p->ctx, WGC_ERR_UNSUPPORTED,
                                  "%s: a launch of %s exceeds the plan's "
                                  "limits",
-                                 p->fn, l->kernel));
+                                 p->fn, l->kernel ? l->kernel : "a copy"));
   if (p->count == p->cap) {
     size_t cap = p->cap ? 2 * p->cap : 4;
     wg_planned *grown = realloc(p->launches, cap * sizeof *grown);
