@@ -523,7 +523,7 @@ static wgc_status record_bound(wg_plan *p, const wg_planned *e,
   unsigned nb =
       plan_bindings(l->ops, l->nops, p->pol->storage_align, binds, op_bind);
   uint32_t *off = l->params;
-  for (unsigned i = 0; i < WG_MAX_OPERANDS; i++)
+  for (unsigned i = 0; i < (l->nops > 4 ? 8u : 4u); i++)
     off[i] = i < l->nops
                  ? (uint32_t)((l->ops[i].ref.offset - binds[op_bind[i]].lo) / 4)
                  : 0;
