@@ -213,7 +213,7 @@ typedef struct attn_shape {
 static bool regs_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
                       uint64_t seq_q) {
   uint64_t w = hd > hdv ? hd : hdv;
-  return wg_limits(ctx)->cpu_adapter && w > 64 && w <= ATTN_REGS_MAX_HD &&
+  return wg_policy_of(ctx)->cpu_kernels && w > 64 && w <= ATTN_REGS_MAX_HD &&
          seq_q <= ATTN_REGS_MAX_ROWS;
 }
 
@@ -227,7 +227,7 @@ static bool regs_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
  * the larger head size for both. */
 static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
                          bool regs) {
-  uint64_t budget = wg_limits(ctx)->loop_budget;
+  uint64_t budget = wg_policy_of(ctx)->loop_budget;
   uint64_t w = hd > hdv ? hd : hdv, rd4 = (hd + 3) / 4, rv4 = (hdv + 3) / 4;
   if (!budget)
     return UINT64_MAX;
@@ -534,7 +534,7 @@ static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   const char *fn = a->fn;
   const wgc_attention_desc *d = &a->d;
-  const gpu_limits *lim = wg_limits(ctx);
+  const wg_policy *pol = wg_policy_of(ctx);
   uint64_t hd = d->head_dim, hdv = d->head_dim_v;
   uint64_t seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
@@ -558,16 +558,9 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   /* Per-launch limits: an operand window (after aligning its start down)
    * fits one storage binding, element indices stay below 2^30, and the
    * workgroups fit the grid. */
-  uint64_t align = lim->min_storage_offset_alignment
-                       ? lim->min_storage_offset_alignment
-                       : 256;
-  uint64_t window = lim->max_storage_binding_size;
-  if (window > ((uint64_t)1 << 32))
-    window = (uint64_t)1 << 32;
+  uint64_t align = pol->storage_align, window = pol->window;
   window = window > align ? window - align : 0;
-  uint64_t maxd = lim->max_workgroups_per_dimension
-                      ? lim->max_workgroups_per_dimension
-                      : 65535;
+  uint64_t maxd = pol->max_groups;
   uint64_t max_groups = maxd * maxd;
   if (max_groups > 0x80000000u)
     max_groups = 0x80000000u;
