@@ -625,10 +625,3 @@ wgc_status wg_plan_run(wg_plan *p) {
   wg_plan_free(p);
   return s;
 }
-
-wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l) {
-  wg_plan p;
-  wg_plan_init(&p, ctx, fn);
-  wg_plan_add(&p, l);
-  return wg_plan_run(&p);
-}

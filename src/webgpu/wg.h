@@ -1,5 +1,6 @@
 /* The WebGPU backend's private interface: the execution engine (encoder
- * batching, uniform arena, launches; engine.c), the pipeline cache
+ * batching, uniform arena, scratch, device policy; engine.c), launches and
+ * their binding (recorded through plans, plan.h), the pipeline cache
  * (pipelines.c), shared by the planners <family>.c of this folder.
  * Everything here calls only src/gpu/gpu.h. */
 #ifndef WGC_WEBGPU_WG_H
@@ -156,20 +157,12 @@ wgc_status wg_device_error(wgc_context *ctx, const char *fn);
 wgc_status wg_buffer_new(wgc_context *ctx, const char *fn, uint64_t size,
                          unsigned usage, const char *what, gpu_id *out);
 
-/* Records one dispatch into the current batch (submitted at the next flush
- * point): a plan of one launch (webgpu/plan.h), for planners not yet
- * emitting into plans (attention). fn names the public entry point for
- * error messages. Operands that share a buffer too closely to bind within
- * the limit are staged: copied to scratch around the dispatch (see
- * wg_operands_bind). */
-wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l);
-
 /* Whether a launch with these operands binds within the device's binding
- * limit as they are, planned exactly as wg_launch_run plans it (ops plan
- * splits with it: such launches cost no copies). */
+ * limit as they are, planned exactly as a plan binds it (ops plan splits
+ * with it: such launches cost no copies; see wg_plan_fits). */
 bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
                      unsigned nops);
-/* Whether wg_launch_run can run a launch with these operands at all:
+/* Whether a plan can run a launch with these operands at all:
  * they fit, or every group of operands that overlap in one buffer fits the
  * limit on its own and is staged. The fallback for pieces that splitting
  * cannot separate (operands interleaved or a few bytes apart). */
@@ -220,8 +213,9 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
 void wg_pipelines_release(wg_state *st);
 
 /* Scratch device memory for multi-pass ops (e.g. partial sums): a buffer
- * of at least bytes, released after the current batch completes. Planners
- * that emit into plans take scratch as handles (wg_plan_scratch) instead. */
+ * of at least bytes, released after the current batch completes. For
+ * attention_unfused.c, which composes whole ops; planners take scratch as
+ * plan handles (wg_plan_scratch). */
 wgc_status wg_scratch(wgc_context *ctx, const char *fn, uint64_t bytes,
                       wgc_ref *out);
 
