@@ -22,10 +22,10 @@
  * scratch, and kernels/attention_combine.wgsl merges them (split-KV, as
  * flash-decoding: O = sum_b exp(m_b - M) O_b / sum_b exp(m_b - M) l_b,
  * zeros where no key is visible), in rounds of as many blocks as one
- * binding holds. That path is planned in a dry run too (halving its
- * windows until every launch binds), so nothing is enqueued unless all of
- * it can run. */
-#include "wg.h"
+ * binding holds. Both paths emit into a wg_plan (the split path halving
+ * its windows until every launch binds), so nothing is enqueued unless all
+ * of it can run. */
+#include "plan.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -213,7 +213,7 @@ typedef struct attn_shape {
 static bool regs_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
                       uint64_t seq_q) {
   uint64_t w = hd > hdv ? hd : hdv;
-  return wg_limits(ctx)->cpu_adapter && w > 64 && w <= ATTN_REGS_MAX_HD &&
+  return wg_policy_of(ctx)->cpu_kernels && w > 64 && w <= ATTN_REGS_MAX_HD &&
          seq_q <= ATTN_REGS_MAX_ROWS;
 }
 
@@ -227,7 +227,7 @@ static bool regs_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
  * the larger head size for both. */
 static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
                          bool regs) {
-  uint64_t budget = wg_limits(ctx)->loop_budget;
+  uint64_t budget = wg_policy_of(ctx)->loop_budget;
   uint64_t w = hd > hdv ? hd : hdv, rd4 = (hd + 3) / 4, rv4 = (hdv + 3) / 4;
   if (!budget)
     return UINT64_MAX;
@@ -285,40 +285,30 @@ static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
            nvc, rows ? rd4 : 1u, rows ? rv4 : 1u, partial ? 1u : 0u, softcap);
 }
 
-/* A run of the split path's planner: dry (binding checks; scratch stands
- * in as fake buffers) or real. */
+/* A run of the split path's planner into plan. */
 typedef struct split_run {
   wgc_context *ctx;
   const wgc_attention_args *a;
-  bool dry;
-  bool staged; /* launches may stage operands (wg_operands_bind) */
-  wg_mem fake[3];
+  wg_plan *plan;
+  bool staged; /* launches may stage operands (wg_plan_binds) */
 } split_run;
 
+/* Emits l, or WGC_ERR_UNSUPPORTED when it does not bind (the caller
+ * retries the whole plan with smaller windows). */
 static wgc_status split_launch(split_run *sr, wg_launch *l) {
-  if (sr->dry)
-    return (sr->staged ? wg_operands_bind : wg_operands_fit)(sr->ctx, l->ops,
-                                                             l->nops)
-               ? WGC_OK
-               : WGC_ERR_UNSUPPORTED;
-  return wg_launch_run(sr->ctx, sr->a->fn, l);
+  if (!(sr->staged ? wg_plan_binds : wg_plan_fits)(sr->plan, l->ops, l->nops))
+    return WGC_ERR_UNSUPPORTED;
+  return wg_plan_add(sr->plan, l);
 }
 
-/* Copies floats between scratch buffers (none in a dry run). */
+/* Copies floats between scratch buffers. */
 static wgc_status split_copy(split_run *sr, wgc_ref dst, wgc_ref src,
                              uint64_t floats) {
-  if (sr->dry)
-    return WGC_OK;
-  return sr->ctx->be->copy(sr->ctx, dst, src, (size_t)(4 * floats));
+  return wg_plan_copy(sr->plan, dst, src, 4 * floats);
 }
 
-static wgc_status split_scratch(split_run *sr, unsigned i, uint64_t bytes,
-                                wgc_ref *out) {
-  if (!sr->dry)
-    return wg_scratch(sr->ctx, sr->a->fn, bytes, out);
-  sr->fake[i] = (wg_mem){.buffer = (gpu_id)(0xFFFFFFFFu - i), .size = bytes};
-  *out = (wgc_ref){.mem = &sr->fake[i], .offset = 0};
-  return WGC_OK;
+static wgc_status split_scratch(split_run *sr, uint64_t bytes, wgc_ref *out) {
+  return wg_plan_scratch(sr->plan, bytes, out);
 }
 
 static wgc_ref ref_at(wgc_ref r, uint64_t elems) {
@@ -449,13 +439,12 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   uint64_t fan = sliced ? E / (dn + 2) : E / (nq * rs);
   wgc_ref st[3] = {{0}, {0}, {0}};
   if (nb > 1) {
-    wgc_status s = split_scratch(sr, 0, 4 * nb * nq * rs, &st[0]);
+    wgc_status s = split_scratch(sr, 4 * nb * nq * rs, &st[0]);
     if (s == WGC_OK && sliced)
-      s = split_scratch(sr, 1, 4 * nb * (dn + 2), &st[1]);
+      s = split_scratch(sr, 4 * nb * (dn + 2), &st[1]);
     if (s == WGC_OK && nb > fan)
       s = split_scratch(
-          sr, 2, 4 * ((nb + fan - 1) / fan) * (sliced ? dn + 2 : nq * rs),
-          &st[2]);
+          sr, 4 * ((nb + fan - 1) / fan) * (sliced ? dn + 2 : nq * rs), &st[2]);
     if (s != WGC_OK)
       return s;
   }
@@ -514,10 +503,13 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   return WGC_OK;
 }
 
-/* Head by head, planned first at the largest windows that bind. */
+/* Head by head, at the largest windows that bind: a plan with a launch
+ * that does not is dropped and retried with smaller windows. */
 static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
                              uint64_t window, uint64_t max_groups) {
-  split_run sr = {.ctx = ctx, .a = a, .dry = true};
+  wg_plan plan;
+  wg_plan_init(&plan, ctx, a->fn);
+  split_run sr = {.ctx = ctx, .a = a, .plan = &plan};
   /* Windows that bind as they are first; where operands lie too close
    * together in one allocation for any, launches that stage them. */
   for (uint64_t top = window;; window /= 2) {
@@ -525,22 +517,24 @@ static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
       sr.staged = true;
       window = top;
     }
-    if (window < 64) /* a query row beyond a binding */
+    if (window < 64) { /* a query row beyond a binding */
+      wg_plan_free(&plan);
       return wg_attention_unfused(ctx, a);
+    }
     wgc_status s = split_heads(&sr, window, max_groups);
     if (s == WGC_OK)
-      break;
+      return wg_plan_run(&plan);
+    wg_plan_free(&plan);
     if (s != WGC_ERR_UNSUPPORTED)
       return s;
+    wg_plan_init(&plan, ctx, a->fn);
   }
-  sr.dry = false;
-  return split_heads(&sr, window, max_groups);
 }
 
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   const char *fn = a->fn;
   const wgc_attention_desc *d = &a->d;
-  const gpu_limits *lim = wg_limits(ctx);
+  const wg_policy *pol = wg_policy_of(ctx);
   uint64_t hd = d->head_dim, hdv = d->head_dim_v;
   uint64_t seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
@@ -564,16 +558,9 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   /* Per-launch limits: an operand window (after aligning its start down)
    * fits one storage binding, element indices stay below 2^30, and the
    * workgroups fit the grid. */
-  uint64_t align = lim->min_storage_offset_alignment
-                       ? lim->min_storage_offset_alignment
-                       : 256;
-  uint64_t window = lim->max_storage_binding_size;
-  if (window > ((uint64_t)1 << 32))
-    window = (uint64_t)1 << 32;
+  uint64_t align = pol->storage_align, window = pol->window;
   window = window > align ? window - align : 0;
-  uint64_t maxd = lim->max_workgroups_per_dimension
-                      ? lim->max_workgroups_per_dimension
-                      : 65535;
+  uint64_t maxd = pol->max_groups;
   uint64_t max_groups = maxd * maxd;
   if (max_groups > 0x80000000u)
     max_groups = 0x80000000u;
@@ -594,7 +581,10 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
     if (!next_chunk(&plan, bh0, bh_total - bh0, &cnt))
       return split_path(ctx, a, window, max_groups);
 
-  for (uint64_t bh0 = 0, cnt; bh0 < bh_total; bh0 += cnt) {
+  wg_plan wp;
+  wg_plan_init(&wp, ctx, fn);
+  wgc_status s = WGC_OK;
+  for (uint64_t bh0 = 0, cnt; bh0 < bh_total && s == WGC_OK; bh0 += cnt) {
     next_chunk(&plan, bh0, bh_total - bh0, &cnt);
     attn_params p = {
         .heads = (uint32_t)d->heads,
@@ -621,9 +611,7 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
                    .params_size = sizeof p,
                    .groups = cnt * per_head_groups};
     l.nops = region_operands(a, &r, NULL, l.ops, &p);
-    wgc_status s = wg_launch_run(ctx, fn, &l);
-    if (s != WGC_OK)
-      return s;
+    s = wg_plan_add(&wp, &l);
   }
-  return WGC_OK;
+  return wg_plan_finish(&wp, s);
 }

@@ -1,6 +1,6 @@
 /* The WebGPU backend: device, memory, transfers, completions, and the
  * backend table; launches go through the engine (webgpu/engine.c). */
-#include "wg.h"
+#include "plan.h"
 
 #include "gpu/gpu_errors.h"
 
@@ -54,8 +54,6 @@ static wgc_status user_status(wgc_status s) {
 
 static wg_state *state(const wgc_context *ctx) { return ctx->impl; }
 
-const gpu_limits *wg_limits(const wgc_context *ctx) { return &state(ctx)->lim; }
-
 /* ---- device ------------------------------------------------------------ */
 
 static wgc_status finish_init(wgc_context *ctx) {
@@ -76,6 +74,7 @@ static wgc_status finish_init(wgc_context *ctx) {
   size_t cap = ctx->opt.max_binding_bytes;
   if (cap && cap < st->lim.max_storage_binding_size)
     st->lim.max_storage_binding_size = cap < 4096 ? 4096 : cap & ~(size_t)255;
+  wg_policy_init(st);
   gpu_device_name(st->dev, st->name, sizeof st->name);
   st->arena_host = calloc(1, WG_ARENA_BYTES);
   st->arena = gpu_buffer_create(st->dev, WG_ARENA_BYTES,
@@ -223,15 +222,9 @@ static wgc_status wg_upload(wgc_context *ctx, wgc_ref dst, const void *src,
 
 static wgc_status wg_copy(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                           size_t bytes) {
-  wg_state *st = state(ctx);
-  wg_mem *d = dst.mem, *s = src.mem;
-  if (d->buffer == s->buffer)
-    return wg_copy_kernel(ctx, dst, src, bytes);
-  gpu_encoder_copy(wg_encoder(st), s->buffer, src.offset, d->buffer, dst.offset,
-                   bytes);
-  if (++st->dispatches >= WG_BATCH_DISPATCHES)
-    wg_flush(st);
-  return wg_device_error(ctx, "wgc_copy");
+  wg_plan plan;
+  wg_plan_init(&plan, ctx, "wgc_copy");
+  return wg_plan_finish(&plan, wg_plan_copy(&plan, dst, src, bytes));
 }
 
 /* ---- downloads ----------------------------------------------------------- */
@@ -522,6 +515,7 @@ static void wg_shutdown(wgc_context *ctx) {
     gpu_buffer_release(st->arena);
   free(st->arena_host);
   free(st->scratch);
+  free(st->plan_spare);
   if (st->dev)
     gpu_device_release(st->dev);
   free(st);

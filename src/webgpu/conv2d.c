@@ -22,14 +22,15 @@
  * pieces of a plan have one shape (the last of each range may be shorter).
  * The plan starts with the whole conv in one launch (the common case), and
  * while some piece's operands do not bind within the device limit
- * (wg_operands_fit, exactly as the engine will bind them) it halves one
+ * (wg_plan_fits, exactly as the engine will bind them) it halves one
  * range (see shrink): images, groups, then by the largest window output
  * channels, tap channels, output rows, filter rows, output columns. A piece
  * of one tap, one output pixel and one channel always fits, so every valid
  * call runs. Tap ranges after the first add to the output (the first writes
- * it; the adding form is a separate pipeline); the last adds the bias. The
- * whole plan is checked before anything is enqueued. */
-#include "wg.h"
+ * it; the adding form is a separate pipeline); the last adds the bias. A
+ * tiling with a piece that does not bind is dropped from the wg_plan and
+ * retried smaller; the plan records nothing until all of it is checked. */
+#include "plan.h"
 
 #include <stdio.h>
 
@@ -255,15 +256,15 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
   }
 }
 
-/* Visits the pieces of shape ext in order (tap ranges of one output block
- * in ascending order, so that later ones add to the first). Dry run (run
- * false): returns WGC_OK if every piece binds, else WGC_ERR_UNSUPPORTED
- * with the first failing piece's operands in bad. Run: launches them. */
-static wgc_status walk(wgc_context *ctx, const wgc_conv2d_args *a,
-                       const conv_geo *G, const uint64_t *ext, bool run,
+/* Emits the pieces of shape ext in order (tap ranges of one output block
+ * in ascending order, so that later ones add to the first). Stops at the
+ * first piece that does not bind, with WGC_ERR_UNSUPPORTED and its
+ * operands in bad (the caller rewinds the plan and shrinks the shape). */
+static wgc_status walk(wg_plan *plan, const wgc_conv2d_args *a,
+                       const conv_geo *G, const uint64_t *ext,
                        wg_operand *bad) {
   conv_form F;
-  form_for(&F, ext[D_CH], wg_limits(ctx)->cpu_adapter);
+  form_for(&F, ext[D_CH], plan->pol->cpu_kernels);
   /* Tap ranges of less than a channel (a filter row) stay inside one, so
    * every range is a box of whole channels, whole rows of one channel or
    * columns of one row (halve keeps ext a multiple of r*s or of s above
@@ -282,24 +283,21 @@ static wgc_status walk(wgc_context *ctx, const wgc_conv2d_args *a,
     conv_params p;
     uint64_t groups;
     piece_launch(a, G, &F, &pc, ops, &p, &groups);
-    if (!run) {
-      if (!wg_operands_fit(ctx, ops, 4)) {
-        for (int i = 0; i < 4; i++)
-          bad[i] = ops[i];
-        return WGC_ERR_UNSUPPORTED;
-      }
-    } else {
-      wg_launch l = {.kernel = F.kernel,
-                     .consts = F.consts[pc.at[D_TAP] > 0],
-                     .ops = {ops[0], ops[1], ops[2], ops[3]},
-                     .nops = 4,
-                     .params = &p,
-                     .params_size = sizeof p,
-                     .groups = groups};
-      wgc_status s = wg_launch_run(ctx, a->fn, &l);
-      if (s != WGC_OK)
-        return s;
+    if (!wg_plan_fits(plan, ops, 4)) {
+      for (int i = 0; i < 4; i++)
+        bad[i] = ops[i];
+      return WGC_ERR_UNSUPPORTED;
     }
+    wg_launch l = {.kernel = F.kernel,
+                   .consts = F.consts[pc.at[D_TAP] > 0],
+                   .ops = {ops[0], ops[1], ops[2], ops[3]},
+                   .nops = 4,
+                   .params = &p,
+                   .params_size = sizeof p,
+                   .groups = groups};
+    wgc_status s = wg_plan_add(plan, &l);
+    if (s != WGC_OK)
+      return s;
     /* next piece: the tap range varies fastest */
     int i = D_COUNT - 1;
     for (; i >= 0; i--) {
@@ -368,7 +366,8 @@ static bool shrink(const conv_geo *G, uint64_t *ext, const wg_operand *bad) {
   return false;
 }
 
-wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
+static wgc_status conv2d_plan(wg_plan *plan, const wgc_conv2d_args *a) {
+  wgc_context *ctx = plan->ctx;
   const wgc_conv2d_desc *d = &a->d;
   if (d->c > 0 && (d->pad_h >= SMALL || d->pad_w >= SMALL ||
                    (uint64_t)(a->p - 1) * d->stride_h >= SMALL ||
@@ -415,7 +414,7 @@ wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
   for (int i = 0; i < D_COUNT; i++)
     ext[i] = G.total[i];
   /* As many images per launch as fit by element count, refined below. */
-  uint64_t E = (wg_limits(ctx)->max_storage_binding_size - 256) / 4;
+  uint64_t E = plan->pol->window_elems;
   uint64_t in_img = G.c * d->h * d->w, out_img = G.k * G.p * G.q;
   uint64_t per = E / out_img;
   if (in_img && E / in_img < per)
@@ -426,15 +425,19 @@ wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
   /* A tap range loops once per tap in the direct and register kernels
    * and about five times per tap in the staged one: within the adapter's
    * loop budget (gpu.h), or later taps would be lost. */
-  uint32_t budget = wg_limits(ctx)->loop_budget;
+  uint32_t budget = plan->pol->loop_budget;
   if (budget) {
-    uint64_t max_taps = budget / (wg_limits(ctx)->cpu_adapter ? 2 : 5);
+    uint64_t max_taps = budget / (plan->pol->cpu_kernels ? 2 : 5);
     while (ext[D_TAP] > max_taps && halve(&G, ext, D_TAP))
       ;
   }
 
   wg_operand bad[4];
-  while (walk(ctx, a, &G, ext, false, bad) != WGC_OK)
+  for (;;) {
+    wgc_status s = walk(plan, a, &G, ext, bad);
+    if (s != WGC_ERR_UNSUPPORTED || plan->status != WGC_OK)
+      return s;
+    wg_plan_rewind(plan, 0);
     if (!shrink(&G, ext, bad)) /* a piece of one tap and one pixel binds */
       return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
                       "%s: operand windows of %llu, %llu and %llu bytes "
@@ -442,5 +445,11 @@ wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
                       a->fn, (unsigned long long)bad[0].bytes,
                       (unsigned long long)bad[1].bytes,
                       (unsigned long long)bad[3].bytes);
-  return walk(ctx, a, &G, ext, true, NULL);
+  }
+}
+
+wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
+  wg_plan plan;
+  wg_plan_init(&plan, ctx, a->fn);
+  return wg_plan_finish(&plan, conv2d_plan(&plan, a));
 }

@@ -1,5 +1,5 @@
-/* Unary, binary (with broadcasting) and same-buffer copies on WebGPU. */
-#include "wg.h"
+/* Unary and binary (with broadcasting) ops on WebGPU. */
+#include "plan.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -7,21 +7,6 @@
 #define ELEMS_PER_GROUP 1024u
 /* Runs this short use map_small.wgsl (64 invocations, one element each). */
 #define SMALL_ELEMS 256u
-
-/* Elements per launch: what one binding window and the grid can hold.
- * Launches of a long contiguous range are split into such chunks. */
-static uint64_t chunk_elems(const wgc_context *ctx) {
-  const gpu_limits *lim = wg_limits(ctx);
-  uint64_t by_binding = (lim->max_storage_binding_size - 256) / 4;
-  uint64_t by_grid = (uint64_t)lim->max_workgroups_per_dimension *
-                     lim->max_workgroups_per_dimension * ELEMS_PER_GROUP;
-  uint64_t n = by_binding < by_grid ? by_binding : by_grid;
-  if (n > 0x40000000u) /* indices stay far from u32 overflow */
-    n = 0x40000000u;
-  /* Whole workgroups where a binding holds several; a binding of 4 KiB
-   * holds fewer than one (960 floats). */
-  return n >= ELEMS_PER_GROUP ? n & ~(uint64_t)(ELEMS_PER_GROUP - 1) : n;
-}
 
 /* Matches struct Params of kernels/map.wgsl. */
 typedef struct map_params {
@@ -31,40 +16,50 @@ typedef struct map_params {
   uint32_t pad;
 } map_params;
 
-/* y[i] = f(x[i]) by kernel (ending in map.wgsl), in launches of at most
- * chunk elements, each halved until its operands bind (x and y in one
- * buffer may share a binding window). */
+/* One launch of map_plan: y[i] = f(x[i]) over a window. */
+typedef struct map_job {
+  const char *kernel, *consts;
+  const map_params *params;
+  wgc_ref x, y;
+  char small[128]; /* kernel with its last file, map, as map_small */
+} map_job;
+
+static void map_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
+                       void *params) {
+  const map_job *j = user;
+  map_params *p = params;
+  *p = *j->params;
+  p->n = (uint32_t)n;
+  *l = (wg_launch){.kernel = j->kernel,
+                   .consts = j->consts,
+                   .ops = {{"x", wg_advance(j->x, at), 4 * n, false},
+                           {"y", wg_advance(j->y, at), 4 * n, true}},
+                   .nops = 2,
+                   .params_size = sizeof *p,
+                   .groups = wg_ceil_div(n, ELEMS_PER_GROUP)};
+  if (n <= SMALL_ELEMS && j->small[0]) {
+    l->kernel = j->small;
+    l->groups = wg_ceil_div(n, 64);
+  }
+}
+
+/* y[i] = f(x[i]) by kernel (ending in map.wgsl) over total elements, in
+ * windows that bind (x and y in one buffer may share a binding window). */
 static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
                           const char *consts, const map_params *params,
-                          wgc_ref x, wgc_ref y, uint64_t total,
-                          uint64_t chunk) {
-  for (uint64_t at = 0, n; at < total; at += n) {
-    n = total - at < chunk ? total - at : chunk;
-    wg_launch l = {.kernel = kernel, .consts = consts, .nops = 2};
-    for (;; n = (n + 1) / 2) {
-      l.ops[0] = (wg_operand){"x", wg_advance(x, at), 4 * n, false};
-      l.ops[1] = (wg_operand){"y", wg_advance(y, at), 4 * n, true};
-      if (n == 1 || wg_operands_fit(ctx, l.ops, 2))
-        break;
-    }
-    map_params p = *params;
-    p.n = (uint32_t)n;
-    l.params = &p;
-    l.params_size = sizeof p;
-    l.groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP;
-    char small[128]; /* kernel with its last file, map, as map_small */
-    size_t len = strlen(kernel);
-    if (n <= SMALL_ELEMS && len < sizeof small - 6) {
-      memcpy(small, kernel, len);
-      memcpy(small + len, "_small", 7);
-      l.kernel = small;
-      l.groups = (n + 63) / 64;
-    }
-    wgc_status s = wg_launch_run(ctx, fn, &l);
-    if (s != WGC_OK)
-      return s;
+                          wgc_ref x, wgc_ref y, uint64_t total) {
+  wg_plan plan;
+  wg_plan_init(&plan, ctx, fn);
+  map_job j = {kernel, consts, params, x, y, ""};
+  size_t len = strlen(kernel);
+  if (len < sizeof j.small - 6) {
+    memcpy(j.small, kernel, len);
+    memcpy(j.small + len, "_small", 7);
   }
-  return WGC_OK;
+  return wg_plan_finish(
+      &plan,
+      wg_plan_windows(&plan, total, wg_chunk_elems(plan.pol, ELEMS_PER_GROUP),
+                      map_window, &j));
 }
 
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
@@ -72,7 +67,7 @@ wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
   snprintf(consts, sizeof consts, "const OP: u32 = %uu;", (unsigned)u->op);
   map_params p = {.alpha = u->alpha, .beta = u->beta};
   return map_run(ctx, u->fn, "math+unary_ops+unary+unary_map+map", consts, &p,
-                 u->input, u->output, u->n, chunk_elems(ctx));
+                 u->input, u->output, u->n);
 }
 
 typedef struct binary_params {
@@ -115,22 +110,22 @@ static wg_launch binary_plan(const wgc_binary_args *b, binary_params *p,
 /* Launches b, split along its outermost dimension until one launch can
  * cover it: operands bind (planned as the engine binds them) and the grid
  * fits. A leading dimension of 1 is dropped. */
-static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
+static wgc_status binary_split(wg_plan *plan, const wgc_binary_args *b,
                                uint64_t max_count) {
   binary_params p;
   char consts[64];
   wg_launch l = binary_plan(b, &p, consts, sizeof consts);
-  if (b->count <= max_count && wg_operands_fit(ctx, l.ops, l.nops))
-    return wg_launch_run(ctx, b->fn, &l);
+  if (b->count <= max_count && wg_plan_fits(plan, l.ops, l.nops))
+    return wg_plan_add(plan, &l);
   wgc_binary_args part = *b;
   if (b->shape[0] == 1) {
     if (b->rank == 1) /* one element: operands a few bytes apart, staged */
-      return wg_launch_run(ctx, b->fn, &l);
+      return wg_plan_add(plan, &l);
     part.rank--;
     memmove(part.shape, b->shape + 1, part.rank * sizeof *part.shape);
     memmove(part.stride_a, b->stride_a + 1, part.rank * sizeof(size_t));
     memmove(part.stride_b, b->stride_b + 1, part.rank * sizeof(size_t));
-    return binary_split(ctx, &part, max_count);
+    return binary_split(plan, &part, max_count);
   }
   size_t rows = b->shape[0], half = rows / 2, row_elems = b->count / rows;
   for (int i = 0; i < 2; i++) {
@@ -140,7 +135,7 @@ static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
     part.a = wg_advance(b->a, first * b->stride_a[0]);
     part.b = wg_advance(b->b, first * b->stride_b[0]);
     part.out = wg_advance(b->out, first * row_elems);
-    wgc_status s = binary_split(ctx, &part, max_count);
+    wgc_status s = binary_split(plan, &part, max_count);
     if (s != WGC_OK)
       return s;
   }
@@ -148,12 +143,8 @@ static wgc_status binary_split(wgc_context *ctx, const wgc_binary_args *b,
 }
 
 wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b) {
-  return binary_split(ctx, b, chunk_elems(ctx));
-}
-
-wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
-                          size_t bytes) {
-  map_params p = {0};
-  return map_run(ctx, "wgc_copy", "copy+map", NULL, &p, src, dst, bytes / 4,
-                 chunk_elems(ctx));
+  wg_plan plan;
+  wg_plan_init(&plan, ctx, b->fn);
+  return wg_plan_finish(
+      &plan, binary_split(&plan, b, wg_chunk_elems(plan.pol, ELEMS_PER_GROUP)));
 }

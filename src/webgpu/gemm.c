@@ -4,14 +4,14 @@
  * batches, rows and columns of C and a range of k. A region is one launch
  * (or two, with split-K) when its grid fits the device's dispatch limits and
  * every buffer's binding window (operands of one buffer share one window,
- * as wg_launch_run binds them) fits maxStorageBufferBindingSize; otherwise
+ * as the engine binds them) fits maxStorageBufferBindingSize; otherwise
  * it is halved (over batches when the grid is too large, else along the
  * dimension that spans the most memory; the later half of a k split
  * accumulates onto C with beta = 1), so large operands run in pieces rather
  * than failing. An input that shares its buffer with an operand too far away
- * to be bound together is first copied to scratch (staged). Every piece is
- * planned (dry run) before any is launched: a piece that cannot run is
- * reported before anything changes.
+ * to be bound together is first copied to scratch (staged). Every piece
+ * emits into one wg_plan, recorded only once all of it is checked: a piece
+ * that cannot run is reported before anything changes.
  *
  * Kernels (kernels/gemm*.wgsl):
  *   gemm        tiled: BM x BN block of C per workgroup, TM x TN (4x4) per
@@ -33,7 +33,7 @@
  * (wgc_gemm_ex), so the plain kernels compile without it. The epilogue
  * goes where the whole sum is: the reduction of split-K, the scale kernel,
  * and of a region split along k only the last piece. */
-#include "wg.h"
+#include "plan.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -97,11 +97,11 @@ enum { OP_A, OP_B, OP_BIAS, OP_C, OP_COUNT };
 /* How a region runs. */
 typedef enum { K_SCALE, K_SMALL, K_TILED } kind;
 
-typedef struct plan {
+typedef struct form {
   kind kind;
   tile_cfg tile;
   uint64_t slices, kslice;
-} plan;
+} form;
 
 /* Elements spanned by nb batches of a rows x cols matrix. */
 static uint64_t span(size_t nb, size_t bs, size_t rows, size_t rs, size_t cols,
@@ -110,20 +110,9 @@ static uint64_t span(size_t nb, size_t bs, size_t rows, size_t rs, size_t cols,
          (uint64_t)(cols - 1) * cs + 1;
 }
 
-/* The largest binding window the kernels index with u32 elements. */
-static uint64_t max_window(const wgc_context *ctx) {
-  uint64_t w = wg_limits(ctx)->max_storage_binding_size;
-  return w < 0xFFFFFFFCu ? w : 0xFFFFFFFCu;
-}
-
-static uint64_t max_dim(const wgc_context *ctx) {
-  uint32_t d = wg_limits(ctx)->max_workgroups_per_dimension;
-  return d ? d : 65535;
-}
-
-/* Whether the present operands bind as wg_launch_run binds them; own[i]:
+/* Whether the present operands bind as the plan binds them; own[i]:
  * operand i will be in a buffer of its own (staged to scratch). */
-static bool windows_fit(const wgc_context *ctx, const wg_operand *ops,
+static bool windows_fit(const wg_plan *wp, const wg_operand *ops,
                         const bool *present, const bool *own) {
   wg_operand shared[OP_COUNT];
   unsigned n = 0;
@@ -132,10 +121,10 @@ static bool windows_fit(const wgc_context *ctx, const wg_operand *ops,
       continue;
     if (!own[i])
       shared[n++] = ops[i];
-    else if (ops[i].bytes > max_window(ctx))
+    else if (ops[i].bytes > wp->pol->window)
       return false;
   }
-  return wg_operands_fit(ctx, shared, n);
+  return wg_plan_fits(wp, shared, n);
 }
 
 static bool has_epilogue(const wgc_gemm_args *g) {
@@ -143,8 +132,8 @@ static bool has_epilogue(const wgc_gemm_args *g) {
 }
 
 /* Chooses the kernel, tile and split-K for a region. */
-static plan make_plan(const wgc_gemm_args *g, const region *r) {
-  plan p = {.kind = K_SMALL, .slices = 1, .kslice = r->kk};
+static form make_form(const wgc_gemm_args *g, const region *r) {
+  form p = {.kind = K_SMALL, .slices = 1, .kslice = r->kk};
   if (g->k == 0 || g->alpha == 0.0f) {
     p.kind = K_SCALE;
     p.kslice = 0;
@@ -197,13 +186,13 @@ static plan make_plan(const wgc_gemm_args *g, const region *r) {
 /* Whether the region's launches apply the epilogue: those that write the
  * whole sum (scale, or the region that ends k; the earlier pieces of a k
  * split write partial sums for the later to add onto). */
-static bool region_ep(const wgc_gemm_args *g, const region *r, const plan *p) {
+static bool region_ep(const wgc_gemm_args *g, const region *r, const form *p) {
   return has_epilogue(g) && (p->kind == K_SCALE || r->k0 + r->kk == g->k);
 }
 
 /* The launch operands of a region by slot, and which are present: a and b
- * unless the plan is K_SCALE, the bias when the region applies it. */
-static void region_ops(const wgc_gemm_args *g, const region *r, const plan *p,
+ * unless the form is K_SCALE, the bias when the region applies it. */
+static void region_ops(const wgc_gemm_args *g, const region *r, const form *p,
                        wg_operand *ops, bool *present) {
   bool scale = p->kind == K_SCALE;
   present[OP_A] = present[OP_B] = !scale;
@@ -241,20 +230,20 @@ typedef enum { FIT_OK, FIT_GRID, FIT_WINDOW, FIT_LOOP } fit;
 /* Loop iterations one invocation of the planned kernel runs, about: the
  * k loop of gemm_small takes two k a turn; gemm_regs one; the tiled kernel
  * spends about 5 per k on its staging and inner loops. */
-static uint64_t loop_cost(const wgc_context *ctx, const plan *p) {
+static uint64_t loop_cost(const wg_plan *wp, const form *p) {
   switch (p->kind) {
   case K_SCALE:
     return 1;
   case K_SMALL:
     return p->kslice / 2 + 2;
   default:
-    return wg_limits(ctx)->cpu_adapter ? p->kslice + 2 : 5 * p->kslice + 2;
+    return wp->pol->cpu_kernels ? p->kslice + 2 : 5 * p->kslice + 2;
   }
 }
 
-static fit region_fits(const wgc_context *ctx, const wgc_gemm_args *g,
-                       const region *r, const plan *p) {
-  uint64_t maxd = max_dim(ctx);
+static fit region_fits(const wg_plan *wp, const wgc_gemm_args *g,
+                       const region *r, const form *p) {
+  uint64_t maxd = wp->pol->max_groups;
   uint64_t outputs = (uint64_t)r->nb * r->mm * r->nn;
   if (p->kind == K_TILED) {
     if (wg_ceil_div(r->mm, p->tile.bm) > maxd ||
@@ -267,18 +256,18 @@ static fit region_fits(const wgc_context *ctx, const wgc_gemm_args *g,
       return FIT_GRID;
   }
   if (p->slices > 1 &&
-      (outputs > 0x7FFFFFFFu || outputs * p->slices * 4 > max_window(ctx)))
+      (outputs > 0x7FFFFFFFu || outputs * p->slices * 4 > wp->pol->window))
     return FIT_GRID;
   /* Longer k loops than the adapter runs would lose terms: split k. */
-  uint32_t budget = wg_limits(ctx)->loop_budget;
-  if (budget && loop_cost(ctx, p) > budget)
+  uint32_t budget = wp->pol->loop_budget;
+  if (budget && loop_cost(wp, p) > budget)
     return FIT_LOOP;
   wg_operand ops[OP_COUNT];
   bool present[OP_COUNT];
   region_ops(g, r, p, ops, present);
   bool own[OP_COUNT] = {r->stage[OP_A], r->stage[OP_B], r->stage[OP_BIAS],
                         false};
-  return windows_fit(ctx, ops, present, own) ? FIT_OK : FIT_WINDOW;
+  return windows_fit(wp, ops, present, own) ? FIT_OK : FIT_WINDOW;
 }
 
 static uint64_t max3(uint64_t a, uint64_t b, uint64_t c) {
@@ -309,15 +298,15 @@ static void halve(const region *r, int dim, region *lo, region *hi) {
  * batches first, then the dimension of too many tiles; for the binding
  * windows, the dimension that spans the most memory; for a k loop longer
  * than the adapter runs, k. -1: none helps. */
-static int split_dim(const wgc_context *ctx, const wgc_gemm_args *g,
-                     const region *r, const plan *p, fit f) {
+static int split_dim(const wg_plan *wp, const wgc_gemm_args *g, const region *r,
+                     const form *p, fit f) {
   if (f == FIT_LOOP)
     return 3;
   if (f == FIT_GRID) {
     if (r->nb > 1)
       return 0;
     if (p->kind == K_TILED)
-      return wg_ceil_div(r->mm, p->tile.bm) > max_dim(ctx) ? 1 : 2;
+      return wg_ceil_div(r->mm, p->tile.bm) > wp->pol->max_groups ? 1 : 2;
     return r->mm > 1 ? 1 : 2;
   }
   bool scale = p->kind == K_SCALE;
@@ -338,9 +327,8 @@ static int split_dim(const wgc_context *ctx, const wgc_gemm_args *g,
 
 static uint32_t u32_of(uint64_t v) { return (uint32_t)v; }
 
-static wgc_status launch_region(wgc_context *ctx, const char *fn,
-                                const wgc_gemm_args *g, const region *r,
-                                const plan *p) {
+static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
+                                const region *r, const form *p) {
   wg_operand ops[OP_COUNT];
   bool present[OP_COUNT];
   region_ops(g, r, p, ops, present);
@@ -349,9 +337,9 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
     if (!present[i] || !r->stage[i])
       continue;
     wgc_ref copy;
-    wgc_status s = wg_scratch(ctx, fn, ops[i].bytes, &copy);
-    if (s == WGC_OK) /* different buffers: a plain buffer copy */
-      s = ctx->be->copy(ctx, copy, ops[i].ref, ops[i].bytes);
+    wgc_status s = wg_plan_scratch(wp, ops[i].bytes, &copy);
+    if (s == WGC_OK)
+      s = wg_plan_copy(wp, copy, ops[i].ref, ops[i].bytes);
     if (s != WGC_OK)
       return s;
     ops[i].ref = copy;
@@ -406,12 +394,12 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
                    .params = &prm,
                    .params_size = sizeof prm,
                    .groups = wg_ceil_div(outputs, SMALL_GROUP)};
-    return wg_launch_run(ctx, fn, &l);
+    return wg_plan_add(wp, &l);
   }
 
   wgc_ref part = {0};
   if (split) {
-    wgc_status s = wg_scratch(ctx, fn, outputs * p->slices * 4, &part);
+    wgc_status s = wg_plan_scratch(wp, outputs * p->slices * 4, &part);
     if (s != WGC_OK)
       return s;
   }
@@ -442,7 +430,7 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
              t->bm, t->bn, t->bk, t->tm, t->tn, g->cs_a == 1 ? "true" : "false",
              g->cs_b == 1 ? "true" : "false", ep_here ? ep_consts : "");
     /* On CPU adapters the same tiles run without workgroup memory. */
-    if (wg_limits(ctx)->cpu_adapter)
+    if (wp->pol->cpu_kernels)
       l.kernel = split     ? "gemm_common+gemm_regs+gemm_out_part"
                  : ep_here ? "math+activation+gemm_common+gemm_regs+gemm_out_ep"
                            : "gemm_common+gemm_regs+gemm_out_c";
@@ -456,7 +444,7 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
     l.y = u32_of(wg_ceil_div(r->mm, t->bm));
     l.z = u32_of(r->nb * p->slices);
   }
-  wgc_status s = wg_launch_run(ctx, fn, &l);
+  wgc_status s = wg_plan_add(wp, &l);
   if (s != WGC_OK || !split)
     return s;
 
@@ -472,18 +460,15 @@ static wgc_status launch_region(wgc_context *ctx, const char *fn,
       .params = &prm,
       .params_size = sizeof prm,
       .groups = wg_ceil_div(outputs, SMALL_GROUP)};
-  return wg_launch_run(ctx, fn, &red);
+  return wg_plan_add(wp, &red);
 }
 
-/* Runs a region, halving it until each piece fits one launch. dry: only
- * checks that every piece can run, so that nothing is launched when one
- * cannot. */
-static wgc_status run_region(wgc_context *ctx, const char *fn,
-                             const wgc_gemm_args *g, region r, bool dry) {
-  plan p = make_plan(g, &r);
-  fit f = region_fits(ctx, g, &r, &p);
+/* Emits a region, halving it until each piece fits one launch. */
+static wgc_status run_region(wg_plan *wp, const wgc_gemm_args *g, region r) {
+  form p = make_form(g, &r);
+  fit f = region_fits(wp, g, &r, &p);
   if (f == FIT_OK)
-    return dry ? WGC_OK : launch_region(ctx, fn, g, &r, &p);
+    return launch_region(wp, g, &r, &p);
   if (f == FIT_WINDOW) {
     /* Inputs that share a buffer with another operand bind separately once
      * copied to scratch: done when the copy is cheap, or when splitting
@@ -498,33 +483,31 @@ static wgc_status run_region(wgc_context *ctx, const char *fn,
         continue;
       const wg_mem *mi = ops[i].ref.mem;
       for (unsigned j = 0; j < OP_COUNT; j++)
-        if (j != i && present[j] &&
-            ((const wg_mem *)ops[j].ref.mem)->buffer == mi->buffer &&
+        if (j != i && present[j] && ops[j].ref.mem == mi &&
             ops[i].bytes <= STAGE_MAX_BYTES)
           st.stage[i] = true;
       staged += st.stage[i] ? ops[i].bytes : 0;
     }
     if (staged && (r.nb == 1 || staged <= STAGE_CHEAP_BYTES) &&
-        region_fits(ctx, g, &st, &p) == FIT_OK)
-      return dry ? WGC_OK : launch_region(ctx, fn, g, &st, &p);
+        region_fits(wp, g, &st, &p) == FIT_OK)
+      return launch_region(wp, g, &st, &p);
   }
-  int dim = split_dim(ctx, g, &r, &p, f);
+  int dim = split_dim(wp, g, &r, &p, f);
   if (dim < 0)
-    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
+    return wgc_fail(wp->ctx, WGC_ERR_UNSUPPORTED,
                     "%s: the operands lie too far apart in one allocation "
                     "for the device's storage binding limit (%" PRIu64
                     " bytes)",
-                    fn, wg_limits(ctx)->max_storage_binding_size);
+                    wp->fn, wp->pol->window);
   region lo, hi;
   halve(&r, dim, &lo, &hi);
-  wgc_status s = run_region(ctx, fn, g, lo, dry);
+  wgc_status s = run_region(wp, g, lo);
   if (s == WGC_OK)
-    s = run_region(ctx, fn, g, hi, dry);
+    s = run_region(wp, g, hi);
   return s;
 }
 
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
-  const char *fn = g->fn;
   bool scale = g->k == 0 || g->alpha == 0.0f;
   region r = {.b0 = 0,
               .nb = g->batch,
@@ -535,8 +518,7 @@ wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
               .k0 = 0,
               .kk = scale ? 0 : g->k,
               .beta = g->beta};
-  wgc_status s = run_region(ctx, fn, g, r, true);
-  if (s == WGC_OK)
-    s = run_region(ctx, fn, g, r, false);
-  return s;
+  wg_plan wp;
+  wg_plan_init(&wp, ctx, g->fn);
+  return wg_plan_finish(&wp, run_region(&wp, g, r));
 }

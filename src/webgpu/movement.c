@@ -3,19 +3,11 @@
  * broadcast makes large even for few elements, so launches are split
  * along their outermost dimension until every operand binds; gather splits
  * its output and, for a table beyond one binding, its rows. */
-#include "wg.h"
+#include "plan.h"
 
 #include <string.h>
 
 #define ELEMS_PER_GROUP 1024u
-
-/* Elements per launch: the grid's limit, kept far from u32 overflow. */
-static uint64_t max_count(const wgc_context *ctx) {
-  const gpu_limits *lim = wg_limits(ctx);
-  uint64_t n = (uint64_t)lim->max_workgroups_per_dimension *
-               lim->max_workgroups_per_dimension * ELEMS_PER_GROUP;
-  return n < 0x40000000u ? n : 0x40000000u;
-}
 
 /* ---- strided launches (copy, where) ---------------------------------------
  * Operands 0..nops-1 read or written at sum(idx[d] * stride[k][d]) over
@@ -46,23 +38,23 @@ static uint64_t nd_span(const nd_launch *n, unsigned k) {
   return last + 1;
 }
 
-static wgc_status nd_split(wgc_context *ctx, const nd_launch *n,
-                           unsigned strided, uint64_t most) {
+static wgc_status nd_split(wg_plan *plan, const nd_launch *n, unsigned strided,
+                           uint64_t most) {
   wg_launch l = {.kernel = n->kernel, .nops = n->nops};
   for (unsigned k = 0; k < n->nops; k++)
     l.ops[k] = (wg_operand){n->names[k], n->ref[k], 4 * nd_span(n, k),
                             k + 1 == n->nops};
-  bool whole = n->count <= most && wg_operands_fit(ctx, l.ops, l.nops);
+  bool whole = n->count <= most && wg_plan_fits(plan, l.ops, l.nops);
   if (!whole && n->shape[0] == 1 && n->rank > 1) {
     nd_launch part = *n;
     part.rank--;
     memmove(part.shape, n->shape + 1, part.rank * sizeof *part.shape);
     for (unsigned k = 0; k < n->nops; k++)
       memmove(part.stride[k], n->stride[k] + 1, part.rank * sizeof(size_t));
-    return nd_split(ctx, &part, strided, most);
+    return nd_split(plan, &part, strided, most);
   }
-  /* One element whose operands still do not bind apart: wg_launch_run
-   * stages them. */
+  /* One element whose operands still do not bind apart: the plan stages
+   * them. */
   if (whole || n->count == 1) {
     nd_params p = {.count = (uint32_t)n->count, .rank = (uint32_t)n->rank};
     for (size_t d = 0; d < n->rank; d++) {
@@ -73,7 +65,7 @@ static wgc_status nd_split(wgc_context *ctx, const nd_launch *n,
     l.params = &p;
     l.params_size = sizeof p;
     l.groups = wg_ceil_div(n->count, ELEMS_PER_GROUP);
-    return wg_launch_run(ctx, n->fn, &l);
+    return wg_plan_add(plan, &l);
   }
   nd_launch part = *n;
   size_t rows = n->shape[0], half = rows / 2, row_elems = n->count / rows;
@@ -83,11 +75,20 @@ static wgc_status nd_split(wgc_context *ctx, const nd_launch *n,
     part.count = part.shape[0] * row_elems;
     for (unsigned k = 0; k < n->nops; k++)
       part.ref[k] = wg_advance(n->ref[k], first * n->stride[k][0]);
-    wgc_status s = nd_split(ctx, &part, strided, most);
+    wgc_status s = nd_split(plan, &part, strided, most);
     if (s != WGC_OK)
       return s;
   }
   return WGC_OK;
+}
+
+static wgc_status nd_run(wgc_context *ctx, const nd_launch *n,
+                         unsigned strided) {
+  wg_plan plan;
+  wg_plan_init(&plan, ctx, n->fn);
+  return wg_plan_finish(
+      &plan,
+      nd_split(&plan, n, strided, wg_grid_elems(plan.pol, ELEMS_PER_GROUP)));
 }
 
 wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
@@ -101,7 +102,7 @@ wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
   memcpy(n.shape, c->shape, sizeof n.shape);
   memcpy(n.stride[0], c->stride_src, sizeof n.stride[0]);
   memcpy(n.stride[1], c->stride_dst, sizeof n.stride[1]);
-  return nd_split(ctx, &n, 2, max_count(ctx));
+  return nd_run(ctx, &n, 2);
 }
 
 wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w) {
@@ -119,7 +120,7 @@ wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w) {
   /* the output is contiguous; its strides only size and place pieces */
   for (size_t d = w->rank, s = 1; d-- > 0; s *= w->shape[d])
     n.stride[3][d] = s;
-  return nd_split(ctx, &n, 3, max_count(ctx));
+  return nd_run(ctx, &n, 3);
 }
 
 /* ---- gather -----------------------------------------------------------------
@@ -148,7 +149,7 @@ static void halve(const gather_piece *p, int which, gather_piece *a,
   *first[which] += n / 2;
 }
 
-static wgc_status gather_split(wgc_context *ctx, const wgc_gather_args *g,
+static wgc_status gather_split(wg_plan *plan, const wgc_gather_args *g,
                                const gather_piece *p, uint64_t most) {
   uint64_t inner = g->inner, count = (uint64_t)p->on * p->jn * p->cn;
   /* data, when the piece reads rows, is the last operand of the launch, so
@@ -173,10 +174,10 @@ static wgc_status gather_split(wgc_context *ctx, const wgc_gather_args *g,
   else
     l.consts = "fn data_ld(i: u32) -> f32 { return 0.0; }";
   int which = -1;
-  if (count > most || !wg_operands_fit(ctx, l.ops, l.nops)) {
+  if (count > most || !wg_plan_fits(plan, l.ops, l.nops)) {
     if (p->on > 1)
       which = 0;
-    else if (p->kn > 1 && !wg_operands_fit(ctx, l.ops + 2, 1))
+    else if (p->kn > 1 && !wg_plan_fits(plan, l.ops + 2, 1))
       which = 2;
     else if (p->jn > 1)
       which = 1;
@@ -188,8 +189,8 @@ static wgc_status gather_split(wgc_context *ctx, const wgc_gather_args *g,
   if (which >= 0) {
     gather_piece a, b;
     halve(p, which, &a, &b);
-    wgc_status s = gather_split(ctx, g, &a, most);
-    return s == WGC_OK ? gather_split(ctx, g, &b, most) : s;
+    wgc_status s = gather_split(plan, g, &a, most);
+    return s == WGC_OK ? gather_split(plan, g, &b, most) : s;
   }
   gather_params prm = {.count = (uint32_t)count,
                        .cn = (uint32_t)p->cn,
@@ -203,7 +204,7 @@ static wgc_status gather_split(wgc_context *ctx, const wgc_gather_args *g,
   l.params = &prm;
   l.params_size = sizeof prm;
   l.groups = wg_ceil_div(count, ELEMS_PER_GROUP);
-  return wg_launch_run(ctx, g->fn, &l);
+  return wg_plan_add(plan, &l);
 }
 
 wgc_status wg_gather(wgc_context *ctx, const wgc_gather_args *g) {
@@ -216,5 +217,9 @@ wgc_status wg_gather(wgc_context *ctx, const wgc_gather_args *g) {
                     g->fn, g->len);
   gather_piece p = {
       .on = g->outer, .jn = g->n_indices, .kn = g->len, .cn = g->inner};
-  return gather_split(ctx, g, &p, max_count(ctx));
+  wg_plan plan;
+  wg_plan_init(&plan, ctx, g->fn);
+  return wg_plan_finish(
+      &plan,
+      gather_split(&plan, g, &p, wg_grid_elems(plan.pol, ELEMS_PER_GROUP)));
 }

@@ -21,7 +21,7 @@
  * axis fit (inner beyond a window), one launch per row merges it into the
  * records left by the previous one. Chunks keep each invocation's
  * loops far below the 65535 iterations CPU adapters allow. */
-#include "wg.h"
+#include "plan.h"
 
 #include <stdio.h>
 
@@ -54,8 +54,8 @@ static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 /* Elements one operand window of a launch may span: a quarter of the
  * binding limit (less the offset alignment slack), kept far from u32
  * overflow. */
-static uint64_t window_elems(const wgc_context *ctx) {
-  uint64_t n = (wg_limits(ctx)->max_storage_binding_size - 256) / 16;
+static uint64_t window_elems(const wg_policy *pol) {
+  uint64_t n = pol->window_elems / 4;
   return n > 0x10000000u ? 0x10000000u : n;
 }
 
@@ -83,9 +83,9 @@ static unsigned kind_of(const wgc_norm_args *n) { return (unsigned)n->kind; }
 
 /* One statistics pass: input [outer, len, inner] (floats, or records when
  * !from_x) to records [outer, nch, inner] at out. */
-static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
-                             wgc_ref in, bool from_x, uint64_t len,
-                             const tiling *t, wgc_ref out) {
+static wgc_status stats_pass(wg_plan *plan, const wgc_norm_args *n, wgc_ref in,
+                             bool from_x, uint64_t len, const tiling *t,
+                             wgc_ref out) {
   uint64_t outer = n->outer, inner = n->inner, e = from_x ? 1 : 4;
   uint64_t nch = wg_ceil_div(len, t->ch);
   /* an axis too widely strided for two rows in a window: one launch per
@@ -95,7 +95,7 @@ static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
     nch = 1;
   /* rows on GPUs: interleaved chunks read coalesced; CPU adapters cache a
    * contiguous run per invocation better */
-  bool interleave = inner == 1 && !wg_limits(ctx)->cpu_adapter;
+  bool interleave = inner == 1 && !plan->pol->cpu_kernels;
   char consts[96];
   snprintf(consts, sizeof consts,
            "const KIND: u32 = %uu; const FROM_X: u32 = %uu;", kind_of(n),
@@ -132,7 +132,7 @@ static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
             .params = &p,
             .params_size = sizeof p,
             .groups = wg_ceil_div(no * ncl * ni, 256)};
-        wgc_status s = wg_launch_run(ctx, n->fn, &l);
+        wgc_status s = wg_plan_add(plan, &l);
         if (s != WGC_OK)
           return s;
       }
@@ -140,9 +140,9 @@ static wgc_status stats_pass(wgc_context *ctx, const wgc_norm_args *n,
 }
 
 /* scale and bias of LayerNorm side by side in scratch (2 * len floats). */
-static wgc_status pack_affine(wgc_context *ctx, const wgc_norm_args *n,
-                              uint64_t W, wgc_ref *sb) {
-  wgc_status s = wg_scratch(ctx, n->fn, 8 * (uint64_t)n->len, sb);
+static wgc_status pack_affine(wg_plan *plan, const wgc_norm_args *n, uint64_t W,
+                              wgc_ref *sb) {
+  wgc_status s = wg_plan_scratch(plan, 8 * (uint64_t)n->len, sb);
   for (uint64_t r0 = 0; s == WGC_OK && r0 < n->len; r0 += W) {
     uint64_t nr = min64(W, n->len - r0);
     pack_params p = {.n = (uint32_t)nr};
@@ -154,14 +154,14 @@ static wgc_status pack_affine(wgc_context *ctx, const wgc_norm_args *n,
                    .params = &p,
                    .params_size = sizeof p,
                    .groups = wg_ceil_div(nr, 256)};
-    s = wg_launch_run(ctx, n->fn, &l);
+    s = wg_plan_add(plan, &l);
   }
   return s;
 }
 
 /* The output from the final records st ([outer, inner]). */
-static wgc_status apply_pass(wgc_context *ctx, const wgc_norm_args *n,
-                             wgc_ref st, uint64_t W) {
+static wgc_status apply_pass(wg_plan *plan, const wgc_norm_args *n, wgc_ref st,
+                             uint64_t W) {
   uint64_t outer = n->outer, len = n->len, inner = n->inner;
   tiling t = tile(outer, len, inner, 1, W);
   unsigned affine = n->has_scale && n->has_bias ? 3
@@ -170,12 +170,12 @@ static wgc_status apply_pass(wgc_context *ctx, const wgc_norm_args *n,
                                                 : 0;
   wgc_ref pr = affine == 1 ? n->scale : n->bias;
   if (affine == 3) {
-    wgc_status s = pack_affine(ctx, n, W, &pr);
+    wgc_status s = pack_affine(plan, n, W, &pr);
     if (s != WGC_OK)
       return s;
   }
   uint64_t pw = affine == 3 ? 2 : 1; /* floats of p per row */
-  uint32_t items = wg_limits(ctx)->cpu_adapter ? ITEMS_CPU : ITEMS_GPU;
+  uint32_t items = plan->pol->cpu_kernels ? ITEMS_CPU : ITEMS_GPU;
   char consts[64];
   snprintf(consts, sizeof consts,
            "const KIND: u32 = %uu; const AFFINE: u32 = %uu;", kind_of(n),
@@ -208,16 +208,16 @@ static wgc_status apply_pass(wgc_context *ctx, const wgc_norm_args *n,
             .params = &p,
             .params_size = sizeof p,
             .groups = wg_ceil_div(wg_ceil_div(no * nr * ni, items), 256)};
-        wgc_status s = wg_launch_run(ctx, n->fn, &l);
+        wgc_status s = wg_plan_add(plan, &l);
         if (s != WGC_OK)
           return s;
       }
   return WGC_OK;
 }
 
-wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n) {
-  uint64_t W = window_elems(ctx);
-  bool cpu = wg_limits(ctx)->cpu_adapter;
+static wgc_status norm_plan(wg_plan *plan, const wgc_norm_args *n) {
+  uint64_t W = window_elems(plan->pol);
+  bool cpu = plan->pol->cpu_kernels;
   uint64_t len = n->len, outer = n->outer, inner = n->inner;
   wgc_ref in = n->input;
   bool from_x = true;
@@ -227,9 +227,9 @@ wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n) {
                     from_x ? (cpu ? CH_X_CPU : CH_X_GPU) : CH_REC, W);
     uint64_t nch = t.ch == 1 ? 1 : wg_ceil_div(len, t.ch);
     wgc_ref out;
-    wgc_status s = wg_scratch(ctx, n->fn, 16 * outer * nch * inner, &out);
+    wgc_status s = wg_plan_scratch(plan, 16 * outer * nch * inner, &out);
     if (s == WGC_OK)
-      s = stats_pass(ctx, n, in, from_x, len, &t, out);
+      s = stats_pass(plan, n, in, from_x, len, &t, out);
     if (s != WGC_OK)
       return s;
     in = out;
@@ -238,5 +238,11 @@ wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n) {
     from_x = false;
     len = nch;
   }
-  return apply_pass(ctx, n, in, W);
+  return apply_pass(plan, n, in, W);
+}
+
+wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n) {
+  wg_plan plan;
+  wg_plan_init(&plan, ctx, n->fn);
+  return wg_plan_finish(&plan, norm_plan(&plan, n));
 }

@@ -40,12 +40,13 @@
  * compensation) pairs for sums, which a last launch per block turns into
  * the output (MEAN divides the exact sum once there).
  *
- * Every launch is planned in a dry run first (exact binding checks, with
- * wg_operands_fit: input and output may share an allocation), so a call
- * either runs whole or fails before anything is enqueued; a plan that does
- * not bind is retried with smaller windows, and as a last resort with
- * launches that stage operands lying too close together. */
-#include "wg.h"
+ * Launches emit into a wg_plan, each checked as it is emitted (exact
+ * binding checks, with wg_plan_fits: input and output may share an
+ * allocation); a plan with a launch that does not bind is dropped and
+ * retried with smaller windows, and as a last resort with launches that
+ * stage operands lying too close together. The plan records nothing until
+ * all of it is checked. */
+#include "plan.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -65,42 +66,17 @@ typedef struct reduce_params {
   uint32_t ibase; /* axis index of the launch's first element (arg) */
 } reduce_params;
 
-/* Elements one launch may span in one operand: the binding limit less the
- * offset alignment slack, kept far from u32 overflow. */
-static uint64_t window_elems(const wgc_context *ctx) {
-  const gpu_limits *lim = wg_limits(ctx);
-  uint64_t n = (lim->max_storage_binding_size - 256) / 4;
-  return n > 0x40000000u ? 0x40000000u : n;
-}
-
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-/* A run of the planner: dry (binding checks only, scratch stands in as
- * fake buffers) or real (launches recorded). */
-#define MAX_FAKES 64
-typedef struct plan {
-  wgc_context *ctx;
-  const char *fn;
+/* A run of the planner into plan. */
+typedef struct planner {
+  wg_plan *plan;
   unsigned op, map, sqrt; /* the kernel's OP, MAP and SQRT */
   bool pairs;             /* partials between passes are pairs */
-  bool dry;
-  bool staged; /* launches may stage operands (wg_operands_bind) */
-  unsigned nfake;
-  wg_mem fake[MAX_FAKES];
-} plan;
+  bool staged;            /* launches may stage operands (wg_plan_binds) */
+} planner;
 
-/* Scratch of bytes: real memory, or in a dry run a stand-in buffer (ids
- * from the top, no real buffer has them) that the binding checks see. */
-static wgc_status scratch(plan *pl, uint64_t bytes, wgc_ref *out) {
-  if (!pl->dry)
-    return wg_scratch(pl->ctx, pl->fn, bytes, out);
-  if (pl->nfake == MAX_FAKES)
-    return WGC_ERR_UNSUPPORTED;
-  wg_mem *m = &pl->fake[pl->nfake];
-  *m = (wg_mem){.buffer = (gpu_id)(0xFFFFFFFFu - pl->nfake),
-                .size = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3};
-  pl->nfake++;
-  *out = (wgc_ref){.mem = m, .offset = 0};
-  return WGC_OK;
+static wgc_status scratch(planner *pl, uint64_t bytes, wgc_ref *out) {
+  return wg_plan_scratch(pl->plan, bytes, out);
 }
 
 /* One pass: how it reads and writes (pairs between passes of every op
@@ -122,9 +98,9 @@ typedef struct stage {
 } stage;
 
 /* One launch: in_n elements from element in_at, out_n from out_at. */
-static wgc_status run(plan *pl, unsigned mode, const pass *ps, uint64_t in_at,
-                      uint64_t in_n, uint64_t out_at, uint64_t out_n,
-                      reduce_params *p, uint64_t groups) {
+static wgc_status run(planner *pl, unsigned mode, const pass *ps,
+                      uint64_t in_at, uint64_t in_n, uint64_t out_at,
+                      uint64_t out_n, reduce_params *p, uint64_t groups) {
   char consts[192];
   snprintf(consts, sizeof consts,
            "const MODE: u32 = %uu; const OP: u32 = %uu; const IN2: u32 = %uu; "
@@ -142,12 +118,9 @@ static wgc_status run(plan *pl, unsigned mode, const pass *ps, uint64_t in_at,
                  .params = p,
                  .params_size = sizeof *p,
                  .groups = groups};
-  if (pl->dry)
-    return (pl->staged ? wg_operands_bind : wg_operands_fit)(pl->ctx, l.ops,
-                                                             l.nops)
-               ? WGC_OK
-               : WGC_ERR_UNSUPPORTED;
-  return wg_launch_run(pl->ctx, pl->fn, &l);
+  if (!(pl->staged ? wg_plan_binds : wg_plan_fits)(pl->plan, l.ops, l.nops))
+    return WGC_ERR_UNSUPPORTED;
+  return wg_plan_add(pl->plan, &l);
 }
 
 /* Row-mode team shape for rows of len: tpr members (a power of two) of
@@ -176,9 +149,9 @@ static uint64_t rows_shape(uint64_t len, uint64_t cap, bool flat, uint32_t *tpr,
 
 /* One row-mode pass: [rows, len] -> [rows, chunks] (rows_shape). W bounds
  * the floats of one launch's operand (a pair takes two). */
-static wgc_status rows_pass(plan *pl, const pass *ps, uint64_t rows,
+static wgc_status rows_pass(planner *pl, const pass *ps, uint64_t rows,
                             uint64_t len, uint64_t W) {
-  bool flat = wg_limits(pl->ctx)->cpu_adapter;
+  bool flat = pl->plan->pol->cpu_kernels;
   unsigned mode = flat ? 3 : 0;
   uint32_t tpr, items;
   uint64_t nch = rows_shape(len, W >> ps->in2, flat, &tpr, &items);
@@ -231,7 +204,7 @@ static wgc_status rows_pass(plan *pl, const pass *ps, uint64_t rows,
 
 /* One column-mode pass: [outer, len, inner] -> [outer, chunks, inner] with
  * rch rows per chunk (2 * rch * inner <= W where a slab exceeds W). */
-static wgc_status cols_pass(plan *pl, const pass *ps, uint64_t outer,
+static wgc_status cols_pass(planner *pl, const pass *ps, uint64_t outer,
                             uint64_t len, uint64_t inner, uint64_t rch,
                             uint64_t W) {
   uint64_t nch = wg_ceil_div(len, rch);
@@ -283,7 +256,7 @@ static wgc_status cols_pass(plan *pl, const pass *ps, uint64_t outer,
 }
 
 /* An empty axis: the identity, in launches of at most W outputs. */
-static wgc_status fill_identity(plan *pl, const wgc_reduce_args *r,
+static wgc_status fill_identity(planner *pl, const wgc_reduce_args *r,
                                 uint64_t W) {
   uint64_t total = (uint64_t)r->outer * r->inner;
   pass ps = {.in = r->input, .out = r->output, .div = 1.0f};
@@ -303,7 +276,7 @@ static wgc_status fill_identity(plan *pl, const wgc_reduce_args *r,
  * of rows covers the axis) or a scratch row of ib pairs, reused by every
  * block (launches run in order), which a final MODE 1 launch turns into
  * the output. */
-static wgc_status wide(plan *pl, const stage *sg, uint64_t W) {
+static wgc_status wide(planner *pl, const stage *sg, uint64_t W) {
   uint64_t outer = sg->outer, len = sg->len, inner = sg->inner;
   uint64_t Win = W >> sg->in2;
   /* ib columns by rb rows per launch: the input window (rb - 1) * inner +
@@ -370,7 +343,7 @@ static wgc_status wide(plan *pl, const stage *sg, uint64_t W) {
 }
 
 /* Every launch of one stage with operand windows of at most W floats. */
-static wgc_status stage_plan(plan *pl, const stage *sg, uint64_t W) {
+static wgc_status stage_plan(planner *pl, const stage *sg, uint64_t W) {
   pass ps = {.in = sg->in, .in2 = sg->in2};
   uint64_t outer = sg->outer, len = sg->len, inner = sg->inner;
 
@@ -388,10 +361,10 @@ static wgc_status stage_plan(plan *pl, const stage *sg, uint64_t W) {
   /* Partials go to scratch, which lives until the op has returned. */
   for (;;) {
     uint32_t tpr, items;
-    uint64_t nch =
-        inner == 1 ? rows_shape(len, W >> ps.in2,
-                                wg_limits(pl->ctx)->cpu_adapter, &tpr, &items)
-                   : wg_ceil_div(len, rch);
+    uint64_t nch = inner == 1
+                       ? rows_shape(len, W >> ps.in2,
+                                    pl->plan->pol->cpu_kernels, &tpr, &items)
+                       : wg_ceil_div(len, rch);
     bool last = nch == 1;
     ps.out = sg->out;
     ps.out2 = last ? sg->out2 : pl->pairs;
@@ -414,7 +387,8 @@ static wgc_status stage_plan(plan *pl, const stage *sg, uint64_t W) {
 /* Every launch of the reduction with operand windows of at most W floats:
  * one stage, or (several axes) one per reduced dim, innermost first, the
  * partials in between in scratch. */
-static wgc_status reduce_plan(plan *pl, const wgc_reduce_args *r, uint64_t W) {
+static wgc_status reduce_plan(planner *pl, const wgc_reduce_args *r,
+                              uint64_t W) {
   if (r->len == 0)
     return fill_identity(pl, r, W);
   float div = r->op == WGC_REDUCE_MEAN && !r->arg ? (float)r->len : 1.0f;
@@ -465,7 +439,7 @@ static wgc_status reduce_plan(plan *pl, const wgc_reduce_args *r, uint64_t W) {
 }
 
 /* The kernel's OP, MAP and SQRT for r (see kernels/reduce.wgsl). */
-static void kernel_op(const wgc_reduce_args *r, plan *pl) {
+static void kernel_op(const wgc_reduce_args *r, planner *pl) {
   pl->pairs = true;
   if (r->arg != WGC_ARG_NONE) {
     pl->op = r->arg == WGC_ARG_MAX ? 5 : 6;
@@ -501,34 +475,34 @@ static void kernel_op(const wgc_reduce_args *r, plan *pl) {
 }
 
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
-  /* Plan first: a window that does not bind (operands sharing an
-   * allocation bind together) is retried at half the size. */
-  plan pl = {.ctx = ctx, .fn = r->fn, .dry = true};
+  /* A window that does not bind (operands sharing an allocation bind
+   * together) is retried at half the size. */
+  wg_plan plan;
+  wg_plan_init(&plan, ctx, r->fn);
+  planner pl = {.plan = &plan};
   kernel_op(r, &pl);
-  uint64_t W = window_elems(ctx);
+  uint64_t full = min64(plan.pol->window_elems, 0x40000000u), W = full;
   for (;;) {
-    pl.nfake = 0;
     wgc_status s = reduce_plan(&pl, r, W);
     if (s == WGC_OK)
-      break;
+      return wg_plan_run(&plan);
+    wg_plan_free(&plan);
+    wg_plan_init(&plan, ctx, r->fn);
     if (s == WGC_ERR_UNSUPPORTED && W < 512 && !pl.staged) {
       /* operands too close together for any window: stage them */
       pl.staged = true;
-      W = window_elems(ctx);
+      W = full;
       continue;
     }
     if (s != WGC_ERR_UNSUPPORTED || W < 512)
       return s != WGC_ERR_UNSUPPORTED
                  ? s
-                 : wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                            "%s: the operands of a reduction of [%zu, %zu, "
-                            "%zu] (outer, axis, inner) do not fit the "
-                            "device's storage binding limit (%" PRIu64
-                            " bytes)",
-                            r->fn, r->outer, r->len, r->inner,
-                            (uint64_t)wg_limits(ctx)->max_storage_binding_size);
+                 : wgc_fail(
+                       ctx, WGC_ERR_UNSUPPORTED,
+                       "%s: the operands of a reduction of [%zu, %zu, "
+                       "%zu] (outer, axis, inner) do not fit the "
+                       "device's storage binding limit (%" PRIu64 " bytes)",
+                       r->fn, r->outer, r->len, r->inner, plan.pol->window);
     W /= 2;
   }
-  pl.dry = false;
-  return reduce_plan(&pl, r, W);
 }

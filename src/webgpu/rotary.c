@@ -6,7 +6,7 @@
  * cover runs of rows whose operand windows, including the cache rows they
  * read, fit the binding limit; the gather covers windows of the caches, as
  * any id may select any row. */
-#include "wg.h"
+#include "plan.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,14 +23,9 @@ typedef struct gather_params {
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-static uint64_t window_elems(const wgc_context *ctx) {
-  uint64_t n = (wg_limits(ctx)->max_storage_binding_size - 256) / 4;
-  return n > 0x40000000u ? 0x40000000u : n;
-}
-
 /* cache rows of ids into out ([pairs, half]), by windows of W floats. */
-static wgc_status gather(wgc_context *ctx, const wgc_rotary_args *r,
-                         wgc_ref cache, wgc_ref out, uint64_t W) {
+static wgc_status gather(wg_plan *plan, const wgc_rotary_args *r, wgc_ref cache,
+                         wgc_ref out, uint64_t W) {
   const wgc_rotary_desc *d = &r->d;
   uint64_t half = d->rotary_dim / 2, pairs = (uint64_t)d->batch * d->seq;
   uint64_t per = W / half; /* ids, or cache rows, per window */
@@ -53,7 +48,7 @@ static wgc_status gather(wgc_context *ctx, const wgc_rotary_args *r,
           .params = &p,
           .params_size = sizeof p,
           .groups = wg_ceil_div(nj * half, 256)};
-      wgc_status s = wg_launch_run(ctx, r->fn, &l);
+      wgc_status s = wg_plan_add(plan, &l);
       if (s != WGC_OK)
         return s;
     }
@@ -79,24 +74,25 @@ static void cache_rows(const wgc_rotary_desc *d, uint64_t r0, uint64_t n,
   }
 }
 
-wgc_status wg_rotary(wgc_context *ctx, const wgc_rotary_args *r) {
+static wgc_status rotary_plan(wg_plan *plan, const wgc_rotary_args *r) {
+  wgc_context *ctx = plan->ctx;
   const wgc_rotary_desc *d = &r->d;
-  uint64_t W = window_elems(ctx), half = d->rotary_dim / 2, hd = d->head_dim;
+  uint64_t W = min64(plan->pol->window_elems, 0x40000000u),
+           half = d->rotary_dim / 2, hd = d->head_dim;
   if (hd > W)
     return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
                     "%s: a row of head_dim %zu floats exceeds the device's "
                     "storage binding limit (%" PRIu64 " bytes)",
-                    r->fn, d->head_dim,
-                    (uint64_t)wg_limits(ctx)->max_storage_binding_size);
+                    r->fn, d->head_dim, plan->pol->window);
   wgc_ref cosr = r->cos_cache, sinr = r->sin_cache;
   if (r->has_position_ids) {
     uint64_t n = (uint64_t)d->batch * d->seq * half;
     wgc_ref tmp;
-    wgc_status s = wg_scratch(ctx, r->fn, 8 * n, &tmp);
+    wgc_status s = wg_plan_scratch(plan, 8 * n, &tmp);
     if (s == WGC_OK)
-      s = gather(ctx, r, cosr, tmp, W);
+      s = gather(plan, r, cosr, tmp, W);
     if (s == WGC_OK)
-      s = gather(ctx, r, sinr, wg_advance(tmp, n), W);
+      s = gather(plan, r, sinr, wg_advance(tmp, n), W);
     if (s != WGC_OK)
       return s;
     cosr = tmp;
@@ -136,9 +132,15 @@ wgc_status wg_rotary(wgc_context *ctx, const wgc_rotary_args *r) {
         .params = &p,
         .params_size = sizeof p,
         .groups = wg_ceil_div(n * (hd - half), 256)};
-    wgc_status s = wg_launch_run(ctx, r->fn, &l);
+    wgc_status s = wg_plan_add(plan, &l);
     if (s != WGC_OK)
       return s;
   }
   return WGC_OK;
+}
+
+wgc_status wg_rotary(wgc_context *ctx, const wgc_rotary_args *r) {
+  wg_plan plan;
+  wg_plan_init(&plan, ctx, r->fn);
+  return wg_plan_finish(&plan, rotary_plan(&plan, r));
 }

@@ -1,5 +1,6 @@
 /* The WebGPU backend's private interface: the execution engine (encoder
- * batching, uniform arena, launches; engine.c), the pipeline cache
+ * batching, uniform arena, scratch, device policy; engine.c), launches and
+ * their binding (recorded through plans, plan.h), the pipeline cache
  * (pipelines.c), shared by the planners <family>.c of this folder.
  * Everything here calls only src/gpu/gpu.h. */
 #ifndef WGC_WEBGPU_WG_H
@@ -54,6 +55,38 @@ typedef struct wg_launch {
   uint32_t x, y, z;
 } wg_launch;
 
+/* The backend's device limits and policy, derived once at start-up; planners
+ * read them here rather than from the raw limits. */
+typedef struct wg_policy {
+  /* bytes one binding may span: the device's limit, capped so kernels index
+   * with u32 and by wgc_options.max_binding_bytes */
+  uint64_t window;
+  /* floats an operand may span from any offset (room for aligning the
+   * binding's start down) */
+  uint64_t window_elems;
+  uint32_t max_groups; /* workgroups per grid dimension */
+  /* loop iterations one invocation may run, over all its loops; 0: no
+   * limit (see gpu_limits.loop_budget) */
+  uint32_t loop_budget;
+  bool cpu_kernels; /* the kernel forms for CPU adapters (WGC_KERNELS) */
+  uint64_t storage_align, uniform_align;
+} wg_policy;
+
+/* Floats one launch of per_group elements per workgroup may cover: what
+ * the grid holds, kept far from u32 overflow. */
+static inline uint64_t wg_grid_elems(const wg_policy *p, uint64_t per_group) {
+  uint64_t n = (uint64_t)p->max_groups * p->max_groups * per_group;
+  return n < 0x40000000u ? n : 0x40000000u;
+}
+
+/* As wg_grid_elems, and within one operand window, in whole workgroups
+ * where a window holds several. */
+static inline uint64_t wg_chunk_elems(const wg_policy *p, uint64_t per_group) {
+  uint64_t g = wg_grid_elems(p, per_group);
+  uint64_t n = p->window_elems < g ? p->window_elems : g;
+  return n >= per_group ? n - n % per_group : n;
+}
+
 /* Flush a batch after this many dispatches, so long chains reach the GPU
  * early without costing a submit per operation. */
 #define WG_BATCH_DISPATCHES 64
@@ -71,6 +104,7 @@ typedef struct wg_pipeline {
 struct wg_state {
   gpu_id dev;
   gpu_limits lim;
+  wg_policy pol;
   char name[256];
   /* the batch being recorded */
   gpu_id enc;
@@ -85,6 +119,11 @@ struct wg_state {
   size_t scratch_count, scratch_cap;
   bool in_op;    /* an op is recording: its scratch must outlive flushes */
   wg_mem *stage; /* staging buffer of the batch (scratch), or NULL */
+  /* the launch array of the last plan, kept for the next (webgpu/plan.c) */
+  void *plan_spare;
+  size_t plan_spare_cap;
+  /* Tests: the plan's nth scratch allocation (from 1) fails; 0: none. */
+  unsigned fail_scratch;
   /* pipeline cache */
   wg_pipeline *pipes;
   size_t pipe_count, pipe_cap;
@@ -118,18 +157,12 @@ wgc_status wg_device_error(wgc_context *ctx, const char *fn);
 wgc_status wg_buffer_new(wgc_context *ctx, const char *fn, uint64_t size,
                          unsigned usage, const char *what, gpu_id *out);
 
-/* Records one dispatch into the current batch (submitted at the next flush
- * point). fn names the public entry point for error messages. Operands
- * that share a buffer too closely to bind within the limit are staged:
- * copied to scratch around the dispatch (see wg_operands_bind). */
-wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l);
-
 /* Whether a launch with these operands binds within the device's binding
- * limit as they are, planned exactly as wg_launch_run plans it (ops plan
- * splits with it: such launches cost no copies). */
+ * limit as they are, planned exactly as a plan binds it (ops plan splits
+ * with it: such launches cost no copies; see wg_plan_fits). */
 bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
                      unsigned nops);
-/* Whether wg_launch_run can run a launch with these operands at all:
+/* Whether a plan can run a launch with these operands at all:
  * they fit, or every group of operands that overlap in one buffer fits the
  * limit on its own and is staged. The fallback for pieces that splitting
  * cannot separate (operands interleaved or a few bytes apart). */
@@ -138,6 +171,9 @@ bool wg_operands_bind(const wgc_context *ctx, const wg_operand *ops,
 
 /* Device limits of ctx's device. */
 const gpu_limits *wg_limits(const wgc_context *ctx);
+/* The policy derived from them (set by wg_policy_init at start-up). */
+const wg_policy *wg_policy_of(const wgc_context *ctx);
+void wg_policy_init(wg_state *st);
 
 /* r moved on by elems floats. */
 static inline wgc_ref wg_advance(wgc_ref r, uint64_t elems) {
@@ -166,9 +202,6 @@ wgc_status wg_gather(wgc_context *ctx, const wgc_gather_args *g);
 wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w);
 wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n);
 wgc_status wg_rotary(wgc_context *ctx, const wgc_rotary_args *r);
-/* Same-buffer copy (WebGPU cannot copy a buffer onto itself). */
-wgc_status wg_copy_kernel(wgc_context *ctx, wgc_ref dst, wgc_ref src,
-                          size_t bytes);
 
 /* The pipeline for launch l with its operands bound as op_bind maps them
  * onto nb bindings (write[b]: binding b is read-write), compiled on first
@@ -180,7 +213,9 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
 void wg_pipelines_release(wg_state *st);
 
 /* Scratch device memory for multi-pass ops (e.g. partial sums): a buffer
- * of at least bytes, released after the current batch completes. */
+ * of at least bytes, released after the current batch completes. For
+ * attention_unfused.c, which composes whole ops; planners take scratch as
+ * plan handles (wg_plan_scratch). */
 wgc_status wg_scratch(wgc_context *ctx, const char *fn, uint64_t bytes,
                       wgc_ref *out);
 

@@ -1,0 +1,149 @@
+/* WebGPU plans (src/webgpu/plan.h): an op whose scratch cannot be
+ * allocated records nothing, leaves its output as it was, keeps no scratch,
+ * and the context works on afterwards. The engine's test hook fails the
+ * nth scratch allocation of the next plans. */
+#include "harness.h"
+#include "util.h"
+#include "webgpu/plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A WebGPU context with its engine state; false (case failed) without. */
+static bool open_webgpu(wgc_context **ctx, wg_state **st) {
+  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU};
+  wgc_status s = wgc_create(&opt, ctx);
+  CHECK(s == WGC_OK, "wgc_create(WebGPU): %s", wgc_last_error(NULL));
+  if (s != WGC_OK)
+    return false;
+  *st = (*ctx)->impl;
+  return true;
+}
+
+/* The batch is empty: what was recorded has been submitted. */
+static void settle(wgc_context *ctx) { CHECK_OK(ctx, wgc_synchronize(ctx)); }
+
+/* A plan of three copies through two scratch buffers, the second of which
+ * cannot be allocated: nothing runs, dst keeps its contents; without the
+ * fault the same plan copies src to dst. */
+TEST(plan_scratch_fault_records_nothing) {
+  if (!case_begin("plan_scratch_fault_records_nothing"))
+    return;
+  wgc_context *ctx;
+  wg_state *st;
+  if (!open_webgpu(&ctx, &st)) {
+    case_end();
+    return;
+  }
+  enum { N = 300 };
+  float src[N], dst[N], got[N];
+  for (int i = 0; i < N; i++) {
+    src[i] = (float)i * 0.5f - 7.0f;
+    dst[i] = -1.0f - (float)i;
+  }
+  void *ms = NULL, *md = NULL;
+  CHECK_OK(ctx, ctx->be->alloc(ctx, sizeof src, &ms));
+  CHECK_OK(ctx, ctx->be->alloc(ctx, sizeof dst, &md));
+  wgc_ref rs = {.mem = ms}, rd = {.mem = md};
+  CHECK_OK(ctx, ctx->be->upload(ctx, rs, src, sizeof src));
+  CHECK_OK(ctx, ctx->be->upload(ctx, rd, dst, sizeof dst));
+  settle(ctx);
+
+  for (int fault = 1; fault >= 0; fault--) {
+    size_t scratch_before = st->scratch_count;
+    wg_plan p;
+    wg_plan_init(&p, ctx, "plan_test");
+    wgc_ref a, b;
+    CHECK_OK(ctx, wg_plan_scratch(&p, sizeof src, &a));
+    CHECK_OK(ctx, wg_plan_copy(&p, a, rs, sizeof src));
+    CHECK_OK(ctx, wg_plan_scratch(&p, sizeof src, &b));
+    CHECK_OK(ctx, wg_plan_copy(&p, b, a, sizeof src));
+    CHECK_OK(ctx, wg_plan_copy(&p, rd, b, sizeof src));
+    st->fail_scratch = fault ? 2 : 0;
+    wgc_status s = wg_plan_run(&p);
+    st->fail_scratch = 0;
+    if (fault) {
+      CHECK(s == WGC_ERR_OUT_OF_MEMORY, "faulted plan returned %s",
+            wgc_status_name(s));
+      CHECK(has_word(wgc_last_error(ctx), "plan_test"),
+            "message does not name the entry point: %s", wgc_last_error(ctx));
+      CHECK(st->enc == 0 && st->dispatches == 0,
+            "a faulted plan recorded work (%u dispatches)", st->dispatches);
+      CHECK(st->scratch_count == scratch_before,
+            "a faulted plan kept %zu scratch buffers",
+            st->scratch_count - scratch_before);
+      CHECK_OK(ctx, ctx->be->download(ctx, got, rd, sizeof got));
+      CHECK(!memcmp(got, dst, sizeof got), "a faulted plan changed dst");
+    } else {
+      CHECK_OK(ctx, s);
+      CHECK(st->dispatches == 3, "3 copies recorded as %u", st->dispatches);
+      CHECK_OK(ctx, ctx->be->download(ctx, got, rd, sizeof got));
+      CHECK(!memcmp(got, src, sizeof got), "the plan did not copy src");
+    }
+  }
+  ctx->be->free(ctx, ms);
+  ctx->be->free(ctx, md);
+  wgc_destroy(ctx);
+  case_end();
+}
+
+/* LayerNorm with scale and bias takes two scratch buffers (statistics, the
+ * packed scale and bias): the second failing leaves the output untouched
+ * and records no launch (before plans, the statistics pass had already
+ * been recorded). The same call then matches the CPU backend. */
+TEST(plan_layer_norm_fault_all_or_nothing) {
+  if (!case_begin("plan_layer_norm_fault_all_or_nothing"))
+    return;
+  wgc_context *ctx, *cpu = NULL;
+  wg_state *st;
+  if (!open_webgpu(&ctx, &st)) {
+    case_end();
+    return;
+  }
+  wgc_options copt = {.backend = WGC_BACKEND_CPU};
+  CHECK_OK(NULL, wgc_create(&copt, &cpu));
+  enum { ROWS = 6, LEN = 40, N = ROWS * LEN };
+  float x[N], y0[N], sc[LEN], bi[LEN], got[N], want[N];
+  fill_uniform(x, N, -2.0f, 2.0f, 11);
+  fill_uniform(sc, LEN, 0.5f, 1.5f, 12);
+  fill_uniform(bi, LEN, -1.0f, 1.0f, 13);
+  for (int i = 0; i < N; i++)
+    y0[i] = 1000.0f + (float)i;
+  size_t shape[2] = {ROWS, LEN};
+  wgc_ptr dx = dev_from(ctx, x, N), ds = dev_from(ctx, sc, LEN),
+          db = dev_from(ctx, bi, LEN), dy = dev_from(ctx, y0, N);
+  settle(ctx);
+
+  st->fail_scratch = 2;
+  wgc_status s = wgc_layer_norm(ctx, dx, ds, db, dy, shape, 2, 1, 1e-5f);
+  unsigned fail_left = st->fail_scratch;
+  st->fail_scratch = 0;
+  CHECK(s == WGC_ERR_OUT_OF_MEMORY, "faulted layer_norm returned %s",
+        wgc_status_name(s));
+  CHECK(fail_left == 0, "the op took fewer than two scratch buffers");
+  CHECK(has_word(wgc_last_error(ctx), "wgc_layer_norm"),
+        "message does not name wgc_layer_norm: %s", wgc_last_error(ctx));
+  CHECK(st->enc == 0 && st->dispatches == 0,
+        "a faulted op recorded work (%u dispatches)", st->dispatches);
+  dev_read(ctx, got, dy, N);
+  CHECK(!memcmp(got, y0, sizeof got), "a faulted op changed its output");
+
+  CHECK_OK(ctx, wgc_layer_norm(ctx, dx, ds, db, dy, shape, 2, 1, 1e-5f));
+  dev_read(ctx, got, dy, N);
+  if (cpu) {
+    wgc_ptr cx = dev_from(cpu, x, N), cs = dev_from(cpu, sc, LEN),
+            cb = dev_from(cpu, bi, LEN), cy = dev_alloc(cpu, sizeof want);
+    CHECK_OK(cpu, wgc_layer_norm(cpu, cx, cs, cb, cy, shape, 2, 1, 1e-5f));
+    dev_read(cpu, want, cy, N);
+    double worst = 0;
+    for (int i = 0; i < N; i++) {
+      double e = fabs((double)got[i] - want[i]) / (1e-5 * fabs(want[i]) + 1e-5);
+      worst = e > worst ? e : worst;
+    }
+    CHECK(worst <= 1.0, "after the fault: error %.3g of the bound", worst);
+    wgc_destroy(cpu);
+  }
+  wgc_destroy(ctx);
+  case_end();
+}
