@@ -72,6 +72,15 @@ typedef enum fz_kind {
   FZ_UPLOAD,
   FZ_CHAIN,
   FZ_INVALID,
+  FZ_GEMM_EX,     /* wgc_gemm_ex / wgc_gemm_batched_ex */
+  FZ_UNARY_P,     /* wgc_unary_params */
+  FZ_REDUCE_AXES, /* wgc_reduce_axes, or wgc_reduce over one axis */
+  FZ_ARG,         /* wgc_argmax (op 0), wgc_argmin (op 1) */
+  FZ_NORM,        /* softmax, log_softmax, layer_norm, rms_norm (op 0..3) */
+  FZ_ROTARY,
+  FZ_STRIDED, /* wgc_copy_strided */
+  FZ_GATHER,
+  FZ_WHERE,
   FZ_KIND_COUNT
 } fz_kind;
 
@@ -107,6 +116,14 @@ typedef struct fz_step {
   int gap;        /* largest random gap (elements) around operands */
   uint32_t dseed; /* data and placement */
   int nullptrs;   /* empty output: pass wild or null addresses */
+  int act, bkind; /* GEMM epilogue: activation, bias kind (bias: present) */
+  unsigned axes;  /* reduce_axes: bit d reduces dimension d */
+  float eps;      /* layer_norm, rms_norm */
+  wgc_rotary_desc rd;
+  int posids;        /* rotary: position ids (oor: out of range ones) */
+  int oor;           /* per thousand indices out of range (gather, rotary) */
+  fz_shape shc;      /* where: cond's shape */
+  fz_shape sst, dst; /* copy_strided: source and destination strides */
 } fz_step;
 
 /* The contexts a seed runs on and their settings (printed with a step). */

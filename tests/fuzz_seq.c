@@ -78,10 +78,11 @@ static bool step_valid(const fz_step *s) {
   }
   if (s->kind == FZ_REDUCE)
     return s->axis < s->sh.rank;
-  if (s->kind == FZ_BCAST) {
-    size_t out[16], rank;
+  if (s->kind == FZ_BCAST || s->kind == FZ_WHERE) {
+    size_t out[16], rank, out2[16], rank2;
     return ref_broadcast_shape(s->sh.d, s->sh.rank, s->shb.d, s->shb.rank, out,
-                               &rank);
+                               &rank) &&
+           ref_broadcast_shape(out, rank, s->shc.d, s->shc.rank, out2, &rank2);
   }
   return true;
 }
@@ -116,7 +117,10 @@ static bool candidate(const fz_step *s, int i, fz_step *t) {
                      &t->cv.stride_h,
                      &t->cv.stride_w,
                      &t->cv.dilation_h,
-                     &t->cv.dilation_w};
+                     &t->cv.dilation_w,
+                     &t->rd.batch,
+                     &t->rd.seq,
+                     &t->rd.heads};
   const int nsizes = (int)(sizeof sizes / sizeof *sizes);
   int c = 0;
   /* Each size at 1 first: most failures need no more; then fewer

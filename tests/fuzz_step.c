@@ -162,6 +162,14 @@ static bool upload_all(fz_env *e, fz_pending *p, char *msg, size_t size) {
 
 static size_t or_one(size_t v) { return v ? v : 1; }
 
+bool fz_upload_all(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  return upload_all(e, p, msg, size);
+}
+
+void fz_fill_opnd(fz_pending *p, int opnd, int dist, double mag) {
+  fill_opnd(p, opnd, dist, mag);
+}
+
 /* ---- the operations ------------------------------------------------------ */
 
 typedef struct gemm_geo {
@@ -206,8 +214,19 @@ static void fill_matrix(fz_pending *p, int opnd, size_t rows, size_t cols,
 }
 
 static wgc_status call_gemm(fz_env *e, fz_pending *p, int b, wgc_ptr a,
-                            wgc_ptr bb, wgc_ptr c, const gemm_geo *g) {
+                            wgc_ptr bb, wgc_ptr c, const gemm_geo *g,
+                            const wgc_gemm_epilogue *ep) {
   const fz_step *s = &p->s;
+  if (s->kind == FZ_GEMM_EX) {
+    if (s->batched)
+      return wgc_gemm_batched_ex(
+          e->ctx[b], (wgc_layout)s->op, (wgc_transpose)s->ta,
+          (wgc_transpose)s->tb, s->m, s->n, s->k, s->alpha, a, g->lda, g->stra,
+          bb, g->ldb, g->strb, s->beta, c, g->ldc, g->strc, s->batch, ep);
+    return wgc_gemm_ex(e->ctx[b], (wgc_layout)s->op, (wgc_transpose)s->ta,
+                       (wgc_transpose)s->tb, s->m, s->n, s->k, s->alpha, a,
+                       g->lda, bb, g->ldb, s->beta, c, g->ldc, ep);
+  }
   if (s->batched)
     return wgc_gemm_batched(e->ctx[b], (wgc_layout)s->op, (wgc_transpose)s->ta,
                             (wgc_transpose)s->tb, s->m, s->n, s->k, s->alpha, a,
@@ -231,6 +250,11 @@ static bool statuses(fz_env *e, const wgc_status st[2], wgc_status want,
   return false;
 }
 
+bool fz_statuses(fz_env *e, const wgc_status st[2], wgc_status want, char *msg,
+                 size_t size) {
+  return statuses(e, st, want, msg, size);
+}
+
 /* The address of an operand on backend b; an empty output may pass 0. */
 #define ADDR(o, b) (zero ? (wgc_ptr)0 : fz_addr(p, (o), (b)))
 
@@ -240,18 +264,32 @@ static bool build_gemm(fz_env *e, fz_pending *p, char *msg, size_t size) {
   int A = fz_add_opnd(p, "A", footprint(g.bc_count, g.stra, g.spa), false, -1);
   int B = fz_add_opnd(p, "B", footprint(g.bc_count, g.strb, g.spb), false, -1);
   int C = fz_add_opnd(p, "C", footprint(g.bc_count, g.strc, g.spc), true, -1);
+  bool ex = s->kind == FZ_GEMM_EX;
+  int Bi =
+      ex && s->bias
+          ? fz_add_opnd(p, "bias", s->bkind == WGC_BIAS_PER_ROW ? s->m : s->n,
+                        false, -1)
+          : -1;
   fz_place(p);
   fill_matrix(p, A, g.ar, g.ac, g.lda, g.stra, g.bc_count);
   fill_matrix(p, B, g.br, g.bc, g.ldb, g.strb, g.bc_count);
   if (s->beta != 0)
     fill_matrix(p, C, s->m, s->n, g.ldc, g.strc, g.bc_count);
+  if (Bi >= 0)
+    fill_opnd(p, Bi, FZ_DIST_UNIT, s->bmag);
   if (!upload_all(e, p, msg, size))
     return false;
   bool empty = !s->m || !s->n || !g.bc_count;
   bool zero = empty && s->nullptrs;
   wgc_status st[2];
-  for (int b = 0; b < 2; b++)
-    st[b] = call_gemm(e, p, b, ADDR(A, b), ADDR(B, b), ADDR(C, b), &g);
+  for (int b = 0; b < 2; b++) {
+    wgc_gemm_epilogue ep = {Bi >= 0 ? ADDR(Bi, b) : 0, (wgc_bias_kind)s->bkind,
+                            (wgc_activation)s->act};
+    /* NULL is the plain call; so is an all-zero epilogue */
+    bool plain = Bi < 0 && !s->act && !s->bkind;
+    st[b] = call_gemm(e, p, b, ADDR(A, b), ADDR(B, b), ADDR(C, b), &g,
+                      plain && s->nullptrs ? NULL : &ep);
+  }
   if (!statuses(e, st, WGC_OK, msg, size))
     return false;
   size_t nout = empty ? 0 : g.bc_count * s->m * s->n;
@@ -265,9 +303,12 @@ static bool build_gemm(fz_env *e, fz_pending *p, char *msg, size_t size) {
         p->opos[o] = p->op[C].off + bi * g.strc + ref_index(L, g.ldc, i, j);
       }
   if (!empty)
-    for (int v = 0; v < 2; v++)
+    for (int v = 0; v < 2; v++) {
       fzr_gemm(s, g.lda, g.ldb, g.ldc, g.stra, g.strb, g.strc, fz_in(p, v, A),
                fz_in(p, v, B), fz_in(p, v, C), p->w[v]);
+      if (ex)
+        fz_epilogue_want(s, Bi >= 0 ? fz_in(p, v, Bi) : NULL, p->w[v], nout);
+    }
   return true;
 }
 
@@ -664,6 +705,7 @@ fz_pending *fz_issue(fz_env *e, const fz_step *s, fz_rng *r, char *msg,
   bool ok;
   switch (s->kind) {
   case FZ_GEMM:
+  case FZ_GEMM_EX:
     ok = build_gemm(e, p, msg, size);
     break;
   case FZ_CONV:
@@ -693,6 +735,16 @@ fz_pending *fz_issue(fz_env *e, const fz_step *s, fz_rng *r, char *msg,
     break;
   case FZ_INVALID:
     ok = fz_issue_invalid(e, p, msg, size);
+    break;
+  case FZ_UNARY_P:
+  case FZ_REDUCE_AXES:
+  case FZ_ARG:
+  case FZ_NORM:
+  case FZ_ROTARY:
+  case FZ_STRIDED:
+  case FZ_GATHER:
+  case FZ_WHERE:
+    ok = fz_build_model(e, p, msg, size);
     break;
   default:
     snprintf(msg, size, "unknown step kind %d", s->kind);
@@ -908,9 +960,11 @@ static void describe(const fz_pending *p, size_t i, char *buf, size_t size) {
     hexf(b, sizeof b, y[ib]);
     snprintf(buf, size, " for %s(%s, %s)",
              ref_binary_name((wgc_binary_op)s->op), a, b);
-  } else if (s->kind == FZ_GEMM && s->m && s->n) {
+  } else if ((s->kind == FZ_GEMM || s->kind == FZ_GEMM_EX) && s->m && s->n) {
     snprintf(buf, size, " (batch %zu, C[%zu,%zu])", i / (s->m * s->n),
              i / s->n % s->m, i % s->n);
+  } else if (s->kind >= FZ_GEMM_EX) {
+    fz_describe_model(p, i, buf, size);
   } else if (s->kind == FZ_ATTN && s->at.head_dim) {
     size_t D = s->at.head_dim, row = i / D;
     snprintf(buf, size, " (query row %zu of head %zu, batch %zu; column %zu)",
