@@ -41,14 +41,15 @@ enum {
 /* Value families, so that each function sees inputs where it is
  * interesting. */
 enum {
-  FZ_DIST_UNIT,   /* [-1, 1) */
-  FZ_DIST_WIDE,   /* +-[1e-3, 1e3], log-uniform */
-  FZ_DIST_EXP,    /* [-100, 100): the saturating and overflowing ends */
-  FZ_DIST_POS,    /* mostly positive, log-uniform */
-  FZ_DIST_BASE,   /* pow bases: near 1, integers, negatives */
-  FZ_DIST_EXPON,  /* pow exponents: integers, halves, +-5000 */
-  FZ_DIST_BITS,   /* any 32-bit pattern (guards) */
-  FZ_DIST_POSUNIT /* [0, 1): sums that do not cancel */
+  FZ_DIST_UNIT,    /* [-1, 1) */
+  FZ_DIST_WIDE,    /* +-[1e-3, 1e3], log-uniform */
+  FZ_DIST_EXP,     /* [-100, 100): the saturating and overflowing ends */
+  FZ_DIST_POS,     /* mostly positive, log-uniform */
+  FZ_DIST_BASE,    /* pow bases: near 1, integers, negatives */
+  FZ_DIST_EXPON,   /* pow exponents: integers, halves, +-5000 */
+  FZ_DIST_BITS,    /* any 32-bit pattern (guards) */
+  FZ_DIST_POSUNIT, /* [0, 1): sums that do not cancel */
+  FZ_DIST_OFFSET   /* mag * (1 +- 1e-3): a large mean, a small spread */
 };
 /* Fills x with values of a family; with probability sp/1000 a value is a
  * special of a kind in spk. */
@@ -145,6 +146,8 @@ void fz_gen_step(fz_rng *r, fz_step *s, fz_kind kind);
 void fz_format(const fz_step *s, char *buf, size_t size);
 bool fz_parse(const char *line, fz_step *s);
 const char *fz_kind_name(int kind);
+/* The kind named (FZ_NONE for an unknown name). */
+fz_kind fz_kind_from_name(const char *name);
 
 /* ---- running a step ------------------------------------------------------
  * A step placed into allocations on both contexts, issued, waiting for its

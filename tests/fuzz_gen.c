@@ -109,6 +109,8 @@ static float value(fz_rng *r, int dist, double mag) {
     return from_bits((uint32_t)fz_next(r));
   case FZ_DIST_POSUNIT:
     return (float)(fz_unit(r) * mag);
+  case FZ_DIST_OFFSET:
+    return (float)(mag * (1.0 + 1e-3 * (2.0 * fz_unit(r) - 1.0)));
   default:
     return (float)((2.0 * fz_unit(r) - 1.0) * mag);
   }
@@ -448,10 +450,13 @@ static void gen_reduce_axes(fz_rng *r, fz_step *s) {
   /* One axis through wgc_reduce itself (the flag), or the list. */
   s->inplace = fz_chance(r, 0.3);
   double u = fz_unit(r);
-  s->dist = u < 0.5    ? FZ_DIST_UNIT
-            : u < 0.75 ? FZ_DIST_WIDE
-            : u < 0.9  ? FZ_DIST_EXP
-                       : FZ_DIST_BASE; /* products near 1 */
+  s->dist = u < 0.45   ? FZ_DIST_UNIT
+            : u < 0.7  ? FZ_DIST_WIDE
+            : u < 0.85 ? FZ_DIST_EXP
+            : u < 0.95 ? FZ_DIST_BASE /* products near 1 */
+                       : FZ_DIST_OFFSET;
+  if (s->dist == FZ_DIST_OFFSET)
+    s->mag = log_uniform(r, 1, 1e6);
 }
 
 static void gen_arg(fz_rng *r, fz_step *s) {
@@ -483,7 +488,14 @@ static void gen_norm(fz_rng *r, fz_step *s) {
             : u < 0.65 ? FZ_DIST_WIDE
             : u < 0.85 ? FZ_DIST_EXP
                        : FZ_DIST_BASE; /* offsets near 1, repeats */
-  s->mag = fz_chance(r, 0.7) ? 1.0f : log_uniform(r, 1e-6, 1e6);
+  u = fz_unit(r);
+  s->mag = u < 0.6   ? 1.0f
+           : u < 0.9 ? log_uniform(r, 1e-6, 1e6)
+                     : log_uniform(r, 1e-30, 1e-15); /* squares underflow */
+  if (fz_chance(r, 0.15)) {
+    s->dist = FZ_DIST_OFFSET;
+    s->mag = (fz_chance(r, 0.5) ? -1.0f : 1.0f) * log_uniform(r, 1, 1e6);
+  }
 }
 
 static void gen_rotary(fz_rng *r, fz_step *s) {
@@ -773,6 +785,13 @@ static const char *const kind_names[FZ_KIND_COUNT] = {
     "chain", "invalid", "gemm_ex",   "unary_params", "reduce_axes",
     "arg",   "norm",    "rotary",    "copy_strided", "gather",
     "where"};
+
+fz_kind fz_kind_from_name(const char *name) {
+  for (int k = 1; k < FZ_KIND_COUNT; k++)
+    if (!strcmp(name, kind_names[k]))
+      return (fz_kind)k;
+  return FZ_NONE;
+}
 
 const char *fz_kind_name(int kind) {
   return kind >= 0 && kind < FZ_KIND_COUNT ? kind_names[kind] : "?";

@@ -382,6 +382,11 @@ static bool build_norm(fz_env *e, fz_pending *p, char *msg, size_t size) {
       /* WebGPU keeps the statistics in float32: squares beyond its range
        * overflow there (the header's 1e19). */
       bool len = mx * mx * (double)group > FZ_OVERFLOW;
+      /* The same float32 statistics underflow: with epsilon 0 (or below
+       * float32's range) a group whose squares are all subnormal loses
+       * them (inf, or digits gone). The header states only the overflow;
+       * this case is left lenient until it says which answer holds. */
+      len = len || (double)s->eps + var < 1e-35;
       double rs = 1.0 / sqrt(var + (double)s->eps);
       for (size_t j = 0; j < group; j++) {
         double sv = sc ? sc[j] : 1.0, bv = bi ? bi[j] : 0.0;

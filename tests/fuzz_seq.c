@@ -430,9 +430,12 @@ int fz_run_seed(uint64_t seed, int steps) {
   int nq = 0;
   int stray_fired[2] = {0, 0}, stray_want[2] = {0, 0};
   char msg[1024], line[1024];
+  /* FUZZ_KIND=name: every step of that kind, for aiming at one op. */
+  const char *only = getenv("FUZZ_KIND");
+  fz_kind kind = only ? fz_kind_from_name(only) : FZ_NONE;
   for (int i = 0; i < steps; i++) {
     fz_step s;
-    fz_gen_step(&r, &s, FZ_NONE);
+    fz_gen_step(&r, &s, kind);
     fz_format(&s, line, sizeof line);
     printf("step %d: %s\n", i, line);
     fflush(stdout);
