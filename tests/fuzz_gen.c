@@ -560,6 +560,14 @@ static void gen_strided(fz_rng *r, fz_step *s) {
   s->dist = FZ_DIST_BITS;
 }
 
+/* Elements of a shape, a 0 dimension left out. */
+static size_t count_nonzero(const fz_shape *sh) {
+  size_t n = 1;
+  for (size_t i = 0; i < sh->rank; i++)
+    n *= sh->d[i] ? sh->d[i] : 1;
+  return n;
+}
+
 static void gen_gather(fz_rng *r, fz_step *s) {
   gen_shape(r, &s->sh, 1 + fz_below(r, 6), 3000);
   s->axis = fz_below(r, s->sh.rank);
@@ -568,6 +576,10 @@ static void gen_gather(fz_rng *r, fz_step *s) {
     s->n = 20000 + fz_below(r, 50000);
   s->oor = fz_chance(r, 0.5) ? (int)fz_below(r, 400) : 0;
   s->dist = FZ_DIST_BITS;
+  size_t rest =
+      count_nonzero(&s->sh) / (s->sh.d[s->axis] ? s->sh.d[s->axis] : 1);
+  while (s->n > 1 && rest * s->n > 2000000)
+    s->n /= 2;
 }
 
 static void gen_where(fz_rng *r, fz_step *s) {

@@ -496,7 +496,8 @@ static bool build_rotary(fz_env *e, fz_pending *p, char *msg, size_t size) {
             double c = cr ? cr[k] : 0.0, sn = sr ? sr[k] : 0.0;
             double x1 = xr[i1], x2 = xr[i2];
             double scale = (fin(x1) + fin(x2)) * (fin(c) + fin(sn));
-            double tol = 4e-7 * scale + FZ_FLUSH_ALLOW;
+            /* each of the two products may be flushed where subnormal */
+            double tol = 4e-7 * scale + 2 * FZ_FLUSH_ALLOW;
             int len = scale > FZ_OVERFLOW;
             set_want(p, v, o0 + i1, x1 * c - x2 * sn, tol, len);
             set_want(p, v, o0 + i2, x2 * c + x1 * sn, tol, len);
