@@ -461,7 +461,18 @@ static void gen_reduce_axes(fz_rng *r, fz_step *s) {
 
 static void gen_arg(fz_rng *r, fz_step *s) {
   s->op = (int)fz_below(r, 2);
-  gen_shape(r, &s->sh, 1 + fz_below(r, 8), 6000);
+  if (fz_chance(r, 0.1)) { /* long axes: several passes, ties across them */
+    s->sh.rank = 2;
+    s->sh.d[0] = 1 + fz_below(r, 3);
+    s->sh.d[1] = 5000 + fz_below(r, 300000);
+    if (fz_chance(r, 0.3)) {
+      size_t t = s->sh.d[0];
+      s->sh.d[0] = s->sh.d[1];
+      s->sh.d[1] = t;
+    }
+  } else {
+    gen_shape(r, &s->sh, 1 + fz_below(r, 8), 6000);
+  }
   s->axis = fz_below(r, s->sh.rank);
   if (!s->sh.d[s->axis])
     s->sh.d[s->axis] = 1;
@@ -523,7 +534,13 @@ static void gen_rotary(fz_rng *r, fz_step *s) {
 }
 
 static void gen_strided(fz_rng *r, fz_step *s) {
-  gen_shape(r, &s->sh, fz_below(r, 9), 4000);
+  if (fz_chance(r, 0.05)) { /* beyond the binding windows and the grid */
+    s->sh.rank = 2;
+    s->sh.d[0] = 1 + fz_below(r, 3);
+    s->sh.d[1] = 70000 + fz_below(r, 65535 * 64);
+  } else {
+    gen_shape(r, &s->sh, fz_below(r, 9), 4000);
+  }
   size_t rank = s->sh.rank;
   s->sst.rank = s->dst.rank = rank;
   /* dst: a permutation of the dimensions, each padded: every index its
@@ -549,6 +566,8 @@ static void gen_strided(fz_rng *r, fz_step *s) {
   for (size_t i = 0; i < rank; i++) {
     double u = fz_unit(r);
     s->sst.d[i] = u < 0.2 ? 0 : u < 0.5 ? 1 + fz_below(r, 3) : fz_below(r, 200);
+    if (rank == 2 && s->sh.d[1] >= 70000) /* spans of a few times the count */
+      s->sst.d[i] %= 3;
   }
   if (fz_chance(r, 0.4)) { /* contiguous in the reversed order: a transpose */
     size_t st = 1;
@@ -584,7 +603,13 @@ static void gen_gather(fz_rng *r, fz_step *s) {
 
 static void gen_where(fz_rng *r, fz_step *s) {
   fz_shape out;
-  gen_shape(r, &out, fz_below(r, 9), 3000);
+  if (fz_chance(r, 0.04)) { /* beyond the binding windows and the grid */
+    out.rank = 1 + fz_below(r, 2);
+    out.d[0] = 70000 + fz_below(r, 65535 * 64);
+    out.d[1] = 2;
+  } else {
+    gen_shape(r, &out, fz_below(r, 9), 3000);
+  }
   fz_shape *x[3] = {&s->sh, &s->shb, &s->shc};
   for (int w = 0; w < 3; w++) {
     x[w]->rank = fz_below(r, out.rank + 1);
