@@ -534,10 +534,19 @@ static void gen_rotary(fz_rng *r, fz_step *s) {
 }
 
 static void gen_strided(fz_rng *r, fz_step *s) {
-  if (fz_chance(r, 0.05)) { /* beyond the binding windows and the grid */
+  double big = fz_unit(r);
+  if (big < 0.015) { /* beyond the grid: one dimension, unit strides */
+    s->sh.rank = s->sst.rank = s->dst.rank = 1;
+    s->sh.d[0] = 65535 * 64 + 1 + fz_below(r, 100000);
+    s->sst.d[0] = fz_below(r, 3);
+    s->dst.d[0] = 1;
+    s->dist = FZ_DIST_BITS;
+    return;
+  }
+  if (big < 0.05) { /* beyond the binding windows */
     s->sh.rank = 2;
     s->sh.d[0] = 1 + fz_below(r, 3);
-    s->sh.d[1] = 70000 + fz_below(r, 65535 * 64);
+    s->sh.d[1] = 20000 + fz_below(r, 100000);
   } else {
     gen_shape(r, &s->sh, fz_below(r, 9), 4000);
   }
@@ -566,7 +575,7 @@ static void gen_strided(fz_rng *r, fz_step *s) {
   for (size_t i = 0; i < rank; i++) {
     double u = fz_unit(r);
     s->sst.d[i] = u < 0.2 ? 0 : u < 0.5 ? 1 + fz_below(r, 3) : fz_below(r, 200);
-    if (rank == 2 && s->sh.d[1] >= 70000) /* spans of a few times the count */
+    if (rank == 2 && s->sh.d[1] >= 20000) /* spans of a few times the count */
       s->sst.d[i] %= 3;
   }
   if (fz_chance(r, 0.4)) { /* contiguous in the reversed order: a transpose */
@@ -603,7 +612,7 @@ static void gen_gather(fz_rng *r, fz_step *s) {
 
 static void gen_where(fz_rng *r, fz_step *s) {
   fz_shape out;
-  if (fz_chance(r, 0.04)) { /* beyond the binding windows and the grid */
+  if (fz_chance(r, 0.02)) { /* beyond the binding windows and the grid */
     out.rank = 1 + fz_below(r, 2);
     out.d[0] = 70000 + fz_below(r, 65535 * 64);
     out.d[1] = 2;
