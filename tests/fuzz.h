@@ -179,6 +179,9 @@ bool fz_stale(fz_rng *r, wgc_ptr out[2]);
  * Returns the number of runs made. */
 int fz_shrink(fz_env *e, fz_step *s, int index, char *msg, size_t size);
 
+/* Prints the worst error/bound ratio seen per step kind and backend. */
+void fz_print_worst(void);
+
 /* Runs one seed: its contexts and its sequence; prints "FUZZ ..." lines on
  * failures and "step ..." lines before each step (the parent process shows
  * the last one after a hang or crash). Returns the number of failures. */

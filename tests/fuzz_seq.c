@@ -507,6 +507,7 @@ int fz_run_seed(uint64_t seed, int steps) {
     }
   }
   fz_env_destroy(&e);
+  fz_print_worst();
   printf("seed %llu: %d failures\n", (unsigned long long)seed, failures);
   fflush(stdout);
   return failures;

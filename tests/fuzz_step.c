@@ -973,6 +973,30 @@ static void describe(const fz_pending *p, size_t i, char *buf, size_t size) {
   }
 }
 
+/* The worst error/bound ratio of each kind and backend over the passing
+ * elements with a finite, strict reference (the nearer reference of the
+ * two), printed at the end of a seed. */
+static double worst[FZ_KIND_COUNT][2];
+
+static void note_ratio(const fz_pending *p, int b, float g, size_t i) {
+  double r = INFINITY;
+  for (int v = 0; v < 2; v++) {
+    double w = p->w[v].v[i], t = p->w[v].tol[i];
+    if (p->w[v].len[i] || !isfinite(w) || !isfinite(g) || !(t > 0))
+      return;
+    r = fmin(r, fabs((double)g - w) / t);
+  }
+  if (r > worst[p->s.kind][b])
+    worst[p->s.kind][b] = r;
+}
+
+void fz_print_worst(void) {
+  for (int k = 1; k < FZ_KIND_COUNT; k++)
+    if (worst[k][0] > 0 || worst[k][1] > 0)
+      printf("worst error/bound %-13s webgpu %.3g, cpu %.3g\n", fz_kind_name(k),
+             worst[k][0], worst[k][1]);
+}
+
 /* Compares backend b's downloads with the reference and the guards;
  * false with its first mismatch. */
 static bool check_backend(const fz_pending *p, float *got[][2], int b,
@@ -989,6 +1013,8 @@ static bool check_backend(const fz_pending *p, float *got[][2], int b,
     else
       pass = fz_close(g, p->w[0].v[i], p->w[0].tol[i], p->w[0].len[i]) ||
              fz_close(g, p->w[1].v[i], p->w[1].tol[i], p->w[1].len[i]);
+    if (pass && !p->bits)
+      note_ratio(p, b, g, i);
     if (!pass) {
       char gs[64], extra[300];
       hexf(gs, sizeof gs, g);
