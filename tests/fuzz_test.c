@@ -26,7 +26,7 @@ extern char **environ;
 /* Seconds without a line from the child before it counts as hung: every
  * step prints one, and no step takes near this long. */
 #define FUZZ_HANG_SECONDS 30
-#define FUZZ_FIXED_STEPS 90
+#define FUZZ_FIXED_STEPS 75
 
 static const unsigned long long fixed_seeds[] = {8, 17, 12, 6, 7, 16, 27, 3};
 
