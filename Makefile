@@ -71,10 +71,10 @@ $(B)/pic/gen/kernels.o: $(B)/gen/kernels.c
 
 # wgpu-native's headers must exist before anything compiles; its timestamp
 # must not rebuild everything, hence order-only.
-$(B)/obj/%.o: %.c | $(WGPU_LIB)
+$(B)/obj/%.o: %.c $(B)/obj/%.d | $(WGPU_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
-$(B)/pic/%.o: %.c | $(WGPU_LIB)
+$(B)/pic/%.o: %.c $(B)/pic/%.d | $(WGPU_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fvisibility=hidden -fPIC -c -o $@ $<
 
@@ -90,7 +90,7 @@ $(B)/lib/libwgpu_native.so: $(WGPU_LIB)
 	cp $< $@
 
 # ---- tests ---------------------------------------------------------------
-$(B)/test/%.o: %.c | $(WGPU_LIB)
+$(B)/test/%.o: %.c $(B)/test/%.d | $(WGPU_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
 $(B)/test_wgc: $(TEST_OBJ) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
@@ -100,7 +100,7 @@ $(B)/test_wgc: $(TEST_OBJ) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
 SAN_SRC   := $(TEST_SRC) $(LIB_SRC) $(B)/gen/kernels.c
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 ASAN_OBJ  := $(SAN_SRC:%.c=$(B)/asan/%.o)
-$(B)/asan/%.o: %.c | $(WGPU_LIB)
+$(B)/asan/%.o: %.c $(B)/asan/%.d | $(WGPU_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
 $(B)/test_wgc_asan: $(ASAN_OBJ) $(B)/lib/libwgpu_native.so
@@ -109,7 +109,7 @@ $(B)/test_wgc_asan: $(ASAN_OBJ) $(B)/lib/libwgpu_native.so
 # ThreadSanitizer, for the cases that run threads (tools/run_tests.sh).
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 TSAN_OBJ   := $(SAN_SRC:%.c=$(B)/tsan/%.o)
-$(B)/tsan/%.o: %.c | $(WGPU_LIB)
+$(B)/tsan/%.o: %.c $(B)/tsan/%.d | $(WGPU_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(TSAN_FLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
 $(B)/test_wgc_tsan: $(TSAN_OBJ) $(B)/lib/libwgpu_native.so
@@ -188,4 +188,9 @@ clean:
 
 include web.mk
 
+# An object without its dependency file (built before dependencies were
+# generated, or interrupted) is rebuilt: a missing .d, an explicit target
+# without a recipe, counts as new.
+ALL_DEPS := $(patsubst %.o,%.d,$(LIB_OBJ) $(PIC_OBJ) $(TEST_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(WASM_OBJ))
+$(ALL_DEPS):
 -include $(wildcard $(B)/*/*.d $(B)/*/*/*.d $(B)/*/*/*/*.d $(B)/*/*/*/*/*.d)

@@ -35,7 +35,7 @@ PORT ?= 8080
 $(B)/wasm/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
 	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
-$(B)/wasm/%.o: %.c
+$(B)/wasm/%.o: %.c $(B)/wasm/%.d
 	@mkdir -p $(@D)
 	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
 

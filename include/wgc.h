@@ -86,7 +86,8 @@
  * (WGSL lets GPUs flush them), with the matching result: log(1e-40) is
  * -92.1 or -inf, never in between. GEMM's beta = NaN makes C NaN; only an
  * exact beta == 0 leaves C unread. Attention follows the unfused
- * softmax(scale*Q K^T + mask) V, as PyTorch's math SDPA: see wgc_attention.
+ * softmax(softcap(scale*Q K^T) + mask) V, as PyTorch's math SDPA: see
+ * wgc_attention.
  */
 #ifndef WGC_H
 #define WGC_H
@@ -395,10 +396,11 @@ typedef struct wgc_attention_desc {
   /* Fields below: all zero keeps the plain contiguous form above. */
   size_t head_dim_v; /* V's and O's head size; 0 means head_dim */
   float softcap;     /* 0: none; > 0: scores := softcap*tanh(scores/softcap) */
-  wgc_ptr mask; /* 0: none; else an additive float mask (ONNX attn_mask),
-                   element (b, h, i, j) at mask + 4*(b*mask_stride.batch +
-                   h*mask_stride.head + i*mask_stride.seq + j); a stride of 0
-                   broadcasts (all 0: one row of seq_kv shared by all) */
+  /* 0: none; else an additive float mask (ONNX attn_mask), element
+   * (b, h, i, j) at mask + 4*(b*mask_stride.batch + h*mask_stride.head +
+   * i*mask_stride.seq + j); a stride of 0 broadcasts (all 0: one row of
+   * seq_kv shared by all) */
+  wgc_ptr mask;
   wgc_attention_strides mask_stride;
   /* Layouts of Q, K, V and O (e.g. [batch, seq, heads, dim], packed QKV, a
    * KV cache allocated for a longer sequence). */
@@ -408,16 +410,43 @@ typedef struct wgc_attention_desc {
 /* O = softmax(softcap(scale * Q K^T) + mask) V, max-subtracted. Q and O are
  * [batch, heads, seq_q, head_dim(_v)], K and V [batch, heads_kv, seq_kv,
  * head_dim(_v)], contiguous unless strides are given. Query head h reads
- * key/value head h / (heads / heads_kv). A row that sees no key (and
- * seq_kv == 0) is zeros. Special values as in the unfused formula: a NaN in
- * the row's query, in a key it sees or in its scores, or a +inf score
- * (exp(inf - inf)), makes the row NaN; a -inf score gives weight 0, and a
- * row whose visible scores are all -inf is NaN; a NaN or infinity in V
- * reaches every row that gives its key a non-zero weight. Keys hidden by the
- * causal mask contribute nothing. The WebGPU kernels sum unnormalised
- * weights times V in f32 before dividing, so values whose magnitude times
- * the visible keys exceeds FLT_MAX may give +-inf where the exact mean is
- * finite. */
+ * key/value head h / (heads / heads_kv). The causal mask and the additive
+ * mask both apply: keys the causal mask hides contribute nothing (whatever
+ * their K, V and mask entries hold), the others get score + mask. A row
+ * that sees no key (and seq_kv == 0) is zeros.
+ *
+ * Strides: any element strides (0 included, for inputs) over batch, head
+ * and seq, so a decode step reads a KV cache allocated for max_seq keys in
+ * place: seq_kv = the current length, k_stride = {heads_kv*max_seq*dim,
+ * max_seq*dim, dim} (or {max_seq*heads_kv*dim, dim, heads_kv*dim} for a
+ * [batch, seq, heads, dim] cache); packed QKV [batch, seq, 3, heads, dim]
+ * is q = base, k = base + 4*heads*dim, v = base + 8*heads*dim, each with
+ * strides {seq*3*heads*dim, dim, 3*heads*dim}. Each operand must lie
+ * inside its allocation from its address to its last element; o's rows may
+ * not overlap one another, and o's span (first to last element) may not
+ * overlap the span of q, k, v or the mask, even where its rows would fall
+ * between theirs. head_dim 0 with head_dim_v > 0 is rejected (scores need
+ * a key dimension); softcap must be finite and >= 0.
+ *
+ * Softcap and the mask, where wgc differs from ONNX: ONNX Attention (opset
+ * 23) adds attn_mask first and applies softcap to the sum, so a -inf mask
+ * entry becomes -softcap and the masked key gets weight again. wgc applies
+ * softcap to the scores and then adds the mask, as Gemma 2, PyTorch and
+ * flash-attention do, so -inf still masks; without softcap (or with a
+ * mask of finite entries far below -softcap) the two orders agree.
+ *
+ * Special values as in the unfused formula: a NaN in the row's query, in
+ * a key it sees, in its scores or in its mask entries, or a +inf score or
+ * mask entry (exp(inf - inf)), makes the row NaN; a -inf score (a -inf
+ * mask entry) gives weight 0, and a row whose visible scores are all -inf
+ * is NaN; a NaN or infinity in V reaches every row that gives its key a
+ * non-zero weight. With softcap a +inf scale*q.k becomes softcap (tanh),
+ * a finite score. Keys hidden by the causal mask contribute nothing. The
+ * WebGPU kernels sum unnormalised weights times V in f32 before dividing,
+ * so values whose magnitude times the visible keys exceeds FLT_MAX may give
+ * +-inf where the exact mean is finite. Accuracy: the bound at the top of
+ * this file plus 1e-6*max|mask|*max|v| (the score's rounding after the
+ * mask is added); softcap does not enlarge it (tanh' <= 1). */
 WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
                                  wgc_ptr q, wgc_ptr k, wgc_ptr v, wgc_ptr o);
 
@@ -631,8 +660,8 @@ WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
  * about 1e19 overflows there; the CPU backend computes in double. */
 WGC_API wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input,
                                   wgc_ptr scale, wgc_ptr bias, wgc_ptr output,
-                                  const size_t *shape, size_t rank,
-                                  size_t axis, float epsilon);
+                                  const size_t *shape, size_t rank, size_t axis,
+                                  float epsilon);
 /* ONNX RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale over the axes
  * axis..rank-1; scale as for wgc_layer_norm. Within 1e-5 * |y| + 1e-6. As
  * for wgc_layer_norm, the WebGPU backend sums x^2 in float32 (compensated),
@@ -666,10 +695,9 @@ typedef struct wgc_rotary_desc {
  * Each rotated element is within 4e-7 * (|x1| + |x2|) * (|cos| + |sin|)
  * of the exact result. */
 WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
-                                        const wgc_rotary_desc *d,
-                                        wgc_ptr input, wgc_ptr position_ids,
-                                        wgc_ptr cos_cache, wgc_ptr sin_cache,
-                                        wgc_ptr output);
+                                        const wgc_rotary_desc *d, wgc_ptr input,
+                                        wgc_ptr position_ids, wgc_ptr cos_cache,
+                                        wgc_ptr sin_cache, wgc_ptr output);
 
 /* ---- Data movement ------------------------------------------------------ */
 

@@ -1,9 +1,10 @@
 // Fused scaled-dot-product attention, flash-attention style:
-//   O = softmax(scale * Q K^T + mask) V
+//   O = softmax(softcap(scale * Q K^T) + mask) V
 // with an online softmax (running max and sum, rescaled per key tile), so
-// no score matrix is ever stored. Q and O are [bh, seq_q, head_dim], K and V
-// [kv heads, seq_kv, head_dim], contiguous, relative to this launch's
-// operands (the host splits large tensors over batch*heads). Keys are
+// no score matrix is ever stored. Q and K rows have head_dim elements, V
+// and O rows head_dim_v, addressed through the Params strides relative to
+// this launch's bindings (the host splits large tensors over batch*heads,
+// attention_common.wgsl). Keys are
 // streamed in tiles of BK = 16 through workgroup memory. Keys a row cannot
 // see (causal masks; every mask keeps a prefix of the keys) get no
 // probability at all, so a row that sees no key keeps l == 0 and is written
@@ -11,19 +12,19 @@
 //
 // Two shapes, chosen by the host through MODE:
 //
-// MODE 1, "rows" (head_dim <= 64): WG = 8..64 invocations, one query row each,
-// with the row of Q (pre-scaled) and its output accumulator in registers
-// (RD4 vec4s). Every invocation reads the same K/V element at a time from
+// MODE 1, "rows" (head_dim and head_dim_v <= 64): WG = 8..64 invocations,
+// one query row each, with the row of Q (pre-scaled, RD4 vec4s) and its
+// output accumulator (RV4 vec4s) in registers. Every invocation reads the same K/V element at a time from
 // workgroup memory (broadcast reads).
 //
 // MODE 0, "tiles" (head_dim > 64; works for any): WG = 256 invocations for
 // BQ = 16 query rows and DV = VC * NVC output dimensions (a "dim group";
-// several when head_dim > DV). Invocation li is row r = li / 16 and lane
+// several when head_dim_v > DV). Invocation li is row r = li / 16 and lane
 // c = li % 16. Per tile:
 //   1. scores: invocation (r, c) computes the dot product of query r with key
 //      c over head_dim, in chunks of DC dims staged in workgroup memory as
-//      vec4 (the Q chunk stays resident when head_dim <= DC); a masked key
-//      gets the score MASKED;
+//      vec4 (the Q chunk stays resident when head_dim <= DC), then softcap
+//      and the additive mask; a key the causal mask hides gets MASKED;
 //   2. softmax: each invocation computes its row's tile max (the 16
 //      invocations of a row do so identically), the new running max, the
 //      rescale factor alpha and its own probability p = exp(s - max), 0 for
@@ -32,7 +33,8 @@
 //      chunk of VC = 64*NV4 dims: acc = acc*alpha + sum_j p_j V[j].
 //
 // Consts from the host: MODE, WG (the workgroup size), DC (4..64, a power of
-// two), NV4 (1 or 2), NVC (1 or 2), RD4 (1..16), PARTIAL (0 or 1).
+// two), NV4 (1 or 2), NVC (1 or 2), RD4 and RV4 (1..16: vec4s of a Q/K and
+// of a V/O row, rows shape), PARTIAL (0 or 1), SOFTCAP (0 or 1).
 //
 // Splits (host: src/webgpu/attention.c): a launch may cover only query rows
 // [q_first, q_first + seq_q) and keys [k_first, k_first + seq_kv) of one
@@ -41,7 +43,7 @@
 // so the common one carries none of it) a row is written as its
 // softmax state for a later combine (kernels/attention_combine.wgsl):
 // the unnormalised output sum_j exp(s_j - m) V_j, then m and
-// l = sum_j exp(s_j - m), at a row stride of o_stride = head_dim + 2.
+// l = sum_j exp(s_j - m), at a row stride of o_stride = head_dim_v + 2.
 //
 // Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
 
@@ -68,13 +70,16 @@ fn attn_tiles(g: u32, li: u32) {
   let qb = (gg / P.dgroups) % P.qblocks;
   let bhl = gg / (P.dgroups * P.qblocks);
   let bh = P.bh_base + bhl;
-  let kvh = (bh / P.heads) * P.heads_kv + (bh % P.heads) / P.group - P.kv_base;
+  let kvh = attn_kv_head(bh);
   let hd = P.head_dim;
+  let hdv = P.head_dim_v;
   let q0 = qb * BQ;
   let d0 = dg * VC * NVC;
-  let q_base = (bhl * P.seq_q + q0) * hd;  // element of Q/O row q0
-  let k_base = kvh * P.seq_kv * hd;        // element of K/V row 0
   let q_resident = hd <= DC;
+  // row 0 of the head in each binding (rows step by the seq strides)
+  let q_head = attn_q_row(bh, 0u);
+  let k_head = attn_k_row(kvh, 0u);
+  let v_head = attn_v_row(kvh, 0u);
   // Keys any row of the block sees: the last row sees the most.
   let last = min(q0 + BQ, P.seq_q) - 1u;
   let kv_end = select(0u, attn_visible(last), live);
@@ -84,6 +89,7 @@ fn attn_tiles(g: u32, li: u32) {
   let c = li % BK;
   let i = q0 + r;
   let vis = select(0u, attn_visible(i), i < P.seq_q);
+  let m_row = attn_m_row(bh, i);
 
   var m = 0.0f;  // running max of finite scores (meaningful once l > 0)
   var l = 0.0f;  // running sum of exp(s - m)
@@ -103,7 +109,7 @@ fn attn_tiles(g: u32, li: u32) {
           let d = dc + 4u * (e % DC4);
           var x = vec4<f32>(0.0f);
           if (q0 + row < P.seq_q) {
-            x = attn_ld_q(q_base + row * hd + d, d, hd);
+            x = attn_ld_q(q_head + (q0 + row) * P.qs.z + d, d, hd);
           }
           attn_q[e] = x;
         }
@@ -113,7 +119,7 @@ fn attn_tiles(g: u32, li: u32) {
         let d = dc + 4u * (e % DC4);
         var x = vec4<f32>(0.0f);
         if (k0 + row < kv_end) {
-          x = attn_ld_k(k_base + (k0 + row) * hd + d, d, hd);
+          x = attn_ld_k(k_head + (k0 + row) * P.ks.z + d, d, hd);
         }
         attn_kv[row * KS4 + e % DC4] = x;
       }
@@ -122,7 +128,11 @@ fn attn_tiles(g: u32, li: u32) {
         s += dot(attn_q[r * DC4 + d4], attn_kv[c * KS4 + d4]);
       }
       if (dc + DC >= hd) {
-        attn_s[li] = select(MASKED, s * P.scale, c < nv);
+        var x = MASKED;
+        if (c < nv) {
+          x = attn_masked(attn_cap(s * P.scale), m_row + k0 + c);
+        }
+        attn_s[li] = x;
       }
       workgroupBarrier();
     }
@@ -157,7 +167,7 @@ fn attn_tiles(g: u32, li: u32) {
         let d = d0 + vc * VC + 4u * (e % VC4);
         var x = vec4<f32>(0.0f);
         if (k0 + row < kv_end) {
-          x = attn_ld_v(k_base + (k0 + row) * hd + d, d, hd);
+          x = attn_ld_v(v_head + (k0 + row) * P.vs.z + d, d, hdv);
         }
         attn_kv[e] = x;
       }
@@ -177,7 +187,7 @@ fn attn_tiles(g: u32, li: u32) {
   }
 
   if (live && i < P.seq_q) {
-    let o_row = (bhl * P.seq_q + i) * P.o_stride;
+    let o_row = attn_o_row(bh, i);
     for (var vc = 0u; vc < NVC; vc++) {
       for (var u = 0u; u < NV4; u++) {
         var x = attn_out(acc[vc * NV4 + u], l, bad, vis);
@@ -185,12 +195,12 @@ fn attn_tiles(g: u32, li: u32) {
           x = acc[vc * NV4 + u];
         }
         let d = d0 + vc * VC + 4u * (c + 16u * u);
-        attn_st_o(o_row + d, d, hd, x);
+        attn_st_o(o_row + d, d, hdv, x);
       }
     }
     if (PARTIAL == 1u && c == 0u && dg == 0u) {
-      o_st(o_row + hd, attn_state_m(m, l, vis));
-      o_st(o_row + hd + 1u, attn_state_l(l, bad));
+      o_st(o_row + hdv, attn_state_m(m, l, vis));
+      o_st(o_row + hdv + 1u, attn_state_l(l, bad));
     }
   }
 }
@@ -203,23 +213,28 @@ fn attn_rows(g: u32, li: u32) {
   let qb = gg % P.qblocks;
   let bhl = gg / P.qblocks;
   let bh = P.bh_base + bhl;
-  let kvh = (bh / P.heads) * P.heads_kv + (bh % P.heads) / P.group - P.kv_base;
+  let kvh = attn_kv_head(bh);
   let hd = P.head_dim;
+  let hdv = P.head_dim_v;
   let q0 = qb * WG;
-  let k_base = kvh * P.seq_kv * hd;  // element of K/V row 0
   let last = min(q0 + WG, P.seq_q) - 1u;
+  // key 0 of the K/V head in each binding (keys step by the seq strides)
+  let k_head = attn_k_row(kvh, 0u);
+  let v_head = attn_v_row(kvh, 0u);
   let kv_end = select(0u, attn_visible(last), live);
 
   // This invocation's row.
   let i = q0 + li;
-  let row_base = (bhl * P.seq_q + i) * hd;  // element of Q/O row i
   let vis = select(0u, attn_visible(i), i < P.seq_q);
   var qr: array<vec4<f32>, 16>;   // scale * Q row
   var acc: array<vec4<f32>, 16>;
+  var m_row = 0u;
   if (i < P.seq_q) {
+    let q_row = attn_q_row(bh, i);
     for (var d4 = 0u; d4 < RD4; d4++) {
-      qr[d4] = attn_ld_q(row_base + 4u * d4, 4u * d4, hd) * P.scale;
+      qr[d4] = attn_ld_q(q_row + 4u * d4, 4u * d4, hd) * P.scale;
     }
+    m_row = attn_m_row(bh, i);
   }
 
   var m = 0.0f;  // running max of finite scores (meaningful once l > 0)
@@ -230,12 +245,18 @@ fn attn_rows(g: u32, li: u32) {
       let row = e / RD4;
       let d = 4u * (e % RD4);
       var x = vec4<f32>(0.0f);
-      var y = vec4<f32>(0.0f);
       if (k0 + row < kv_end) {
-        x = attn_ld_k(k_base + (k0 + row) * hd + d, d, hd);
-        y = attn_ld_v(k_base + (k0 + row) * hd + d, d, hd);
+        x = attn_ld_k(k_head + (k0 + row) * P.ks.z + d, d, hd);
       }
       attn_kv[e] = x;
+    }
+    for (var e = li; e < BK * RV4; e += WG) {
+      let row = e / RV4;
+      let d = 4u * (e % RV4);
+      var y = vec4<f32>(0.0f);
+      if (k0 + row < kv_end) {
+        y = attn_ld_v(v_head + (k0 + row) * P.vs.z + d, d, hdv);
+      }
       attn_kv[256u + e] = y;
     }
     workgroupBarrier();
@@ -249,6 +270,9 @@ fn attn_rows(g: u32, li: u32) {
       for (var d4 = 0u; d4 < RD4; d4++) {
         x += dot(qr[d4], attn_kv[j * RD4 + d4]);
       }
+      if (j < nv) {
+        x = attn_masked(attn_cap(x), m_row + k0 + j);
+      }
       s[j] = x;
       bad = bad || (j < nv && attn_bad(x));
       mt = max(mt, select(MASKED, x, j < nv && attn_finite(x)));
@@ -260,31 +284,31 @@ fn attn_rows(g: u32, li: u32) {
     let alpha = select(1.0f, attn_exp(m - m_new), l > 0.0f);
     m = m_new;
     l *= alpha;
-    for (var d4 = 0u; d4 < RD4; d4++) {
+    for (var d4 = 0u; d4 < RV4; d4++) {
       acc[d4] *= alpha;
     }
     for (var j = 0u; j < nv; j++) {
       let p = select(0.0f, attn_exp(s[j] - m_new), attn_finite(s[j]));
       l += p;
-      for (var d4 = 0u; d4 < RD4; d4++) {
-        acc[d4] += attn_pv(p, attn_kv[256u + j * RD4 + d4]);
+      for (var d4 = 0u; d4 < RV4; d4++) {
+        acc[d4] += attn_pv(p, attn_kv[256u + j * RV4 + d4]);
       }
     }
     workgroupBarrier();
   }
 
   if (live && i < P.seq_q) {
-    let o_row = (bhl * P.seq_q + i) * P.o_stride;
-    for (var d4 = 0u; d4 < RD4; d4++) {
+    let o_row = attn_o_row(bh, i);
+    for (var d4 = 0u; d4 < RV4; d4++) {
       var x = attn_out(acc[d4], l, bad, vis);
       if (PARTIAL == 1u) {
         x = acc[d4];
       }
-      attn_st_o(o_row + 4u * d4, 4u * d4, hd, x);
+      attn_st_o(o_row + 4u * d4, 4u * d4, hdv, x);
     }
     if (PARTIAL == 1u) {
-      o_st(o_row + hd, attn_state_m(m, l, vis));
-      o_st(o_row + hd + 1u, attn_state_l(l, bad));
+      o_st(o_row + hdv, attn_state_m(m, l, vis));
+      o_st(o_row + hdv + 1u, attn_state_l(l, bad));
     }
   }
 }

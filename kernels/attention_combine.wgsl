@@ -13,9 +13,13 @@
 struct Params {
   off: vec4<u32>,
   rows: u32,  // query rows per block
-  hd: u32,    // head_dim
+  hd: u32,    // head_dim_v
   nblk: u32,  // blocks combined
-  last: u32,  // 1: write O (row stride hd); 0: a state (row stride hd + 2)
+  last: u32,  // 1: write O (row stride o_rs); 0: a state (row stride hd + 2)
+  o_rs: u32,
+  pad0: u32,
+  pad1: u32,
+  pad2: u32,
 }
 
 // Through a var: a constant bitcast to inf/NaN is a shader-creation error
@@ -75,7 +79,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   if (P.last == 1u) {
     var x = select(0.0f, acc / l, l > 0.0f);
     if (nan_row) { x = cmb_nan(); }
-    o_st(row * P.hd + d, x);
+    o_st(row * P.o_rs + d, x);
   } else {
     o_st(row * rs + d, acc);
     if (d == 0u) {

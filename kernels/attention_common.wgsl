@@ -1,29 +1,84 @@
 // Shared by the attention kernels (attention.wgsl: staged through
 // workgroup memory; attention_regs.wgsl: without it, for CPU adapters),
-// each concatenated after this file: the Params both take from
-// src/webgpu/attention.c, the causal masks, and row loads and stores that
-// stop at head_dim.
+// each concatenated after this file and after attention_mask.wgsl or
+// attention_nomask.wgsl (attn_masked: the additive mask or nothing): the
+// Params both take from src/webgpu/attention.c, strided row addressing,
+// softcap, the causal masks, and row loads and stores that stop at a
+// head size. A score is attn_masked(attn_cap(scale * q.k), at).
 
 struct Params {
   off: vec4<u32>,
+  off2: vec4<u32>,  // operand 4: the mask (attention_mask.wgsl)
   heads: u32,
   heads_kv: u32,
   group: u32,     // heads / heads_kv
   seq_q: u32,
   seq_kv: u32,
-  head_dim: u32,
+  head_dim: u32,  // of Q and K
+  head_dim_v: u32,  // of V and O
   qblocks: u32,   // query blocks per head (of BQ or WG rows)
   dgroups: u32,   // dim groups per head (tiles shape; else 1)
   bh_base: u32,   // batch*heads + head of this launch's first Q head
-  kv_base: u32,   // batch*heads_kv + kv head of its first K/V head
   bh_count: u32,  // Q heads in this launch
   causal: u32,    // a wgc_causal
   scale: f32,
+  softcap: f32,   // > 0 when SOFTCAP == 1
   q_first: u32,   // global index of this launch's query row 0
   k_first: u32,   // global index of this launch's key 0
   gq: u32,        // the call's seq_q and seq_kv (masks)
   gkv: u32,
-  o_stride: u32,  // elements between rows of O (head_dim, or + 2: PARTIAL)
+  o_stride: u32,  // PARTIAL: elements between state rows (head_dim_v + 2)
+  pad0: u32,
+  // Element strides over (batch, head, seq) and, in w, the element of the
+  // operand where this launch's binding starts. Products wrap in u32: the
+  // difference is exact wherever the true offset lies inside the binding.
+  qs: vec4<u32>,
+  ks: vec4<u32>,
+  vs: vec4<u32>,
+  os: vec4<u32>,
+  ms: vec4<u32>,
+}
+
+// Element of the binding where row i (of this launch) of Q head bh (global
+// batch*heads + head) starts; likewise O, and key j of K/V head kvh
+// (global batch*heads_kv + kv head).
+fn attn_q_row(bh: u32, i: u32) -> u32 {
+  return (bh / P.heads) * P.qs.x + (bh % P.heads) * P.qs.y +
+         (P.q_first + i) * P.qs.z - P.qs.w;
+}
+fn attn_o_row(bh: u32, i: u32) -> u32 {
+  if (PARTIAL == 1u) {  // states of the launch's one head, packed
+    return i * P.o_stride;
+  }
+  return (bh / P.heads) * P.os.x + (bh % P.heads) * P.os.y +
+         (P.q_first + i) * P.os.z - P.os.w;
+}
+fn attn_kv_head(bh: u32) -> u32 {
+  return (bh / P.heads) * P.heads_kv + (bh % P.heads) / P.group;
+}
+fn attn_k_row(kvh: u32, j: u32) -> u32 {
+  return (kvh / P.heads_kv) * P.ks.x + (kvh % P.heads_kv) * P.ks.y +
+         (P.k_first + j) * P.ks.z - P.ks.w;
+}
+fn attn_v_row(kvh: u32, j: u32) -> u32 {
+  return (kvh / P.heads_kv) * P.vs.x + (kvh % P.heads_kv) * P.vs.y +
+         (P.k_first + j) * P.vs.z - P.vs.w;
+}
+// Element of the mask binding for key 0 (of this launch) of row i.
+fn attn_m_row(bh: u32, i: u32) -> u32 {
+  return (bh / P.heads) * P.ms.x + (bh % P.heads) * P.ms.y +
+         (P.q_first + i) * P.ms.z + P.k_first - P.ms.w;
+}
+
+// softcap * tanh(x / softcap) (SOFTCAP == 1), NaN kept. tanh is 1 in f32
+// from |t| = 9.1 on; clamping keeps implementations that form it from
+// exp(2t) away from inf / inf, so +inf scores become softcap, as in the
+// unfused formula.
+fn attn_cap(x: f32) -> f32 {
+  if (SOFTCAP == 0u) { return x; }
+  let t = x / P.softcap;
+  let nan = (bitcast<u32>(t) & 0x7fffffffu) > 0x7f800000u;
+  return select(P.softcap * tanh(clamp(t, -10.0f, 10.0f)), t, nan);
 }
 
 const MASKED: f32 = -3.0e38f;

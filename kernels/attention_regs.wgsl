@@ -1,25 +1,27 @@
 // Fused attention without workgroup memory, for CPU adapters (lavapipe,
 // SwiftShader), where workgroup memory is ordinary memory and barriers are
-// costly: one invocation per query row, with its row of Q (pre-scaled) and
-// its output accumulator in private arrays of RD4 vec4s, reading K and V
+// costly: one invocation per query row, with its row of Q (pre-scaled, RD4
+// vec4s) and its output accumulator (RV4) in private arrays, reading K and V
 // straight from memory in blocks of KB = 8 keys with an online softmax. No
 // barriers, so each invocation stops at its own last visible key. Same
 // Params, grid (one workgroup per WG query rows of a head), masks, GQA and
 // PARTIAL split-KV output as kernels/attention.wgsl (MODE 1, "rows").
 //
 // Masked keys of a block (past the row's visible prefix) read the row's
-// last visible key instead (always in range) and get probability 0, so no
-// masked or out-of-range K/V value is combined into a result.
+// last visible key (and its mask entry) instead, always in range, and get
+// probability 0, so no masked or out-of-range K/V value is combined into a
+// result.
 //
 // llvmpipe (lavapipe) ends every shader invocation after 65535 loop
 // iterations in total, over all its loops (LP_MAX_TGSI_LOOP_ITERATIONS,
 // one counter per invocation), silently: a long key range would stop early
 // and give a wrong result. A block of keys costs 1 + 2 * RD4 iterations
-// (the block loop and its two loops over the head dims), so the host caps
+// (the block loop and its loops over RD4 and RV4), so the host caps
 // the keys of one launch (max_keys in src/webgpu/attention.c)
 // and covers longer ranges with key blocks and the split-KV combine.
 //
-// Consts from the host: WG (8..64), RD4 (vec4s of a row), PARTIAL (0, 1).
+// Consts from the host: WG (8..64), RD4 and RV4 (vec4s of a Q/K and of a
+// V/O row), PARTIAL (0, 1), SOFTCAP (0, 1).
 // Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
 
 @compute @workgroup_size(WG)
@@ -34,16 +36,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     return; // no barrier follows: leaving early is fine
   }
   let bh = P.bh_base + bhl;
-  let kvh = (bh / P.heads) * P.heads_kv + (bh % P.heads) / P.group - P.kv_base;
+  let kvh = attn_kv_head(bh);
   let hd = P.head_dim;
-  let k_base = kvh * P.seq_kv * hd;  // element of K/V row 0
-  let row_base = (bhl * P.seq_q + i) * hd;
+  let hdv = P.head_dim_v;
+  let q_row = attn_q_row(bh, i);
+  let m_row = attn_m_row(bh, i);
+  // key 0 of the K/V head in each binding (keys step by the seq strides)
+  let k_head = attn_k_row(kvh, 0u);
+  let v_head = attn_v_row(kvh, 0u);
   let vis = attn_visible(i);
 
   var qr: array<vec4<f32>, RD4>;  // scale * Q row
-  var acc: array<vec4<f32>, RD4>;
+  var acc: array<vec4<f32>, RV4>;
   for (var d4 = 0u; d4 < RD4; d4++) {
-    qr[d4] = attn_ld_q(row_base + 4u * d4, 4u * d4, hd) * P.scale;
+    qr[d4] = attn_ld_q(q_row + 4u * d4, 4u * d4, hd) * P.scale;
+  }
+  for (var d4 = 0u; d4 < RV4; d4++) {
     acc[d4] = vec4<f32>(0.0f);
   }
 
@@ -54,14 +62,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     // keys k0 .. k0+nv-1 are visible; the others read the last visible one
     let nv = min(vis - k0, 8u);
     let kl = vis - 1u;
-    let b0 = k_base + min(k0, kl) * hd;
-    let b1 = k_base + min(k0 + 1u, kl) * hd;
-    let b2 = k_base + min(k0 + 2u, kl) * hd;
-    let b3 = k_base + min(k0 + 3u, kl) * hd;
-    let b4 = k_base + min(k0 + 4u, kl) * hd;
-    let b5 = k_base + min(k0 + 5u, kl) * hd;
-    let b6 = k_base + min(k0 + 6u, kl) * hd;
-    let b7 = k_base + min(k0 + 7u, kl) * hd;
+    let j0 = min(k0, kl);
+    let j1 = min(k0 + 1u, kl);
+    let j2 = min(k0 + 2u, kl);
+    let j3 = min(k0 + 3u, kl);
+    let j4 = min(k0 + 4u, kl);
+    let j5 = min(k0 + 5u, kl);
+    let j6 = min(k0 + 6u, kl);
+    let j7 = min(k0 + 7u, kl);
+    let b0 = k_head + j0 * P.ks.z;
+    let b1 = k_head + j1 * P.ks.z;
+    let b2 = k_head + j2 * P.ks.z;
+    let b3 = k_head + j3 * P.ks.z;
+    let b4 = k_head + j4 * P.ks.z;
+    let b5 = k_head + j5 * P.ks.z;
+    let b6 = k_head + j6 * P.ks.z;
+    let b7 = k_head + j7 * P.ks.z;
     var sa = vec4<f32>(0.0f);  // scores of keys 0..3 of the block
     var sb = vec4<f32>(0.0f);  // and 4..7
     for (var d4 = 0u; d4 < RD4; d4++) {
@@ -76,6 +92,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       sb.z += dot(q, attn_ld_k(b6 + d, d, hd));
       sb.w += dot(q, attn_ld_k(b7 + d, d, hd));
     }
+    sa = vec4<f32>(attn_masked(attn_cap(sa.x), m_row + j0),
+                   attn_masked(attn_cap(sa.y), m_row + j1),
+                   attn_masked(attn_cap(sa.z), m_row + j2),
+                   attn_masked(attn_cap(sa.w), m_row + j3));
+    sb = vec4<f32>(attn_masked(attn_cap(sb.x), m_row + j4),
+                   attn_masked(attn_cap(sb.y), m_row + j5),
+                   attn_masked(attn_cap(sb.z), m_row + j6),
+                   attn_masked(attn_cap(sb.w), m_row + j7));
     // visible keys, and those of them with a finite score
     let va = vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(nv);
     let vb = vec4<u32>(4u, 5u, 6u, 7u) < vec4<u32>(nv);
@@ -103,31 +127,39 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
                     fb);
     m = m_new;
     l = l * alpha + dot(pa + pb, vec4<f32>(1.0f));
-    for (var d4 = 0u; d4 < RD4; d4++) {
+    let c0 = v_head + j0 * P.vs.z;
+    let c1 = v_head + j1 * P.vs.z;
+    let c2 = v_head + j2 * P.vs.z;
+    let c3 = v_head + j3 * P.vs.z;
+    let c4 = v_head + j4 * P.vs.z;
+    let c5 = v_head + j5 * P.vs.z;
+    let c6 = v_head + j6 * P.vs.z;
+    let c7 = v_head + j7 * P.vs.z;
+    for (var d4 = 0u; d4 < RV4; d4++) {
       let d = 4u * d4;
       var x = acc[d4] * alpha;
-      x += attn_pv(pa.x, attn_ld_v(b0 + d, d, hd));
-      x += attn_pv(pa.y, attn_ld_v(b1 + d, d, hd));
-      x += attn_pv(pa.z, attn_ld_v(b2 + d, d, hd));
-      x += attn_pv(pa.w, attn_ld_v(b3 + d, d, hd));
-      x += attn_pv(pb.x, attn_ld_v(b4 + d, d, hd));
-      x += attn_pv(pb.y, attn_ld_v(b5 + d, d, hd));
-      x += attn_pv(pb.z, attn_ld_v(b6 + d, d, hd));
-      x += attn_pv(pb.w, attn_ld_v(b7 + d, d, hd));
+      x += attn_pv(pa.x, attn_ld_v(c0 + d, d, hdv));
+      x += attn_pv(pa.y, attn_ld_v(c1 + d, d, hdv));
+      x += attn_pv(pa.z, attn_ld_v(c2 + d, d, hdv));
+      x += attn_pv(pa.w, attn_ld_v(c3 + d, d, hdv));
+      x += attn_pv(pb.x, attn_ld_v(c4 + d, d, hdv));
+      x += attn_pv(pb.y, attn_ld_v(c5 + d, d, hdv));
+      x += attn_pv(pb.z, attn_ld_v(c6 + d, d, hdv));
+      x += attn_pv(pb.w, attn_ld_v(c7 + d, d, hdv));
       acc[d4] = x;
     }
   }
 
-  let o_row = (bhl * P.seq_q + i) * P.o_stride;
-  for (var d4 = 0u; d4 < RD4; d4++) {
+  let o_row = attn_o_row(bh, i);
+  for (var d4 = 0u; d4 < RV4; d4++) {
     var x = attn_out(acc[d4], l, bad, vis);
     if (PARTIAL == 1u) {
       x = acc[d4];
     }
-    attn_st_o(o_row + 4u * d4, 4u * d4, hd, x);
+    attn_st_o(o_row + 4u * d4, 4u * d4, hdv, x);
   }
   if (PARTIAL == 1u) {
-    o_st(o_row + hd, attn_state_m(m, l, vis));
-    o_st(o_row + hd + 1u, attn_state_l(l, bad));
+    o_st(o_row + hdv, attn_state_m(m, l, vis));
+    o_st(o_row + hdv + 1u, attn_state_l(l, bad));
   }
 }

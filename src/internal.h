@@ -50,11 +50,14 @@ typedef struct wgc_conv2d_args {
   const char *fn; /* the public entry point, named in messages */
 } wgc_conv2d_args;
 
-/* An attention desc with heads_kv resolved; batch, heads, seq_q, head_dim > 0
- * here; seq_kv may be 0 (output zeros). */
+/* An attention desc with heads_kv, head_dim_v and the four operand strides
+ * resolved (never all zero here); batch, heads, seq_q, head_dim,
+ * head_dim_v > 0; seq_kv may be 0 (output zeros). mask is read only when
+ * has_mask (d.mask != 0 and seq_kv > 0). */
 typedef struct wgc_attention_args {
   wgc_attention_desc d;
-  wgc_ref q, k, v, o;
+  wgc_ref q, k, v, o, mask;
+  bool has_mask;
   const char *fn; /* the public entry point, named in messages */
 } wgc_attention_args;
 

@@ -1,9 +1,65 @@
-/* attention entry point: desc defaults and checks, footprints, dispatch. */
+/* attention entry point: desc defaults and checks, strided footprints,
+ * overlap rules, dispatch. */
 #include "internal.h"
 
 #include "validate.h"
 
 #include <math.h>
+
+/* One strided operand's extents: dims counts over (batch, head, seq), the
+ * row length, and its strides (resolved). */
+typedef struct attn_layout {
+  const char *param;
+  size_t n[3];
+  size_t row;
+  wgc_attention_strides *st;
+} attn_layout;
+
+/* Strides all zero: the contiguous [batch, heads, seq, row] layout. */
+static void default_strides(attn_layout *l) {
+  wgc_attention_strides *s = l->st;
+  if (s->batch || s->head || s->seq)
+    return;
+  s->seq = l->row;
+  s->head = l->n[2] * l->row;
+  s->batch = l->n[1] * l->n[2] * l->row;
+}
+
+/* Elements from the operand's address to one past its last element
+ * (saturating; 0 when empty). */
+static uint64_t layout_span(const attn_layout *l) {
+  if (!l->n[0] || !l->n[1] || !l->n[2] || !l->row)
+    return 0;
+  size_t str[3] = {l->st->batch, l->st->head, l->st->seq};
+  uint64_t last = 0;
+  for (int i = 0; i < 3; i++)
+    last = wgc_sat_add(last, wgc_sat_mul(l->n[i] - 1, str[i]));
+  return wgc_sat_add(last, l->row);
+}
+
+/* Whether distinct (batch, head, seq) rows of an output layout can share
+ * an element: each dimension of more than one entry, by increasing stride,
+ * must step past everything the smaller ones cover. */
+static bool rows_overlap(const attn_layout *l) {
+  uint64_t st[3] = {l->st->batch, l->st->head, l->st->seq};
+  uint64_t n[3] = {l->n[0], l->n[1], l->n[2]};
+  for (int a = 0; a < 3; a++) /* sort by stride */
+    for (int b = a + 1; b < 3; b++)
+      if (st[b] < st[a]) {
+        uint64_t t = st[a];
+        st[a] = st[b], st[b] = t;
+        t = n[a], n[a] = n[b], n[b] = t;
+      }
+  uint64_t extent = l->row;
+  for (int i = 0; i < 3; i++) {
+    if (n[i] <= 1)
+      continue;
+    if (st[i] < extent)
+      return true;
+    extent = wgc_sat_add(wgc_sat_mul(n[i] - 1, st[i]), extent);
+  }
+  return false;
+}
 
 wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
                          wgc_ptr q, wgc_ptr k, wgc_ptr v, wgc_ptr o) {
@@ -16,6 +72,8 @@ wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
   wgc_attention_desc *ad = &a.d;
   if (!ad->heads_kv)
     ad->heads_kv = ad->heads;
+  if (!ad->head_dim_v)
+    ad->head_dim_v = ad->head_dim;
   if (ad->heads_kv && ad->heads % ad->heads_kv)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d->heads %zu is not a multiple of d->heads_kv %zu", fn,
@@ -24,28 +82,71 @@ wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d->scale %g must be finite and > 0", fn,
                     (double)ad->scale);
+  if (!(isfinite(ad->softcap) && ad->softcap >= 0))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d->softcap %g must be finite and >= 0 (0: none)", fn,
+                    (double)ad->softcap);
   if ((unsigned)ad->causal > WGC_CAUSAL_BOTTOM_RIGHT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d->causal %d is not a wgc_causal", fn,
                     (int)ad->causal);
-  size_t qn, kvn;
-  size_t q_dims[] = {ad->batch, ad->heads, ad->seq_q, ad->head_dim};
-  size_t kv_dims[] = {ad->batch, ad->heads_kv, ad->seq_kv, ad->head_dim};
-  if (!wgc_product(q_dims, 4, &qn) || !wgc_product(kv_dims, 4, &kvn) ||
-      qn > SIZE_MAX / 4 || kvn > SIZE_MAX / 4)
+  /* Scores need a key dimension: head_dim 0 leaves them undefined. */
+  if (!ad->head_dim && ad->head_dim_v)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d->head_dim 0 with d->head_dim_v %zu", fn,
+                    ad->head_dim_v);
+  size_t B = ad->batch, H = ad->heads, HK = ad->heads_kv;
+  size_t SQ = ad->seq_q, SK = ad->seq_kv, D = ad->head_dim, DV = ad->head_dim_v;
+  attn_layout lay[4] = {{"q", {B, H, SQ}, D, &ad->q_stride},
+                        {"k", {B, HK, SK}, D, &ad->k_stride},
+                        {"v", {B, HK, SK}, DV, &ad->v_stride},
+                        {"o", {B, H, SQ}, DV, &ad->o_stride}};
+  size_t qn;
+  size_t q_dims[] = {B, H, SQ, D > DV ? D : DV};
+  size_t kv_dims[] = {B, HK, SK, D > DV ? D : DV, 4};
+  if (!wgc_product(q_dims, 4, &qn) || !wgc_product(kv_dims, 5, &(size_t){0}) ||
+      qn > SIZE_MAX / 4)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d describes tensors too large to address", fn);
   if (qn == 0)
     return WGC_OK;
-  wgc_operand ops[4] = {
-      wgc_flat_operand("q", q, qn), wgc_flat_operand("k", k, kvn),
-      wgc_flat_operand("v", v, kvn), wgc_flat_operand("o", o, qn)};
-  wgc_status s = wgc_check_all(ctx, fn, ops, 4);
+  for (int i = 0; i < 4; i++)
+    default_strides(&lay[i]);
+  if (rows_overlap(&lay[3]))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d->o_stride (%zu, %zu, %zu) makes rows of o overlap",
+                    fn, ad->o_stride.batch, ad->o_stride.head,
+                    ad->o_stride.seq);
+  a.has_mask = ad->mask && SK;
+  attn_layout mlay = {"mask", {B, H, SQ}, SK, &ad->mask_stride};
+  wgc_operand ops[5];
+  size_t nops = 0;
+  for (int i = 0; i < 3; i++)
+    ops[nops++] = (wgc_operand){.param = lay[i].param,
+                                .addr = i == 0   ? q
+                                        : i == 1 ? k
+                                                 : v,
+                                .bytes = wgc_sat_mul(4, layout_span(&lay[i])),
+                                .repeat = 1};
+  if (a.has_mask)
+    ops[nops++] = (wgc_operand){.param = "mask",
+                                .addr = ad->mask,
+                                .bytes = wgc_sat_mul(4, layout_span(&mlay)),
+                                .repeat = 1};
+  ops[nops++] = (wgc_operand){.param = "o",
+                              .addr = o,
+                              .bytes = wgc_sat_mul(4, layout_span(&lay[3])),
+                              .repeat = 1};
+  /* Footprints are first to last element: o may not share that range with
+   * any input, even where its rows would fall between theirs. */
+  wgc_status s = wgc_check_all(ctx, fn, ops, nops);
   if (s != WGC_OK)
     return s;
   a.q = ops[0].ref;
   a.k = ops[1].ref;
   a.v = ops[2].ref;
-  a.o = ops[3].ref;
+  if (a.has_mask)
+    a.mask = ops[3].ref;
+  a.o = ops[nops - 1].ref;
   return ctx->be->attention(ctx, &a);
 }

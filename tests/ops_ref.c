@@ -132,40 +132,68 @@ void ref_conv2d(const wgc_conv2d_desc *d, const float *x, const float *w,
 
 /* ---- attention ----------------------------------------------------------- */
 
+/* The unfused formula in double on the (possibly strided) operands:
+ * s = softcap(scale * q.k) + mask over the keys the causal mask shows,
+ * then softmax and the weighted mean of V. out is contiguous
+ * [batch, heads, seq_q, head_dim_v]. Non-finite scores as the header says:
+ * NaN or +inf makes the row NaN, -inf weighs 0, all -inf is NaN. */
 void ref_attention(const wgc_attention_desc *d, const float *q, const float *k,
                    const float *v, double *out) {
   size_t hkv = d->heads_kv ? d->heads_kv : d->heads;
   size_t group = d->heads / hkv, D = d->head_dim;
-  double *s = dalloc(d->seq_kv ? d->seq_kv : 1);
+  size_t DV = d->head_dim_v ? d->head_dim_v : D;
+  size_t H = d->heads, SQ = d->seq_q, SK = d->seq_kv;
+  wgc_attention_strides qs = d->q_stride, ks = d->k_stride, vs = d->v_stride;
+  if (!qs.batch && !qs.head && !qs.seq)
+    qs = (wgc_attention_strides){H * SQ * D, SQ * D, D};
+  if (!ks.batch && !ks.head && !ks.seq)
+    ks = (wgc_attention_strides){hkv * SK * D, SK * D, D};
+  if (!vs.batch && !vs.head && !vs.seq)
+    vs = (wgc_attention_strides){hkv * SK * DV, SK * DV, DV};
+  const float *mask = (const float *)(uintptr_t)d->mask;
+  double *s = dalloc(SK ? SK : 1);
   for (size_t b = 0; b < d->batch; b++)
-    for (size_t h = 0; h < d->heads; h++) {
+    for (size_t h = 0; h < H; h++) {
       size_t kh = h / group;
-      const float *kb = k + (b * hkv + kh) * d->seq_kv * D;
-      const float *vb = v + (b * hkv + kh) * d->seq_kv * D;
-      for (size_t i = 0; i < d->seq_q; i++) {
-        const float *qi = q + ((b * d->heads + h) * d->seq_q + i) * D;
-        double *oi = out + ((b * d->heads + h) * d->seq_q + i) * D;
+      const float *kb = k + b * ks.batch + kh * ks.head;
+      const float *vb = v + b * vs.batch + kh * vs.head;
+      for (size_t i = 0; i < SQ; i++) {
+        const float *qi = q + b * qs.batch + h * qs.head + i * qs.seq;
+        const float *mi = mask ? mask + b * d->mask_stride.batch +
+                                     h * d->mask_stride.head +
+                                     i * d->mask_stride.seq
+                               : NULL;
+        double *oi = out + ((b * H + h) * SQ + i) * DV;
         /* Keys j < visible are seen; unsigned arithmetic kept non-negative. */
-        size_t visible = d->seq_kv;
+        size_t visible = SK;
         if (d->causal == WGC_CAUSAL_TOP_LEFT)
-          visible = i + 1 < d->seq_kv ? i + 1 : d->seq_kv;
+          visible = i + 1 < SK ? i + 1 : SK;
         else if (d->causal == WGC_CAUSAL_BOTTOM_RIGHT)
-          visible = i + 1 + d->seq_kv <= d->seq_q
+          visible = i + 1 + SK <= SQ
                         ? 0
-                        : (i + 1 + d->seq_kv - d->seq_q < d->seq_kv
-                               ? i + 1 + d->seq_kv - d->seq_q
-                               : d->seq_kv);
-        for (size_t e = 0; e < D; e++)
+                        : (i + 1 + SK - SQ < SK ? i + 1 + SK - SQ : SK);
+        for (size_t e = 0; e < DV; e++)
           oi[e] = 0;
         if (!visible)
           continue;
         double mx = -INFINITY;
+        int bad = 0;
         for (size_t j = 0; j < visible; j++) {
           double dot = 0;
           for (size_t e = 0; e < D; e++)
-            dot += (double)qi[e] * kb[j * D + e];
+            dot += (double)qi[e] * kb[j * ks.seq + e];
           s[j] = (double)d->scale * dot;
+          if (d->softcap > 0)
+            s[j] = d->softcap * tanh(s[j] / d->softcap);
+          if (mi)
+            s[j] += mi[j];
+          bad |= isnan(s[j]) || s[j] == INFINITY;
           mx = fmax(mx, s[j]);
+        }
+        if (bad || mx == -INFINITY) {
+          for (size_t e = 0; e < DV; e++)
+            oi[e] = NAN;
+          continue;
         }
         double l = 0;
         for (size_t j = 0; j < visible; j++) {
@@ -173,8 +201,9 @@ void ref_attention(const wgc_attention_desc *d, const float *q, const float *k,
           l += s[j];
         }
         for (size_t j = 0; j < visible; j++)
-          for (size_t e = 0; e < D; e++)
-            oi[e] += s[j] / l * vb[j * D + e];
+          if (s[j] > 0)
+            for (size_t e = 0; e < DV; e++)
+              oi[e] += s[j] / l * vb[j * vs.seq + e];
       }
     }
   free(s);

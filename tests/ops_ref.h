@@ -42,6 +42,8 @@ void ref_conv2d(const wgc_conv2d_desc *d, const float *x, const float *w,
                 const float *bias, double *out);
 
 /* ---- attention ---------------------------------------------------------- */
+/* Follows d's strides, softcap and head_dim_v; d->mask, when set, is a
+ * host pointer (cast to wgc_ptr) to the mask in d->mask_stride's layout. */
 void ref_attention(const wgc_attention_desc *d, const float *q, const float *k,
                    const float *v, double *out);
 

@@ -236,6 +236,12 @@ TEST(cpu_split_attention) {
   wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
   for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
     wgc_attention_desc d = cases[t];
+    /* the backend sees resolved strides (the front end's defaults) */
+    d.head_dim_v = d.head_dim;
+    d.q_stride = d.o_stride = (wgc_attention_strides){
+        d.heads * d.seq_q * d.head_dim, d.seq_q * d.head_dim, d.head_dim};
+    d.k_stride = d.v_stride = (wgc_attention_strides){
+        d.heads_kv * d.seq_kv * d.head_dim, d.seq_kv * d.head_dim, d.head_dim};
     if (!case_begin("split[cpu] attention(batch=%zu,heads=%zu,heads_kv=%zu,"
                     "seq_q=%zu,seq_kv=%zu,causal=%d)",
                     d.batch, d.heads, d.heads_kv, d.seq_q, d.seq_kv,
@@ -251,6 +257,52 @@ TEST(cpu_split_attention) {
     compare_split(ctx, &w, &w.u.attn.o, o1, o2, nq, 0.0,
                   d.batch * d.heads * d.seq_q);
     free(q), free(k), free(v), free(o1), free(o2);
+    case_end();
+  }
+}
+
+/* Strided [batch, seq, heads, dim] operands, a per-row mask with -inf
+ * entries, softcap and a value head size of its own: the pieces address
+ * each block of rows, and its mask rows, as the whole call does. */
+TEST(cpu_split_attention_layout) {
+  const wgc_causal causal[] = {WGC_CAUSAL_TOP_LEFT, WGC_CAUSAL_BOTTOM_RIGHT,
+                               WGC_CAUSAL_NONE};
+  wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
+  for (size_t t = 0; t < 3; t++) {
+    size_t B = 2, H = 4, HK = 2, SQ = 13, SK = 17, D = 8, DV = 5;
+    wgc_attention_desc d = {.batch = B,
+                            .heads = H,
+                            .heads_kv = HK,
+                            .seq_q = SQ,
+                            .seq_kv = SK,
+                            .head_dim = D,
+                            .head_dim_v = DV,
+                            .scale = 0.4f,
+                            .causal = causal[t],
+                            .softcap = 1.5f,
+                            .mask_stride = {H * SQ * SK, SQ * SK, SK},
+                            .q_stride = {SQ * H * D, D, H * D},
+                            .k_stride = {SK * HK * D, D, HK * D},
+                            .v_stride = {SK * HK * DV, DV, HK * DV},
+                            .o_stride = {SQ * H * DV, DV, H * DV}};
+    if (!case_begin("split[cpu] attention layout(causal=%d)", (int)d.causal))
+      continue;
+    size_t nq = B * SQ * H * D, nk = B * SK * HK * D, nv = B * SK * HK * DV;
+    size_t no = B * SQ * H * DV, nm = B * H * SQ * SK;
+    float *q = random_floats(nq, 17), *k = random_floats(nk, 18);
+    float *v = random_floats(nv, 19), *m = random_floats(nm, 20);
+    for (size_t i = 3; i < nm; i += 7)
+      m[i] = -INFINITY;
+    float *o1 = falloc(no), *o2 = falloc(no);
+    cpu_work w = {.kind = CPU_WORK_ATTENTION};
+    w.u.attn = (wgc_attention_args){.d = d,
+                                    .q = ref(q),
+                                    .k = ref(k),
+                                    .v = ref(v),
+                                    .mask = ref(m),
+                                    .has_mask = true};
+    compare_split(ctx, &w, &w.u.attn.o, o1, o2, no, 0.0, B * H * SQ);
+    free(q), free(k), free(v), free(m), free(o1), free(o2);
     case_end();
   }
 }

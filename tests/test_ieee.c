@@ -436,6 +436,169 @@ TEST(ieee_attention) {
   wgc_destroy(capped);
 }
 
+/* Special values in the additive mask ([seq_q, seq_kv], shared by the
+ * heads), alone and with softcap: the unfused softmax(softcap(s) + mask) V
+ * of ops_ref.c. */
+typedef enum {
+  MSP_NEG_INF,     /* -inf at keys 1, 4 (NaN in V of key 4): weight 0 */
+  MSP_ROW_NEG_INF, /* row 1 all -inf: NaN */
+  MSP_NAN,         /* NaN at key 3 of row 2: row 2 NaN */
+  MSP_POS_INF,     /* +inf at key 5 of row 0: row 0 NaN */
+  MSP_HIDDEN_NAN,  /* NaN at keys the causal mask hides: no effect */
+  MSP_CAP_INF,     /* softcap: a +inf score becomes softcap, -inf masks */
+  MSP_CAP_ROW_NEG, /* softcap: row 0 all -inf in the mask: NaN */
+  MSP_COUNT
+} mask_special;
+
+static const char *const MASK_SPECIAL_NAMES[MSP_COUNT] = {
+    "-inf in the mask with NaN in v",
+    "row of -inf in the mask",
+    "NaN in the mask",
+    "+inf in the mask",
+    "NaN in the mask under the causal mask",
+    "softcap with +inf score and -inf mask",
+    "softcap with a row of -inf in the mask"};
+
+static void plant_mask(mask_special sp, const wgc_attention_desc *d, float *m,
+                       float *q, float *k, float *v) {
+  size_t nq = d->seq_q, nk = d->seq_kv, hd = d->head_dim;
+  size_t far = nk > 1000 ? nk - 10 : 0; /* reaches later key blocks */
+  switch (sp) {
+  case MSP_NEG_INF:
+    for (size_t i = 0; i < nq; i++)
+      m[i * nk + 1] = m[i * nk + 4 + far] = -INFINITY;
+    for (size_t e = 0; e < hd; e++)
+      v[(4 + far) * hd + e] = NAN;
+    break;
+  case MSP_ROW_NEG_INF:
+    for (size_t j = 0; j < nk; j++)
+      m[1 * nk + j] = -INFINITY;
+    break;
+  case MSP_NAN: /* the last row where there are fewer than three */
+    m[(nq > 2 ? 2 : nq - 1) * nk + 3 + far] = NAN;
+    break;
+  case MSP_POS_INF:
+    m[5 + far] = INFINITY;
+    break;
+  case MSP_HIDDEN_NAN: /* keys past row i's causal prefix */
+    for (size_t i = 0; i < nq; i++)
+      for (size_t j = 0; j < nk; j++)
+        if (d->causal == WGC_CAUSAL_NONE
+                ? j == 2
+                : j > i + (d->causal == WGC_CAUSAL_TOP_LEFT ? 0 : nk - nq))
+          m[i * nk + j] = d->causal == WGC_CAUSAL_NONE ? -INFINITY : NAN;
+    break;
+  case MSP_CAP_INF:
+    for (size_t i = 0; i < d->batch * d->heads * nq; i++)
+      q[i * hd] = 0.5f;
+    k[(5 + far) * hd] = INFINITY;
+    for (size_t i = 0; i < nq; i++)
+      m[i * nk + 1] = -INFINITY;
+    break;
+  case MSP_CAP_ROW_NEG:
+    for (size_t j = 0; j < nk; j++)
+      m[j] = -INFINITY;
+    break;
+  default:
+    break;
+  }
+}
+
+static void attention_mask_special(int bi, mask_special sp, size_t nq,
+                                   size_t nk, size_t hd, wgc_causal causal,
+                                   wgc_context **capped) {
+  static const char *const CAUSAL[] = {"none", "top-left", "bottom-right"};
+  if (!case_begin("ieee attention mask[%s%s] %s seq_q=%zu seq_kv=%zu "
+                  "head_dim=%zu causal=%s",
+                  backend_label(test_backends[bi]),
+                  capped ? " 4 KiB bindings" : "", MASK_SPECIAL_NAMES[sp], nq,
+                  nk, hd, CAUSAL[causal]))
+    return;
+  wgc_context *ctx = NULL;
+  if (!capped) {
+    ctx = test_ctx(test_backends[bi]);
+  } else {
+    wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
+                       .max_binding_bytes = 4096};
+    if (!*capped)
+      CHECK_STATUS(wgc_create(&opt, capped), WGC_OK);
+    ctx = *capped;
+  }
+  bool cap = sp == MSP_CAP_INF || sp == MSP_CAP_ROW_NEG;
+  wgc_attention_desc d = {.batch = 1,
+                          .heads = 2,
+                          .heads_kv = 1,
+                          .seq_q = nq,
+                          .seq_kv = nk,
+                          .head_dim = hd,
+                          .scale = 1.0f / sqrtf((float)hd),
+                          .causal = causal,
+                          .softcap = cap ? 2.5f : 0.0f,
+                          .mask_stride = {0, 0, nk}};
+  size_t n_q = 2 * nq * hd, n_kv = nk * hd, n_m = nq * nk;
+  float *q = falloc(n_q), *k = falloc(n_kv), *v = falloc(n_kv);
+  float *m = falloc(n_m), *o = falloc(n_q);
+  fill_uniform(q, n_q, -1, 1, 21);
+  fill_uniform(k, n_kv, -1, 1, 22);
+  fill_uniform(v, n_kv, -1, 1, 23);
+  fill_uniform(m, n_m, -3, 1, 24);
+  plant_mask(sp, &d, m, q, k, v);
+  fill(o, n_q, 12345.0f);
+  wgc_ptr dq = ctx ? dev_from(ctx, q, n_q) : 0;
+  wgc_ptr dk = ctx ? dev_from(ctx, k, n_kv) : 0;
+  wgc_ptr dv = ctx ? dev_from(ctx, v, n_kv) : 0;
+  wgc_ptr dm = ctx ? dev_from(ctx, m, n_m) : 0;
+  wgc_ptr dout = ctx ? dev_from(ctx, o, n_q) : 0;
+  if (dq && dk && dv && dm && dout) {
+    d.mask = dm;
+    CHECK_STATUS(wgc_attention(ctx, &d, dq, dk, dv, dout), WGC_OK);
+    if (dev_read(ctx, o, dout, n_q)) {
+      double *want = dalloc(n_q);
+      d.mask = (wgc_ptr)(uintptr_t)m;
+      ref_attention(&d, q, k, v, want);
+      double mv = max_finite(v, n_kv);
+      double bound =
+          1e-5 * (double)hd * max_finite(q, n_q) * max_finite(k, n_kv) * mv +
+          4e-6 * mv + 1e-6 * max_finite(m, n_m) * mv;
+      check_values("O", o, want, n_q, 0, bound);
+      free(want);
+    }
+  }
+  dev_free(ctx, dq);
+  dev_free(ctx, dk);
+  dev_free(ctx, dv);
+  dev_free(ctx, dm);
+  dev_free(ctx, dout);
+  free(q);
+  free(k);
+  free(v);
+  free(m);
+  free(o);
+  case_end();
+}
+
+TEST(ieee_attention_mask) {
+  for (int bi = 0; bi < 2; bi++)
+    for (int sp = 0; sp < MSP_COUNT; sp++) {
+      attention_mask_special(bi, sp, 9, 20, 8, WGC_CAUSAL_NONE, NULL);
+      attention_mask_special(bi, sp, 9, 20, 8, WGC_CAUSAL_TOP_LEFT, NULL);
+      attention_mask_special(bi, sp, 12, 15, 8, WGC_CAUSAL_BOTTOM_RIGHT, NULL);
+      /* tiles form on GPUs, register form on CPU adapters */
+      attention_mask_special(bi, sp, 20, 37, 80, WGC_CAUSAL_TOP_LEFT, NULL);
+      attention_mask_special(bi, sp, 3, 40, 96, WGC_CAUSAL_BOTTOM_RIGHT, NULL);
+      /* key blocks merged by the split-KV combine on CPU adapters */
+      attention_mask_special(bi, sp, 2, 9000, 64, WGC_CAUSAL_BOTTOM_RIGHT,
+                             NULL);
+    }
+  /* many key blocks merged over several combine rounds */
+  wgc_context *capped = NULL;
+  int bi = test_backends[0] == WGC_BACKEND_WEBGPU ? 0 : 1;
+  for (int sp = 0; sp < MSP_COUNT; sp++)
+    attention_mask_special(bi, sp, 3, 1100, 16, WGC_CAUSAL_BOTTOM_RIGHT,
+                           &capped);
+  wgc_destroy(capped);
+}
+
 /* ---- element-wise ------------------------------------------------------ */
 
 /* A subnormal as the zero of its sign: WGSL lets implementations flush. */

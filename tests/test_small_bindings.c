@@ -170,9 +170,12 @@ static void footprint_of(const op_case *c, enum placement pl, footprint *f) {
   case OP_ATTENTION: {
     const wgc_attention_desc *d = &c->attn;
     size_t hkv = d->heads_kv ? d->heads_kv : d->heads;
+    size_t hdv = d->head_dim_v ? d->head_dim_v : d->head_dim;
     f->nops = 4;
-    f->span[0] = f->span[3] = d->batch * d->heads * d->seq_q * d->head_dim;
-    f->span[1] = f->span[2] = d->batch * hkv * d->seq_kv * d->head_dim;
+    f->span[0] = d->batch * d->heads * d->seq_q * d->head_dim;
+    f->span[3] = d->batch * d->heads * d->seq_q * hdv;
+    f->span[1] = d->batch * hkv * d->seq_kv * d->head_dim;
+    f->span[2] = d->batch * hkv * d->seq_kv * hdv;
     f->tol_abs = 1e-6 * (double)d->head_dim + 8e-6;
     break;
   }
@@ -716,6 +719,23 @@ TEST(small_bindings_attention) {
        .seq_q = 2,
        .seq_kv = 1,
        .head_dim = 900,
+       .causal = WGC_CAUSAL_TOP_LEFT},
+      /* value heads of their own size, softcap */
+      {.batch = 1,
+       .heads = 2,
+       .heads_kv = 1,
+       .seq_q = 4,
+       .seq_kv = 20,
+       .head_dim = 24,
+       .head_dim_v = 100,
+       .softcap = 2.0f},
+      {.batch = 2,
+       .heads = 1,
+       .seq_q = 3,
+       .seq_kv = 9,
+       .head_dim = 700,
+       .head_dim_v = 5,
+       .softcap = 0.5f,
        .causal = WGC_CAUSAL_TOP_LEFT},
       /* query rows of 1100 floats: beyond a 4 KiB binding */
       {.batch = 1,

@@ -18,12 +18,23 @@ const LIMITS = [
 ];
 const POWER = [undefined, 'low-power', 'high-performance'];
 
+// Staging buffers (MAP_READ | COPY_DST, what downloads copy into) are
+// kept once read and handed out again: a new mappable buffer costs the
+// browser a shared-memory allocation, some 0.2 ms in Chromium, as much as
+// the rest of a small download's host work. Sizes are rounded up to a
+// power of two so that similar downloads share; POOL buffers per device,
+// up to POOL_BYTES each.
+const STAGING = 0x0001 | 0x0008, POOL = 8, POOL_BYTES = 1 << 20;
+const poolSize = (size) => 2 ** Math.ceil(Math.log2(Math.max(size, 256)));
+
 // wasm: {exports} of the instance, filled in once it exists.
 export function gpuImports(wasm) {
   const objs = new Map(); // id -> {dev, device|buffer|pipeline|group|enc, ...}
   let lastId = 0;
+  // Ids stay below 2^31: gpu_browser.c gives its cached bind groups
+  // handles with the top bit set.
   const add = (rec) => {
-    do lastId = (lastId + 1) >>> 0; while (lastId === 0 || objs.has(lastId));
+    do lastId = (lastId + 1) & 0x7fffffff; while (lastId === 0 || objs.has(lastId));
     objs.set(lastId, rec);
     return lastId;
   };
@@ -75,7 +86,7 @@ export function gpuImports(wasm) {
         const cpu = !!info.isFallbackAdapter ||
           /swiftshader|llvmpipe|lavapipe|warp/i.test(
             [info.vendor, info.architecture, info.device, info.description].join(' '));
-        id = add({ device, queue: device.queue, name, cpu, open: 0, doomed: [] });
+        id = add({ device, queue: device.queue, name, cpu, open: 0, doomed: [], pool: [] });
         objs.get(id).dev = id;
         device.addEventListener('uncapturederror', (ev) => {
           if (objs.get(id)?.device !== device) return;
@@ -105,6 +116,7 @@ export function gpuImports(wasm) {
       for (const [id, rec] of objs)
         if (rec.dev === dev) { objs.delete(id); rec.buffer?.destroy(); }
       d?.doomed.forEach((b) => b.destroy());
+      d?.pool.forEach((b) => b.destroy());
       d?.device.destroy();
     },
     device_limit: (dev, which) => objs.get(dev).device.limits[LIMITS[which]] ?? 0,
@@ -112,20 +124,34 @@ export function gpuImports(wasm) {
     device_name: (dev, buf, cap) =>
       new TextEncoder().encodeInto(objs.get(dev).name, u8().subarray(buf, buf + cap)).written,
     device_of: devOf,
-    buffer_create: (dev, size, usage) =>
-      add({ dev, buffer: objs.get(dev).device.createBuffer({ size, usage }) }),
+    buffer_create: (dev, size, usage) => {
+      const d = objs.get(dev);
+      if (usage !== STAGING || size > POOL_BYTES)
+        return add({ dev, buffer: d.device.createBuffer({ size, usage }) });
+      const want = poolSize(size), i = d.pool.findIndex((b) => b.size === want);
+      const buffer = i >= 0 ? d.pool.splice(i, 1)[0] : d.device.createBuffer({ size: want, usage });
+      return add({ dev, buffer, staging: true });
+    },
     // Destroying a buffer that an unsubmitted encoder uses would fail that
     // submit: while encoders are open, wait for the submit.
+    // A staging buffer read since its last map (so no GPU work uses it)
+    // goes back to the pool.
     buffer_release: (id) => {
       const rec = objs.get(id);
       if (!rec?.buffer) return;
       objs.delete(id);
       const d = objs.get(rec.dev);
-      if (d?.open) d.doomed.push(rec.buffer);
+      if (rec.drained && d && d.pool.length < POOL && rec.buffer.mapState === 'unmapped')
+        d.pool.push(rec.buffer);
+      else if (d?.open) d.doomed.push(rec.buffer);
       else rec.buffer.destroy();
     },
+    // The source as a view of just the bytes: given the whole wasm memory
+    // and a range, Chromium's writeBuffer costs in proportion to the whole
+    // memory (a chain of tiny ops ran 3-6x slower once downloads of a few
+    // MiB had grown it).
     queue_write: (dev, buf, offset, data, size) =>
-      objs.get(dev).queue.writeBuffer(objs.get(buf).buffer, offset, x().memory.buffer, data, size),
+      objs.get(dev).queue.writeBuffer(objs.get(buf).buffer, offset, new Uint8Array(x().memory.buffer, data, size)),
     pipeline_create: (dev, ptr, len) => {
       const device = objs.get(dev).device;
       const module = device.createShaderModule({ code: text(ptr, len) });
@@ -152,18 +178,35 @@ export function gpuImports(wasm) {
       d.open++;
       return id;
     },
-    encoder_dispatch: (enc, pipe, group, gx, gy, gz) => {
+    // count dispatches recorded by gpu_browser.c, [pipeline, group, x, y, z]
+    // each, into the encoder's open pass; a pipeline or group already set
+    // in the pass is not set again.
+    encoder_run: (enc, ptr, count) => {
       const e = objs.get(enc);
-      e.pass ??= e.enc.beginComputePass();
-      e.pass.setPipeline(objs.get(pipe).pipeline);
-      if (group) e.pass.setBindGroup(0, objs.get(group).group);
-      e.pass.dispatchWorkgroups(gx, gy, gz);
+      const c = new Uint32Array(x().memory.buffer, ptr, 5 * count);
+      if (!e.pass) Object.assign(e, { pass: e.enc.beginComputePass(), pipe: 0, group: 0 });
+      const pass = e.pass;
+      for (let i = 0; i < 5 * count; i += 5) {
+        if (c[i] !== e.pipe) {
+          pass.setPipeline(objs.get(c[i]).pipeline);
+          e.pipe = c[i];
+        }
+        if (c[i + 1] && c[i + 1] !== e.group) {
+          const g = objs.get(c[i + 1]);
+          if (!g?.group) throw new Error(`no bind group ${c[i + 1]}`);
+          pass.setBindGroup(0, g.group);
+          e.group = c[i + 1];
+        }
+        pass.dispatchWorkgroups(c[i + 2], c[i + 3], c[i + 4]);
+      }
     },
     encoder_copy: (enc, src, srcOffset, dst, dstOffset, size) => {
       const e = objs.get(enc);
       e.pass?.end();
       e.pass = null;
-      e.enc.copyBufferToBuffer(objs.get(src).buffer, srcOffset, objs.get(dst).buffer, dstOffset, size);
+      const t = objs.get(dst);
+      t.drained = false;
+      e.enc.copyBufferToBuffer(objs.get(src).buffer, srcOffset, t.buffer, dstOffset, size);
     },
     encoder_submit: (dev, enc) => {
       const e = objs.get(enc);
@@ -179,7 +222,7 @@ export function gpuImports(wasm) {
     buffer_map_read: (buf, offset, size, token) => {
       new Promise((ok) => {
         const b = objs.get(buf);
-        Object.assign(b, { mapOffset: offset, mapSize: size });
+        Object.assign(b, { mapOffset: offset, mapSize: size, drained: false });
         ok(b.buffer.mapAsync(GPUMapMode.READ, offset, size));
       }).then(() => complete(token, OK), (e) => complete(token, failure(e)));
     },
@@ -192,6 +235,7 @@ export function gpuImports(wasm) {
       try {
         const range = b.buffer.getMappedRange(b.mapOffset, b.mapSize);
         u8().set(new Uint8Array(range, offset - b.mapOffset, size), dst);
+        b.drained = b.staging;
       } finally {
         b.buffer.unmap();
       }

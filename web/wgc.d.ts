@@ -61,11 +61,27 @@ export interface Conv2dDesc {
   dilation_h?: number; dilation_w?: number; groups?: number;
 }
 
+/** wgc_attention_strides: element strides over (batch, head, seq); all 0
+ * (or the object left out) means the contiguous layout. */
+export interface AttentionStrides {
+  batch?: number; head?: number; seq?: number;
+}
+
 /** wgc_attention_desc. */
 export interface AttentionDesc {
   batch: number; heads: number; heads_kv?: number;
   seq_q: number; seq_kv: number; head_dim: number;
   scale: number; causal?: Causal;
+  /** V's and O's head size; 0 = head_dim */
+  head_dim_v?: number;
+  /** 0: none; > 0: scores := softcap * tanh(scores / softcap), before the mask */
+  softcap?: number;
+  /** additive float mask (0n: none), element (b, h, i, j) at
+   * mask + 4 * (b*mask_stride.batch + h*mask_stride.head + i*mask_stride.seq + j) */
+  mask?: Ptr;
+  mask_stride?: AttentionStrides;
+  q_stride?: AttentionStrides; k_stride?: AttentionStrides;
+  v_stride?: AttentionStrides; o_stride?: AttentionStrides;
 }
 
 /** wgc_gemm_epilogue: C := act(alpha*op(A)*op(B) + beta*C + bias). */

@@ -45,11 +45,12 @@ let loading = null;
 
 const u8 = () => new Uint8Array(W.exports.memory.buffer);
 const dv = () => new DataView(W.exports.memory.buffer);
+const decoder = new TextDecoder(); // one: making one costs more than a short decode
 function str(ptr) {
   const m = u8();
   let end = ptr;
   while (m[end]) end++;
-  return new TextDecoder().decode(m.subarray(ptr, end));
+  return decoder.decode(m.subarray(ptr, end));
 }
 // "INVALID_ARGUMENT" for WGC_ERR_INVALID_ARGUMENT, "OK" for WGC_OK.
 const nameOf = (s) => str(W.exports.wgc_status_name(s)).replace(/^ERR_/, '');
@@ -203,10 +204,15 @@ const CHECK = {
 };
 
 // Writes a desc (plain object, C field names, missing fields 0) at DESC.
+// Fields are 4-byte words in order, a device address (p) an 8-byte word
+// at the next multiple of 8; "a.b" is field b of the nested object a.
 const DESCS = {
   options: 'backend:e power:e cpu_threads:z max_binding_bytes:z',
   conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
-  attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e',
+  attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e ' +
+    'head_dim_v:z softcap:f mask:p' +
+    ['mask_stride', 'q_stride', 'k_stride', 'v_stride', 'o_stride']
+      .map((s) => ` ${s}.batch:z ${s}.head:z ${s}.seq:z`).join(''),
   ep: 'bias:p bias_kind:e activation:e',
   rotary: 'batch:z seq:z heads:z head_dim:z rotary_dim:z interleaved:e layout:e max_positions:z',
 };
@@ -219,7 +225,8 @@ function writeDesc(fn, kind, d) {
   let off = 0; // fields of 4 bytes, device addresses of 8 (8-aligned)
   for (const field of DESCS[kind].split(' ')) {
     const [name, type] = field.split(':');
-    const v = CHECK[type](fn, `${what}->${name}`, d[name] ?? (type === 'p' ? 0n : 0));
+    const given = name.split('.').reduce((o, key) => o?.[key], d); // "a.b": d.a.b
+    const v = CHECK[type](fn, `${what}->${name}`, given ?? (type === 'p' ? 0n : 0));
     if (type === 'p') {
       off = (off + 7) & ~7;
       view.setBigUint64(at + off, v, true);

@@ -63,9 +63,9 @@ typedef struct attn_case {
 } attn_case;
 
 static void run_gemm(wgc_context *ctx, const gemm_case *g) {
-  CHECK(ctx, wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, g->n,
-                      g->n, g->n, 1.0f, g->a, g->n, g->b, g->n, 0.0f, g->c,
-                      g->n));
+  CHECK(ctx,
+        wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, g->n, g->n,
+                 g->n, 1.0f, g->a, g->n, g->b, g->n, 0.0f, g->c, g->n));
 }
 
 static void run_attn(wgc_context *ctx, const attn_case *a) {

@@ -1,8 +1,9 @@
 // make bench-web, the page: wgc through its JS module, TF.js on its WebGPU
 // backend and a raw navigator.gpu loop, each measured on this page in the
-// same run. Every figure: one warm-up, then the median of REPS timed runs,
-// each ending with the result downloaded (TF.js has no other way to wait
-// for its work, so every system pays the same download).
+// same run. Every figure: warm-up runs, then the median of REPS timed runs,
+// the systems of a case taking turns, each run ending with the result
+// downloaded (TF.js has no other way to wait for its work, so every system
+// pays the same download).
 // Results go to window.__benchDone as {rows, notes}; progress to __benchLine.
 import * as wgc from '/wgc.js';
 
@@ -10,7 +11,10 @@ const QUERY = new URLSearchParams(location.search);
 const REPS = Math.max(5, Number(QUERY.get('reps')) || 5);
 // quick: one size, fewer round trips (a smoke run)
 const QUICK = QUERY.has('quick');
+// only: the cases whose "group name" contains this text
+const ONLY = QUERY.get('only') ?? '';
 const GEMM_SIZES = QUICK ? [256] : [256, 512, 1024];
+const SETTLE_MS = 1000;
 const TINY_N = 16, TINY_OPS = 1000, ROUND_TRIPS = QUICK ? 20 : 200;
 const CHAIN = '1000 ops on 16 floats, one download';
 const ROUND_TRIP = 'op on 16 floats + download';
@@ -31,16 +35,42 @@ function random(n, seed) {
   return a;
 }
 
-async function median(run) {
-  await run();
-  const t = [];
-  for (let i = 0; i < REPS; i++) {
-    const t0 = performance.now();
-    await run();
-    t.push((performance.now() - t0) / 1000);
+// Runs every system's case in turn, REPS rounds after two warm-up rounds,
+// starting each round with the next system, so that noise (other work on
+// the machine, the browser's own tasks) falls on all of them alike rather
+// than on whichever ran during it. The median seconds per system.
+async function interleaved(systems) {
+  for (let r = 0; r < 2; r++) for (const s of systems) await s.run();
+  const times = systems.map(() => []);
+  for (let r = 0; r < REPS; r++)
+    for (let j = 0; j < systems.length; j++) {
+      const i = (r + j) % systems.length;
+      const t0 = performance.now();
+      await systems[i].run();
+      times[i].push((performance.now() - t0) / 1000);
+    }
+  return times.map((t) => {
+    t.sort((x, y) => x - y);
+    return REPS % 2 ? t[REPS >> 1] : (t[REPS / 2 - 1] + t[REPS / 2]) / 2;
+  });
+}
+
+// One case on every system: each entry {system, setup} where setup()
+// resolves to {run, check?, done?}.
+async function compare(group, name, work, unit, entries) {
+  if (ONLY && !`${group} ${name}`.includes(ONLY)) return;
+  const systems = [];
+  for (const e of entries) systems.push({ system: e.system, ...(await e.setup()) });
+  // After a case that freed large buffers the browser's GPU process goes
+  // on working for a while (the first tiny-op chains after GEMM 1024 ran
+  // 3-10x slower than the later ones): a pause, then two warm-up rounds.
+  await new Promise((ok) => setTimeout(ok, SETTLE_MS));
+  const t = await interleaved(systems);
+  for (const [i, s] of systems.entries()) {
+    s.check?.();
+    record(group, name, s.system, t[i], work, unit);
   }
-  t.sort((x, y) => x - y);
-  return REPS % 2 ? t[REPS >> 1] : (t[REPS / 2 - 1] + t[REPS / 2]) / 2;
+  for (const s of systems) s.done?.();
 }
 
 function record(group, name, system, seconds, work, unit) {
@@ -64,82 +94,85 @@ function checkGemm(what, a, b, c, n) {
 }
 
 // ---- wgc ----
-async function benchWgc(ctx) {
-  for (const n of GEMM_SIZES) {
-    const a = random(n * n, 1), b = random(n * n, 2);
-    const pa = ctx.alloc(4 * n * n), pb = ctx.alloc(4 * n * n), pc = ctx.alloc(4 * n * n);
-    ctx.upload(pa, a);
-    ctx.upload(pb, b);
-    let c;
-    const t = await median(async () => {
-      ctx.gemm(wgc.ROW_MAJOR, wgc.NO_TRANS, wgc.NO_TRANS, n, n, n, 1, pa, n, pb, n, 0, pc, n);
-      c = await ctx.download(pc, n * n);
-    });
-    checkGemm('wgc', a, b, c, n);
-    record('gemm', `${n}x${n}x${n}`, 'wgc', t, 2 * n ** 3, 'GFLOP/s');
-    for (const p of [pa, pb, pc]) ctx.free(p);
-  }
-  const x = ctx.alloc(4 * TINY_N);
-  ctx.upload(x, random(TINY_N, 3));
-  let t = await median(async () => {
-    for (let i = 0; i < TINY_OPS; i++) ctx.unary(wgc.UNARY_NEG, x, x, TINY_N);
-    await ctx.download(x, TINY_N);
-  });
-  record('host', CHAIN, 'wgc', t, TINY_OPS, 'us/op');
-  t = await median(async () => {
-    for (let i = 0; i < ROUND_TRIPS; i++) {
-      ctx.unary(wgc.UNARY_NEG, x, x, TINY_N);
-      await ctx.download(x, TINY_N);
-    }
-  });
-  record('host', ROUND_TRIP, 'wgc', t, ROUND_TRIPS, 'us/op');
-  ctx.free(x);
+function wgcSystem(ctx) {
+  return {
+    gemm: (n) => async () => {
+      const a = random(n * n, 1), b = random(n * n, 2);
+      const pa = ctx.alloc(4 * n * n), pb = ctx.alloc(4 * n * n), pc = ctx.alloc(4 * n * n);
+      ctx.upload(pa, a);
+      ctx.upload(pb, b);
+      let c;
+      return {
+        run: async () => {
+          ctx.gemm(wgc.ROW_MAJOR, wgc.NO_TRANS, wgc.NO_TRANS, n, n, n, 1, pa, n, pb, n, 0, pc, n);
+          c = await ctx.download(pc, n * n);
+        },
+        check: () => checkGemm('wgc', a, b, c, n),
+        done: () => { for (const p of [pa, pb, pc]) ctx.free(p); },
+      };
+    },
+    tiny: (ops, downloads) => async () => {
+      const x = ctx.alloc(4 * TINY_N);
+      ctx.upload(x, random(TINY_N, 3));
+      return {
+        run: async () => {
+          for (let d = 0; d < downloads; d++) {
+            for (let i = 0; i < ops; i++) ctx.unary(wgc.UNARY_NEG, x, x, TINY_N);
+            await ctx.download(x, TINY_N);
+          }
+        },
+        done: () => ctx.free(x),
+      };
+    },
+  };
 }
 
 // ---- TF.js (WebGPU backend) ----
-async function benchTfjs(tf, system, gemm) {
-  for (const n of gemm ? GEMM_SIZES : []) {
-    const a = random(n * n, 1), b = random(n * n, 2);
-    const ta = tf.tensor2d(a, [n, n]), tb = tf.tensor2d(b, [n, n]);
-    let c;
-    const t = await median(async () => {
-      const tc = tf.matMul(ta, tb);
-      c = await tc.data();
-      tc.dispose();
-    });
-    checkGemm(system, a, b, c, n);
-    record('gemm', `${n}x${n}x${n}`, system, t, 2 * n ** 3, 'GFLOP/s');
-    ta.dispose();
-    tb.dispose();
-  }
-  const x = tf.tensor1d(random(TINY_N, 3));
-  let t = await median(async () => {
-    let y = x;
-    for (let i = 0; i < TINY_OPS; i++) {
-      const z = tf.neg(y);
-      if (y !== x) y.dispose();
-      y = z;
-    }
-    await y.data();
-    y.dispose();
-  });
-  record('host', CHAIN, system, t, TINY_OPS, 'us/op');
-  t = await median(async () => {
-    let y = x;
-    for (let i = 0; i < ROUND_TRIPS; i++) {
-      const z = tf.neg(y);
-      if (y !== x) y.dispose();
-      y = z;
-      await y.data();
-    }
-    y.dispose();
-  });
-  record('host', ROUND_TRIP, system, t, ROUND_TRIPS, 'us/op');
-  x.dispose();
+// cpuForward: TF.js's default, which runs an op on the CPU when its inputs
+// are small and held on the CPU (no GPU work at all); off, every op runs
+// on the GPU. (GEMM of these sizes runs on the GPU either way.)
+function tfjsSystem(tf, system, cpuForward) {
+  const mode = () => tf.env().set('WEBGPU_CPU_FORWARD', cpuForward);
+  return {
+    gemm: (n) => async () => {
+      const a = random(n * n, 1), b = random(n * n, 2);
+      const ta = tf.tensor2d(a, [n, n]), tb = tf.tensor2d(b, [n, n]);
+      let c;
+      return {
+        run: async () => {
+          mode();
+          const tc = tf.matMul(ta, tb);
+          c = await tc.data();
+          tc.dispose();
+        },
+        check: () => checkGemm(system, a, b, c, n),
+        done: () => { ta.dispose(); tb.dispose(); },
+      };
+    },
+    tiny: (ops, downloads) => async () => {
+      const x = tf.tensor1d(random(TINY_N, 3));
+      return {
+        run: async () => {
+          mode();
+          let y = x;
+          for (let d = 0; d < downloads; d++) {
+            for (let i = 0; i < ops; i++) {
+              const z = tf.neg(y);
+              if (y !== x) y.dispose();
+              y = z;
+            }
+            await y.data();
+          }
+          if (y !== x) y.dispose();
+        },
+        done: () => x.dispose(),
+      };
+    },
+  };
 }
 
 // ---- raw navigator.gpu: the same kernels as the native baselines ----
-async function benchRaw(device) {
+async function rawSystem(device) {
   const S = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const buffer = (data) => {
     const b = device.createBuffer({ size: data.byteLength, usage: S });
@@ -151,10 +184,12 @@ async function benchRaw(device) {
     device.queue.writeBuffer(b, 0, u32);
     return b;
   };
-  const kernel = async (name, buffers) => {
-    const code = await (await fetch(`/kernels/${name}.wgsl`)).text();
+  const code = {};
+  for (const name of ['gemm_tile4x4', 'tiny_neg'])
+    code[name] = await (await fetch(`/kernels/${name}.wgsl`)).text();
+  const kernel = (name, buffers) => {
     const pipeline = device.createComputePipeline({
-      layout: 'auto', compute: { module: device.createShaderModule({ code }), entryPoint: 'main' },
+      layout: 'auto', compute: { module: device.createShaderModule({ code: code[name] }), entryPoint: 'main' },
     });
     const group = device.createBindGroup({
       layout: pipeline.getBindGroupLayout(0),
@@ -180,29 +215,33 @@ async function benchRaw(device) {
     staging.destroy();
     return out;
   };
-
-  for (const n of GEMM_SIZES) {
-    const a = random(n * n, 1), b = random(n * n, 2);
-    const ba = buffer(a), bb = buffer(b), bc = buffer(new Float32Array(n * n));
-    // Params of gemm_tile4x4.wgsl: m n k batch, a_row a_col a_batch b_row,
-    // b_col b_batch c_batch pad
-    const u = uniform(new Uint32Array([n, n, n, 1, n, 1, n * n, n, 1, n * n, n * n, 0]));
-    const k = await kernel('gemm_tile4x4', [ba, bb, bc, u]);
-    const g = Math.ceil(n / 4 / 8);
-    let c;
-    const t = await median(async () => { c = await runRead(k, [g, g, 1], 1, bc, 4 * n * n); });
-    checkGemm('raw', a, b, c, n);
-    record('gemm', `${n}x${n}x${n}`, 'raw', t, 2 * n ** 3, 'GFLOP/s');
-    for (const x of [ba, bb, bc, u]) x.destroy();
-  }
-  const x = buffer(random(TINY_N, 3)), u = uniform(new Uint32Array([TINY_N, 0, 0, 0]));
-  const k = await kernel('tiny_neg', [x, u]);
-  let t = await median(() => runRead(k, [1, 1, 1], TINY_OPS, x, 4 * TINY_N));
-  record('host', CHAIN, 'raw', t, TINY_OPS, 'us/op');
-  t = await median(async () => {
-    for (let i = 0; i < ROUND_TRIPS; i++) await runRead(k, [1, 1, 1], 1, x, 4 * TINY_N);
-  });
-  record('host', ROUND_TRIP, 'raw', t, ROUND_TRIPS, 'us/op');
+  return {
+    gemm: (n) => async () => {
+      const a = random(n * n, 1), b = random(n * n, 2);
+      const ba = buffer(a), bb = buffer(b), bc = buffer(new Float32Array(n * n));
+      // Params of gemm_tile4x4.wgsl: m n k batch, a_row a_col a_batch b_row,
+      // b_col b_batch c_batch pad
+      const u = uniform(new Uint32Array([n, n, n, 1, n, 1, n * n, n, 1, n * n, n * n, 0]));
+      const k = kernel('gemm_tile4x4', [ba, bb, bc, u]);
+      const g = Math.ceil(n / 4 / 8);
+      let c;
+      return {
+        run: async () => { c = await runRead(k, [g, g, 1], 1, bc, 4 * n * n); },
+        check: () => checkGemm('raw', a, b, c, n),
+        done: () => { for (const x of [ba, bb, bc, u]) x.destroy(); },
+      };
+    },
+    tiny: (ops, downloads) => async () => {
+      const x = buffer(random(TINY_N, 3)), u = uniform(new Uint32Array([TINY_N, 0, 0, 0]));
+      const k = kernel('tiny_neg', [x, u]);
+      return {
+        run: async () => {
+          for (let d = 0; d < downloads; d++) await runRead(k, [1, 1, 1], ops, x, 4 * TINY_N);
+        },
+        done: () => { x.destroy(); u.destroy(); },
+      };
+    },
+  };
 }
 
 async function main() {
@@ -212,26 +251,36 @@ async function main() {
   notes.adapter = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ');
   line(`adapter: ${notes.adapter}`);
 
+  // Every system set up at once, each on its own device, so that each
+  // case runs them in turn.
   const ctx = await wgc.create({ backend: wgc.BACKEND_WEBGPU });
   notes['wgc adapter'] = ctx.adapterName;
-  await benchWgc(ctx);
-  ctx.destroy();
-
   const tf = window.tf;
   await tf.setBackend('webgpu');
   await tf.ready();
   notes.tfjs = `${tf.version_core} on ${tf.getBackend()}`;
-  await benchTfjs(tf, 'tfjs', true);
-  // By default TF.js runs an op on the CPU when its inputs are small and
-  // held on the CPU (no GPU work at all); this run keeps every op on the GPU.
-  // (GEMM of these sizes runs on the GPU either way.)
-  tf.env().set('WEBGPU_CPU_FORWARD', false);
-  await benchTfjs(tf, 'tfjs:gpu-only', false);
-
   const device = await adapter.requestDevice({
     requiredLimits: { maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize },
   });
-  await benchRaw(device);
+  const w = wgcSystem(ctx), t = tfjsSystem(tf, 'tfjs', true);
+  const tg = tfjsSystem(tf, 'tfjs:gpu-only', false), r = await rawSystem(device);
+
+  for (const n of GEMM_SIZES)
+    await compare('gemm', `${n}x${n}x${n}`, 2 * n ** 3, 'GFLOP/s', [
+      { system: 'wgc', setup: w.gemm(n) },
+      { system: 'tfjs', setup: t.gemm(n) },
+      { system: 'raw', setup: r.gemm(n) },
+    ]);
+  const tiny = (ops, downloads) => [
+    { system: 'wgc', setup: w.tiny(ops, downloads) },
+    { system: 'tfjs', setup: t.tiny(ops, downloads) },
+    { system: 'tfjs:gpu-only', setup: tg.tiny(ops, downloads) },
+    { system: 'raw', setup: r.tiny(ops, downloads) },
+  ];
+  await compare('host', CHAIN, TINY_OPS, 'us/op', tiny(TINY_OPS, 1));
+  await compare('host', ROUND_TRIP, ROUND_TRIPS, 'us/op', tiny(1, ROUND_TRIPS));
+
+  ctx.destroy();
   device.destroy();
 }
 

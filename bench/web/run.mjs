@@ -4,7 +4,8 @@
 // schema of bench.json (bench/report.c). Environment: CHROMIUM (default
 // /usr/bin/chromium), WGC_WEB (default build/web), WGC_BENCH_DIR (default
 // build/bench), WGC_BENCH_REPS, WGC_BENCH_QUICK=1 (one GEMM size, fewer
-// round trips).
+// round trips), WGC_BENCH_ONLY (only the cases whose "group name" contains
+// it, e.g. "host").
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { arch } from 'node:os';
@@ -46,6 +47,7 @@ try {
   const query = new URLSearchParams();
   if (process.env.WGC_BENCH_REPS) query.set('reps', process.env.WGC_BENCH_REPS);
   if (/^[^0]/.test(process.env.WGC_BENCH_QUICK ?? '')) query.set('quick', '1');
+  if (process.env.WGC_BENCH_ONLY) query.set('only', process.env.WGC_BENCH_ONLY);
   await page.goto(`${url}bench/bench.html?${query}`);
   await page.waitForFunction(() => window.__benchDone, null, { timeout: TIMEOUT_MS, polling: 500 });
   result = await page.evaluate(() => window.__benchDone);

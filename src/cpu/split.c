@@ -185,7 +185,8 @@ static wgc_status run_conv(wgc_context *ctx, const wgc_conv2d_args *c,
  * that; rows past the point where every key is visible run unmasked. */
 static void plan_attention(const wgc_attention_args *a, cpu_split *s) {
   const wgc_attention_desc *d = &a->d;
-  double row = 4.0 * (double)(d->seq_kv + 1) * (double)d->head_dim;
+  double row =
+      2.0 * (double)(d->seq_kv + 1) * (double)(d->head_dim + d->head_dim_v);
   s->work = row * (double)(d->seq_q * d->batch * d->heads);
   s->block_size[0] = cpu_fit(s, row, d->seq_q);
   s->blocks[0] = cpu_div_up(d->seq_q, s->block_size[0]);
@@ -196,17 +197,24 @@ static wgc_status attention_rows(wgc_context *ctx, const wgc_attention_args *a,
                                  size_t bh, size_t r0, size_t r1,
                                  wgc_causal causal, size_t seq_kv) {
   const wgc_attention_desc *d = &a->d;
-  size_t hd = d->head_dim, group = d->heads / d->heads_kv;
-  size_t kv = bh / d->heads * d->heads_kv + bh % d->heads / group;
+  size_t group = d->heads / d->heads_kv;
+  size_t b = bh / d->heads, h = bh % d->heads, hk = h / group;
   wgc_attention_args p = *a;
   p.d.batch = p.d.heads = p.d.heads_kv = 1;
   p.d.seq_q = r1 - r0;
   p.d.seq_kv = seq_kv;
   p.d.causal = causal;
-  p.q = cpu_ref_at(a->q, (bh * d->seq_q + r0) * hd);
-  p.o = cpu_ref_at(a->o, (bh * d->seq_q + r0) * hd);
-  p.k = cpu_ref_at(a->k, kv * d->seq_kv * hd);
-  p.v = cpu_ref_at(a->v, kv * d->seq_kv * hd);
+  p.q = cpu_ref_at(a->q, b * d->q_stride.batch + h * d->q_stride.head +
+                             r0 * d->q_stride.seq);
+  p.o = cpu_ref_at(a->o, b * d->o_stride.batch + h * d->o_stride.head +
+                             r0 * d->o_stride.seq);
+  p.k = cpu_ref_at(a->k, b * d->k_stride.batch + hk * d->k_stride.head);
+  p.v = cpu_ref_at(a->v, b * d->v_stride.batch + hk * d->v_stride.head);
+  p.has_mask = a->has_mask && seq_kv;
+  if (p.has_mask)
+    p.mask =
+        cpu_ref_at(a->mask, b * d->mask_stride.batch + h * d->mask_stride.head +
+                                r0 * d->mask_stride.seq);
   return cpu_attention(ctx, &p);
 }
 

@@ -84,7 +84,9 @@ void gpu_device_name(gpu_id dev, char *buf, size_t cap);
  * Loss is sticky: once lost, every later call returns WGC_ERR_DEVICE_LOST. */
 wgc_status gpu_take_error(gpu_id dev, char *msg, size_t cap);
 
-/* A buffer of size bytes (multiple of 4), zero-filled; 0 on failure. */
+/* A buffer of size bytes (multiple of 4), zero-filled; 0 on failure. In
+ * the browser a MAP_READ | COPY_DST buffer (staging) may be one released
+ * earlier, holding its old contents: read only what was copied into it. */
 gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage);
 /* Drops the handle; the GPU keeps the memory until submitted work using it
  * is done. */

@@ -7,7 +7,14 @@
  * The logic lives here: callback bookkeeping, the per-device error state
  * (first error kept, loss sticky), usage flags, mapping ranges. 64-bit
  * quantities cross as doubles (exact below 2^53), so the JS side never sees
- * BigInt. */
+ * BigInt.
+ *
+ * What each launch costs on the host is kept down here, where a call stays
+ * in wasm: bind groups are cached by their pipeline and bindings (the
+ * engine makes one per launch, mostly the same few again: the same buffers,
+ * and uniform arena offsets that repeat batch after batch), and dispatches
+ * are recorded into wasm memory and handed to gpu.js in one call per run,
+ * not one each. */
 #include "gpu.h"
 #include "gpu_errors.h"
 
@@ -36,9 +43,8 @@ JS(bind_group_create)
 gpu_id js_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
                             const double *entries);
 JS(encoder_create) gpu_id js_encoder_create(gpu_id dev);
-JS(encoder_dispatch)
-void js_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group, uint32_t x,
-                         uint32_t y, uint32_t z);
+JS(encoder_run)
+void js_encoder_run(gpu_id enc, const uint32_t *cmds, uint32_t count);
 JS(encoder_copy)
 void js_encoder_copy(gpu_id enc, gpu_id src, double src_offset, gpu_id dst,
                      double dst_offset, double size);
@@ -212,6 +218,143 @@ EXPORT void wgc_gpu_device_lost(gpu_id dev, const char *msg, size_t len) {
     gpu_errors_lost(&d->errors, msg, len);
 }
 
+/* ---- recorded dispatches ------------------------------------------------ */
+
+/* Dispatches of one encoder not yet handed to gpu.js: [pipeline, group, x,
+ * y, z] each, group as gpu.js knows it. Handed over (run) before anything
+ * else reaches that encoder, before an object they name is released, and
+ * when full. */
+enum { REC_MAX = 256, REC_WORDS = 5 };
+static struct {
+  gpu_id enc;
+  uint32_t count;
+  uint32_t cmds[REC_MAX * REC_WORDS];
+} rec;
+
+static void rec_run(void) {
+  if (rec.count)
+    js_encoder_run(rec.enc, rec.cmds, rec.count);
+  rec.count = 0;
+  rec.enc = 0;
+}
+
+/* Releases a pipeline or bind group of gpu.js: recorded dispatches may name
+ * it. */
+static void js_release_after_run(gpu_id id) {
+  rec_run();
+  js_release(id);
+}
+
+/* ---- the bind group cache ----------------------------------------------- */
+
+/* Set-associative: a key's hash picks a set of GC_WAYS entries; a full set
+ * gives up its least recently used entry that no handle holds. Handles of
+ * cached groups are GC_HANDLE | (index + 1) (gpu.js's ids stay below
+ * GC_HANDLE); others are gpu.js's own ids. */
+enum { GC_SETS = 64, GC_WAYS = 4, GC_BINDINGS = 8 };
+#define GC_HANDLE 0x80000000u
+
+typedef struct gc_entry {
+  gpu_id group; /* gpu.js's; 0: a free entry */
+  gpu_id dev, pipeline;
+  uint32_t count, hash;
+  uint32_t refs;  /* handles given out and not yet released */
+  bool dead;      /* found no more: a buffer or the pipeline went */
+  uint64_t stamp; /* last use, for eviction */
+  gpu_binding bindings[GC_BINDINGS];
+} gc_entry;
+
+static gc_entry gc[GC_SETS * GC_WAYS];
+static uint64_t gc_clock;
+
+static uint32_t gc_hash(gpu_id pipeline, uint32_t count, const gpu_binding *b) {
+  uint64_t h = 0x9e3779b97f4a7c15u ^ pipeline ^ ((uint64_t)count << 32);
+  for (uint32_t i = 0; i < count; i++) {
+    h = (h ^ b[i].buffer) * 0xff51afd7ed558ccdu;
+    h = (h ^ b[i].offset) * 0xc4ceb9fe1a85ec53u;
+    h = (h ^ b[i].size) * 0xff51afd7ed558ccdu;
+  }
+  return (uint32_t)(h ^ (h >> 32));
+}
+
+static void gc_free_entry(gc_entry *e) {
+  js_release_after_run(e->group);
+  memset(e, 0, sizeof *e);
+}
+
+/* No later lookup finds e; its group goes once no handle holds it. */
+static void gc_kill(gc_entry *e) {
+  if (e->refs)
+    e->dead = true;
+  else
+    gc_free_entry(e);
+}
+
+/* Drops every entry that match says must go. */
+static void gc_drop_if(bool (*match)(const gc_entry *, gpu_id), gpu_id id) {
+  for (size_t i = 0; i < sizeof gc / sizeof gc[0]; i++)
+    if (gc[i].group && !gc[i].dead && match(&gc[i], id))
+      gc_kill(&gc[i]);
+}
+
+static bool gc_uses_buffer(const gc_entry *e, gpu_id buf) {
+  for (uint32_t i = 0; i < e->count; i++)
+    if (e->bindings[i].buffer == buf)
+      return true;
+  return false;
+}
+static bool gc_uses_pipeline(const gc_entry *e, gpu_id p) {
+  return e->pipeline == p;
+}
+static bool gc_on_device(const gc_entry *e, gpu_id dev) {
+  return e->dev == dev;
+}
+
+/* A handle to a group for these bindings: cached, else made by gpu.js and
+ * entered into the cache; 0 on failure. */
+static gpu_id gc_get(gpu_id dev, gpu_id pipeline, uint32_t count,
+                     const gpu_binding *b, gpu_id (*make)(void)) {
+  uint32_t h = gc_hash(pipeline, count, b);
+  gc_entry *set = &gc[(h % GC_SETS) * GC_WAYS], *victim = NULL;
+  for (int w = 0; w < GC_WAYS; w++) {
+    gc_entry *e = &set[w];
+    if (e->group && !e->dead && e->hash == h && e->pipeline == pipeline &&
+        e->dev == dev && e->count == count &&
+        !memcmp(e->bindings, b, count * sizeof *b)) {
+      e->refs++;
+      e->stamp = ++gc_clock;
+      return GC_HANDLE | (uint32_t)(e - gc + 1);
+    }
+    if (!e->group)
+      victim = victim && !victim->group ? victim : e;
+    else if (!e->refs &&
+             (!victim || (victim->group && e->stamp < victim->stamp)))
+      victim = e;
+  }
+  gpu_id g = make();
+  if (!g || !victim) /* every entry of the set is held: not cached */
+    return g;
+  if (victim->group)
+    gc_free_entry(victim);
+  *victim = (gc_entry){.group = g,
+                       .dev = dev,
+                       .pipeline = pipeline,
+                       .count = count,
+                       .hash = h,
+                       .refs = 1,
+                       .stamp = ++gc_clock};
+  memcpy(victim->bindings, b, count * sizeof *b);
+  return GC_HANDLE | (uint32_t)(victim - gc + 1);
+}
+
+/* The entry of a cache handle, or NULL for one of gpu.js's own ids. */
+static gc_entry *gc_of(gpu_id handle) {
+  if (!(handle & GC_HANDLE))
+    return NULL;
+  uint32_t i = (handle & ~GC_HANDLE) - 1;
+  return i < sizeof gc / sizeof gc[0] && gc[i].group ? &gc[i] : NULL;
+}
+
 /* ---- device ------------------------------------------------------------- */
 
 wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user) {
@@ -254,6 +397,8 @@ void gpu_device_release(gpu_id dev) {
       cb(st, user);
   }
   free(d);
+  gc_drop_if(gc_on_device, dev);
+  rec_run();
   js_device_release(dev);
 }
 
@@ -317,8 +462,10 @@ gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage) {
 }
 
 void gpu_buffer_release(gpu_id buf) {
-  if (buf)
-    js_buffer_release(buf);
+  if (!buf)
+    return;
+  gc_drop_if(gc_uses_buffer, buf);
+  js_buffer_release(buf);
 }
 
 void gpu_queue_write(gpu_id dev, gpu_id buf, uint64_t offset, const void *data,
@@ -386,21 +533,29 @@ gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len) {
 }
 
 void gpu_pipeline_release(gpu_id pipeline) {
-  if (pipeline)
-    js_release(pipeline);
+  if (!pipeline)
+    return;
+  gc_drop_if(gc_uses_pipeline, pipeline);
+  js_release_after_run(pipeline);
 }
 
-gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
-                             const gpu_binding *bindings) {
-  br_device *d = find_device(dev);
-  if (!d || !pipeline || (count && !bindings))
-    return 0;
+/* What gc_get's make callback needs (wasm has no closures). */
+static struct {
+  br_device *d;
+  gpu_id dev, pipeline;
+  uint32_t count;
+  const gpu_binding *bindings;
+} bg_args;
+
+static gpu_id bind_group_make(void) {
+  uint32_t count = bg_args.count;
+  const gpu_binding *bindings = bg_args.bindings;
   /* [buffer, offset, size] per binding, as doubles */
   enum { SMALL = 16 };
   double small[3 * SMALL];
   double *e = count <= SMALL ? small : calloc(3 * (size_t)count, sizeof *e);
   if (!e) {
-    host_error(d, WGC_ERR_OUT_OF_MEMORY,
+    host_error(bg_args.d, WGC_ERR_OUT_OF_MEMORY,
                "gpu_bind_group_create: out of host memory");
     return 0;
   }
@@ -409,15 +564,39 @@ gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
     e[3 * i + 1] = (double)bindings[i].offset;
     e[3 * i + 2] = (double)bindings[i].size;
   }
-  gpu_id g = js_bind_group_create(dev, pipeline, count, e);
+  gpu_id g = js_bind_group_create(bg_args.dev, bg_args.pipeline, count, e);
   if (e != small)
     free(e);
   return g;
 }
 
+gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
+                             const gpu_binding *bindings) {
+  br_device *d = find_device(dev);
+  if (!d || !pipeline || (count && !bindings))
+    return 0;
+  bg_args.d = d;
+  bg_args.dev = dev;
+  bg_args.pipeline = pipeline;
+  bg_args.count = count;
+  bg_args.bindings = bindings;
+  /* one with more bindings than an entry holds is not cached */
+  return count <= GC_BINDINGS
+             ? gc_get(dev, pipeline, count, bindings, bind_group_make)
+             : bind_group_make();
+}
+
 void gpu_bind_group_release(gpu_id group) {
-  if (group)
-    js_release(group);
+  gc_entry *e = gc_of(group);
+  if (!e) {
+    if (group && !(group & GC_HANDLE))
+      js_release_after_run(group);
+    return;
+  }
+  if (e->refs)
+    e->refs--;
+  if (!e->refs && e->dead)
+    gc_free_entry(e);
 }
 
 /* ---- command recording -------------------------------------------------- */
@@ -428,18 +607,34 @@ gpu_id gpu_encoder_create(gpu_id dev) {
 
 void gpu_encoder_dispatch(gpu_id enc, gpu_id pipeline, gpu_id group, uint32_t x,
                           uint32_t y, uint32_t z) {
-  if (enc)
-    js_encoder_dispatch(enc, pipeline, group, x, y, z);
+  if (!enc)
+    return;
+  gc_entry *e = gc_of(group);
+  if (group & GC_HANDLE && !e)
+    group = 0xffffffffu; /* no such group: gpu.js reports it */
+  else if (e)
+    group = e->group;
+  if (rec.enc != enc || rec.count == REC_MAX)
+    rec_run();
+  rec.enc = enc;
+  uint32_t *c = &rec.cmds[REC_WORDS * rec.count++];
+  c[0] = pipeline;
+  c[1] = group;
+  c[2] = x;
+  c[3] = y;
+  c[4] = z;
 }
 
 void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
                       uint64_t dst_offset, uint64_t size) {
+  rec_run();
   if (enc)
     js_encoder_copy(enc, src, (double)src_offset, dst, (double)dst_offset,
                     (double)size);
 }
 
 void gpu_encoder_submit(gpu_id dev, gpu_id enc) {
+  rec_run();
   if (enc)
     js_encoder_submit(find_device(dev) ? dev : 0, enc);
 }

@@ -1,7 +1,7 @@
 /* The wgpu-native runtime, loaded at run time (dlopen) into a table of
  * function pointers: libwgc has no link-time dependency on
  * libwgpu_native.so, so a missing runtime is WGC_ERR_NO_ADAPTER rather than
- * a program that cannot start. Internal to gpu_native.c. */
+ * a program that cannot start. Internal to the native GPU layer. */
 #ifndef WGC_NATIVE_WGPU_H
 #define WGC_NATIVE_WGPU_H
 

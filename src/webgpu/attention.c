@@ -1,11 +1,17 @@
 /* Scaled-dot-product attention on WebGPU: one fused kernel
  * (kernels/attention.wgsl) with an online softmax, so device memory stays
- * O(seq * head_dim) and no score matrix is stored anywhere. head_dim <= 64
- * runs the "rows" shape (one query row per invocation, up to 64 per
- * workgroup), larger head_dim the "tiles" shape (16 rows per workgroup, up
- * to 256 output dims, more workgroups past that). Tensors larger than one
- * storage binding are split over batch*heads into several launches, all
- * planned before the first is recorded.
+ * O(seq * head_dim) and no score matrix is stored anywhere. head_dim and
+ * head_dim_v <= 64 run the "rows" shape (one query row per invocation, up
+ * to 64 per workgroup), larger ones the "tiles" shape (16 rows per
+ * workgroup, up to 256 output dims, more workgroups past that). Tensors larger
+ * than one storage binding are split over batch*heads into several launches,
+ * all planned before the first is recorded. Operands are addressed through
+ * their element strides (packed QKV, [batch, seq, heads, dim], a KV cache
+ * longer than seq_kv): a launch binds, for each operand, the window from
+ * the first to the last element its heads, rows and keys touch, and the
+ * kernel subtracts the window's start (Params qs.w etc.). The mask is a
+ * fifth operand, bound the same way; softcap and the mask are consts of
+ * the kernel's pipeline, so calls without them run the kernels as before.
  *
  * Where one head does not bind (its Q/O or K/V beyond a binding, or the
  * windows of Q, K, V and O sharing an allocation), the split path takes it
@@ -27,23 +33,25 @@
 /* query rows per workgroup of the two kernel shapes (kernels/attention.wgsl) */
 #define ATTN_ROWS_BQ 64u /* at most */
 #define ATTN_TILES_BQ 16u
-/* attention_regs: the largest head_dim */
+/* attention_regs: the largest head_dim (and head_dim_v) */
 #define ATTN_REGS_MAX_HD 512u
 #define ATTN_REGS_MAX_ROWS 16u /* query rows per head */
 
 typedef struct attn_params {
-  uint32_t off[4];
+  uint32_t off[8];
   uint32_t heads, heads_kv, group, seq_q;
-  uint32_t seq_kv, head_dim, qblocks, dgroups;
-  uint32_t bh_base, kv_base, bh_count, causal;
-  float scale;
-  uint32_t q_first, k_first, gq, gkv, o_stride;
-  uint32_t pad[2];
+  uint32_t seq_kv, head_dim, head_dim_v, qblocks;
+  uint32_t dgroups, bh_base, bh_count, causal;
+  float scale, softcap;
+  uint32_t q_first, k_first;
+  uint32_t gq, gkv, o_stride, pad0;
+  uint32_t qs[4], ks[4], vs[4], os[4], ms[4]; /* batch, head, seq, origin */
 } attn_params;
 
 typedef struct combine_params {
   uint32_t off[4];
   uint32_t rows, hd, nblk, last;
+  uint32_t o_rs, pad[3];
 } combine_params;
 
 /* batch*heads_kv + kv head read by query head bh (= batch*heads + head). */
@@ -59,38 +67,110 @@ static uint64_t pow2_at_least(uint64_t x) {
   return p;
 }
 
+/* The smallest and largest b*st.batch + h*st.head over the heads
+ * [h0, h0 + cnt) numbered b*per + h (strides need not grow with the
+ * numbering: [heads, batch, ...] layouts are allowed). */
+static void heads_range(wgc_attention_strides st, uint64_t per, uint64_t h0,
+                        uint64_t cnt, uint64_t *lo, uint64_t *hi) {
+  uint64_t b0 = h0 / per, b1 = (h0 + cnt - 1) / per;
+  uint64_t x0 = h0 % per, x1 = (h0 + cnt - 1) % per;
+  if (b0 == b1) {
+    *lo = b0 * st.batch + x0 * st.head;
+    *hi = b0 * st.batch + x1 * st.head;
+    return;
+  }
+  uint64_t a = b0 * st.batch + x0 * st.head, c = (b0 + 1) * st.batch;
+  *lo = a < c ? a : c;
+  a = b1 * st.batch + x1 * st.head;
+  c = (b1 - 1) * st.batch + (per - 1) * st.head;
+  *hi = a > c ? a : c;
+}
+
+/* A launch's share of the call: Q heads [bh0, bh0 + cnt), their query rows
+ * [q0, q0 + qn) and keys [k0, k0 + kn). */
+typedef struct attn_region {
+  uint64_t bh0, cnt, q0, qn, k0, kn;
+} attn_region;
+
+/* The window of a strided operand over heads [h0, h0 + cnt) (numbered per
+ * batch), rows [r0, r0 + rn) of row elements each; *org its first
+ * element. */
+static wg_operand window(const char *name, wgc_ref base, bool write,
+                         wgc_attention_strides st, uint64_t per, uint64_t h0,
+                         uint64_t cnt, uint64_t r0, uint64_t rn, uint64_t row,
+                         uint32_t org[4]) {
+  uint64_t lo, hi;
+  heads_range(st, per, h0, cnt, &lo, &hi);
+  lo += r0 * st.seq;
+  hi += (r0 + rn - 1) * st.seq + row;
+  org[0] = (uint32_t)st.batch;
+  org[1] = (uint32_t)st.head;
+  org[2] = (uint32_t)st.seq;
+  org[3] = (uint32_t)lo;
+  return (wg_operand){name, wg_advance(base, lo), 4 * (hi - lo), write};
+}
+
+/* The operands (q, k, v, o, then the mask if any) and the strides of
+ * Params of the launch over region r; states (PARTIAL output) replace o
+ * when given. Returns the operand count. With no keys K and V are bound
+ * (4 bytes) but never read. */
+static unsigned region_operands(const wgc_attention_args *a,
+                                const attn_region *r, const wg_operand *states,
+                                wg_operand ops[5], attn_params *p) {
+  const wgc_attention_desc *d = &a->d;
+  uint64_t kv0 = kv_index(d, r->bh0);
+  uint64_t kv_cnt = kv_index(d, r->bh0 + r->cnt - 1) - kv0 + 1;
+  ops[0] = window("q", a->q, false, d->q_stride, d->heads, r->bh0, r->cnt,
+                  r->q0, r->qn, d->head_dim, p->qs);
+  if (r->kn) {
+    ops[1] = window("k", a->k, false, d->k_stride, d->heads_kv, kv0, kv_cnt,
+                    r->k0, r->kn, d->head_dim, p->ks);
+    ops[2] = window("v", a->v, false, d->v_stride, d->heads_kv, kv0, kv_cnt,
+                    r->k0, r->kn, d->head_dim_v, p->vs);
+  } else {
+    ops[1] = (wg_operand){"k", a->k, 4, false};
+    ops[2] = (wg_operand){"v", a->v, 4, false};
+  }
+  if (states)
+    ops[3] = *states;
+  else
+    ops[3] = window("o", a->o, true, d->o_stride, d->heads, r->bh0, r->cnt,
+                    r->q0, r->qn, d->head_dim_v, p->os);
+  if (!a->has_mask)
+    return 4;
+  /* rows of the mask start at key k0 and hold kn keys */
+  ops[4] = window("mask", wg_advance(a->mask, r->k0), false, d->mask_stride,
+                  d->heads, r->bh0, r->cnt, r->q0, r->qn, r->kn, p->ms);
+  p->ms[3] += (uint32_t)r->k0;
+  return 5;
+}
+
+/* Whether every operand of a launch stays within window bytes (the
+ * kernel's u32 indexing) and the launch binds as it is. */
+static bool ops_fit(const wgc_context *ctx, const wg_operand *ops,
+                    unsigned nops, uint64_t window_bytes) {
+  for (unsigned i = 0; i < nops; i++)
+    if (ops[i].bytes > window_bytes)
+      return false;
+  return wg_operands_fit(ctx, ops, nops);
+}
+
 /* How a call is split into launches over runs of consecutive Q heads. */
 typedef struct attn_plan {
   const wgc_context *ctx;
-  const wgc_attention_desc *d;
   const wgc_attention_args *a;
-  uint64_t window;          /* usable bytes of one operand's binding */
-  uint64_t q_head, kv_head; /* bytes of one Q/O head, one K/V head */
-  uint64_t max_heads;       /* Q heads per launch by Q/O size and grid */
+  uint64_t window;    /* usable bytes of one operand's binding */
+  uint64_t max_heads; /* Q heads per launch by the grid */
 } attn_plan;
-
-/* The operands of the launch over Q heads [bh0, bh0 + cnt). With seq_kv == 0
- * K and V are bound (4 bytes) but never read. */
-static void chunk_operands(const attn_plan *pl, uint64_t bh0, uint64_t cnt,
-                           wg_operand ops[4]) {
-  uint64_t kv0 = kv_index(pl->d, bh0);
-  uint64_t kv_cnt = kv_index(pl->d, bh0 + cnt - 1) - kv0 + 1;
-  wgc_ref q = pl->a->q, k = pl->a->k, v = pl->a->v, o = pl->a->o;
-  q.offset += bh0 * pl->q_head;
-  o.offset += bh0 * pl->q_head;
-  k.offset += kv0 * pl->kv_head;
-  v.offset += kv0 * pl->kv_head;
-  ops[0] = (wg_operand){"q", q, cnt * pl->q_head, false};
-  ops[1] = (wg_operand){"k", k, kv_cnt * pl->kv_head, false};
-  ops[2] = (wg_operand){"v", v, kv_cnt * pl->kv_head, false};
-  ops[3] = (wg_operand){"o", o, cnt * pl->q_head, true};
-}
 
 /* Whether the launch over Q heads [bh0, bh0 + cnt) binds. */
 static bool chunk_fits(const attn_plan *pl, uint64_t bh0, uint64_t cnt) {
-  wg_operand ops[4];
-  chunk_operands(pl, bh0, cnt, ops);
-  return wg_operands_fit(pl->ctx, ops, 4);
+  const wgc_attention_desc *d = &pl->a->d;
+  attn_region r = {bh0, cnt, 0, d->seq_q, 0, d->seq_kv};
+  wg_operand ops[5];
+  attn_params p;
+  unsigned n = region_operands(pl->a, &r, NULL, ops, &p);
+  return ops_fit(pl->ctx, ops, n, pl->window);
 }
 
 /* The number of Q heads of the launch starting at bh0 (at most left);
@@ -98,15 +178,11 @@ static bool chunk_fits(const attn_plan *pl, uint64_t bh0, uint64_t cnt) {
 static bool next_chunk(const attn_plan *pl, uint64_t bh0, uint64_t left,
                        uint64_t *cnt) {
   uint64_t n = left < pl->max_heads ? left : pl->max_heads;
-  uint64_t kv0 = kv_index(pl->d, bh0);
-  uint64_t kv_heads = pl->kv_head ? pl->window / pl->kv_head : UINT64_MAX;
-  if (kv_index(pl->d, bh0 + n - 1) - kv0 + 1 > kv_heads ||
-      !chunk_fits(pl, bh0, n)) {
+  if (!chunk_fits(pl, bh0, n)) {
     uint64_t lo = 0, hi = n; /* lo fits (or 0), hi does not */
     while (hi - lo > 1) {
       uint64_t mid = lo + (hi - lo) / 2;
-      if (kv_index(pl->d, bh0 + mid - 1) - kv0 + 1 <= kv_heads &&
-          chunk_fits(pl, bh0, mid))
+      if (chunk_fits(pl, bh0, mid))
         lo = mid;
       else
         hi = mid;
@@ -123,65 +199,78 @@ typedef struct attn_shape {
   bool rows;
   uint64_t bq, dgroups;
   const char *kernel;
-  char consts[192];
+  char consts[256];
 } attn_shape;
 
 /* Whether a call runs kernels/attention_regs.wgsl (no workgroup memory):
- * on CPU adapters, decoding (a few query rows) with head_dim 65..512 (its
- * private arrays grow with head_dim), where it measured faster on both
+ * on CPU adapters, decoding (a few query rows) with the larger of head_dim
+ * and head_dim_v in 65..512 (its private arrays grow with them), where it
+ * measured faster on both
  * lavapipe and SwiftShader (8 heads, 2048 keys, head_dim 128: 88 -> 35 ms
  * and 387 -> 156 ms). With many query rows it was not faster on
  * SwiftShader (head_dim 128, 256 causal rows: 659 -> 862 ms), nor at
  * head_dim 64 on either. */
-static bool regs_form(const wgc_context *ctx, uint64_t hd, uint64_t seq_q) {
-  return wg_limits(ctx)->cpu_adapter && hd > 64 && hd <= ATTN_REGS_MAX_HD &&
+static bool regs_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
+                      uint64_t seq_q) {
+  uint64_t w = hd > hdv ? hd : hdv;
+  return wg_limits(ctx)->cpu_adapter && w > 64 && w <= ATTN_REGS_MAX_HD &&
          seq_q <= ATTN_REGS_MAX_ROWS;
 }
 
 /* The most keys one launch may cover with (regs) or without (!regs) the
  * attention_regs form, within the adapter's loop budget (gpu.h): longer
  * ranges run as key blocks with the split-KV combine. Measured on Mesa
- * 22.3, a block of 8 keys of attention_regs costs 2 * RD4 + 3 iterations;
- * kernels/attention.wgsl lost keys from 49929 keys at head_dim 4, 15404 at
- * 64, 12334 at 256, 7227 at 1000 (65535 iterations); the caps below stay
- * within the budget, half of that. */
-static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, bool regs) {
-  uint64_t budget = wg_limits(ctx)->loop_budget, rd4 = (hd + 3) / 4;
+ * 22.3, a block of 8 keys of attention_regs costs RD4 + RV4 + 3
+ * iterations; kernels/attention.wgsl lost keys from 49929 keys at head_dim
+ * 4, 15404 at 64, 12334 at 256, 7227 at 1000 (65535 iterations; head_dim_v
+ * the same); the caps below stay within the budget, half of that, taking
+ * the larger head size for both. */
+static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
+                         bool regs) {
+  uint64_t budget = wg_limits(ctx)->loop_budget;
+  uint64_t w = hd > hdv ? hd : hdv, rd4 = (hd + 3) / 4, rv4 = (hdv + 3) / 4;
   if (!budget)
     return UINT64_MAX;
   if (regs)
-    return (budget - 2 * rd4 - 4) / (2 * rd4 + 3) * 8;
-  return budget / (32 + hd) * 16;
+    return (budget - rd4 - rv4 - 4) / (rd4 + rv4 + 3) * 8;
+  return budget / (32 + w) * 16;
 }
 
-static void shape_for(uint64_t hd, uint64_t seq_q, bool partial, bool regs,
-                      attn_shape *sh) {
-  /* head_dim <= 64: "rows", one query row per invocation, 8 to 64 rows per
-   * workgroup (fewer for a short seq_q: decoding), RD4 vec4s per row.
-   * Larger: "tiles", 16 rows per workgroup, score chunks of DC dims, each
-   * invocation owning NV4 vec4s of each of NVC V chunks of 64*NV4 dims;
-   * dim groups of DV dims cover a larger head_dim. */
-  bool rows = hd <= 64;
+static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
+                      bool regs, attn_shape *sh) {
+  /* head_dim and head_dim_v <= 64: "rows", one query row per invocation,
+   * 8 to 64 rows per workgroup (fewer for a short seq_q: decoding), RD4
+   * and RV4 vec4s per row. Larger: "tiles", 16 rows per workgroup, score
+   * chunks of DC dims, each invocation owning NV4 vec4s of each of NVC V
+   * chunks of 64*NV4 dims; dim groups of DV dims cover a larger
+   * head_dim_v. */
+  uint64_t hd = a->d.head_dim, hdv = a->d.head_dim_v;
+  bool rows = hd <= 64 && hdv <= 64;
   uint64_t dc = rows ? 4 : pow2_at_least(hd) > 64 ? 64 : pow2_at_least(hd);
   unsigned nv4 = rows ? 1 : 2;
-  unsigned nvc = hd <= 128 ? 1 : 2;
-  unsigned rd4 = rows ? (unsigned)(hd + 3) / 4 : 1;
+  unsigned nvc = hdv <= 128 ? 1 : 2;
+  unsigned rd4 = (unsigned)(hd + 3) / 4, rv4 = (unsigned)(hdv + 3) / 4;
   uint64_t dv = 64u * nv4 * nvc;
-  sh->kernel = "attention_common+attention";
+  unsigned softcap = a->d.softcap > 0;
+  sh->kernel = a->has_mask ? "attention_mask+attention_common+attention"
+                           : "attention_nomask+attention_common+attention";
   if (regs) {
     sh->rows = true;
     sh->dgroups = 1;
     sh->bq = pow2_at_least(seq_q);
     sh->bq = sh->bq < 8 ? 8 : sh->bq > ATTN_ROWS_BQ ? ATTN_ROWS_BQ : sh->bq;
-    sh->kernel = "attention_common+attention_regs";
+    sh->kernel = a->has_mask
+                     ? "attention_mask+attention_common+attention_regs"
+                     : "attention_nomask+attention_common+attention_regs";
     snprintf(sh->consts, sizeof sh->consts,
              "const WG: u32 = %uu; const RD4: u32 = %uu; "
-             "const PARTIAL: u32 = %uu;",
-             (unsigned)sh->bq, (unsigned)(hd + 3) / 4, partial ? 1u : 0u);
+             "const RV4: u32 = %uu; const PARTIAL: u32 = %uu; "
+             "const SOFTCAP: u32 = %uu;",
+             (unsigned)sh->bq, rd4, rv4, partial ? 1u : 0u, softcap);
     return;
   }
   sh->rows = rows;
-  sh->dgroups = rows ? 1 : (hd + dv - 1) / dv;
+  sh->dgroups = rows ? 1 : (hdv + dv - 1) / dv;
   sh->bq = ATTN_TILES_BQ;
   if (rows) {
     sh->bq = pow2_at_least(seq_q);
@@ -190,9 +279,10 @@ static void shape_for(uint64_t hd, uint64_t seq_q, bool partial, bool regs,
   snprintf(sh->consts, sizeof sh->consts,
            "const MODE: u32 = %uu; const WG: u32 = %uu; const DC: u32 = %uu; "
            "const NV4: u32 = %uu; const NVC: u32 = %uu; const RD4: u32 = %uu; "
-           "const PARTIAL: u32 = %uu;",
+           "const RV4: u32 = %uu; const PARTIAL: u32 = %uu; "
+           "const SOFTCAP: u32 = %uu;",
            rows ? 1u : 0u, rows ? (unsigned)sh->bq : 256u, (unsigned)dc, nv4,
-           nvc, rd4, partial ? 1u : 0u);
+           nvc, rows ? rd4 : 1u, rows ? rv4 : 1u, partial ? 1u : 0u, softcap);
 }
 
 /* A run of the split path's planner: dry (binding checks; scratch stands
@@ -237,11 +327,11 @@ static wgc_ref ref_at(wgc_ref r, uint64_t elems) {
 }
 
 /* Merges nb blocks of softmax states (rows rows of hd + 2 floats each) in
- * st[0] into o (rows x hd), in rounds of fan blocks, ping-ponging between
- * st[0] and st[1] (launches run in order). */
+ * st[0] into o (rows of hd at a stride of o_rs), in rounds of fan blocks,
+ * ping-ponging between st[0] and st[1] (launches run in order). */
 static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
                                  uint64_t fan, uint64_t rows, uint64_t hd,
-                                 wgc_ref o) {
+                                 wgc_ref o, uint64_t o_rs) {
   uint64_t rs = hd + 2;
   for (uint64_t n = nb, cur = 0; n > 1; cur ^= 1) {
     uint64_t outs = (n + fan - 1) / fan;
@@ -250,13 +340,14 @@ static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
       combine_params p = {.rows = (uint32_t)rows,
                           .hd = (uint32_t)hd,
                           .nblk = (uint32_t)cnt,
-                          .last = outs == 1};
+                          .last = outs == 1,
+                          .o_rs = (uint32_t)o_rs};
       wg_launch l = {
           .kernel = "attention_combine",
           .ops = {{"p", ref_at(st[cur], j * fan * rows * rs),
                    4 * cnt * rows * rs, false},
                   outs == 1
-                      ? (wg_operand){"o", o, 4 * rows * hd, true}
+                      ? (wg_operand){"o", o, 4 * ((rows - 1) * o_rs + hd), true}
                       : (wg_operand){"o", ref_at(st[cur ^ 1], j * rows * rs),
                                      4 * rows * rs, true}},
           .nops = 2,
@@ -292,11 +383,21 @@ static wgc_status combine_sliced(split_run *sr, wgc_ref st, wgc_ref cs[2],
         return s;
     }
     wgc_status s =
-        combine_rounds(sr, cs, nb, E / (dl + 2), 1, dl, ref_at(o, d0));
+        combine_rounds(sr, cs, nb, E / (dl + 2), 1, dl, ref_at(o, d0), dl);
     if (s != WGC_OK)
       return s;
   }
   return WGC_OK;
+}
+
+/* The most rows (or keys) n, at most want, whose span (n - 1) * stride +
+ * row stays within E elements (row <= E). */
+static uint64_t rows_within(uint64_t want, uint64_t stride, uint64_t row,
+                            uint64_t E) {
+  if (!stride || want <= 1)
+    return want;
+  uint64_t n = (E - row) / stride + 1;
+  return n < want ? n : want;
 }
 
 /* The split path with operand windows of at most window bytes. */
@@ -304,35 +405,42 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
                               uint64_t max_groups) {
   const wgc_attention_args *a = sr->a;
   const wgc_attention_desc *d = &a->d;
-  uint64_t hd = d->head_dim, seq_q = d->seq_q, seq_kv = d->seq_kv;
+  uint64_t hd = d->head_dim, hdv = d->head_dim_v;
+  uint64_t seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
-  uint64_t E = window / 4, rs = hd + 2; /* floats per window, per state */
+  uint64_t E = window / 4, rs = hdv + 2; /* floats per window, per state */
   if (hd > E || rs > E)
     return WGC_ERR_UNSUPPORTED;
-  /* keys per block (a multiple of the kernel's key tile where possible) */
-  bool regs = regs_form(sr->ctx, hd, seq_q);
-  uint64_t nk = seq_kv;
-  if (seq_kv * hd > E) {
-    nk = E / hd;
-    nk -= nk >= 16 ? nk % 16 : 0;
-  }
-  if (nk > max_keys(sr->ctx, hd, regs))
-    nk = max_keys(sr->ctx, hd, regs);
+  /* keys per block (a multiple of the kernel's key tile where possible):
+   * K and V rows, and one mask row, within a window */
+  bool regs = regs_form(sr->ctx, hd, hdv, seq_q);
+  uint64_t nk = rows_within(seq_kv, d->k_stride.seq, hd, E);
+  nk = rows_within(nk, d->v_stride.seq, hdv, E);
+  if (a->has_mask && nk > E)
+    nk = E;
+  if (nk < seq_kv && nk >= 16)
+    nk -= nk % 16;
+  if (nk > max_keys(sr->ctx, hd, hdv, regs))
+    nk = max_keys(sr->ctx, hd, hdv, regs);
   uint64_t nb = seq_kv ? (seq_kv + nk - 1) / nk : 1;
   /* Two states of a row beyond one binding: one row per launch, its
    * combine in slices of dims (combine_sliced). */
   bool sliced = nb > 1 && 2 * rs > E;
-  uint64_t nslices = sliced ? wg_ceil_div(hd, E / 2 - 2) : 1;
-  uint64_t dn = wg_ceil_div(hd, nslices);
-  /* query rows per launch: Q/O windows, and two blocks of states for a
-   * combine round; whole workgroups of rows where there are several */
-  uint64_t nq = E / hd < seq_q ? E / hd : seq_q;
+  uint64_t nslices = sliced ? wg_ceil_div(hdv, E / 2 - 2) : 1;
+  uint64_t dn = wg_ceil_div(hdv, nslices);
+  /* query rows per launch: Q, O (or two blocks of states for a combine
+   * round) and mask windows; whole workgroups of rows where there are
+   * several */
+  uint64_t nq = rows_within(seq_q, d->q_stride.seq, hd, E);
+  nq = rows_within(nq, d->o_stride.seq, hdv, E);
+  if (a->has_mask)
+    nq = rows_within(nq, d->mask_stride.seq, nk, E);
   if (nb > 1 && E / (2 * rs) < nq)
     nq = sliced ? 1 : E / (2 * rs);
   if (nq > ATTN_ROWS_BQ)
     nq -= nq % ATTN_ROWS_BQ;
   attn_shape sh;
-  shape_for(hd, nq, nb > 1, regs, &sh);
+  shape_for(a, nq, nb > 1, regs, &sh);
   if (nq > max_groups / sh.dgroups * sh.bq)
     nq = max_groups / sh.dgroups * sh.bq;
   if (nq == 0)
@@ -352,10 +460,11 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
       return s;
   }
   for (uint64_t bh = 0; bh < bh_total; bh++) {
-    uint64_t kvh = kv_index(d, bh);
     for (uint64_t q0 = 0; q0 < seq_q; q0 += nq) {
       uint64_t qn = seq_q - q0 < nq ? seq_q - q0 : nq;
-      wgc_ref o_rows = ref_at(a->o, (bh * seq_q + q0) * hd);
+      wgc_ref o_rows = wg_advance(a->o, bh / d->heads * d->o_stride.batch +
+                                            bh % d->heads * d->o_stride.head +
+                                            q0 * d->o_stride.seq);
       for (uint64_t b = 0; b < nb; b++) {
         uint64_t k0 = b * nk, kn = seq_kv - k0 < nk ? seq_kv - k0 : nk;
         attn_params p = {
@@ -365,43 +474,38 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
             .seq_q = (uint32_t)qn,
             .seq_kv = (uint32_t)kn,
             .head_dim = (uint32_t)hd,
+            .head_dim_v = (uint32_t)hdv,
             .qblocks = (uint32_t)((qn + sh.bq - 1) / sh.bq),
             .dgroups = (uint32_t)sh.dgroups,
             .bh_base = (uint32_t)bh,
-            .kv_base = (uint32_t)kvh,
             .bh_count = 1,
             .causal = (uint32_t)d->causal,
             .scale = d->scale,
+            .softcap = d->softcap,
             .q_first = (uint32_t)q0,
             .k_first = (uint32_t)k0,
             .gq = (uint32_t)seq_q,
             .gkv = (uint32_t)seq_kv,
-            .o_stride = (uint32_t)(nb > 1 ? rs : hd),
+            .o_stride = (uint32_t)rs,
         };
-        wg_launch l = {
-            .kernel = sh.kernel,
-            .consts = sh.consts,
-            .ops = {{"q", ref_at(a->q, (bh * seq_q + q0) * hd), 4 * qn * hd,
-                     false},
-                    {"k", ref_at(a->k, (kvh * seq_kv + k0) * hd), 4 * kn * hd,
-                     false},
-                    {"v", ref_at(a->v, (kvh * seq_kv + k0) * hd), 4 * kn * hd,
-                     false},
-                    nb > 1 ? (wg_operand){"o", ref_at(st[0], b * qn * rs),
-                                          4 * qn * rs, true}
-                           : (wg_operand){"o", o_rows, 4 * qn * hd, true}},
-            .nops = 4,
-            .params = &p,
-            .params_size = sizeof p,
-            .groups = p.qblocks * sh.dgroups};
+        attn_region r = {bh, 1, q0, qn, k0, kn};
+        wg_operand states = {"o", ref_at(st[0], b * qn * rs), 4 * qn * rs,
+                             true};
+        wg_launch l = {.kernel = sh.kernel,
+                       .consts = sh.consts,
+                       .params = &p,
+                       .params_size = sizeof p,
+                       .groups = p.qblocks * sh.dgroups};
+        l.nops = region_operands(a, &r, nb > 1 ? &states : NULL, l.ops, &p);
         wgc_status s = split_launch(sr, &l);
         if (s != WGC_OK)
           return s;
       }
       wgc_ref pair[2] = {sliced ? st[1] : st[0], st[2]};
       wgc_status s =
-          sliced   ? combine_sliced(sr, st[0], pair, nb, hd, dn, E, o_rows)
-          : nb > 1 ? combine_rounds(sr, pair, nb, fan, qn, hd, o_rows)
+          sliced   ? combine_sliced(sr, st[0], pair, nb, hdv, dn, E, o_rows)
+          : nb > 1 ? combine_rounds(sr, pair, nb, fan, qn, hdv, o_rows,
+                                    d->o_stride.seq)
                    : WGC_OK;
       if (s != WGC_OK)
         return s;
@@ -437,24 +541,25 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   const char *fn = a->fn;
   const wgc_attention_desc *d = &a->d;
   const gpu_limits *lim = wg_limits(ctx);
-  uint64_t hd = d->head_dim, seq_q = d->seq_q, seq_kv = d->seq_kv;
+  uint64_t hd = d->head_dim, hdv = d->head_dim_v;
+  uint64_t seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
 
-  bool regs = regs_form(ctx, hd, seq_q);
+  bool regs = regs_form(ctx, hd, hdv, seq_q);
   attn_shape sh;
-  shape_for(hd, seq_q, false, regs, &sh);
+  shape_for(a, seq_q, false, regs, &sh);
   uint64_t qblocks = (seq_q + sh.bq - 1) / sh.bq;
   uint64_t dgroups = sh.dgroups;
 
   /* Indices inside the kernel are u32: keep every count and sum of them far
    * from overflow. */
-  if (bh_total > UINT32_MAX || hd > 0x10000000u ||
+  if (bh_total > UINT32_MAX || hd > 0x10000000u || hdv > 0x10000000u ||
       seq_q + seq_kv + 2 * ATTN_ROWS_BQ > 0x80000000u)
     return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
                     "%s: batch*heads %" PRIu64 ", seq_q %" PRIu64
                     ", seq_kv %" PRIu64 " and head_dim %" PRIu64
                     " exceed the WebGPU kernel's 32-bit indexing",
-                    fn, bh_total, seq_q, seq_kv, hd);
+                    fn, bh_total, seq_q, seq_kv, hd > hdv ? hd : hdv);
 
   /* Per-launch limits: an operand window (after aligning its start down)
    * fits one storage binding, element indices stay below 2^30, and the
@@ -472,24 +577,16 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   uint64_t max_groups = maxd * maxd;
   if (max_groups > 0x80000000u)
     max_groups = 0x80000000u;
-  uint64_t q_head = 4 * seq_q * hd, kv_head = 4 * seq_kv * hd;
   uint64_t per_head_groups = qblocks * dgroups;
-  /* One head beyond a binding or the grid, or more keys than one launch may
-   * take: the split path. */
-  if (q_head > window || kv_head > window || per_head_groups > max_groups ||
-      seq_kv > max_keys(ctx, hd, regs))
+  /* One head beyond the grid, or more keys than one launch may take: the
+   * split path. */
+  if (per_head_groups > max_groups || seq_kv > max_keys(ctx, hd, hdv, regs))
     return split_path(ctx, a, window, max_groups);
-  uint64_t max_heads = max_groups / per_head_groups;
-  if (q_head && window / q_head < max_heads)
-    max_heads = window / q_head;
 
   attn_plan plan = {.ctx = ctx,
-                    .d = d,
                     .a = a,
                     .window = window,
-                    .q_head = q_head,
-                    .kv_head = kv_head,
-                    .max_heads = max_heads};
+                    .max_heads = max_groups / per_head_groups};
   /* Plan every launch first, so that an operand layout no launch can bind
    * fails before anything is enqueued (never a partial result); where one
    * head does not bind, the split path takes the call. */
@@ -499,8 +596,6 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
 
   for (uint64_t bh0 = 0, cnt; bh0 < bh_total; bh0 += cnt) {
     next_chunk(&plan, bh0, bh_total - bh0, &cnt);
-    wg_operand ops[4];
-    chunk_operands(&plan, bh0, cnt, ops);
     attn_params p = {
         .heads = (uint32_t)d->heads,
         .heads_kv = (uint32_t)d->heads_kv,
@@ -508,24 +603,24 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
         .seq_q = (uint32_t)seq_q,
         .seq_kv = (uint32_t)seq_kv,
         .head_dim = (uint32_t)hd,
+        .head_dim_v = (uint32_t)hdv,
         .qblocks = (uint32_t)qblocks,
         .dgroups = (uint32_t)dgroups,
         .bh_base = (uint32_t)bh0,
-        .kv_base = (uint32_t)kv_index(d, bh0),
         .bh_count = (uint32_t)cnt,
         .causal = (uint32_t)d->causal,
         .scale = d->scale,
+        .softcap = d->softcap,
         .gq = (uint32_t)seq_q,
         .gkv = (uint32_t)seq_kv,
-        .o_stride = (uint32_t)hd,
     };
+    attn_region r = {bh0, cnt, 0, seq_q, 0, seq_kv};
     wg_launch l = {.kernel = sh.kernel,
                    .consts = sh.consts,
-                   .ops = {ops[0], ops[1], ops[2], ops[3]},
-                   .nops = 4,
                    .params = &p,
                    .params_size = sizeof p,
                    .groups = cnt * per_head_groups};
+    l.nops = region_operands(a, &r, NULL, l.ops, &p);
     wgc_status s = wg_launch_run(ctx, fn, &l);
     if (s != WGC_OK)
       return s;

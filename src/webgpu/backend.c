@@ -494,7 +494,17 @@ static void wg_shutdown(wgc_context *ctx) {
       gpu_process_events(st->dev, true);
   }
   /* Completions still in flight (browser) find their records orphaned;
-   * a slab's downloads go with it. */
+   * a slab's downloads go with it. The list of transfers is walked before
+   * the slabs free theirs, which it also links. */
+  for (wg_transfer *d = st->transfers, *next; d; d = next) {
+    next = d->next;
+    if (d->slab)
+      continue; /* freed with its slab */
+    if (d->done)
+      free(d);
+    else
+      d->orphan = true;
+  }
   for (wg_slab *sl = st->slabs, *next; sl; sl = next) {
     next = sl->next;
     for (wg_transfer *t = sl->first, *tn; t; t = tn) {
@@ -506,15 +516,6 @@ static void wg_shutdown(wgc_context *ctx) {
       gpu_buffer_release(sl->buf);
       free(sl);
     }
-  }
-  for (wg_transfer *d = st->transfers, *next; d; d = next) {
-    next = d->next;
-    if (d->slab)
-      continue; /* freed with its slab */
-    if (d->done)
-      free(d);
-    else
-      d->orphan = true;
   }
   wg_pipelines_release(st);
   if (st->arena)

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #define ELEMS_PER_GROUP 1024u
+/* Runs this short use map_small.wgsl (64 invocations, one element each). */
+#define SMALL_ELEMS 256u
 
 /* Elements per launch: what one binding window and the grid can hold.
  * Launches of a long contiguous range are split into such chunks. */
@@ -50,6 +52,14 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
     l.params = &p;
     l.params_size = sizeof p;
     l.groups = (n + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP;
+    char small[128]; /* kernel with its last file, map, as map_small */
+    size_t len = strlen(kernel);
+    if (n <= SMALL_ELEMS && len < sizeof small - 6) {
+      memcpy(small, kernel, len);
+      memcpy(small + len, "_small", 7);
+      l.kernel = small;
+      l.groups = (n + 63) / 64;
+    }
     wgc_status s = wg_launch_run(ctx, fn, &l);
     if (s != WGC_OK)
       return s;

@@ -344,13 +344,25 @@ wgc_status wg_launch_run(wgc_context *ctx, const char *fn, wg_launch *l) {
   return s;
 }
 
+/* Whether an arena slot of psize bytes holds params (size bytes, then
+ * zeros). */
+static bool same_params(const uint8_t *slot, const void *params, size_t size,
+                        size_t psize) {
+  if (memcmp(slot, params, size))
+    return false;
+  for (size_t i = size; i < psize; i++)
+    if (slot[i])
+      return false;
+  return true;
+}
+
 /* Records the dispatch of a launch whose bindings fit. */
 static wgc_status launch_bound(wgc_context *ctx, const char *fn, wg_launch *l,
                                const binding *binds, const unsigned *op_bind,
                                unsigned nb) {
   wg_state *st = state(ctx);
   uint32_t *off = l->params;
-  for (unsigned i = 0; i < WG_MAX_OPERANDS; i++)
+  for (unsigned i = 0; i < (l->nops > 4 ? 8u : 4u); i++)
     off[i] = i < l->nops
                  ? (uint32_t)((l->ops[i].ref.offset - binds[op_bind[i]].lo) / 4)
                  : 0;
@@ -368,14 +380,20 @@ static wgc_status launch_bound(wgc_context *ctx, const char *fn, wg_launch *l,
                         ? st->lim.min_uniform_offset_alignment
                         : 256;
   size_t psize = (l->params_size + 15) & ~(size_t)15;
-  size_t at = (size_t)((st->arena_used + ualign - 1) / ualign * ualign);
-  if (at + psize > WG_ARENA_BYTES) {
-    wg_flush(st);
-    at = 0;
+  /* Parameters equal to the last ones written (a chain of one op) reuse
+   * their slot, and with it the bind group, which the GPU layer caches. */
+  size_t at = st->arena_used - psize;
+  if (st->arena_used < psize || at % ualign ||
+      !same_params(st->arena_host + at, l->params, l->params_size, psize)) {
+    at = (size_t)((st->arena_used + ualign - 1) / ualign * ualign);
+    if (at + psize > WG_ARENA_BYTES) {
+      wg_flush(st);
+      at = 0;
+    }
+    memcpy(st->arena_host + at, l->params, l->params_size);
+    memset(st->arena_host + at + l->params_size, 0, psize - l->params_size);
+    st->arena_used = at + psize;
   }
-  memcpy(st->arena_host + at, l->params, l->params_size);
-  memset(st->arena_host + at + l->params_size, 0, psize - l->params_size);
-  st->arena_used = at + psize;
 
   gpu_binding gb[WG_MAX_OPERANDS + 1];
   for (unsigned b = 0; b < nb; b++)

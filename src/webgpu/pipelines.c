@@ -100,15 +100,16 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                b, write[b] ? "read_write" : "read", b);
     text_add(&t, "@group(0) @binding(%u) var<uniform> P: Params;\n", nb);
     for (unsigned i = 0; i < l->nops; i++) {
+      const char *off = i < 4 ? "off" : "off2";
       text_add(&t,
-               "fn %s_ld(i: u32) -> f32 { return wgc_buf%u[P.off[%u] + i]; "
+               "fn %s_ld(i: u32) -> f32 { return wgc_buf%u[P.%s[%u] + i]; "
                "}\n",
-               l->ops[i].name, op_bind[i], i);
+               l->ops[i].name, op_bind[i], off, i % 4);
       if (write[op_bind[i]])
         text_add(&t,
-                 "fn %s_st(i: u32, v: f32) { wgc_buf%u[P.off[%u] + i] = v; "
+                 "fn %s_st(i: u32, v: f32) { wgc_buf%u[P.%s[%u] + i] = v; "
                  "}\n",
-                 l->ops[i].name, op_bind[i], i);
+                 l->ops[i].name, op_bind[i], off, i % 4);
     }
     text_add(&t,
              "fn wg_linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 "

@@ -8,7 +8,9 @@
 #include "gpu/gpu.h"
 #include "internal.h"
 
-#define WG_MAX_OPERANDS 4
+/* Operand offsets go to Params.off (operands 0..3) and, in kernels of more
+ * than 4 operands, Params.off2 (4..7), declared right after off. */
+#define WG_MAX_OPERANDS 8
 #define WG_PARAMS_MAX 256 /* bytes of one launch's Params uniform */
 
 /* A GPU allocation: one buffer. */
@@ -29,9 +31,11 @@ typedef struct wg_operand {
 /* A compute launch. kernel names kernels/<kernel>.wgsl, or several joined
  * by '+' ("math+unary") that are concatenated. The source defines
  *   struct Params { off: vec4<u32>, ... }  and  fn main(...)
+ * (off: vec4<u32>, off2: vec4<u32>, ... with more than 4 operands)
  * and reads its operands only through the generated accessors
  *   fn <name>_ld(i: u32) -> f32     fn <name>_st(i: u32, v: f32)
- * which add the operand's element offset (Params.off[operand index]).
+ * which add the operand's element offset (Params.off[operand index], or
+ * Params.off2[index - 4]).
  * consts is WGSL source prepended to the kernel (e.g. "const OP = 3u;");
  * it is part of the pipeline cache key, so keep it to a few named tokens.
  * The helper wg_linear_group(wid, nwg) in the prelude turns a 2-D dispatch
@@ -41,7 +45,8 @@ typedef struct wg_launch {
   const char *consts;
   wg_operand ops[WG_MAX_OPERANDS];
   unsigned nops;
-  void *params; /* Params bytes; the first 16 are filled in here */
+  void *params; /* Params bytes; the first 16 (32: more than 4 operands)
+                   are filled in here */
   size_t params_size;
   /* Workgroups: either groups (linear, split over x and y as needed) or
    * x/y/z explicitly (groups == 0). */

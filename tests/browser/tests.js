@@ -216,6 +216,50 @@ async function attentionCase(d) {
   compare(g, c, () => 2 * (1e-5 * d.head_dim * maxAbs(Q) * maxAbs(K) * maxAbs(V) + 1e-6));
 }
 
+// A decode step over KV caches of maxSeq keys ([batch, maxSeq, heads_kv,
+// dim], read in place through strides) with a per-batch key-padding mask,
+// softcap and a value head size of its own, O written [batch, seq, heads,
+// dim_v]; both backends against a float64 reference of
+// softmax(softcap(scale q.k) + mask) V.
+async function attentionDecodeCase() {
+  const B = 2, H = 4, HK = 2, SK = 11, maxSeq = 16, D = 8, DV = 12, cap = 3;
+  const d = { batch: B, heads: H, heads_kv: HK, seq_q: 1, seq_kv: SK, head_dim: D,
+              head_dim_v: DV, scale: 0.9, softcap: cap, causal: W.CAUSAL_BOTTOM_RIGHT,
+              mask_stride: { batch: maxSeq },
+              k_stride: { batch: maxSeq * HK * D, head: D, seq: HK * D },
+              v_stride: { batch: maxSeq * HK * DV, head: DV, seq: HK * DV },
+              o_stride: { batch: H * DV, head: DV, seq: H * DV } };
+  const Q = randoms(B * H * D, -2, 2), K = randoms(B * maxSeq * HK * D, -2, 2);
+  const V = randoms(B * maxSeq * HK * DV);
+  const M = randoms(B * maxSeq);
+  for (let j = SK - 4; j < maxSeq; j++) M[maxSeq + j] = -Infinity; // batch 1 pads
+  const want = new Float64Array(B * H * DV);
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < H; h++) {
+      const kh = Math.floor(h / (H / HK)), s = [];
+      for (let j = 0; j < SK; j++) {
+        let dot = 0;
+        for (let e = 0; e < D; e++)
+          dot += Q[(b * H + h) * D + e] * K[b * maxSeq * HK * D + j * HK * D + kh * D + e];
+        s.push(cap * Math.tanh(d.scale * dot / cap) + M[b * maxSeq + j]);
+      }
+      const top = Math.max(...s), p = s.map((x) => Math.exp(x - top));
+      const l = p.reduce((a, x) => a + x, 0);
+      for (let x = 0; x < DV; x++)
+        for (let j = 0; j < SK; j++)
+          want[(b * H + h) * DV + x] += p[j] / l * V[b * maxSeq * HK * DV + j * HK * DV + kh * DV + x];
+    }
+  const [g, c] = await both(async (ctx) => {
+    const q = put(ctx, Q), k = put(ctx, K), v = put(ctx, V), m = put(ctx, M);
+    const o = ctx.alloc(4 * want.length);
+    ctx.attention({ ...d, mask: m }, q, k, v, o);
+    return ctx.download(o, want.length);
+  });
+  const tol = () => 1e-5 * D * maxAbs(Q) * maxAbs(K) * maxAbs(V) + 4e-6 + 1e-6 * 2;
+  compare(g, want, tol, 'webgpu: ');
+  compare(c, want, tol, 'cpu: ');
+}
+
 async function reduceCase(op, shape, axis) {
   const count = shape.reduce((a, b) => a * b, 1), len = shape[axis];
   const X = randoms(count);
@@ -732,6 +776,8 @@ async function mainPage() {
     attentionCase({ batch: 1, heads: 2, heads_kv: 0, seq_q: 64, seq_kv: 64, head_dim: 64,
                     scale: 0.125, causal: W.CAUSAL_TOP_LEFT }));
 
+  await test('attention decode over strided KV caches, mask, softcap, head_dim_v', attentionDecodeCase);
+
   await test('constants: wgc.js op constants match wgc.h op lists', opConstantsMatch);
 
   // reduce
@@ -793,6 +839,32 @@ async function mainPage() {
     check(n > 0 && G.pipelinesCompiled() === n, `pipelines ${n}, then ${G.pipelinesCompiled()}`);
   });
 
+  // The GPU layer caches bind groups by pipeline and bindings: more than it
+  // holds (evictions while recorded dispatches still name them), buffers
+  // freed under cached groups and new ones allocated, and runs of one op
+  // with the same parameters (which share a uniform slot).
+  await test('bind groups: 300 buffers, freed and replaced, and same-op chains match the CPU', async () => {
+    const N = 300, L = 8;
+    const data = Array.from({ length: N }, () => randoms(L));
+    const fresh = Array.from({ length: N }, () => randoms(L));
+    const [g, c] = await both(async (ctx) => {
+      const xs = data.map((d) => put(ctx, d)), ys = xs.map(() => ctx.alloc(4 * L));
+      for (let i = 0; i < N; i++) ctx.unary(W.UNARY_NEG, xs[i], ys[i], L);
+      for (let i = 0; i < N; i++) ctx.binary(W.BINARY_ADD, ys[i], xs[(i + 1) % N], ys[i], L);
+      for (let i = 0; i < N; i += 2) {
+        ctx.free(xs[i]);
+        xs[i] = put(ctx, fresh[i]);
+      }
+      for (let i = 0; i < N; i++) ctx.binary(W.BINARY_MUL, ys[i], xs[i], ys[i], L);
+      for (let r = 0; r < 201; r++) ctx.unary(W.UNARY_NEG, ys[0], ys[0], L);
+      const out = new Float32Array(N * L);
+      for (let i = 0; i < N; i++) out.set(await ctx.download(ys[i], L), i * L);
+      for (const p of [...xs, ...ys]) ctx.free(p);
+      return out;
+    });
+    compare(g, c, tight);
+  });
+
   await badInput();
   await responsiveness();
   await cpuSlices();
@@ -837,6 +909,14 @@ async function badInput() {
     await rejects(() => ctx().attention({ batch: 1, heads: 1, seq_q: 4, seq_kv: 4, head_dim: 4, scale: NaN },
                                         q, q, q, ctx().alloc(4 * 64)),
                   'INVALID_ARGUMENT', 'wgc_attention', ['scale']);
+  });
+  await test('errors: attention with a negative softcap, a mask past its allocation', async () => {
+    const q = ctx().alloc(4 * 64), m = ctx().alloc(4 * 8);
+    const d = { batch: 1, heads: 1, seq_q: 4, seq_kv: 4, head_dim: 4, scale: 0.5 };
+    await rejects(() => ctx().attention({ ...d, softcap: -1 }, q, q, q, ctx().alloc(4 * 64)),
+                  'INVALID_ARGUMENT', 'wgc_attention', ['softcap']);
+    await rejects(() => ctx().attention({ ...d, mask: m, mask_stride: { seq: 4 } }, q, q, q, ctx().alloc(4 * 64)),
+                  'INVALID_ARGUMENT', 'wgc_attention', ['mask']);
   });
   await test('errors: mean over an empty axis', async () => {
     const a = ctx().alloc(16), o = ctx().alloc(16);
