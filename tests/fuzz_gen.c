@@ -312,6 +312,46 @@ static void gen_attn(fz_rng *r, fz_step *s) {
   d->scale = fz_chance(r, 0.7) ? (float)(1.0 / sqrt((double)d->head_dim))
                                : (float)(0.05 + 1.95 * fz_unit(r));
   d->causal = (wgc_causal)fz_below(r, 3);
+  if (fz_chance(r, 0.4))
+    d->head_dim_v = 1 + fz_below(r, fz_chance(r, 0.8) ? 40 : 300);
+  if (fz_chance(r, 0.3))
+    d->softcap = (float)(fz_chance(r, 0.5) ? 1 + 49 * fz_unit(r) : 0.5);
+  size_t hkv = d->heads_kv ? d->heads_kv : d->heads, D = d->head_dim;
+  size_t Dv = d->head_dim_v ? d->head_dim_v : D;
+  while (d->batch * d->heads * d->seq_q * d->seq_kv * (D + Dv) > 1500000 &&
+         d->seq_kv > 1)
+    d->seq_kv /= 2;
+  /* Layouts: contiguous (all 0), [batch, seq, heads, dim], or a cache
+   * allocated for a longer sequence, each operand its own. */
+  wgc_attention_strides *st[4] = {&d->q_stride, &d->k_stride, &d->v_stride,
+                                  &d->o_stride};
+  size_t hh[4] = {d->heads, hkv, hkv, d->heads};
+  size_t sq[4] = {d->seq_q, d->seq_kv, d->seq_kv, d->seq_q};
+  size_t dd[4] = {D, D, Dv, Dv};
+  for (int o = 0; o < 4; o++) {
+    size_t lay = fz_below(r, 4), pad = fz_below(r, 5);
+    if (lay == 1) /* [batch, seq, heads, dim] */
+      *st[o] = (wgc_attention_strides){sq[o] * hh[o] * (dd[o] + pad),
+                                       dd[o] + pad, hh[o] * (dd[o] + pad)};
+    else if (lay == 2) /* [batch, heads, max_seq, dim] */
+      *st[o] = (wgc_attention_strides){hh[o] * (sq[o] + pad) * dd[o],
+                                       (sq[o] + pad) * dd[o], dd[o]};
+    if (o < 3 && fz_chance(r, 0.1)) { /* an input broadcast over the batch */
+      if (!st[o]->head && !st[o]->seq)
+        *st[o] = (wgc_attention_strides){0, sq[o] * dd[o], dd[o]};
+      st[o]->batch = 0;
+    }
+  }
+  if (fz_chance(r, 0.4)) { /* an additive mask, broadcast where 0 */
+    s->bias = 1;
+    size_t kv = d->seq_kv + fz_below(r, 3);
+    d->mask_stride.seq = fz_chance(r, 0.7) ? kv : 0;
+    d->mask_stride.head =
+        fz_chance(r, 0.5) ? (d->seq_q ? d->seq_q : 1) * kv : 0;
+    d->mask_stride.batch =
+        fz_chance(r, 0.5) ? d->heads * (d->seq_q ? d->seq_q : 1) * kv : 0;
+    s->bmag = fz_chance(r, 0.8) ? 1.0f : 1e4f;
+  }
   s->dist = FZ_DIST_UNIT;
   s->mag = fz_chance(r, 0.7) ? 1.0f : 3.0f;
 }
@@ -790,6 +830,23 @@ static const struct field {
     F("head_dim", at.head_dim, T_SIZE),
     F("scale", at.scale, T_FLOAT),
     F("causal", at.causal, T_INT),
+    F("head_dim_v", at.head_dim_v, T_SIZE),
+    F("softcap", at.softcap, T_FLOAT),
+    F("ms.b", at.mask_stride.batch, T_SIZE),
+    F("ms.h", at.mask_stride.head, T_SIZE),
+    F("ms.s", at.mask_stride.seq, T_SIZE),
+    F("qs.b", at.q_stride.batch, T_SIZE),
+    F("qs.h", at.q_stride.head, T_SIZE),
+    F("qs.s", at.q_stride.seq, T_SIZE),
+    F("ks.b", at.k_stride.batch, T_SIZE),
+    F("ks.h", at.k_stride.head, T_SIZE),
+    F("ks.s", at.k_stride.seq, T_SIZE),
+    F("vs.b", at.v_stride.batch, T_SIZE),
+    F("vs.h", at.v_stride.head, T_SIZE),
+    F("vs.s", at.v_stride.seq, T_SIZE),
+    F("os.b", at.o_stride.batch, T_SIZE),
+    F("os.h", at.o_stride.head, T_SIZE),
+    F("os.s", at.o_stride.seq, T_SIZE),
     F("shape", sh, T_SHAPE),
     F("shape_b", shb, T_SHAPE),
     F("axis", axis, T_SIZE),

@@ -349,34 +349,73 @@ static bool build_conv(fz_env *e, fz_pending *p, char *msg, size_t size) {
   return true;
 }
 
+/* Elements from an attention operand's address to its last element. */
+static size_t attn_span(wgc_attention_strides st, size_t b, size_t h, size_t sq,
+                        size_t dim) {
+  if (!b || !h || !sq || !dim)
+    return 0;
+  return (b - 1) * st.batch + (h - 1) * st.head + (sq - 1) * st.seq + dim;
+}
+
 static bool build_attn(fz_env *e, fz_pending *p, char *msg, size_t size) {
   const fz_step *s = &p->s;
-  const wgc_attention_desc *d = &s->at;
-  size_t hkv = d->heads_kv ? d->heads_kv : d->heads;
-  size_t nq = d->batch * d->heads * d->seq_q * d->head_dim;
-  size_t nk = d->batch * hkv * d->seq_kv * d->head_dim;
+  wgc_attention_desc d = s->at;
+  size_t hkv = d.heads_kv ? d.heads_kv : d.heads, D = d.head_dim;
+  size_t Dv = d.head_dim_v ? d.head_dim_v : D;
+  wgc_attention_strides qs = fzr_attn_strides(d.q_stride, d.heads, d.seq_q, D);
+  wgc_attention_strides ks = fzr_attn_strides(d.k_stride, hkv, d.seq_kv, D);
+  wgc_attention_strides vs = fzr_attn_strides(d.v_stride, hkv, d.seq_kv, Dv);
+  wgc_attention_strides os = fzr_attn_strides(d.o_stride, d.heads, d.seq_q, Dv);
+  size_t nq = attn_span(qs, d.batch, d.heads, d.seq_q, D);
+  size_t nk = attn_span(ks, d.batch, hkv, d.seq_kv, D);
+  size_t nv = attn_span(vs, d.batch, hkv, d.seq_kv, Dv);
+  size_t no = attn_span(os, d.batch, d.heads, d.seq_q, Dv);
+  size_t nm =
+      s->bias ? attn_span(d.mask_stride, d.batch, d.heads, d.seq_q, d.seq_kv)
+              : 0;
+  size_t nout = d.batch * d.heads * d.seq_q * Dv;
   int Qo = fz_add_opnd(p, "q", nq, false, -1);
   int K = fz_add_opnd(p, "k", nk, false, -1);
-  int V = fz_add_opnd(p, "v", nk, false, -1);
-  int O = fz_add_opnd(p, "o", nq, true, -1);
+  int V = fz_add_opnd(p, "v", nv, false, -1);
+  int M = s->bias ? fz_add_opnd(p, "mask", nm, false, -1) : -1;
+  int O = fz_add_opnd(p, "o", no, true, -1);
   fz_place(p);
   fill_opnd(p, Qo, s->dist, s->mag);
   fill_opnd(p, K, s->dist, s->mag);
   fill_opnd(p, V, s->dist, 1.0);
+  if (M >= 0) {
+    /* -inf entries (masked keys), finite biases, specials as the rest */
+    float *m = fz_in(p, 0, M);
+    fill_opnd(p, M, FZ_DIST_UNIT, s->bmag);
+    for (size_t i = 0; i < nm; i++)
+      if (fz_chance(&p->data, 0.25))
+        m[i] = -INFINITY;
+  }
   if (!upload_all(e, p, msg, size))
     return false;
-  bool zero = !nq && s->nullptrs;
+  bool zero = !nout && s->nullptrs;
   wgc_status st[2];
-  for (int b = 0; b < 2; b++)
-    st[b] = wgc_attention(e->ctx[b], d, ADDR(Qo, b), ADDR(K, b), ADDR(V, b),
+  for (int b = 0; b < 2; b++) {
+    d.mask = M >= 0 ? ADDR(M, b) : 0;
+    st[b] = wgc_attention(e->ctx[b], &d, ADDR(Qo, b), ADDR(K, b), ADDR(V, b),
                           ADDR(O, b));
+  }
   if (!statuses(e, st, WGC_OK, msg, size))
     return false;
-  fz_want_alloc(p, nq);
-  fz_map_contiguous(p, 0, O, nq);
-  if (nq)
+  fz_want_alloc(p, nout);
+  for (size_t b = 0; b < d.batch; b++)
+    for (size_t h = 0; h < d.heads; h++)
+      for (size_t i = 0; i < d.seq_q; i++)
+        for (size_t x = 0; x < Dv; x++) {
+          size_t o = ((b * d.heads + h) * d.seq_q + i) * Dv + x;
+          p->oa[o] = (uint8_t)p->op[O].alloc;
+          p->opos[o] =
+              p->op[O].off + b * os.batch + h * os.head + i * os.seq + x;
+        }
+  if (nout)
     for (int v = 0; v < 2; v++)
-      fzr_attn(d, fz_in(p, v, Qo), fz_in(p, v, K), fz_in(p, v, V), p->w[v]);
+      fzr_attn(&d, fz_in(p, v, Qo), fz_in(p, v, K), fz_in(p, v, V),
+               M >= 0 ? fz_in(p, v, M) : NULL, p->w[v]);
   return true;
 }
 
@@ -966,7 +1005,8 @@ static void describe(const fz_pending *p, size_t i, char *buf, size_t size) {
   } else if (s->kind >= FZ_GEMM_EX) {
     fz_describe_model(p, i, buf, size);
   } else if (s->kind == FZ_ATTN && s->at.head_dim) {
-    size_t D = s->at.head_dim, row = i / D;
+    size_t D = s->at.head_dim_v ? s->at.head_dim_v : s->at.head_dim;
+    size_t row = i / D;
     snprintf(buf, size, " (query row %zu of head %zu, batch %zu; column %zu)",
              row % or_one(s->at.seq_q), row / or_one(s->at.seq_q) % s->at.heads,
              row / or_one(s->at.seq_q) / s->at.heads, i % D);
