@@ -89,6 +89,9 @@ static const char *const names[] = {
     "layer_norm bias overrun",
     "rotary output overlaps input partially",
     "argmin output overlaps input",
+    "attention bad softcap",
+    "attention head_dim 0 with head_dim_v",
+    "attention o overlaps the mask",
 };
 /* A word the error of each call from "softmax axis == rank" on must hold:
  * the parameter it names. */
@@ -98,7 +101,8 @@ static const char *const param_words[] = {
     "rank",       "axis",      "output",         "indices",       "shape",
     "out",        "axes",      "naxes",          "axes",          "shape",
     "op",         "ep->bias",  "ep->activation", "ep->bias_kind", "ep->bias",
-    "bias",       "output",    "output"};
+    "bias",       "output",    "output",         "softcap",       "head_dim",
+    "mask"};
 #define FIRST_NAMED 50
 _Static_assert(sizeof names / sizeof *names ==
                    FIRST_NAMED + sizeof param_words / sizeof *param_words,
@@ -458,6 +462,21 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
       size_t sh[2] = {2, 3};
       wgc_ptr end0 = base0 + 4 * (wgc_ptr)(n_all0 - 1);
       st[b] = wgc_layer_norm(c, v1, 0, end0, v1 + 32, sh, 2, 1, 1e-5f);
+      break;
+    }
+    case 78:
+    case 79:
+    case 80: {
+      static const float caps[3] = {-1.0f, NAN, INFINITY};
+      if (op == 78)
+        ad.softcap = caps[s->dseed % 3];
+      if (op == 79) {
+        ad.head_dim = 0;
+        ad.head_dim_v = 2;
+      }
+      if (op == 80)
+        ad.mask = v1 + 4; /* one row of seq_kv inside o */
+      st[b] = wgc_attention(c, &ad, v0, v0, v0, v1);
       break;
     }
     case 77: {
