@@ -74,7 +74,9 @@ static bool step_valid(const fz_step *s) {
     return conv_valid(&s->cv);
   if (s->kind == FZ_ATTN) {
     size_t hkv = s->at.heads_kv ? s->at.heads_kv : s->at.heads;
-    return s->at.heads && s->at.heads % hkv == 0;
+    /* head_dim 0 with head_dim_v is invalid (no key dimension) */
+    return s->at.heads && s->at.heads % hkv == 0 &&
+           (s->at.head_dim || !s->at.head_dim_v);
   }
   if (s->kind == FZ_REDUCE)
     return s->axis < s->sh.rank;
