@@ -59,6 +59,14 @@ fn ns_acc(a: vec2<f32>, v: f32) -> vec2<f32> {
   return vec2<f32>(t.x, a.y + t.y);
 }
 
+// (hi, lo) += (b.x, b.y), another such pair. An infinite b.x has a NaN
+// compensation, which must not reach the sum.
+fn ns_acc_pair(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let s = ns_acc(a, b.x);
+  if (wgc_is_nan(b.x) || wgc_is_inf(b.x)) { return s; }
+  return ns_acc(s, b.y);
+}
+
 fn ns_total(a: vec2<f32>) -> f32 {
   if (wgc_is_nan(a.x) || wgc_is_inf(a.x)) { return a.x; }
   return a.x + a.y;
@@ -141,9 +149,7 @@ fn ns_layer_merge(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
 // Merges two partial records of one row.
 fn ns_merge(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
   if (KIND == 2u) { return ns_layer_merge(a, b); }
-  if (KIND == 3u) {
-    return vec4<f32>(ns_acc(ns_acc(a.xy, b.x), b.y), 0.0f, 0.0f);
-  }
+  if (KIND == 3u) { return vec4<f32>(ns_acc_pair(a.xy, b.xy), 0.0f, 0.0f); }
   let m = ns_max(a.x, b.x);
   var s = vec2<f32>(0.0f, 0.0f);
   if (!ns_neg_inf(a.x)) {
@@ -176,8 +182,7 @@ fn ns_chunk(idx0: u32, n: u32) -> vec4<f32> {
     if (FROM_X == 1u) {
       s = ns_acc(s, r.x * r.x);
     } else {
-      s = ns_acc(s, r.x);
-      s = ns_acc(s, r.y);
+      s = ns_acc_pair(s, r.xy);
     }
     idx += ns_stride;
   }

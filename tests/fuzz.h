@@ -41,14 +41,15 @@ enum {
 /* Value families, so that each function sees inputs where it is
  * interesting. */
 enum {
-  FZ_DIST_UNIT,   /* [-1, 1) */
-  FZ_DIST_WIDE,   /* +-[1e-3, 1e3], log-uniform */
-  FZ_DIST_EXP,    /* [-100, 100): the saturating and overflowing ends */
-  FZ_DIST_POS,    /* mostly positive, log-uniform */
-  FZ_DIST_BASE,   /* pow bases: near 1, integers, negatives */
-  FZ_DIST_EXPON,  /* pow exponents: integers, halves, +-5000 */
-  FZ_DIST_BITS,   /* any 32-bit pattern (guards) */
-  FZ_DIST_POSUNIT /* [0, 1): sums that do not cancel */
+  FZ_DIST_UNIT,    /* [-1, 1) */
+  FZ_DIST_WIDE,    /* +-[1e-3, 1e3], log-uniform */
+  FZ_DIST_EXP,     /* [-100, 100): the saturating and overflowing ends */
+  FZ_DIST_POS,     /* mostly positive, log-uniform */
+  FZ_DIST_BASE,    /* pow bases: near 1, integers, negatives */
+  FZ_DIST_EXPON,   /* pow exponents: integers, halves, +-5000 */
+  FZ_DIST_BITS,    /* any 32-bit pattern (guards) */
+  FZ_DIST_POSUNIT, /* [0, 1): sums that do not cancel */
+  FZ_DIST_OFFSET   /* mag * (1 +- 1e-3): a large mean, a small spread */
 };
 /* Fills x with values of a family; with probability sp/1000 a value is a
  * special of a kind in spk. */
@@ -72,6 +73,15 @@ typedef enum fz_kind {
   FZ_UPLOAD,
   FZ_CHAIN,
   FZ_INVALID,
+  FZ_GEMM_EX,     /* wgc_gemm_ex / wgc_gemm_batched_ex */
+  FZ_UNARY_P,     /* wgc_unary_params */
+  FZ_REDUCE_AXES, /* wgc_reduce_axes, or wgc_reduce over one axis */
+  FZ_ARG,         /* wgc_argmax (op 0), wgc_argmin (op 1) */
+  FZ_NORM,        /* softmax, log_softmax, layer_norm, rms_norm (op 0..3) */
+  FZ_ROTARY,
+  FZ_STRIDED, /* wgc_copy_strided */
+  FZ_GATHER,
+  FZ_WHERE,
   FZ_KIND_COUNT
 } fz_kind;
 
@@ -107,6 +117,14 @@ typedef struct fz_step {
   int gap;        /* largest random gap (elements) around operands */
   uint32_t dseed; /* data and placement */
   int nullptrs;   /* empty output: pass wild or null addresses */
+  int act, bkind; /* GEMM epilogue: activation, bias kind (bias: present) */
+  unsigned axes;  /* reduce_axes: bit d reduces dimension d */
+  float eps;      /* layer_norm, rms_norm */
+  wgc_rotary_desc rd;
+  int posids;        /* rotary: position ids (oor: out of range ones) */
+  int oor;           /* per thousand indices out of range (gather, rotary) */
+  fz_shape shc;      /* where: cond's shape */
+  fz_shape sst, dst; /* copy_strided: source and destination strides */
 } fz_step;
 
 /* The contexts a seed runs on and their settings (printed with a step). */
@@ -128,6 +146,8 @@ void fz_gen_step(fz_rng *r, fz_step *s, fz_kind kind);
 void fz_format(const fz_step *s, char *buf, size_t size);
 bool fz_parse(const char *line, fz_step *s);
 const char *fz_kind_name(int kind);
+/* The kind named (FZ_NONE for an unknown name). */
+fz_kind fz_kind_from_name(const char *name);
 
 /* ---- running a step ------------------------------------------------------
  * A step placed into allocations on both contexts, issued, waiting for its
@@ -158,6 +178,9 @@ bool fz_stale(fz_rng *r, wgc_ptr out[2]);
  * fz_run_alone still fails; index names the step in progress lines.
  * Returns the number of runs made. */
 int fz_shrink(fz_env *e, fz_step *s, int index, char *msg, size_t size);
+
+/* Prints the worst error/bound ratio seen per step kind and backend. */
+void fz_print_worst(void);
 
 /* Runs one seed: its contexts and its sequence; prints "FUZZ ..." lines on
  * failures and "step ..." lines before each step (the parent process shows

@@ -109,6 +109,8 @@ static float value(fz_rng *r, int dist, double mag) {
     return from_bits((uint32_t)fz_next(r));
   case FZ_DIST_POSUNIT:
     return (float)(fz_unit(r) * mag);
+  case FZ_DIST_OFFSET:
+    return (float)(mag * (1.0 + 1e-3 * (2.0 * fz_unit(r) - 1.0)));
   default:
     return (float)((2.0 * fz_unit(r) - 1.0) * mag);
   }
@@ -310,6 +312,46 @@ static void gen_attn(fz_rng *r, fz_step *s) {
   d->scale = fz_chance(r, 0.7) ? (float)(1.0 / sqrt((double)d->head_dim))
                                : (float)(0.05 + 1.95 * fz_unit(r));
   d->causal = (wgc_causal)fz_below(r, 3);
+  if (fz_chance(r, 0.4))
+    d->head_dim_v = 1 + fz_below(r, fz_chance(r, 0.8) ? 40 : 300);
+  if (fz_chance(r, 0.3))
+    d->softcap = (float)(fz_chance(r, 0.5) ? 1 + 49 * fz_unit(r) : 0.5);
+  size_t hkv = d->heads_kv ? d->heads_kv : d->heads, D = d->head_dim;
+  size_t Dv = d->head_dim_v ? d->head_dim_v : D;
+  while (d->batch * d->heads * d->seq_q * d->seq_kv * (D + Dv) > 1500000 &&
+         d->seq_kv > 1)
+    d->seq_kv /= 2;
+  /* Layouts: contiguous (all 0), [batch, seq, heads, dim], or a cache
+   * allocated for a longer sequence, each operand its own. */
+  wgc_attention_strides *st[4] = {&d->q_stride, &d->k_stride, &d->v_stride,
+                                  &d->o_stride};
+  size_t hh[4] = {d->heads, hkv, hkv, d->heads};
+  size_t sq[4] = {d->seq_q, d->seq_kv, d->seq_kv, d->seq_q};
+  size_t dd[4] = {D, D, Dv, Dv};
+  for (int o = 0; o < 4; o++) {
+    size_t lay = fz_below(r, 4), pad = fz_below(r, 5);
+    if (lay == 1) /* [batch, seq, heads, dim] */
+      *st[o] = (wgc_attention_strides){sq[o] * hh[o] * (dd[o] + pad),
+                                       dd[o] + pad, hh[o] * (dd[o] + pad)};
+    else if (lay == 2) /* [batch, heads, max_seq, dim] */
+      *st[o] = (wgc_attention_strides){hh[o] * (sq[o] + pad) * dd[o],
+                                       (sq[o] + pad) * dd[o], dd[o]};
+    if (o < 3 && fz_chance(r, 0.1)) { /* an input broadcast over the batch */
+      if (!st[o]->head && !st[o]->seq)
+        *st[o] = (wgc_attention_strides){0, sq[o] * dd[o], dd[o]};
+      st[o]->batch = 0;
+    }
+  }
+  if (fz_chance(r, 0.4)) { /* an additive mask, broadcast where 0 */
+    s->bias = 1;
+    size_t kv = d->seq_kv + fz_below(r, 3);
+    d->mask_stride.seq = fz_chance(r, 0.7) ? kv : 0;
+    d->mask_stride.head =
+        fz_chance(r, 0.5) ? (d->seq_q ? d->seq_q : 1) * kv : 0;
+    d->mask_stride.batch =
+        fz_chance(r, 0.5) ? d->heads * (d->seq_q ? d->seq_q : 1) * kv : 0;
+    s->bmag = fz_chance(r, 0.8) ? 1.0f : 1e4f;
+  }
   s->dist = FZ_DIST_UNIT;
   s->mag = fz_chance(r, 0.7) ? 1.0f : 3.0f;
 }
@@ -392,10 +434,249 @@ static void gen_bcast(fz_rng *r, fz_step *s) {
   s->dist = fz_chance(r, 0.6) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
 }
 
+/* ---- the model-level operations ------------------------------------------
+ */
+
+static void gen_gemm_ex(fz_rng *r, fz_step *s) {
+  gen_gemm(r, s);
+  s->bias = fz_chance(r, 0.75);
+  s->bkind = (int)fz_below(r, 2);
+  s->bmag = fz_chance(r, 0.7) ? 1.0f : log_uniform(r, 1e-2, 1e4);
+  s->act = (int)fz_below(r, WGC_ACTIVATION_SILU + 1);
+  if (fz_chance(r, 0.3))
+    s->dist = FZ_DIST_EXP; /* pre-activations far into the tails */
+}
+
+static float pick_param(fz_rng *r) {
+  double u = fz_unit(r);
+  if (u < 0.05)
+    return NAN;
+  if (u < 0.1)
+    return fz_chance(r, 0.5) ? INFINITY : -INFINITY;
+  if (u < 0.15)
+    return fz_chance(r, 0.5) ? 0.0f : -0.0f;
+  if (u < 0.2)
+    return fz_chance(r, 0.5) ? 1e-40f : 3e38f;
+  return (float)(6.0 * fz_unit(r) - 3.0);
+}
+
+static void gen_unary_p(fz_rng *r, fz_step *s) {
+  static const int ops[] = {WGC_UNARY_LEAKY_RELU, WGC_UNARY_ELU,
+                            WGC_UNARY_HARD_SIGMOID, WGC_UNARY_CLIP};
+  s->op = fz_chance(r, 0.85) ? ops[fz_below(r, 4)]
+                             : (int)fz_below(r, WGC_UNARY_OP_COUNT);
+  s->n = count(r);
+  s->inplace = fz_chance(r, 0.3);
+  s->alpha = pick_param(r);
+  s->beta = pick_param(r);
+  s->dist = fz_chance(r, 0.3)   ? FZ_DIST_EXP
+            : fz_chance(r, 0.5) ? FZ_DIST_UNIT
+                                : FZ_DIST_WIDE;
+  s->mag = fz_chance(r, 0.5) ? 1.0f : 4.0f;
+}
+
+static void gen_reduce_axes(fz_rng *r, fz_step *s) {
+  s->op = (int)fz_below(r, WGC_REDUCE_OP_COUNT);
+  if (fz_chance(r, 0.05)) {
+    s->sh.rank = 2;
+    s->sh.d[0] = 1 + fz_below(r, 3);
+    s->sh.d[1] = 70000 + fz_below(r, 100000);
+  } else {
+    gen_shape(r, &s->sh, 1 + fz_below(r, 8), 6000);
+  }
+  do
+    s->axes = (unsigned)fz_below(r, 1u << s->sh.rank);
+  while (!s->axes);
+  /* One axis through wgc_reduce itself (the flag), or the list. */
+  s->inplace = fz_chance(r, 0.3);
+  double u = fz_unit(r);
+  s->dist = u < 0.45   ? FZ_DIST_UNIT
+            : u < 0.7  ? FZ_DIST_WIDE
+            : u < 0.85 ? FZ_DIST_EXP
+            : u < 0.95 ? FZ_DIST_BASE /* products near 1 */
+                       : FZ_DIST_OFFSET;
+  if (s->dist == FZ_DIST_OFFSET)
+    s->mag = log_uniform(r, 1, 1e6);
+}
+
+static void gen_arg(fz_rng *r, fz_step *s) {
+  s->op = (int)fz_below(r, 2);
+  if (fz_chance(r, 0.1)) { /* long axes: several passes, ties across them */
+    s->sh.rank = 2;
+    s->sh.d[0] = 1 + fz_below(r, 3);
+    s->sh.d[1] = 5000 + fz_below(r, 300000);
+    if (fz_chance(r, 0.3)) {
+      size_t t = s->sh.d[0];
+      s->sh.d[0] = s->sh.d[1];
+      s->sh.d[1] = t;
+    }
+  } else {
+    gen_shape(r, &s->sh, 1 + fz_below(r, 8), 6000);
+  }
+  s->axis = fz_below(r, s->sh.rank);
+  if (!s->sh.d[s->axis])
+    s->sh.d[s->axis] = 1;
+  /* Few distinct values: ties everywhere. */
+  s->dist = fz_chance(r, 0.4) ? FZ_DIST_BASE : FZ_DIST_UNIT;
+}
+
+static void gen_norm(fz_rng *r, fz_step *s) {
+  s->op = (int)fz_below(r, 4);
+  if (fz_chance(r, 0.05)) {
+    s->sh.rank = 2;
+    s->sh.d[0] = 1 + fz_below(r, 3);
+    s->sh.d[1] = 5000 + fz_below(r, 100000);
+  } else {
+    gen_shape(r, &s->sh, 1 + fz_below(r, 8), 6000);
+  }
+  s->axis = fz_below(r, s->sh.rank);
+  s->inplace = fz_chance(r, 0.3);
+  s->bias = (int)fz_below(r, 4); /* bit 0: scale, bit 1: bias */
+  double u = fz_unit(r);
+  s->eps = u < 0.1 ? 0.0f : u < 0.7 ? 1e-5f : (float)log_uniform(r, 1e-12, 1);
+  u = fz_unit(r);
+  s->dist = u < 0.4    ? FZ_DIST_UNIT
+            : u < 0.65 ? FZ_DIST_WIDE
+            : u < 0.85 ? FZ_DIST_EXP
+                       : FZ_DIST_BASE; /* offsets near 1, repeats */
+  u = fz_unit(r);
+  s->mag = u < 0.6   ? 1.0f
+           : u < 0.9 ? log_uniform(r, 1e-6, 1e6)
+                     : log_uniform(r, 1e-30, 1e-15); /* squares underflow */
+  if (fz_chance(r, 0.15)) {
+    s->dist = FZ_DIST_OFFSET;
+    s->mag = (fz_chance(r, 0.5) ? -1.0f : 1.0f) * log_uniform(r, 1, 1e6);
+  }
+}
+
+static void gen_rotary(fz_rng *r, fz_step *s) {
+  wgc_rotary_desc *d = &s->rd;
+  d->batch = fz_chance(r, 0.05) ? 0 : 1 + fz_below(r, 3);
+  d->seq = dim(r, 40, 0.03);
+  d->heads = 1 + fz_below(r, 5);
+  d->head_dim = fz_chance(r, 0.05) ? 0 : 2 * (1 + fz_below(r, 40));
+  if (fz_chance(r, 0.2))
+    d->head_dim++; /* odd: rotary_dim must then be smaller and even */
+  size_t pairs = d->head_dim / 2;
+  d->rotary_dim =
+      fz_chance(r, 0.4) || !pairs ? 0 : 2 * (1 + fz_below(r, pairs));
+  if (d->head_dim % 2 && !d->rotary_dim)
+    d->rotary_dim = 2 * (pairs ? pairs : 0);
+  if (d->head_dim % 2 && !d->rotary_dim)
+    d->head_dim++;
+  d->interleaved = fz_chance(r, 0.5);
+  d->layout = (wgc_rotary_layout)fz_below(r, 2);
+  s->posids = fz_chance(r, 0.7);
+  d->max_positions = 1 + fz_below(r, 64);
+  s->oor = fz_chance(r, 0.4) ? (int)fz_below(r, 300) : 0;
+  s->inplace = fz_chance(r, 0.3);
+  s->dist = fz_chance(r, 0.7) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+}
+
+static void gen_strided(fz_rng *r, fz_step *s) {
+  double big = fz_unit(r);
+  if (big < 0.015) { /* beyond the grid: one dimension, unit strides */
+    s->sh.rank = s->sst.rank = s->dst.rank = 1;
+    s->sh.d[0] = 65535 * 64 + 1 + fz_below(r, 100000);
+    s->sst.d[0] = fz_below(r, 3);
+    s->dst.d[0] = 1;
+    s->dist = FZ_DIST_BITS;
+    return;
+  }
+  if (big < 0.05) { /* beyond the binding windows */
+    s->sh.rank = 2;
+    s->sh.d[0] = 1 + fz_below(r, 3);
+    s->sh.d[1] = 20000 + fz_below(r, 100000);
+  } else {
+    gen_shape(r, &s->sh, fz_below(r, 9), 4000);
+  }
+  size_t rank = s->sh.rank;
+  s->sst.rank = s->dst.rank = rank;
+  /* dst: a permutation of the dimensions, each padded: every index its
+   * own element. */
+  size_t perm[8];
+  for (size_t i = 0; i < rank; i++)
+    perm[i] = i;
+  for (size_t i = rank; i > 1; i--) {
+    size_t j = fz_below(r, i), t = perm[i - 1];
+    perm[i - 1] = perm[j];
+    perm[j] = t;
+  }
+  size_t span = 1;
+  for (size_t i = rank; i-- > 0;) {
+    size_t d = perm[i];
+    s->dst.d[d] = span;
+    size_t ext = s->sh.d[d] ? s->sh.d[d] : 1;
+    span = span * ext + (fz_chance(r, 0.3) ? fz_below(r, 4) : 0);
+    if (s->sh.d[d] == 1 && fz_chance(r, 0.3))
+      s->dst.d[d] = fz_below(r, 5); /* ignored for size 1 */
+  }
+  /* src: any strides, 0 broadcasting, overlapping reads allowed. */
+  for (size_t i = 0; i < rank; i++) {
+    double u = fz_unit(r);
+    s->sst.d[i] = u < 0.2 ? 0 : u < 0.5 ? 1 + fz_below(r, 3) : fz_below(r, 200);
+    if (rank == 2 && s->sh.d[1] >= 20000) /* spans of a few times the count */
+      s->sst.d[i] %= 3;
+  }
+  if (fz_chance(r, 0.4)) { /* contiguous in the reversed order: a transpose */
+    size_t st = 1;
+    for (size_t i = 0; i < rank; i++) {
+      s->sst.d[perm[i]] = st;
+      st *= s->sh.d[perm[i]] ? s->sh.d[perm[i]] : 1;
+    }
+  }
+  s->dist = FZ_DIST_BITS;
+}
+
+/* Elements of a shape, a 0 dimension left out. */
+static size_t count_nonzero(const fz_shape *sh) {
+  size_t n = 1;
+  for (size_t i = 0; i < sh->rank; i++)
+    n *= sh->d[i] ? sh->d[i] : 1;
+  return n;
+}
+
+static void gen_gather(fz_rng *r, fz_step *s) {
+  gen_shape(r, &s->sh, 1 + fz_below(r, 6), 3000);
+  s->axis = fz_below(r, s->sh.rank);
+  s->n = fz_chance(r, 0.05) ? 0 : dim(r, 60, 0.0);
+  if (fz_chance(r, 0.03))
+    s->n = 20000 + fz_below(r, 50000);
+  s->oor = fz_chance(r, 0.5) ? (int)fz_below(r, 400) : 0;
+  s->dist = FZ_DIST_BITS;
+  size_t rest =
+      count_nonzero(&s->sh) / (s->sh.d[s->axis] ? s->sh.d[s->axis] : 1);
+  while (s->n > 1 && rest * s->n > 2000000)
+    s->n /= 2;
+}
+
+static void gen_where(fz_rng *r, fz_step *s) {
+  fz_shape out;
+  if (fz_chance(r, 0.02)) { /* beyond the binding windows and the grid */
+    out.rank = 1 + fz_below(r, 2);
+    out.d[0] = 70000 + fz_below(r, 65535 * 64);
+    out.d[1] = 2;
+  } else {
+    gen_shape(r, &out, fz_below(r, 9), 3000);
+  }
+  fz_shape *x[3] = {&s->sh, &s->shb, &s->shc};
+  for (int w = 0; w < 3; w++) {
+    x[w]->rank = fz_below(r, out.rank + 1);
+    for (size_t i = 0; i < x[w]->rank; i++)
+      x[w]->d[i] = fz_chance(r, 0.3) ? 1 : out.d[out.rank - x[w]->rank + i];
+  }
+  if (fz_chance(r, 0.5))
+    *x[fz_below(r, 3)] = out;
+  s->inplace = (int)fz_below(r, 4); /* out == a, b or cond when legal */
+  s->dist = FZ_DIST_BITS;
+}
+
 static const int kind_weight[FZ_KIND_COUNT] = {
-    [FZ_GEMM] = 14,  [FZ_CONV] = 10,   [FZ_ATTN] = 10,   [FZ_REDUCE] = 10,
-    [FZ_UNARY] = 12, [FZ_BINARY] = 12, [FZ_BCAST] = 8,   [FZ_COPY] = 5,
-    [FZ_UPLOAD] = 4, [FZ_CHAIN] = 6,   [FZ_INVALID] = 12};
+    [FZ_GEMM] = 14,   [FZ_CONV] = 10,       [FZ_ATTN] = 10,    [FZ_REDUCE] = 10,
+    [FZ_UNARY] = 12,  [FZ_BINARY] = 12,     [FZ_BCAST] = 8,    [FZ_COPY] = 5,
+    [FZ_UPLOAD] = 4,  [FZ_CHAIN] = 6,       [FZ_INVALID] = 14, [FZ_GEMM_EX] = 8,
+    [FZ_UNARY_P] = 5, [FZ_REDUCE_AXES] = 7, [FZ_ARG] = 4,      [FZ_NORM] = 10,
+    [FZ_ROTARY] = 5,  [FZ_STRIDED] = 6,     [FZ_GATHER] = 5,   [FZ_WHERE] = 5};
 
 /* Invalid-call kinds, fuzz_step.c's table. */
 extern const int fz_invalid_count;
@@ -449,6 +730,33 @@ void fz_gen_step(fz_rng *r, fz_step *s, fz_kind kind) {
     s->n = count(r);
     s->k = 2 + fz_below(r, 8); /* chain length */
     s->dist = FZ_DIST_UNIT;
+    break;
+  case FZ_GEMM_EX:
+    gen_gemm_ex(r, s);
+    break;
+  case FZ_UNARY_P:
+    gen_unary_p(r, s);
+    break;
+  case FZ_REDUCE_AXES:
+    gen_reduce_axes(r, s);
+    break;
+  case FZ_ARG:
+    gen_arg(r, s);
+    break;
+  case FZ_NORM:
+    gen_norm(r, s);
+    break;
+  case FZ_ROTARY:
+    gen_rotary(r, s);
+    break;
+  case FZ_STRIDED:
+    gen_strided(r, s);
+    break;
+  case FZ_GATHER:
+    gen_gather(r, s);
+    break;
+  case FZ_WHERE:
+    gen_where(r, s);
     break;
   default:
     s->op = (int)fz_below(r, (size_t)fz_invalid_count);
@@ -522,6 +830,23 @@ static const struct field {
     F("head_dim", at.head_dim, T_SIZE),
     F("scale", at.scale, T_FLOAT),
     F("causal", at.causal, T_INT),
+    F("head_dim_v", at.head_dim_v, T_SIZE),
+    F("softcap", at.softcap, T_FLOAT),
+    F("ms.b", at.mask_stride.batch, T_SIZE),
+    F("ms.h", at.mask_stride.head, T_SIZE),
+    F("ms.s", at.mask_stride.seq, T_SIZE),
+    F("qs.b", at.q_stride.batch, T_SIZE),
+    F("qs.h", at.q_stride.head, T_SIZE),
+    F("qs.s", at.q_stride.seq, T_SIZE),
+    F("ks.b", at.k_stride.batch, T_SIZE),
+    F("ks.h", at.k_stride.head, T_SIZE),
+    F("ks.s", at.k_stride.seq, T_SIZE),
+    F("vs.b", at.v_stride.batch, T_SIZE),
+    F("vs.h", at.v_stride.head, T_SIZE),
+    F("vs.s", at.v_stride.seq, T_SIZE),
+    F("os.b", at.o_stride.batch, T_SIZE),
+    F("os.h", at.o_stride.head, T_SIZE),
+    F("os.s", at.o_stride.seq, T_SIZE),
     F("shape", sh, T_SHAPE),
     F("shape_b", shb, T_SHAPE),
     F("axis", axis, T_SIZE),
@@ -534,13 +859,42 @@ static const struct field {
     F("gap", gap, T_INT),
     F("dseed", dseed, T_U32),
     F("nullptrs", nullptrs, T_INT),
+    F("act", act, T_INT),
+    F("bkind", bkind, T_INT),
+    F("axes", axes, T_U32),
+    F("eps", eps, T_FLOAT),
+    F("rd.batch", rd.batch, T_SIZE),
+    F("rd.seq", rd.seq, T_SIZE),
+    F("rd.heads", rd.heads, T_SIZE),
+    F("rd.head_dim", rd.head_dim, T_SIZE),
+    F("rotary_dim", rd.rotary_dim, T_SIZE),
+    F("interleaved", rd.interleaved, T_INT),
+    F("rd.layout", rd.layout, T_INT),
+    F("max_positions", rd.max_positions, T_SIZE),
+    F("posids", posids, T_INT),
+    F("oor", oor, T_INT),
+    F("shape_c", shc, T_SHAPE),
+    F("src_strides", sst, T_SHAPE),
+    F("dst_strides", dst, T_SHAPE),
 #undef F
 };
 _Static_assert(sizeof(wgc_causal) == sizeof(int), "causal prints as an int");
+_Static_assert(sizeof(wgc_rotary_layout) == sizeof(int),
+               "the rotary layout prints as an int");
 
 static const char *const kind_names[FZ_KIND_COUNT] = {
-    "none",   "gemm",      "conv2d", "attention", "reduce", "unary",
-    "binary", "broadcast", "copy",   "upload",    "chain",  "invalid"};
+    "none",  "gemm",    "conv2d",    "attention",    "reduce",
+    "unary", "binary",  "broadcast", "copy",         "upload",
+    "chain", "invalid", "gemm_ex",   "unary_params", "reduce_axes",
+    "arg",   "norm",    "rotary",    "copy_strided", "gather",
+    "where"};
+
+fz_kind fz_kind_from_name(const char *name) {
+  for (int k = 1; k < FZ_KIND_COUNT; k++)
+    if (!strcmp(name, kind_names[k]))
+      return (fz_kind)k;
+  return FZ_NONE;
+}
 
 const char *fz_kind_name(int kind) {
   return kind >= 0 && kind < FZ_KIND_COUNT ? kind_names[kind] : "?";

@@ -61,7 +61,52 @@ static const char *const names[] = {
     "attention k overrun",
     "alloc NULL out-pointer",
     "alloc 0 bytes",
+    "softmax axis == rank",
+    "layer_norm bad epsilon",
+    "rms_norm scale overlaps output",
+    "log_softmax output overlaps input",
+    "rotary odd rotary_dim",
+    "rotary rotary_dim > head_dim",
+    "rotary NULL desc",
+    "rotary sin_cache overrun",
+    "copy_strided destination overlaps itself",
+    "copy_strided spans overlap",
+    "copy_strided rank 9",
+    "gather axis == rank",
+    "gather output overlaps indices",
+    "gather indices overrun",
+    "where incompatible shapes",
+    "where out overlaps cond of another shape",
+    "reduce_axes repeated axis",
+    "reduce_axes no axes",
+    "reduce_axes axis out of range",
+    "argmax axis of length 0",
+    "unary_params bad op",
+    "gemm_ex bias overlaps C",
+    "gemm_ex bad activation",
+    "gemm_ex bad bias_kind",
+    "gemm_batched_ex misaligned bias",
+    "layer_norm bias overrun",
+    "rotary output overlaps input partially",
+    "argmin output overlaps input",
+    "attention bad softcap",
+    "attention head_dim 0 with head_dim_v",
+    "attention o overlaps the mask",
 };
+/* A word the error of each call from "softmax axis == rank" on must hold:
+ * the parameter it names. */
+static const char *const param_words[] = {
+    "axis",       "epsilon",   "scale",          "output",        "rotary_dim",
+    "rotary_dim", "d is NULL", "_cache",         "dst_strides",   "src",
+    "rank",       "axis",      "output",         "indices",       "shape",
+    "out",        "axes",      "naxes",          "axes",          "shape",
+    "op",         "ep->bias",  "ep->activation", "ep->bias_kind", "ep->bias",
+    "bias",       "output",    "output",         "softcap",       "head_dim",
+    "mask"};
+#define FIRST_NAMED 50
+_Static_assert(sizeof names / sizeof *names ==
+                   FIRST_NAMED + sizeof param_words / sizeof *param_words,
+               "a parameter word for each named call");
 const int fz_invalid_count = (int)(sizeof names / sizeof *names);
 
 static int bad_fired;
@@ -290,6 +335,155 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
     case 48:
       st[b] = wgc_alloc(c, 16, NULL);
       break;
+    case 50: {
+      size_t sh[2] = {2, 3};
+      st[b] = wgc_softmax(c, v0, v1, sh, 2, 2);
+      break;
+    }
+    case 51: {
+      static const float bad[3] = {-1e-5f, NAN, INFINITY};
+      size_t sh[2] = {2, 3};
+      st[b] = wgc_layer_norm(c, v0, 0, 0, v1, sh, 2, 1, bad[s->dseed % 3]);
+      break;
+    }
+    case 52: {
+      size_t sh[2] = {2, 3};
+      st[b] = wgc_rms_norm(c, v0, v1 + 8, v1, sh, 2, 1, 1e-5f);
+      break;
+    }
+    case 53: {
+      size_t sh[2] = {2, 3};
+      st[b] = wgc_log_softmax(c, v0, v0 + 4, sh, 2, 1);
+      break;
+    }
+    case 54:
+    case 55:
+    case 56:
+    case 57:
+    case 76: {
+      wgc_rotary_desc rd = {
+          .batch = 1, .seq = 2, .heads = 1, .head_dim = 4, .max_positions = 2};
+      if (op == 54)
+        rd.rotary_dim = 3;
+      if (op == 55)
+        rd.rotary_dim = 6;
+      if (op == 57)
+        rd.max_positions = n_all0; /* [n, 2] overruns victim0's n */
+      wgc_ptr out = op == 76 ? v0 + 4 : v1;
+      wgc_ptr sinc = op == 57 ? base0 : v1 + 32;
+      /* Caches of max_positions rows need position ids. */
+      st[b] = wgc_rotary_embedding(c, op == 56 ? NULL : &rd, v0,
+                                   op == 57 ? v1 + 56 : 0, v1 + 40, sinc, out);
+      break;
+    }
+    case 58: {
+      size_t sh[2] = {2, 3}, ds[2] = {0, 1}, ss[2] = {3, 1};
+      st[b] = wgc_copy_strided(c, v1, ds, v0, ss, sh, 2);
+      break;
+    }
+    case 59: {
+      /* interleaved elements, overlapping spans */
+      size_t sh[1] = {4}, ds[1] = {2}, ss[1] = {2};
+      st[b] = wgc_copy_strided(c, v0 + 4, ds, v0, ss, sh, 1);
+      break;
+    }
+    case 60: {
+      size_t st9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+      st[b] = wgc_copy_strided(c, v1, st9, v0, st9, sh9, 9);
+      break;
+    }
+    case 61: {
+      size_t sh[2] = {2, 3};
+      st[b] = wgc_gather(c, v0, sh, 2, 2, v1, 2, v1 + 16);
+      break;
+    }
+    case 62: {
+      size_t sh[2] = {2, 3};
+      st[b] = wgc_gather(c, v0, sh, 2, 0, v1, 2, v1 + 4);
+      break;
+    }
+    case 63: {
+      size_t sh[2] = {2, 3};
+      wgc_ptr last0 = base0 + 4 * (wgc_ptr)(n_all0 - 1);
+      st[b] = wgc_gather(c, v0, sh, 2, 0, last0, 2, v1);
+      break;
+    }
+    case 64: {
+      size_t s2 = 2;
+      st[b] = wgc_where(c, v0, &s2, 1, v0, &s3, 1, v0, &s3, 1, v1);
+      break;
+    }
+    case 65: {
+      size_t sc[2] = {1, 3}, sab[2] = {2, 3};
+      st[b] = wgc_where(c, v0, sc, 2, v1, sab, 2, v1, sab, 2, v0);
+      break;
+    }
+    case 66:
+    case 67:
+    case 68: {
+      size_t sh[3] = {2, 3, 2}, ax[2] = {1, 1};
+      if (op == 68)
+        ax[1] = 3;
+      st[b] = wgc_reduce_axes(c, WGC_REDUCE_SUM, v0, v1, sh, 3, ax,
+                              op == 67 ? 0 : 2);
+      break;
+    }
+    case 69: {
+      size_t sh[2] = {3, 0};
+      st[b] = wgc_argmax(c, v0, v1, sh, 2, 1);
+      break;
+    }
+    case 70:
+      st[b] = wgc_unary_params(
+          c, (wgc_unary_op)(WGC_UNARY_OP_COUNT + s->dseed % 50), 1, 1, v0, v1,
+          4);
+      break;
+    case 71:
+    case 72:
+    case 73: {
+      wgc_gemm_epilogue ep = {op == 71 ? v1 + 4 : v0, WGC_BIAS_PER_COLUMN,
+                              WGC_ACTIVATION_RELU};
+      if (op == 72)
+        ep.activation = (wgc_activation)(5 + s->dseed % 50);
+      if (op == 73)
+        ep.bias_kind = (wgc_bias_kind)(2 + s->dseed % 50);
+      st[b] = wgc_gemm_ex(c, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 2, 2, 2,
+                          1, v0, 2, v0, 2, 0, v1, 2, &ep);
+      break;
+    }
+    case 74: {
+      wgc_gemm_epilogue ep = {v0 + 2, WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE};
+      st[b] =
+          wgc_gemm_batched_ex(c, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 2,
+                              2, 2, 1, v0, 2, 4, v0, 2, 4, 0, v1, 2, 4, 2, &ep);
+      break;
+    }
+    case 75: {
+      size_t sh[2] = {2, 3};
+      wgc_ptr end0 = base0 + 4 * (wgc_ptr)(n_all0 - 1);
+      st[b] = wgc_layer_norm(c, v1, 0, end0, v1 + 32, sh, 2, 1, 1e-5f);
+      break;
+    }
+    case 78:
+    case 79:
+    case 80: {
+      static const float caps[3] = {-1.0f, NAN, INFINITY};
+      if (op == 78)
+        ad.softcap = caps[s->dseed % 3];
+      if (op == 79) {
+        ad.head_dim = 0;
+        ad.head_dim_v = 2;
+      }
+      if (op == 80)
+        ad.mask = v1 + 4; /* one row of seq_kv inside o */
+      st[b] = wgc_attention(c, &ad, v0, v0, v0, v1);
+      break;
+    }
+    case 77: {
+      size_t sh[2] = {2, 3};
+      st[b] = wgc_argmin(c, v0, v0 + 4, sh, 2, 1);
+      break;
+    }
     default: {
       wgc_ptr none = 0;
       st[b] = wgc_alloc(c, 0, &none);
@@ -311,6 +505,16 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
                fz_backend[b], names[op]);
       ok = false;
     }
+  for (int b = 0; b < 2 && ok && op >= FIRST_NAMED; b++) {
+    const char *word = param_words[op - FIRST_NAMED];
+    if (!strstr(wgc_last_error(e->ctx[b]), word)) {
+      snprintf(msg, size,
+               "%s: invalid call \"%s\": wgc_last_error \"%s\" does not "
+               "name %s",
+               fz_backend[b], names[op], wgc_last_error(e->ctx[b]), word);
+      ok = false;
+    }
+  }
   fz_want_alloc(p, 0);
   return ok;
 }

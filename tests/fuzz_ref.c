@@ -141,32 +141,57 @@ static size_t visible_keys(const wgc_attention_desc *d, size_t i) {
   return d->seq_kv;
 }
 
+/* The element strides of an attention operand; all 0 is the contiguous
+ * [batch, heads, seq, dim] form. */
+wgc_attention_strides fzr_attn_strides(wgc_attention_strides st, size_t heads,
+                                       size_t seq, size_t dim) {
+  if (st.batch || st.head || st.seq)
+    return st;
+  return (wgc_attention_strides){heads * seq * dim, seq * dim, dim};
+}
+
 void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
-              const float *v, fz_want w) {
+              const float *v, const float *mask, fz_want w) {
   size_t hkv = d->heads_kv ? d->heads_kv : d->heads;
   size_t group = d->heads / hkv, D = d->head_dim;
+  size_t Dv = d->head_dim_v ? d->head_dim_v : D;
+  wgc_attention_strides qs =
+      fzr_attn_strides(d->q_stride, d->heads, d->seq_q, D);
+  wgc_attention_strides ks = fzr_attn_strides(d->k_stride, hkv, d->seq_kv, D);
+  wgc_attention_strides vs = fzr_attn_strides(d->v_stride, hkv, d->seq_kv, Dv);
+  wgc_attention_strides ms = d->mask_stride;
+  double cap = d->softcap;
   double *p = calloc(d->seq_kv ? d->seq_kv : 1, sizeof *p);
   for (size_t b = 0; b < d->batch; b++)
     for (size_t h = 0; h < d->heads; h++) {
       size_t kh = h / group;
-      const float *kb = k + (b * hkv + kh) * d->seq_kv * D;
-      const float *vb = v + (b * hkv + kh) * d->seq_kv * D;
       for (size_t i = 0; i < d->seq_q; i++) {
-        const float *qi = q + ((b * d->heads + h) * d->seq_q + i) * D;
-        size_t o0 = ((b * d->heads + h) * d->seq_q + i) * D;
+        const float *qi = q + b * qs.batch + h * qs.head + i * qs.seq;
+        const float *mr =
+            mask ? mask + b * ms.batch + h * ms.head + i * ms.seq : NULL;
+        size_t o0 = ((b * d->heads + h) * d->seq_q + i) * Dv;
         size_t vis = visible_keys(d, i);
-        double mq = 0, mk = 0, mv = 0, mx = -INFINITY;
+        double mq = 0, mk = 0, mv = 0, mm = 0, mx = -INFINITY;
         bool nan_score = false;
         for (size_t e = 0; e < D; e++)
           mq = fmax(mq, fin(qi[e]));
         for (size_t j = 0; j < vis; j++) {
+          const float *kj = k + b * ks.batch + kh * ks.head + j * ks.seq;
+          const float *vj = v + b * vs.batch + kh * vs.head + j * vs.seq;
           double dot = 0;
           for (size_t e = 0; e < D; e++) {
-            dot += (double)qi[e] * kb[j * D + e];
-            mk = fmax(mk, fin(kb[j * D + e]));
-            mv = fmax(mv, fin(vb[j * D + e]));
+            dot += (double)qi[e] * kj[e];
+            mk = fmax(mk, fin(kj[e]));
           }
+          for (size_t e = 0; e < Dv; e++)
+            mv = fmax(mv, fin(vj[e]));
           p[j] = (double)d->scale * dot;
+          if (cap > 0)
+            p[j] = cap * tanh(p[j] / cap);
+          if (mr) {
+            p[j] += mr[j];
+            mm = fmax(mm, fin(mr[j]));
+          }
           if (isnan(p[j]))
             nan_score = true;
           else
@@ -178,13 +203,15 @@ void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
           l += p[j];
         }
         double scale = (double)d->scale * (double)D * mq * mk;
-        for (size_t e = 0; e < D; e++) {
+        for (size_t e = 0; e < Dv; e++) {
           double acc = 0;
           /* Kernels sum unnormalised weights (each at most 1) times the
            * values before dividing: up to vis * max|v| in float32. */
-          bool len = scale > FZ_OVERFLOW || (double)vis * mv > FZ_OVERFLOW;
+          bool len = scale > FZ_OVERFLOW || (double)vis * mv > FZ_OVERFLOW ||
+                     mm > FZ_OVERFLOW;
           for (size_t j = 0; j < vis; j++) {
-            double wt = p[j] / l, vv = vb[j * D + e];
+            const float *vj = v + b * vs.batch + kh * vs.head + j * vs.seq;
+            double wt = p[j] / l, vv = vj[e];
             /* A weight float32 may round to 0 against an infinite or NaN
              * value: either answer is IEEE. */
             if (!isfinite(vv) && !isnan(wt) && wt < 1e-30) {
@@ -194,8 +221,8 @@ void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
             acc += wt * vv;
           }
           w.v[o0 + e] = vis ? acc : 0.0;
-          w.tol[o0 + e] =
-              1e-5 * (double)D * mq * mk * mv + 4e-6 * mv + FZ_FLUSH_ALLOW;
+          w.tol[o0 + e] = 1e-5 * (double)D * mq * mk * mv + 4e-6 * mv +
+                          1e-6 * mm * mv + FZ_FLUSH_ALLOW;
           w.len[o0 + e] = vis && len;
         }
       }

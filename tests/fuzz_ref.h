@@ -27,8 +27,12 @@ void fzr_gemm(const fz_step *s, size_t lda, size_t ldb, size_t ldc, size_t stra,
               const float *c, fz_want w);
 void fzr_conv(const wgc_conv2d_desc *d, const float *x, const float *f,
               const float *bias, fz_want w);
+/* Query row (b, h, i)'s output element e lands at want index
+ * ((b*heads + h)*seq_q + i)*head_dim_v + e; mask NULL: none. */
 void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
-              const float *v, fz_want w);
+              const float *v, const float *mask, fz_want w);
+wgc_attention_strides fzr_attn_strides(wgc_attention_strides st, size_t heads,
+                                       size_t seq, size_t dim);
 void fzr_reduce(wgc_reduce_op op, const float *x, const fz_shape *sh,
                 size_t axis, fz_want w);
 

@@ -74,14 +74,17 @@ static bool step_valid(const fz_step *s) {
     return conv_valid(&s->cv);
   if (s->kind == FZ_ATTN) {
     size_t hkv = s->at.heads_kv ? s->at.heads_kv : s->at.heads;
-    return s->at.heads && s->at.heads % hkv == 0;
+    /* head_dim 0 with head_dim_v is invalid (no key dimension) */
+    return s->at.heads && s->at.heads % hkv == 0 &&
+           (s->at.head_dim || !s->at.head_dim_v);
   }
   if (s->kind == FZ_REDUCE)
     return s->axis < s->sh.rank;
-  if (s->kind == FZ_BCAST) {
-    size_t out[16], rank;
+  if (s->kind == FZ_BCAST || s->kind == FZ_WHERE) {
+    size_t out[16], rank, out2[16], rank2;
     return ref_broadcast_shape(s->sh.d, s->sh.rank, s->shb.d, s->shb.rank, out,
-                               &rank);
+                               &rank) &&
+           ref_broadcast_shape(out, rank, s->shc.d, s->shc.rank, out2, &rank2);
   }
   return true;
 }
@@ -116,7 +119,10 @@ static bool candidate(const fz_step *s, int i, fz_step *t) {
                      &t->cv.stride_h,
                      &t->cv.stride_w,
                      &t->cv.dilation_h,
-                     &t->cv.dilation_w};
+                     &t->cv.dilation_w,
+                     &t->rd.batch,
+                     &t->rd.seq,
+                     &t->rd.heads};
   const int nsizes = (int)(sizeof sizes / sizeof *sizes);
   int c = 0;
   /* Each size at 1 first: most failures need no more; then fewer
@@ -426,9 +432,12 @@ int fz_run_seed(uint64_t seed, int steps) {
   int nq = 0;
   int stray_fired[2] = {0, 0}, stray_want[2] = {0, 0};
   char msg[1024], line[1024];
+  /* FUZZ_KIND=name: every step of that kind, for aiming at one op. */
+  const char *only = getenv("FUZZ_KIND");
+  fz_kind kind = only ? fz_kind_from_name(only) : FZ_NONE;
   for (int i = 0; i < steps; i++) {
     fz_step s;
-    fz_gen_step(&r, &s, FZ_NONE);
+    fz_gen_step(&r, &s, kind);
     fz_format(&s, line, sizeof line);
     printf("step %d: %s\n", i, line);
     fflush(stdout);
@@ -500,6 +509,7 @@ int fz_run_seed(uint64_t seed, int steps) {
     }
   }
   fz_env_destroy(&e);
+  fz_print_worst();
   printf("seed %llu: %d failures\n", (unsigned long long)seed, failures);
   fflush(stdout);
   return failures;

@@ -162,6 +162,14 @@ static bool upload_all(fz_env *e, fz_pending *p, char *msg, size_t size) {
 
 static size_t or_one(size_t v) { return v ? v : 1; }
 
+bool fz_upload_all(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  return upload_all(e, p, msg, size);
+}
+
+void fz_fill_opnd(fz_pending *p, int opnd, int dist, double mag) {
+  fill_opnd(p, opnd, dist, mag);
+}
+
 /* ---- the operations ------------------------------------------------------ */
 
 typedef struct gemm_geo {
@@ -206,8 +214,19 @@ static void fill_matrix(fz_pending *p, int opnd, size_t rows, size_t cols,
 }
 
 static wgc_status call_gemm(fz_env *e, fz_pending *p, int b, wgc_ptr a,
-                            wgc_ptr bb, wgc_ptr c, const gemm_geo *g) {
+                            wgc_ptr bb, wgc_ptr c, const gemm_geo *g,
+                            const wgc_gemm_epilogue *ep) {
   const fz_step *s = &p->s;
+  if (s->kind == FZ_GEMM_EX) {
+    if (s->batched)
+      return wgc_gemm_batched_ex(
+          e->ctx[b], (wgc_layout)s->op, (wgc_transpose)s->ta,
+          (wgc_transpose)s->tb, s->m, s->n, s->k, s->alpha, a, g->lda, g->stra,
+          bb, g->ldb, g->strb, s->beta, c, g->ldc, g->strc, s->batch, ep);
+    return wgc_gemm_ex(e->ctx[b], (wgc_layout)s->op, (wgc_transpose)s->ta,
+                       (wgc_transpose)s->tb, s->m, s->n, s->k, s->alpha, a,
+                       g->lda, bb, g->ldb, s->beta, c, g->ldc, ep);
+  }
   if (s->batched)
     return wgc_gemm_batched(e->ctx[b], (wgc_layout)s->op, (wgc_transpose)s->ta,
                             (wgc_transpose)s->tb, s->m, s->n, s->k, s->alpha, a,
@@ -231,6 +250,11 @@ static bool statuses(fz_env *e, const wgc_status st[2], wgc_status want,
   return false;
 }
 
+bool fz_statuses(fz_env *e, const wgc_status st[2], wgc_status want, char *msg,
+                 size_t size) {
+  return statuses(e, st, want, msg, size);
+}
+
 /* The address of an operand on backend b; an empty output may pass 0. */
 #define ADDR(o, b) (zero ? (wgc_ptr)0 : fz_addr(p, (o), (b)))
 
@@ -240,18 +264,32 @@ static bool build_gemm(fz_env *e, fz_pending *p, char *msg, size_t size) {
   int A = fz_add_opnd(p, "A", footprint(g.bc_count, g.stra, g.spa), false, -1);
   int B = fz_add_opnd(p, "B", footprint(g.bc_count, g.strb, g.spb), false, -1);
   int C = fz_add_opnd(p, "C", footprint(g.bc_count, g.strc, g.spc), true, -1);
+  bool ex = s->kind == FZ_GEMM_EX;
+  int Bi =
+      ex && s->bias
+          ? fz_add_opnd(p, "bias", s->bkind == WGC_BIAS_PER_ROW ? s->m : s->n,
+                        false, -1)
+          : -1;
   fz_place(p);
   fill_matrix(p, A, g.ar, g.ac, g.lda, g.stra, g.bc_count);
   fill_matrix(p, B, g.br, g.bc, g.ldb, g.strb, g.bc_count);
   if (s->beta != 0)
     fill_matrix(p, C, s->m, s->n, g.ldc, g.strc, g.bc_count);
+  if (Bi >= 0)
+    fill_opnd(p, Bi, FZ_DIST_UNIT, s->bmag);
   if (!upload_all(e, p, msg, size))
     return false;
   bool empty = !s->m || !s->n || !g.bc_count;
   bool zero = empty && s->nullptrs;
   wgc_status st[2];
-  for (int b = 0; b < 2; b++)
-    st[b] = call_gemm(e, p, b, ADDR(A, b), ADDR(B, b), ADDR(C, b), &g);
+  for (int b = 0; b < 2; b++) {
+    wgc_gemm_epilogue ep = {Bi >= 0 ? ADDR(Bi, b) : 0, (wgc_bias_kind)s->bkind,
+                            (wgc_activation)s->act};
+    /* NULL is the plain call; so is an all-zero epilogue */
+    bool plain = Bi < 0 && !s->act && !s->bkind;
+    st[b] = call_gemm(e, p, b, ADDR(A, b), ADDR(B, b), ADDR(C, b), &g,
+                      plain && s->nullptrs ? NULL : &ep);
+  }
   if (!statuses(e, st, WGC_OK, msg, size))
     return false;
   size_t nout = empty ? 0 : g.bc_count * s->m * s->n;
@@ -265,9 +303,12 @@ static bool build_gemm(fz_env *e, fz_pending *p, char *msg, size_t size) {
         p->opos[o] = p->op[C].off + bi * g.strc + ref_index(L, g.ldc, i, j);
       }
   if (!empty)
-    for (int v = 0; v < 2; v++)
+    for (int v = 0; v < 2; v++) {
       fzr_gemm(s, g.lda, g.ldb, g.ldc, g.stra, g.strb, g.strc, fz_in(p, v, A),
                fz_in(p, v, B), fz_in(p, v, C), p->w[v]);
+      if (ex)
+        fz_epilogue_want(s, Bi >= 0 ? fz_in(p, v, Bi) : NULL, p->w[v], nout);
+    }
   return true;
 }
 
@@ -308,34 +349,73 @@ static bool build_conv(fz_env *e, fz_pending *p, char *msg, size_t size) {
   return true;
 }
 
+/* Elements from an attention operand's address to its last element. */
+static size_t attn_span(wgc_attention_strides st, size_t b, size_t h, size_t sq,
+                        size_t dim) {
+  if (!b || !h || !sq || !dim)
+    return 0;
+  return (b - 1) * st.batch + (h - 1) * st.head + (sq - 1) * st.seq + dim;
+}
+
 static bool build_attn(fz_env *e, fz_pending *p, char *msg, size_t size) {
   const fz_step *s = &p->s;
-  const wgc_attention_desc *d = &s->at;
-  size_t hkv = d->heads_kv ? d->heads_kv : d->heads;
-  size_t nq = d->batch * d->heads * d->seq_q * d->head_dim;
-  size_t nk = d->batch * hkv * d->seq_kv * d->head_dim;
+  wgc_attention_desc d = s->at;
+  size_t hkv = d.heads_kv ? d.heads_kv : d.heads, D = d.head_dim;
+  size_t Dv = d.head_dim_v ? d.head_dim_v : D;
+  wgc_attention_strides qs = fzr_attn_strides(d.q_stride, d.heads, d.seq_q, D);
+  wgc_attention_strides ks = fzr_attn_strides(d.k_stride, hkv, d.seq_kv, D);
+  wgc_attention_strides vs = fzr_attn_strides(d.v_stride, hkv, d.seq_kv, Dv);
+  wgc_attention_strides os = fzr_attn_strides(d.o_stride, d.heads, d.seq_q, Dv);
+  size_t nq = attn_span(qs, d.batch, d.heads, d.seq_q, D);
+  size_t nk = attn_span(ks, d.batch, hkv, d.seq_kv, D);
+  size_t nv = attn_span(vs, d.batch, hkv, d.seq_kv, Dv);
+  size_t no = attn_span(os, d.batch, d.heads, d.seq_q, Dv);
+  size_t nm =
+      s->bias ? attn_span(d.mask_stride, d.batch, d.heads, d.seq_q, d.seq_kv)
+              : 0;
+  size_t nout = d.batch * d.heads * d.seq_q * Dv;
   int Qo = fz_add_opnd(p, "q", nq, false, -1);
   int K = fz_add_opnd(p, "k", nk, false, -1);
-  int V = fz_add_opnd(p, "v", nk, false, -1);
-  int O = fz_add_opnd(p, "o", nq, true, -1);
+  int V = fz_add_opnd(p, "v", nv, false, -1);
+  int M = s->bias ? fz_add_opnd(p, "mask", nm, false, -1) : -1;
+  int O = fz_add_opnd(p, "o", no, true, -1);
   fz_place(p);
   fill_opnd(p, Qo, s->dist, s->mag);
   fill_opnd(p, K, s->dist, s->mag);
   fill_opnd(p, V, s->dist, 1.0);
+  if (M >= 0) {
+    /* -inf entries (masked keys), finite biases, specials as the rest */
+    float *m = fz_in(p, 0, M);
+    fill_opnd(p, M, FZ_DIST_UNIT, s->bmag);
+    for (size_t i = 0; i < nm; i++)
+      if (fz_chance(&p->data, 0.25))
+        m[i] = -INFINITY;
+  }
   if (!upload_all(e, p, msg, size))
     return false;
-  bool zero = !nq && s->nullptrs;
+  bool zero = !nout && s->nullptrs;
   wgc_status st[2];
-  for (int b = 0; b < 2; b++)
-    st[b] = wgc_attention(e->ctx[b], d, ADDR(Qo, b), ADDR(K, b), ADDR(V, b),
+  for (int b = 0; b < 2; b++) {
+    d.mask = M >= 0 ? ADDR(M, b) : 0;
+    st[b] = wgc_attention(e->ctx[b], &d, ADDR(Qo, b), ADDR(K, b), ADDR(V, b),
                           ADDR(O, b));
+  }
   if (!statuses(e, st, WGC_OK, msg, size))
     return false;
-  fz_want_alloc(p, nq);
-  fz_map_contiguous(p, 0, O, nq);
-  if (nq)
+  fz_want_alloc(p, nout);
+  for (size_t b = 0; b < d.batch; b++)
+    for (size_t h = 0; h < d.heads; h++)
+      for (size_t i = 0; i < d.seq_q; i++)
+        for (size_t x = 0; x < Dv; x++) {
+          size_t o = ((b * d.heads + h) * d.seq_q + i) * Dv + x;
+          p->oa[o] = (uint8_t)p->op[O].alloc;
+          p->opos[o] =
+              p->op[O].off + b * os.batch + h * os.head + i * os.seq + x;
+        }
+  if (nout)
     for (int v = 0; v < 2; v++)
-      fzr_attn(d, fz_in(p, v, Qo), fz_in(p, v, K), fz_in(p, v, V), p->w[v]);
+      fzr_attn(&d, fz_in(p, v, Qo), fz_in(p, v, K), fz_in(p, v, V),
+               M >= 0 ? fz_in(p, v, M) : NULL, p->w[v]);
   return true;
 }
 
@@ -664,6 +744,7 @@ fz_pending *fz_issue(fz_env *e, const fz_step *s, fz_rng *r, char *msg,
   bool ok;
   switch (s->kind) {
   case FZ_GEMM:
+  case FZ_GEMM_EX:
     ok = build_gemm(e, p, msg, size);
     break;
   case FZ_CONV:
@@ -693,6 +774,16 @@ fz_pending *fz_issue(fz_env *e, const fz_step *s, fz_rng *r, char *msg,
     break;
   case FZ_INVALID:
     ok = fz_issue_invalid(e, p, msg, size);
+    break;
+  case FZ_UNARY_P:
+  case FZ_REDUCE_AXES:
+  case FZ_ARG:
+  case FZ_NORM:
+  case FZ_ROTARY:
+  case FZ_STRIDED:
+  case FZ_GATHER:
+  case FZ_WHERE:
+    ok = fz_build_model(e, p, msg, size);
     break;
   default:
     snprintf(msg, size, "unknown step kind %d", s->kind);
@@ -908,15 +999,42 @@ static void describe(const fz_pending *p, size_t i, char *buf, size_t size) {
     hexf(b, sizeof b, y[ib]);
     snprintf(buf, size, " for %s(%s, %s)",
              ref_binary_name((wgc_binary_op)s->op), a, b);
-  } else if (s->kind == FZ_GEMM && s->m && s->n) {
+  } else if ((s->kind == FZ_GEMM || s->kind == FZ_GEMM_EX) && s->m && s->n) {
     snprintf(buf, size, " (batch %zu, C[%zu,%zu])", i / (s->m * s->n),
              i / s->n % s->m, i % s->n);
+  } else if (s->kind >= FZ_GEMM_EX) {
+    fz_describe_model(p, i, buf, size);
   } else if (s->kind == FZ_ATTN && s->at.head_dim) {
-    size_t D = s->at.head_dim, row = i / D;
+    size_t D = s->at.head_dim_v ? s->at.head_dim_v : s->at.head_dim;
+    size_t row = i / D;
     snprintf(buf, size, " (query row %zu of head %zu, batch %zu; column %zu)",
              row % or_one(s->at.seq_q), row / or_one(s->at.seq_q) % s->at.heads,
              row / or_one(s->at.seq_q) / s->at.heads, i % D);
   }
+}
+
+/* The worst error/bound ratio of each kind and backend over the passing
+ * elements with a finite, strict reference (the nearer reference of the
+ * two), printed at the end of a seed. */
+static double worst[FZ_KIND_COUNT][2];
+
+static void note_ratio(const fz_pending *p, int b, float g, size_t i) {
+  double r = INFINITY;
+  for (int v = 0; v < 2; v++) {
+    double w = p->w[v].v[i], t = p->w[v].tol[i];
+    if (p->w[v].len[i] || !isfinite(w) || !isfinite(g) || !(t > 0))
+      return;
+    r = fmin(r, fabs((double)g - w) / t);
+  }
+  if (r > worst[p->s.kind][b])
+    worst[p->s.kind][b] = r;
+}
+
+void fz_print_worst(void) {
+  for (int k = 1; k < FZ_KIND_COUNT; k++)
+    if (worst[k][0] > 0 || worst[k][1] > 0)
+      printf("worst error/bound %-13s webgpu %.3g, cpu %.3g\n", fz_kind_name(k),
+             worst[k][0], worst[k][1]);
 }
 
 /* Compares backend b's downloads with the reference and the guards;
@@ -935,6 +1053,8 @@ static bool check_backend(const fz_pending *p, float *got[][2], int b,
     else
       pass = fz_close(g, p->w[0].v[i], p->w[0].tol[i], p->w[0].len[i]) ||
              fz_close(g, p->w[1].v[i], p->w[1].tol[i], p->w[1].len[i]);
+    if (pass && !p->bits)
+      note_ratio(p, b, g, i);
     if (!pass) {
       char gs[64], extra[300];
       hexf(gs, sizeof gs, g);

@@ -50,6 +50,17 @@ wgc_ptr fz_addr(const fz_pending *p, int opnd, int b);
 void fz_want_alloc(fz_pending *p, size_t nout);
 void fz_map_contiguous(fz_pending *p, size_t from, int opnd, size_t len);
 
+/* The model-level operations (fuzz_model.c): the kinds FZ_GEMM_EX ..
+ * FZ_WHERE. */
+bool fz_build_model(fz_env *e, fz_pending *p, char *msg, size_t size);
+bool fz_upload_all(fz_env *e, fz_pending *p, char *msg, size_t size);
+bool fz_statuses(fz_env *e, const wgc_status st[2], wgc_status want, char *msg,
+                 size_t size);
+void fz_fill_opnd(fz_pending *p, int opnd, int dist, double mag);
+void fz_epilogue_want(const fz_step *s, const float *bias, fz_want w,
+                      size_t nout);
+void fz_describe_model(const fz_pending *p, size_t i, char *buf, size_t size);
+
 /* Invalid calls (fuzz_invalid.c): issues call kind s->op on both contexts
  * against the step's allocations; false with the reason. */
 extern const int fz_invalid_count;

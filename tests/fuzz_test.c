@@ -5,7 +5,8 @@
  *   build/test_wgc fuzz               the fixed seeds (part of the suite)
  *   make fuzz SECONDS=300             fresh seeds for that long
  *   make fuzz SEED=1234               replays one seed
- *   FUZZ_REPRO='...' build/test_wgc child_fuzz_seed   replays one step */
+ *   FUZZ_REPRO='...' build/test_wgc child_fuzz_seed   replays one step
+ *   FUZZ_KIND=norm make fuzz ...     every step of one kind (fz_kind_name) */
 #include "fuzz.h"
 #include "harness.h"
 
@@ -25,7 +26,7 @@ extern char **environ;
 /* Seconds without a line from the child before it counts as hung: every
  * step prints one, and no step takes near this long. */
 #define FUZZ_HANG_SECONDS 30
-#define FUZZ_FIXED_STEPS 60
+#define FUZZ_FIXED_STEPS 75
 
 static const unsigned long long fixed_seeds[] = {8, 17, 12, 6, 7, 16, 27, 3};
 
@@ -70,7 +71,8 @@ static void run_child(unsigned long long seed, int steps) {
   char **env = calloc(n + 3, sizeof *env);
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
-    if (strncmp(environ[i], "FUZZ_", 5))
+    if (strncmp(environ[i], "FUZZ_", 5) ||
+        !strncmp(environ[i], "FUZZ_KIND=", 10))
       env[m++] = environ[i];
   char seed_var[64], steps_var[64];
   snprintf(seed_var, sizeof seed_var, "FUZZ_SEED=%llu", seed);

@@ -299,6 +299,26 @@ TEST(norm_special) {
   }
 }
 
+/* An infinity in a row long enough for several statistics chunks: RMSNorm's
+ * mean square is inf, so the finite elements are x/inf = 0 and the
+ * infinity itself NaN, as a short row gives (the compensation term of an
+ * infinite partial sum is NaN and must not reach the merged sum). */
+TEST(norm_rms_inf_long_row) {
+  size_t len = 5000;
+  float *x = falloc(2 * len);
+  fill_uniform(x, 2 * len, -1, 1, 11);
+  x[17] = INFINITY;
+  x[len + len - 3] = -INFINITY;
+  norm_case c = {.k = RMS,
+                 .rank = 2,
+                 .axis = 1,
+                 .shape = {2, len},
+                 .scale = true,
+                 .eps = 1e-5f};
+  run_all(&c, x, "an infinity in each long row", 1.0);
+  free(x);
+}
+
 /* LayerNorm of a constant row is exactly the bias; of 1e4 + noise in
  * [-1, 1) it is accurate where E[x^2] - E[x]^2 in float32 loses every
  * digit of the variance (E[x^2] = 1e8 has an ulp of 8). */

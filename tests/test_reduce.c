@@ -470,3 +470,45 @@ TEST(reduce_validation) {
     case_end();
   }
 }
+
+/* A row of 368,641 floats (361 first-pass chunks of 1024) under a 4160-byte
+ * binding window with the kernels made for GPUs: the planner's retry at
+ * half the window gave the second pass a short-row chunk of 768 pairs, more
+ * than its 260-pair window, and the call failed UNSUPPORTED where every
+ * length must split. */
+TEST(reduce_long_row_small_window_gpu_kernels) {
+  if (!case_begin("reduce[webgpu] sum of 368641 under 4160-byte bindings, "
+                  "gpu kernels"))
+    return;
+  const char *old = getenv("WGC_KERNELS");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("WGC_KERNELS", "gpu", 1);
+  wgc_options o = {.backend = WGC_BACKEND_WEBGPU, .max_binding_bytes = 4160};
+  wgc_context *ctx = NULL;
+  wgc_status st = wgc_create(&o, &ctx);
+  if (saved) {
+    setenv("WGC_KERNELS", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("WGC_KERNELS");
+  }
+  CHECK_STATUS(st, WGC_OK);
+  if (st == WGC_OK) {
+    size_t n = 368641;
+    float *x = falloc(n);
+    fill_uniform(x, n, -1, 1, 77);
+    double want, mag;
+    ref_reduce(WGC_REDUCE_SUM, x, &n, 1, 0, &want, &mag);
+    wgc_ptr in = dev_from(ctx, x, n), out = dev_alloc(ctx, 4);
+    float got = NAN;
+    CHECK_STATUS(wgc_reduce(ctx, WGC_REDUCE_SUM, in, out, &n, 1, 0), WGC_OK);
+    if (dev_read(ctx, &got, out, 1))
+      CHECK(fabs(got - want) <= ref_reduce_tol(WGC_REDUCE_SUM, n, want, mag),
+            "sum %.9g, want %.9g", got, want);
+    dev_free(ctx, in);
+    dev_free(ctx, out);
+    free(x);
+    wgc_destroy(ctx);
+  }
+  case_end();
+}

@@ -134,7 +134,8 @@ static uint64_t rows_shape(uint64_t len, uint64_t cap, bool flat, uint32_t *tpr,
   if (flat) {
     *tpr = 1;
     *items = (uint32_t)min64(min64(FLAT_ITEMS, cap), len);
-  } else if (len > 1024) {
+  } else if (len > 1024 ||
+             len > cap) { /* a short row wider than a binding too */
     *tpr = 256;
     uint64_t fit = cap / 256 ? cap / 256 : 1;
     *items = (uint32_t)min64(min64(ROW_ITEMS, fit), wg_ceil_div(len, 256));

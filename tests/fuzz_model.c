@@ -1,0 +1,721 @@
+/* Fuzz steps for the operations models are built from: unary ops with
+ * parameters, reductions over several axes, argmax/argmin, softmax and the
+ * norms, rotary embeddings, strided copies, gather and where. Each builds
+ * its operands, issues the call on both contexts and fills the expected
+ * elements from float64 (or exact-bit) references written here from
+ * wgc.h's statements. GEMM epilogues live with the GEMM step
+ * (fuzz_step.c) and take their reference from fz_epilogue_want. */
+#include "fuzz_step.h"
+
+#include "ops_ref.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Float32 intermediates beyond this may overflow. */
+#define FZ_OVERFLOW 1e38
+/* Results that float32 holds only as subnormals may be flushed. */
+#define FZ_FLUSH_ALLOW ((double)FLT_MIN)
+
+static double fin(double x) { return isfinite(x) ? fabs(x) : 0.0; }
+
+static void *mz(size_t bytes) {
+  void *p = calloc(1, bytes ? bytes : 1);
+  if (!p) {
+    fprintf(stdout, "FUZZ out of host memory\n");
+    exit(3);
+  }
+  return p;
+}
+
+static float bits_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static uint32_t float_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static void set_want(fz_pending *p, int v, size_t i, double val, double tol,
+                     int len) {
+  p->w[v].v[i] = val;
+  p->w[v].tol[i] = tol;
+  p->w[v].len[i] = (unsigned char)len;
+}
+
+#define ADDR(o, b) (zero ? (wgc_ptr)0 : fz_addr(p, (o), (b)))
+
+/* ---- GEMM epilogue --------------------------------------------------------
+ */
+
+static wgc_unary_op act_op(int act) {
+  switch (act) {
+  case WGC_ACTIVATION_RELU:
+    return WGC_UNARY_RELU;
+  case WGC_ACTIVATION_GELU:
+    return WGC_UNARY_GELU;
+  case WGC_ACTIVATION_GELU_TANH:
+    return WGC_UNARY_GELU_TANH;
+  default:
+    return WGC_UNARY_SILU;
+  }
+}
+
+void fz_epilogue_want(const fz_step *s, const float *bias, fz_want w,
+                      size_t nout) {
+  for (size_t o = 0; o < nout; o++) {
+    size_t i = o / s->n % s->m, j = o % s->n;
+    double bv = bias ? bias[s->bkind == WGC_BIAS_PER_ROW ? i : j] : 0.0;
+    double pre = w.v[o] + bv;
+    /* The bias is added in the sum's arithmetic: one more rounding. */
+    double tol = w.tol[o] + 2e-7 * (fin(w.v[o]) + fin(bv)) + 1e-6 * fin(bv);
+    int len = w.len[o] || fin(bv) > FZ_OVERFLOW;
+    if (s->act == WGC_ACTIVATION_NONE) {
+      w.v[o] = pre;
+      w.tol[o] = tol;
+    } else {
+      double y = ref_unary(act_op(s->act), pre);
+      /* An activation of a sum float32 may round to +-inf (or from
+       * inf - inf to NaN) is that function's value there. */
+      if (isfinite(pre) && fabs(pre) + tol >= FLT_MAX)
+        len = 1;
+      w.v[o] = y;
+      w.tol[o] = 1.13 * tol + 1e-5 * fin(y) + 1e-6;
+    }
+    w.len[o] = (unsigned char)len;
+  }
+}
+
+/* ---- unary with parameters ------------------------------------------------
+ */
+
+static bool build_unary_p(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  int X = fz_add_opnd(p, "input", s->n, false, -1);
+  int O = fz_add_opnd(p, "output", s->n, true, s->inplace ? X : -1);
+  fz_place(p);
+  fz_fill_opnd(p, X, s->dist, s->mag);
+  if (!fz_upload_all(e, p, msg, size))
+    return false;
+  bool zero = !s->n && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = wgc_unary_params(e->ctx[b], (wgc_unary_op)s->op, s->alpha, s->beta,
+                             ADDR(X, b), ADDR(O, b), s->n);
+  if (!fz_statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, s->n);
+  fz_map_contiguous(p, 0, O, s->n);
+  double rel, abs_tol;
+  ref_unary_bound((wgc_unary_op)s->op, &rel, &abs_tol);
+  bool uses = s->op >= WGC_UNARY_LEAKY_RELU;
+  for (int v = 0; v < 2; v++) {
+    const float *x = fz_in(p, v, X);
+    for (size_t i = 0; i < s->n; i++) {
+      double y =
+          uses ? ref_unary_params((wgc_unary_op)s->op, x[i], s->alpha, s->beta)
+               : ref_unary((wgc_unary_op)s->op, x[i]);
+      double tol = rel * fabs(y) + abs_tol;
+      if (s->op == WGC_UNARY_HARD_SIGMOID)
+        tol += 1.2e-7 * (fin((double)s->alpha * x[i]) + fin(s->beta));
+      set_want(p, v, i, y, tol, 0);
+    }
+  }
+  return true;
+}
+
+/* ---- reductions over several axes -----------------------------------------
+ */
+
+static bool build_reduce_axes(fz_env *e, fz_pending *p, char *msg,
+                              size_t size) {
+  const fz_step *s = &p->s;
+  size_t rank = s->sh.rank, axes[8], naxes = 0, nin = 1, nout = 1, red = 1;
+  bool reduced[8] = {false};
+  for (size_t d = 0; d < rank; d++) {
+    nin *= s->sh.d[d];
+    if (s->axes & (1u << d)) {
+      reduced[d] = true;
+      axes[naxes++] = d;
+      red *= s->sh.d[d];
+    } else {
+      nout *= s->sh.d[d];
+    }
+  }
+  int X = fz_add_opnd(p, "input", nin, false, -1);
+  int O = fz_add_opnd(p, "output", nout, true, -1);
+  fz_place(p);
+  /* Any order of the list. */
+  for (size_t i = naxes; i > 1; i--) {
+    size_t j = fz_below(&p->data, i), t = axes[i - 1];
+    axes[i - 1] = axes[j];
+    axes[j] = t;
+  }
+  fz_fill_opnd(p, X, s->dist, s->mag);
+  if (!fz_upload_all(e, p, msg, size))
+    return false;
+  bool zero = !nout && s->nullptrs;
+  bool no_identity = s->op == WGC_REDUCE_MAX || s->op == WGC_REDUCE_MIN ||
+                     s->op == WGC_REDUCE_MEAN;
+  wgc_status want =
+      nout && !red && no_identity ? WGC_ERR_INVALID_ARGUMENT : WGC_OK;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = s->inplace && naxes == 1
+                ? wgc_reduce(e->ctx[b], (wgc_reduce_op)s->op, ADDR(X, b),
+                             ADDR(O, b), s->sh.d, rank, axes[0])
+                : wgc_reduce_axes(e->ctx[b], (wgc_reduce_op)s->op, ADDR(X, b),
+                                  ADDR(O, b), s->sh.d, rank, axes, naxes);
+  if (!fz_statuses(e, st, want, msg, size))
+    return false;
+  if (want != WGC_OK)
+    nout = 0;
+  fz_want_alloc(p, nout);
+  fz_map_contiguous(p, 0, O, nout);
+  if (!nout)
+    return true;
+  double *out = mz(nout * sizeof *out), *mag = mz(nout * sizeof *mag);
+  double *big = mz(nout * sizeof *big), *small = mz(nout * sizeof *small);
+  float *lg = mz(nin * sizeof *lg);
+  for (int v = 0; v < 2; v++) {
+    const float *x = fz_in(p, v, X);
+    ref_reduce_axes((wgc_reduce_op)s->op, x, s->sh.d, rank, reduced, out, mag);
+    if (s->op == WGC_REDUCE_PROD) {
+      /* WebGPU multiplies in float32: a partial product may leave the
+       * range where the whole does not. Its extremes bound every partial
+       * product: the factors above 1 and those below. */
+      for (size_t i = 0; i < nin; i++)
+        lg[i] = isfinite(x[i]) && x[i] != 0 && fabsf(x[i]) > 1
+                    ? (float)log(fabs(x[i]))
+                    : 0.0f;
+      ref_reduce_axes(WGC_REDUCE_SUM, lg, s->sh.d, rank, reduced, big, NULL);
+      for (size_t i = 0; i < nin; i++)
+        lg[i] = isfinite(x[i]) && x[i] != 0 && fabsf(x[i]) < 1
+                    ? (float)log(fabs(x[i]))
+                    : 0.0f;
+      ref_reduce_axes(WGC_REDUCE_SUM, lg, s->sh.d, rank, reduced, small, NULL);
+    }
+    for (size_t i = 0; i < nout; i++) {
+      double tol = ref_reduce_tol((wgc_reduce_op)s->op, red, out[i], mag[i]) +
+                   FZ_FLUSH_ALLOW;
+      int len = 0;
+      switch (s->op) {
+      case WGC_REDUCE_SUM:
+      case WGC_REDUCE_MEAN:
+      case WGC_REDUCE_L1:
+        len = mag[i] > FZ_OVERFLOW;
+        break;
+      case WGC_REDUCE_SUM_SQUARE:
+        /* squares below float32's range count as 0 on WebGPU */
+        tol += (double)red * ldexp(1.0, -126);
+        len = mag[i] > FZ_OVERFLOW;
+        break;
+      case WGC_REDUCE_L2:
+        tol += sqrt((double)red) * ldexp(1.0, -63);
+        len = mag[i] > FZ_OVERFLOW;
+        break;
+      case WGC_REDUCE_PROD:
+        len = big[i] > log(FZ_OVERFLOW) || small[i] < log(1e-37);
+        break;
+      default:
+        break;
+      }
+      set_want(p, v, i, out[i], tol, len);
+    }
+  }
+  free(out);
+  free(mag);
+  free(big);
+  free(small);
+  free(lg);
+  return true;
+}
+
+/* ---- argmax, argmin -------------------------------------------------------
+ */
+
+static bool build_arg(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  size_t nin = ref_count(s->sh.d, s->sh.rank);
+  size_t len = s->sh.d[s->axis];
+  size_t nout = len ? nin / len : 0;
+  int X = fz_add_opnd(p, "input", nin, false, -1);
+  int O = fz_add_opnd(p, "output", nout, true, -1);
+  fz_place(p);
+  fz_fill_opnd(p, X, s->dist, s->mag);
+  if (!fz_upload_all(e, p, msg, size))
+    return false;
+  bool zero = !nout && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = (s->op ? wgc_argmin : wgc_argmax)(e->ctx[b], ADDR(X, b), ADDR(O, b),
+                                              s->sh.d, s->sh.rank, s->axis);
+  if (!fz_statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, nout);
+  fz_map_contiguous(p, 0, O, nout);
+  int32_t *idx = mz(nout * sizeof *idx);
+  for (int v = 0; v < 2; v++) {
+    ref_arg(!s->op, fz_in(p, v, X), s->sh.d, s->sh.rank, s->axis, idx);
+    /* The index's bits as a float (a subnormal): compared exactly. */
+    for (size_t i = 0; i < nout; i++)
+      set_want(p, v, i, bits_float((uint32_t)idx[i]), 0.0, 0);
+  }
+  free(idx);
+  return true;
+}
+
+/* ---- softmax, log_softmax, layer_norm, rms_norm ---------------------------
+ */
+
+static void ref_softmax_row(const float *x, size_t len, size_t step, bool lg,
+                            double *y) {
+  double m = -INFINITY;
+  bool nan = false;
+  for (size_t j = 0; j < len; j++) {
+    double v = x[j * step];
+    if (isnan(v))
+      nan = true;
+    else
+      m = fmax(m, v);
+  }
+  if (nan || isinf(m)) { /* NaN, +inf, or every element -inf */
+    for (size_t j = 0; j < len; j++)
+      y[j] = NAN;
+    return;
+  }
+  double sum = 0;
+  for (size_t j = 0; j < len; j++)
+    sum += exp((double)x[j * step] - m);
+  for (size_t j = 0; j < len; j++)
+    y[j] = lg ? (double)x[j * step] - m - log(sum)
+              : exp((double)x[j * step] - m) / sum;
+}
+
+static bool build_norm(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  size_t rank = s->sh.rank, n = ref_count(s->sh.d, rank);
+  size_t outer = ref_count(s->sh.d, s->axis);
+  size_t group = ref_count(s->sh.d + s->axis, rank - s->axis);
+  bool norm = s->op >= 2;
+  bool has_scale = norm && (s->bias & 1),
+       has_bias = s->op == 2 && (s->bias & 2);
+  int X = fz_add_opnd(p, "input", n, false, -1);
+  int Sc = has_scale ? fz_add_opnd(p, "scale", group, false, -1) : -1;
+  int Bi = has_bias ? fz_add_opnd(p, "bias", group, false, -1) : -1;
+  int O = fz_add_opnd(p, "output", n, true, s->inplace ? X : -1);
+  fz_place(p);
+  fz_fill_opnd(p, X, s->dist, s->mag);
+  if (Sc >= 0)
+    fz_fill_opnd(p, Sc, FZ_DIST_UNIT, 2.0);
+  if (Bi >= 0)
+    fz_fill_opnd(p, Bi, FZ_DIST_UNIT, 2.0);
+  if (!fz_upload_all(e, p, msg, size))
+    return false;
+  bool zero = !n && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++) {
+    wgc_context *c = e->ctx[b];
+    wgc_ptr sc = Sc >= 0 ? ADDR(Sc, b) : 0, bi = Bi >= 0 ? ADDR(Bi, b) : 0;
+    switch (s->op) {
+    case 0:
+      st[b] = wgc_softmax(c, ADDR(X, b), ADDR(O, b), s->sh.d, rank, s->axis);
+      break;
+    case 1:
+      st[b] =
+          wgc_log_softmax(c, ADDR(X, b), ADDR(O, b), s->sh.d, rank, s->axis);
+      break;
+    case 2:
+      st[b] = wgc_layer_norm(c, ADDR(X, b), sc, bi, ADDR(O, b), s->sh.d, rank,
+                             s->axis, s->eps);
+      break;
+    default:
+      st[b] = wgc_rms_norm(c, ADDR(X, b), sc, ADDR(O, b), s->sh.d, rank,
+                           s->axis, s->eps);
+    }
+  }
+  if (!fz_statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, n);
+  fz_map_contiguous(p, 0, O, n);
+  if (!n)
+    return true;
+  double *y =
+      mz((group > s->sh.d[s->axis] ? group : s->sh.d[s->axis]) * sizeof *y);
+  for (int v = 0; v < 2; v++) {
+    const float *x = fz_in(p, v, X);
+    if (!norm) {
+      size_t len = s->sh.d[s->axis], inner = group / len;
+      for (size_t o = 0; o < outer; o++)
+        for (size_t i = 0; i < inner; i++) {
+          ref_softmax_row(x + o * group + i, len, inner, s->op == 1, y);
+          for (size_t j = 0; j < len; j++) {
+            double tol = 1e-5 * fin(y[j]) + (s->op == 1 ? 2e-6 : 1e-6);
+            set_want(p, v, o * group + j * inner + i, y[j], tol, 0);
+          }
+        }
+      continue;
+    }
+    const float *sc = Sc >= 0 ? fz_in(p, v, Sc) : NULL;
+    const float *bi = Bi >= 0 ? fz_in(p, v, Bi) : NULL;
+    for (size_t o = 0; o < outer; o++) {
+      const float *g = x + o * group;
+      double mean = 0, var = 0, mx = 0;
+      if (s->op == 2) {
+        for (size_t j = 0; j < group; j++)
+          mean += g[j];
+        mean /= (double)group;
+      }
+      for (size_t j = 0; j < group; j++) {
+        double d = (double)g[j] - mean;
+        var += d * d;
+        mx = fmax(mx, fin(d));
+      }
+      var /= (double)group;
+      /* WebGPU keeps the statistics in float32: squares beyond its range
+       * overflow there (the header's 1e19). */
+      bool len = mx * mx * (double)group > FZ_OVERFLOW;
+      /* The same float32 statistics underflow: with epsilon 0 (or below
+       * float32's range) a group whose squares are all subnormal loses
+       * them (inf, or digits gone). The header states only the overflow;
+       * this case is left lenient until it says which answer holds. */
+      len = len || (double)s->eps + var < 1e-35;
+      double rs = 1.0 / sqrt(var + (double)s->eps);
+      for (size_t j = 0; j < group; j++) {
+        double sv = sc ? sc[j] : 1.0, bv = bi ? bi[j] : 0.0;
+        double d = (double)g[j] - mean;
+        double val = d * rs * sv + bv;
+        int l = len;
+        if (s->op == 2 && d == 0 && isinf(rs)) {
+          /* A constant group with epsilon 0: the header's exact bias, or
+           * IEEE's 0/0. */
+          val = bv + 0.0 * sv;
+          l = FZ_NAN_OK;
+        }
+        double tol = 1e-5 * fin(val) +
+                     (s->op == 2 ? 1e-5 * fmax(1.0, fin(sv)) : 1e-6 * fin(sv)) +
+                     1e-6 * fin(bv) + FZ_FLUSH_ALLOW;
+        set_want(p, v, o * group + j, val, tol, l);
+      }
+    }
+  }
+  free(y);
+  return true;
+}
+
+/* ---- rotary embedding -----------------------------------------------------
+ */
+
+static int32_t pick_index(fz_rng *r, size_t len, int oor, bool negative) {
+  if ((int)fz_below(r, 1000) < oor) {
+    static const int64_t far[] = {INT32_MIN, INT32_MAX, -1000000, 1000000};
+    size_t c = fz_below(r, 6);
+    int64_t v = c < 4    ? far[c]
+                : c == 4 ? (int64_t)len + (int64_t)fz_below(r, 3)
+                         : -(int64_t)len - 1 - (int64_t)fz_below(r, 3);
+    return (int32_t)v;
+  }
+  if (!len)
+    return (int32_t)fz_below(r, 3) - 1;
+  int64_t v = (int64_t)fz_below(r, len);
+  if (negative && fz_chance(r, 0.4))
+    v -= (int64_t)len;
+  return (int32_t)v;
+}
+
+static bool build_rotary(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  const wgc_rotary_desc *d = &s->rd;
+  size_t rd = d->rotary_dim ? d->rotary_dim : d->head_dim, half = rd / 2;
+  size_t n = d->batch * d->seq * d->heads * d->head_dim;
+  size_t rows = s->posids ? d->max_positions : d->batch * d->seq;
+  int X = fz_add_opnd(p, "input", n, false, -1);
+  int P = s->posids
+              ? fz_add_opnd(p, "position_ids", d->batch * d->seq, false, -1)
+              : -1;
+  int C = fz_add_opnd(p, "cos_cache", rows * half, false, -1);
+  int S = fz_add_opnd(p, "sin_cache", rows * half, false, -1);
+  int O = fz_add_opnd(p, "output", n, true, s->inplace ? X : -1);
+  fz_place(p);
+  fz_fill_opnd(p, X, s->dist, s->mag);
+  fz_fill_opnd(p, C, FZ_DIST_UNIT, 1.0);
+  fz_fill_opnd(p, S, FZ_DIST_UNIT, 1.0);
+  if (P >= 0) {
+    float *ids = fz_in(p, 0, P);
+    for (size_t i = 0; i < d->batch * d->seq; i++)
+      ids[i] = bits_float(
+          (uint32_t)pick_index(&p->data, d->max_positions, s->oor, false));
+  }
+  if (!fz_upload_all(e, p, msg, size))
+    return false;
+  bool zero = !n && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] =
+        wgc_rotary_embedding(e->ctx[b], d, ADDR(X, b), P >= 0 ? ADDR(P, b) : 0,
+                             ADDR(C, b), ADDR(S, b), ADDR(O, b));
+  if (!fz_statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, n);
+  fz_map_contiguous(p, 0, O, n);
+  for (int v = 0; v < 2; v++) {
+    const float *x = fz_in(p, v, X), *cc = fz_in(p, v, C), *ss = fz_in(p, v, S);
+    /* position ids are int32: their unflushed bits */
+    const float *ids = P >= 0 ? fz_in(p, 0, P) : NULL;
+    for (size_t b = 0; b < d->batch; b++)
+      for (size_t q = 0; q < d->seq; q++)
+        for (size_t h = 0; h < d->heads; h++) {
+          size_t row = d->layout == WGC_ROTARY_BSHD
+                           ? (b * d->seq + q) * d->heads + h
+                           : (b * d->heads + h) * d->seq + q;
+          const float *xr = x + row * d->head_dim;
+          size_t o0 = row * d->head_dim;
+          for (size_t j = 0; j < d->head_dim; j++)
+            set_want(p, v, o0 + j, xr[j], 0.0, 0);
+          const float *cr = NULL, *sr = NULL;
+          if (ids) {
+            int32_t pos = (int32_t)float_bits(ids[b * d->seq + q]);
+            if (pos >= 0 && (size_t)pos < d->max_positions) {
+              cr = cc + (size_t)pos * half;
+              sr = ss + (size_t)pos * half;
+            }
+          } else {
+            cr = cc + (b * d->seq + q) * half;
+            sr = ss + (b * d->seq + q) * half;
+          }
+          for (size_t k = 0; k < half; k++) {
+            size_t i1 = d->interleaved ? 2 * k : k;
+            size_t i2 = d->interleaved ? 2 * k + 1 : k + half;
+            double c = cr ? cr[k] : 0.0, sn = sr ? sr[k] : 0.0;
+            double x1 = xr[i1], x2 = xr[i2];
+            double scale = (fin(x1) + fin(x2)) * (fin(c) + fin(sn));
+            /* each of the two products may be flushed where subnormal */
+            double tol = 4e-7 * scale + 2 * FZ_FLUSH_ALLOW;
+            int len = scale > FZ_OVERFLOW;
+            set_want(p, v, o0 + i1, x1 * c - x2 * sn, tol, len);
+            set_want(p, v, o0 + i2, x2 * c + x1 * sn, tol, len);
+          }
+        }
+  }
+  return true;
+}
+
+/* ---- strided copy ---------------------------------------------------------
+ */
+
+/* Elements from the first to the last one a strided view reaches. */
+static size_t view_span(const fz_shape *sh, const fz_shape *st) {
+  size_t last = 0;
+  for (size_t d = 0; d < sh->rank; d++) {
+    if (!sh->d[d])
+      return 0;
+    if (sh->d[d] > 1)
+      last += (sh->d[d] - 1) * st->d[d];
+  }
+  return last + 1;
+}
+
+static bool build_strided(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  size_t rank = s->sh.rank, n = ref_count(s->sh.d, rank);
+  int S = fz_add_opnd(p, "src", view_span(&s->sh, &s->sst), false, -1);
+  int D = fz_add_opnd(p, "dst", view_span(&s->sh, &s->dst), true, -1);
+  fz_place(p);
+  fz_fill_opnd(p, S, FZ_DIST_BITS, 1);
+  if (!fz_upload_all(e, p, msg, size))
+    return false;
+  bool zero = !n && s->nullptrs;
+  bool null_shape = !rank && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = wgc_copy_strided(
+        e->ctx[b], ADDR(D, b), null_shape ? NULL : s->dst.d, ADDR(S, b),
+        null_shape ? NULL : s->sst.d, null_shape ? NULL : s->sh.d, rank);
+  if (!fz_statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, n);
+  p->bits = mz(n * sizeof(float));
+  const float *src = fz_in(p, 0, S);
+  for (size_t i = 0; i < n; i++) {
+    size_t rest = i, so = 0, dof = 0;
+    for (size_t d = rank; d-- > 0;) {
+      size_t k = rest % s->sh.d[d];
+      rest /= s->sh.d[d];
+      if (s->sh.d[d] > 1) {
+        so += k * s->sst.d[d];
+        dof += k * s->dst.d[d];
+      }
+    }
+    p->oa[i] = (uint8_t)p->op[D].alloc;
+    p->opos[i] = p->op[D].off + dof;
+    p->bits[i] = src[so];
+  }
+  return true;
+}
+
+/* ---- gather ---------------------------------------------------------------
+ */
+
+static bool build_gather(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  size_t rank = s->sh.rank, len = s->sh.d[s->axis];
+  size_t outer = ref_count(s->sh.d, s->axis);
+  size_t inner = ref_count(s->sh.d + s->axis + 1, rank - s->axis - 1);
+  size_t nin = outer * len * inner, nout = outer * s->n * inner;
+  int X = fz_add_opnd(p, "data", nin, false, -1);
+  int I = fz_add_opnd(p, "indices", s->n, false, -1);
+  int O = fz_add_opnd(p, "output", nout, true, -1);
+  fz_place(p);
+  fz_fill_opnd(p, X, FZ_DIST_BITS, 1);
+  float *ids = fz_in(p, 0, I);
+  for (size_t i = 0; i < s->n; i++)
+    ids[i] = bits_float((uint32_t)pick_index(&p->data, len, s->oor, true));
+  if (!fz_upload_all(e, p, msg, size))
+    return false;
+  bool zero = !nout && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = wgc_gather(e->ctx[b], ADDR(X, b), s->sh.d, rank, s->axis,
+                       ADDR(I, b), s->n, ADDR(O, b));
+  if (!fz_statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, nout);
+  fz_map_contiguous(p, 0, O, nout);
+  p->bits = mz(nout * sizeof(float));
+  const float *x = fz_in(p, 0, X);
+  for (size_t o = 0; o < outer; o++)
+    for (size_t j = 0; j < s->n; j++) {
+      int64_t k = (int32_t)float_bits(ids[j]);
+      if (k < 0)
+        k += (int64_t)len;
+      bool in = k >= 0 && k < (int64_t)len;
+      for (size_t i = 0; i < inner; i++)
+        p->bits[(o * s->n + j) * inner + i] =
+            in ? x[(o * len + (size_t)k) * inner + i] : 0.0f;
+    }
+  return true;
+}
+
+/* ---- where ----------------------------------------------------------------
+ */
+
+/* Element offset in a broadcast input of output index i. */
+static size_t bcast_index(const size_t *osh, size_t orank, const fz_shape *in,
+                          size_t i) {
+  size_t off = 0, st = 1;
+  for (size_t d = orank; d-- > 0;) {
+    size_t k = i % osh[d];
+    i /= osh[d];
+    if (d >= orank - in->rank) {
+      size_t dim = in->d[d - (orank - in->rank)];
+      off += (dim == 1 ? 0 : k) * st;
+      st *= dim;
+    }
+  }
+  return off;
+}
+
+static bool same_shape(const fz_shape *a, const size_t *osh, size_t orank) {
+  return a->rank == orank && !memcmp(a->d, osh, orank * sizeof(size_t));
+}
+
+static bool build_where(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  size_t ab[16], rab, osh[16], orank;
+  if (!ref_broadcast_shape(s->sh.d, s->sh.rank, s->shb.d, s->shb.rank, ab,
+                           &rab) ||
+      !ref_broadcast_shape(ab, rab, s->shc.d, s->shc.rank, osh, &orank)) {
+    snprintf(msg, size, "the generator made incompatible shapes");
+    return false;
+  }
+  size_t na = ref_count(s->sh.d, s->sh.rank);
+  size_t nb = ref_count(s->shb.d, s->shb.rank);
+  size_t nc = ref_count(s->shc.d, s->shc.rank);
+  size_t nout = ref_count(osh, orank);
+  const fz_shape *alias_sh[4] = {NULL, &s->sh, &s->shb, &s->shc};
+  bool al = s->inplace && same_shape(alias_sh[s->inplace], osh, orank);
+  int C = fz_add_opnd(p, "cond", nc, false, -1);
+  int A = fz_add_opnd(p, "a", na, false, -1);
+  int B = fz_add_opnd(p, "b", nb, false, -1);
+  int aliased[4] = {-1, A, B, C};
+  int O = fz_add_opnd(p, "out", nout, true, al ? aliased[s->inplace] : -1);
+  fz_place(p);
+  fz_fill_opnd(p, A, FZ_DIST_BITS, 1);
+  fz_fill_opnd(p, B, FZ_DIST_BITS, 1);
+  float *c = fz_in(p, 0, C);
+  for (size_t i = 0; i < nc; i++) {
+    size_t k = fz_below(&p->data, 10);
+    c[i] = k < 4   ? 0.0f
+           : k < 5 ? -0.0f
+           : k < 6 ? bits_float(0x7FC00000u | (uint32_t)fz_below(&p->data, 99))
+           : k < 7 ? bits_float((1 + (uint32_t)fz_below(&p->data, 0x7FFFFF)) |
+                                (fz_chance(&p->data, 0.5) ? 0x80000000u : 0))
+                   : (float)(2 * fz_unit(&p->data) - 1);
+  }
+  if (!fz_upload_all(e, p, msg, size))
+    return false;
+  bool zero = !nout && s->nullptrs;
+  wgc_status st[2];
+  for (int b = 0; b < 2; b++)
+    st[b] = wgc_where(e->ctx[b], ADDR(C, b), s->shc.d, s->shc.rank, ADDR(A, b),
+                      s->sh.d, s->sh.rank, ADDR(B, b), s->shb.d, s->shb.rank,
+                      ADDR(O, b));
+  if (!fz_statuses(e, st, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, nout);
+  fz_map_contiguous(p, 0, O, nout);
+  p->bits = mz(nout * sizeof(float));
+  const float *a = fz_in(p, 0, A), *bb = fz_in(p, 0, B), *cc = fz_in(p, 0, C);
+  for (size_t i = 0; i < nout; i++) {
+    bool t = float_bits(cc[bcast_index(osh, orank, &s->shc, i)]) & 0x7FFFFFFFu;
+    p->bits[i] = t ? a[bcast_index(osh, orank, &s->sh, i)]
+                   : bb[bcast_index(osh, orank, &s->shb, i)];
+  }
+  return true;
+}
+
+bool fz_build_model(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  switch (p->s.kind) {
+  case FZ_UNARY_P:
+    return build_unary_p(e, p, msg, size);
+  case FZ_REDUCE_AXES:
+    return build_reduce_axes(e, p, msg, size);
+  case FZ_ARG:
+    return build_arg(e, p, msg, size);
+  case FZ_NORM:
+    return build_norm(e, p, msg, size);
+  case FZ_ROTARY:
+    return build_rotary(e, p, msg, size);
+  case FZ_STRIDED:
+    return build_strided(e, p, msg, size);
+  case FZ_GATHER:
+    return build_gather(e, p, msg, size);
+  case FZ_WHERE:
+    return build_where(e, p, msg, size);
+  default:
+    snprintf(msg, size, "kind %d is not a model step", p->s.kind);
+    return false;
+  }
+}
+
+/* Inputs behind output element i, where one element decides it. */
+void fz_describe_model(const fz_pending *p, size_t i, char *buf, size_t size) {
+  const fz_step *s = &p->s;
+  buf[0] = 0;
+  if (s->kind == FZ_UNARY_P && p->nopnd > 0) {
+    const float *x = p->al[p->op[0].alloc].init + p->op[0].off;
+    snprintf(buf, size, " for %s(%.9g; alpha %.9g, beta %.9g)",
+             ref_unary_name((wgc_unary_op)s->op), x[i], s->alpha, s->beta);
+  } else if ((s->kind == FZ_NORM || s->kind == FZ_REDUCE_AXES ||
+              s->kind == FZ_ARG) &&
+             p->nopnd > 0) {
+    snprintf(buf, size, " (op %d)", s->op);
+  }
+}
