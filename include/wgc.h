@@ -657,7 +657,10 @@ WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
  * infinity makes its group NaN. Within 1e-5 * |y| + 1e-5 for |scale| and
  * |bias| up to a few. The WebGPU backend keeps the statistics in float32
  * (as ONNX's default stash_type), so a group whose |x - mean| exceeds
- * about 1e19 overflows there; the CPU backend computes in double. */
+ * about 1e19 overflows there, and one whose squared deviations fall below
+ * float32's range (|x - mean| under about 1e-19, with epsilon small
+ * enough not to dominate) loses digits or gives +-inf, where a float64
+ * computation would not; the CPU backend computes in double. */
 WGC_API wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input,
                                   wgc_ptr scale, wgc_ptr bias, wgc_ptr output,
                                   const size_t *shape, size_t rank, size_t axis,
@@ -665,7 +668,9 @@ WGC_API wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input,
 /* ONNX RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale over the axes
  * axis..rank-1; scale as for wgc_layer_norm. Within 1e-5 * |y| + 1e-6. As
  * for wgc_layer_norm, the WebGPU backend sums x^2 in float32 (compensated),
- * so |x| beyond about 1e19 overflows there. */
+ * so |x| beyond about 1e19 overflows there, and groups whose squares fall
+ * below float32's range (|x| under about 1e-19, epsilon 0) lose digits or
+ * give inf. */
 WGC_API wgc_status wgc_rms_norm(wgc_context *ctx, wgc_ptr input, wgc_ptr scale,
                                 wgc_ptr output, const size_t *shape,
                                 size_t rank, size_t axis, float epsilon);
