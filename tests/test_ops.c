@@ -91,7 +91,7 @@ typedef struct gemm_case {
   bool nan_c;  /* C holds NaN: beta == 0 must not read it */
   /* batched only */
   size_t batch;
-  char sa, sb, sc; /* stride: 't' the span, 'g' span + 5, 'z' 0, 'o' 1 */
+  char sa, sb, sc; /* stride: the span (0 or 't'), 'g' span + 5, 'z' 0, 'o' 1 */
   int place;       /* 0: three allocations; 1: one allocation, odd offsets;
                       2: one allocation, [A_i B_i C_i] interleaved per batch */
 } gemm_case;
@@ -291,19 +291,6 @@ static void run_gemm(int bi, const gemm_case *gc) {
 #define N_ WGC_NO_TRANS
 #define T_ WGC_TRANS
 #define CT WGC_CONJ_TRANS
-/* One table row: a plain GEMM, or a batched one. */
-#define G(l, ta, tb, m, n, k, pa, pb, pc, alpha, beta, nan_ab, nan_c)          \
-  {                                                                            \
-    false, l, ta, tb, m, n, k, pa, pb, pc, alpha, beta, nan_ab, nan_c, 1, 't', \
-        't', 't', 0                                                            \
-  }
-#define B(l, ta, tb, m, n, k, pa, pb, pc, alpha, beta, nan_ab, batch, sa, sb,  \
-          sc, place)                                                           \
-  {                                                                            \
-    true, l, ta, tb, m, n, k, pa, pb, pc, alpha, beta, nan_ab, false, batch,   \
-        sa, sb, sc, place                                                      \
-  }
-
 TEST(ops_gemm) {
   /* Every layout x transpose pair, with leading dimensions larger than
    * needed and alpha/beta in turn (beta == 0 over a NaN C). */
@@ -328,67 +315,67 @@ TEST(ops_gemm) {
         for (int bi = 0; bi < 2; bi++)
           run_gemm(bi, &gc);
       }
-  /* layout, ta, tb, m, n, k, pad_a, pad_b, pad_c, alpha, beta, nan_ab,
-   * nan_c */
+  /* One case per line; fields left out are 0. */
+  // clang-format off
   static const gemm_case cases[] = {
       /* tiny, vector-like and odd shapes, around tile edges */
-      G(R, N_, N_, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0),
-      G(R, N_, N_, 1, 67, 129, 0, 0, 0, 1, 0.5f, 0, 0),
-      G(C, T_, N_, 67, 1, 129, 0, 0, 0, -1, 0, 0, 1),
-      G(C, N_, T_, 33, 35, 1, 0, 0, 0, 1.5f, 1, 0, 0),
-      G(R, N_, N_, 16, 16, 16, 0, 0, 0, 1, 0, 0, 0),
-      G(C, N_, N_, 64, 64, 64, 0, 0, 0, 1, 1, 0, 0),
-      G(R, N_, T_, 65, 67, 129, 1, 3, 7, 1, 0, 0, 0),
-      G(C, T_, N_, 65, 67, 129, 2, 1, 1, 0.5f, 0.25f, 0, 0),
-      G(C, CT, CT, 53, 31, 97, 5, 6, 4, -0.5f, 1.5f, 0, 0),
+      {.layout = R, .ta = N_, .tb = N_, .m = 1, .n = 1, .k = 1, .alpha = 1},
+      {.layout = R, .ta = N_, .tb = N_, .m = 1, .n = 67, .k = 129, .alpha = 1, .beta = 0.5f},
+      {.layout = C, .ta = T_, .tb = N_, .m = 67, .n = 1, .k = 129, .alpha = -1, .nan_c = true},
+      {.layout = C, .ta = N_, .tb = T_, .m = 33, .n = 35, .k = 1, .alpha = 1.5f, .beta = 1},
+      {.layout = R, .ta = N_, .tb = N_, .m = 16, .n = 16, .k = 16, .alpha = 1},
+      {.layout = C, .ta = N_, .tb = N_, .m = 64, .n = 64, .k = 64, .alpha = 1, .beta = 1},
+      {.layout = R, .ta = N_, .tb = T_, .m = 65, .n = 67, .k = 129, .pad_a = 1, .pad_b = 3, .pad_c = 7, .alpha = 1},
+      {.layout = C, .ta = T_, .tb = N_, .m = 65, .n = 67, .k = 129, .pad_a = 2, .pad_b = 1, .pad_c = 1, .alpha = 0.5f, .beta = 0.25f},
+      {.layout = C, .ta = CT, .tb = CT, .m = 53, .n = 31, .k = 97, .pad_a = 5, .pad_b = 6, .pad_c = 4, .alpha = -0.5f, .beta = 1.5f},
       /* k == 0: C := beta*C, and zeros over a NaN C when beta == 0 */
-      G(R, N_, N_, 7, 9, 0, 0, 0, 2, 1, 0.5f, 0, 0),
-      G(C, T_, N_, 7, 9, 0, 0, 0, 1, 1, 0, 0, 1),
+      {.layout = R, .ta = N_, .tb = N_, .m = 7, .n = 9, .k = 0, .pad_c = 2, .alpha = 1, .beta = 0.5f},
+      {.layout = C, .ta = T_, .tb = N_, .m = 7, .n = 9, .k = 0, .pad_c = 1, .alpha = 1, .nan_c = true},
       /* alpha == 0: A and B are NaN and must not be read */
-      G(R, T_, N_, 11, 13, 17, 1, 0, 0, 0, 2, 1, 0),
-      G(C, N_, T_, 11, 13, 17, 0, 0, 0, 0, 0, 1, 1),
+      {.layout = R, .ta = T_, .tb = N_, .m = 11, .n = 13, .k = 17, .pad_a = 1, .alpha = 0, .beta = 2, .nan_ab = true},
+      {.layout = C, .ta = N_, .tb = T_, .m = 11, .n = 13, .k = 17, .alpha = 0, .nan_ab = true, .nan_c = true},
       /* a long reduction: the K-scaled bound */
-      G(R, N_, N_, 8, 8, 4096, 0, 0, 0, 1, 0, 0, 0),
+      {.layout = R, .ta = N_, .tb = N_, .m = 8, .n = 8, .k = 4096, .alpha = 1},
       /* realistic: a projection and an attention-score product */
-      G(R, N_, N_, 128, 256, 192, 0, 0, 0, 1, 0, 0, 0),
-      G(R, N_, T_, 96, 384, 128, 0, 0, 0, 0.125f, 0, 0, 0),
+      {.layout = R, .ta = N_, .tb = N_, .m = 128, .n = 256, .k = 192, .alpha = 1},
+      {.layout = R, .ta = N_, .tb = T_, .m = 96, .n = 384, .k = 128, .alpha = 0.125f},
   };
+  // clang-format on
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int bi = 0; bi < 2; bi++)
       run_gemm(bi, &cases[i]);
 }
 
 TEST(ops_gemm_batched) {
-  /* layout, ta, tb, m, n, k, pad_a, pad_b, pad_c, alpha, beta, nan_ab,
-   * batch, stride kinds of A, B, C, placement */
+  /* One case per line; fields left out are 0 (stride kinds: see gemm_case). */
+  // clang-format off
   static const gemm_case cases[] = {
-      B(R, N_, N_, 13, 11, 7, 0, 0, 0, 1, 0, 0, 5, 't', 't', 't', 0),
-      B(C, T_, T_, 9, 10, 12, 1, 2, 3, 0.5f, -1, 0, 3, 'g', 'g', 'g', 0),
+      {.batched = true, .layout = R, .ta = N_, .tb = N_, .m = 13, .n = 11, .k = 7, .alpha = 1, .batch = 5},
+      {.batched = true, .layout = C, .ta = T_, .tb = T_, .m = 9, .n = 10, .k = 12, .pad_a = 1, .pad_b = 2, .pad_c = 3, .alpha = 0.5f, .beta = -1, .batch = 3, .sa = 'g', .sb = 'g', .sc = 'g'},
       /* one matrix shared by every batch */
-      B(R, N_, N_, 6, 17, 5, 0, 0, 0, 1, 0, 0, 4, 'z', 't', 't', 0),
-      B(C, N_, T_, 15, 4, 9, 0, 0, 0, 2, 0.5f, 0, 4, 'g', 'z', 'g', 0),
-      B(R, T_, CT, 5, 6, 7, 0, 0, 0, 1, 0, 0, 3, 'z', 'z', 't', 0),
+      {.batched = true, .layout = R, .ta = N_, .tb = N_, .m = 6, .n = 17, .k = 5, .alpha = 1, .batch = 4, .sa = 'z'},
+      {.batched = true, .layout = C, .ta = N_, .tb = T_, .m = 15, .n = 4, .k = 9, .alpha = 2, .beta = 0.5f, .batch = 4, .sa = 'g', .sb = 'z', .sc = 'g'},
+      {.batched = true, .layout = R, .ta = T_, .tb = CT, .m = 5, .n = 6, .k = 7, .alpha = 1, .batch = 3, .sa = 'z', .sb = 'z'},
       /* A, B and C in one allocation at odd element offsets */
-      B(R, T_, N_, 7, 5, 3, 1, 0, 0, 1, 1, 0, 6, 't', 'g', 'g', 1),
-      B(C, N_, N_, 4, 3, 5, 0, 0, 0, -1, 0, 0, 4, 'z', 't', 't', 1),
+      {.batched = true, .layout = R, .ta = T_, .tb = N_, .m = 7, .n = 5, .k = 3, .pad_a = 1, .alpha = 1, .beta = 1, .batch = 6, .sb = 'g', .sc = 'g', .place = 1},
+      {.batched = true, .layout = C, .ta = N_, .tb = N_, .m = 4, .n = 3, .k = 5, .alpha = -1, .batch = 4, .sa = 'z', .place = 1},
       /* per-batch footprints: [A_i B_i C_i] interleaved */
-      B(C, N_, N_, 5, 4, 3, 0, 0, 0, 1, 0.5f, 0, 4, 't', 't', 't', 2),
+      {.batched = true, .layout = C, .ta = N_, .tb = N_, .m = 5, .n = 4, .k = 3, .alpha = 1, .beta = 0.5f, .batch = 4, .place = 2},
       /* inputs may overlap each other: A batches shifted by one element */
-      B(R, N_, N_, 4, 5, 6, 0, 0, 0, 1, 0, 0, 5, 'o', 't', 't', 0),
-      B(R, N_, T_, 3, 2, 4, 0, 0, 0, 1, 0, 0, 1, 't', 't', 't', 0),
+      {.batched = true, .layout = R, .ta = N_, .tb = N_, .m = 4, .n = 5, .k = 6, .alpha = 1, .batch = 5, .sa = 'o'},
+      {.batched = true, .layout = R, .ta = N_, .tb = T_, .m = 3, .n = 2, .k = 4, .alpha = 1, .batch = 1},
       /* quick returns per batch */
-      B(R, N_, N_, 5, 6, 0, 0, 0, 0, 1, 2, 0, 3, 't', 't', 'g', 0),
-      B(C, T_, N_, 5, 6, 4, 0, 0, 0, 0, 0.5f, 1, 3, 't', 't', 't', 0),
+      {.batched = true, .layout = R, .ta = N_, .tb = N_, .m = 5, .n = 6, .k = 0, .alpha = 1, .beta = 2, .batch = 3, .sc = 'g'},
+      {.batched = true, .layout = C, .ta = T_, .tb = N_, .m = 5, .n = 6, .k = 4, .alpha = 0, .beta = 0.5f, .nan_ab = true, .batch = 3},
       /* realistic: per-head attention scores */
-      B(R, N_, T_, 64, 64, 64, 0, 0, 0, 0.125f, 0, 0, 8, 't', 't', 't', 0),
+      {.batched = true, .layout = R, .ta = N_, .tb = T_, .m = 64, .n = 64, .k = 64, .alpha = 0.125f, .batch = 8},
   };
+  // clang-format on
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int bi = 0; bi < 2; bi++)
       run_gemm(bi, &cases[i]);
 }
 
-#undef G
-#undef B
 #undef R
 #undef C
 #undef N_
