@@ -13,9 +13,10 @@
 // Two shapes, chosen by the host through MODE:
 //
 // MODE 1, "rows" (head_dim and head_dim_v <= 64): WG = 8..64 invocations,
-// one query row each, with the row of Q (pre-scaled, RD4 vec4s) and its
-// output accumulator (RV4 vec4s) in registers. Every invocation reads the same K/V element at a time from
-// workgroup memory (broadcast reads).
+// one query row each, with the row of Q (RD4 vec4s) and its output
+// accumulator (RV4 vec4s) in registers. Every invocation reads the same
+// K/V element at a time from workgroup memory (broadcast reads). Scores
+// are scale * (q . k), never a pre-scaled Q (attention_regs.wgsl: why).
 //
 // MODE 0, "tiles" (head_dim > 64; works for any): WG = 256 invocations for
 // BQ = 16 query rows and DV = VC * NVC output dimensions (a "dim group";
@@ -226,13 +227,13 @@ fn attn_rows(g: u32, li: u32) {
   // This invocation's row.
   let i = q0 + li;
   let vis = select(0u, attn_visible(i), i < P.seq_q);
-  var qr: array<vec4<f32>, 16>;   // scale * Q row
+  var qr: array<vec4<f32>, 16>;   // Q row
   var acc: array<vec4<f32>, 16>;
   var m_row = 0u;
   if (i < P.seq_q) {
     let q_row = attn_q_row(bh, i);
     for (var d4 = 0u; d4 < RD4; d4++) {
-      qr[d4] = attn_ld_q(q_row + 4u * d4, 4u * d4, hd) * P.scale;
+      qr[d4] = attn_ld_q(q_row + 4u * d4, 4u * d4, hd);
     }
     m_row = attn_m_row(bh, i);
   }
@@ -271,7 +272,7 @@ fn attn_rows(g: u32, li: u32) {
         x += dot(qr[d4], attn_kv[j * RD4 + d4]);
       }
       if (j < nv) {
-        x = attn_masked(attn_cap(x), m_row + k0 + j);
+        x = attn_masked(attn_cap(x * P.scale), m_row + k0 + j);
       }
       s[j] = x;
       bad = bad || (j < nv && attn_bad(x));

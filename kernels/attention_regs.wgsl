@@ -1,11 +1,16 @@
 // Fused attention without workgroup memory, for CPU adapters (lavapipe,
 // SwiftShader), where workgroup memory is ordinary memory and barriers are
-// costly: one invocation per query row, with its row of Q (pre-scaled, RD4
-// vec4s) and its output accumulator (RV4) in private arrays, reading K and V
-// straight from memory in blocks of KB = 8 keys with an online softmax. No
+// costly: one invocation per query row, with its row of Q (RD4 vec4s) and
+// its output accumulator (RV4) in private arrays, reading K and V straight
+// from memory in blocks of KB = 8 keys with an online softmax. No
 // barriers, so each invocation stops at its own last visible key. Same
 // Params, grid (one workgroup per WG query rows of a head), masks, GQA and
 // PARTIAL split-KV output as kernels/attention.wgsl (MODE 1, "rows").
+//
+// Scores are scale * (q . k), as the formula has them (both kernels): a Q
+// pre-scaled by scale can turn a normal element subnormal, which adapters
+// may flush to 0 (SwiftShader does), and 0 times an infinite K element is
+// NaN where the score is -inf.
 //
 // Masked keys of a block (past the row's visible prefix) read the row's
 // last visible key (and its mask entry) instead, always in range, and get
@@ -46,10 +51,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let v_head = attn_v_row(kvh, 0u);
   let vis = attn_visible(i);
 
-  var qr: array<vec4<f32>, RD4>;  // scale * Q row
+  var qr: array<vec4<f32>, RD4>;  // Q row
   var acc: array<vec4<f32>, RV4>;
   for (var d4 = 0u; d4 < RD4; d4++) {
-    qr[d4] = attn_ld_q(q_row + 4u * d4, 4u * d4, hd) * P.scale;
+    qr[d4] = attn_ld_q(q_row + 4u * d4, 4u * d4, hd);
   }
   for (var d4 = 0u; d4 < RV4; d4++) {
     acc[d4] = vec4<f32>(0.0f);
@@ -92,6 +97,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       sb.z += dot(q, attn_ld_k(b6 + d, d, hd));
       sb.w += dot(q, attn_ld_k(b7 + d, d, hd));
     }
+    sa *= P.scale;
+    sb *= P.scale;
     sa = vec4<f32>(attn_masked(attn_cap(sa.x), m_row + j0),
                    attn_masked(attn_cap(sa.y), m_row + j1),
                    attn_masked(attn_cap(sa.z), m_row + j2),

@@ -162,18 +162,42 @@ static void fill_mask(const lay_case *c, const placed *p, float *m, size_t n) {
       m[i] = -INFINITY;
 }
 
-/* capped (NULL: the shared context of backend bi): a WebGPU context
- * with 4 KiB bindings, made on the first case that runs. */
-static void run_case(int bi, const lay_case *c, wgc_context **capped) {
+/* A WebGPU context of a test's own, made on the first case that runs. */
+typedef struct own_ctx {
+  const char *label;
+  size_t max_binding_bytes; /* 0: the adapter's */
+  bool gpu_kernels;         /* the kernel form made for GPUs (WGC_KERNELS) */
   wgc_context *ctx;
-  if (capped) {
-    if (!case_begin("attention layout %s[webgpu 4 KiB bindings]", c->name))
+} own_ctx;
+
+static wgc_status own_create(own_ctx *own) {
+  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
+                     .max_binding_bytes = own->max_binding_bytes};
+  if (!own->gpu_kernels)
+    return wgc_create(&opt, &own->ctx);
+  const char *old = getenv("WGC_KERNELS");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("WGC_KERNELS", "gpu", 1);
+  wgc_status st = wgc_create(&opt, &own->ctx);
+  if (saved) {
+    setenv("WGC_KERNELS", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("WGC_KERNELS");
+  }
+  return st;
+}
+
+/* own (NULL: the shared context of backend bi): a WebGPU context of the
+ * test's own. */
+static void run_case(int bi, const lay_case *c, own_ctx *own) {
+  wgc_context *ctx;
+  if (own) {
+    if (!case_begin("attention layout %s[webgpu %s]", c->name, own->label))
       return;
-    wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
-                       .max_binding_bytes = 4096};
-    if (!*capped)
-      CHECK_STATUS(wgc_create(&opt, capped), WGC_OK);
-    ctx = *capped;
+    if (!own->ctx)
+      CHECK_STATUS(own_create(own), WGC_OK);
+    ctx = own->ctx;
     if (!ctx) {
       case_end();
       return;
@@ -354,10 +378,34 @@ TEST(attention_layouts_small_bindings) {
        MASK_FULL, 0, 0},
   };
   int bi = test_backends[0] == WGC_BACKEND_WEBGPU ? 0 : 1;
-  wgc_context *capped = NULL;
+  own_ctx capped = {.label = "4 KiB bindings", .max_binding_bytes = 4096};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     run_case(bi, &cases[i], &capped);
-  wgc_destroy(capped);
+  wgc_destroy(capped.ctx);
+}
+
+/* The kernel form made for GPUs, whatever the adapter: head_dim 1 and 2
+ * with head_dim_v over 64 run the "tiles" shape, whose score chunks were
+ * sized from head_dim alone (DC 1 and 2, zero vec4s staged), so every
+ * score came out 0 and the output was the plain mean of V. */
+TEST(attention_layouts_gpu_kernels) {
+  const wgc_causal NONE = WGC_CAUSAL_NONE, TL = WGC_CAUSAL_TOP_LEFT,
+                   BR = WGC_CAUSAL_BOTTOM_RIGHT;
+  lay_case cases[] = {
+      {"head_dim 1 head_dim_v 256 tiles", DESC(1, 1, 1, 1, 8, 1, 256, NONE),
+       LAY_PLAIN, MASK_NONE, 0, 3},
+      {"head_dim 2 head_dim_v 80 tiles", DESC(2, 2, 1, 19, 23, 2, 80, TL),
+       LAY_BSHD, MASK_FULL, 0, 3},
+      {"head_dim 1 head_dim_v 130 tiles", DESC(1, 2, 2, 5, 40, 1, 130, BR),
+       LAY_PLAIN, MASK_ROWS, 0, 3},
+      {"head_dim 3 head_dim_v 200 tiles", DESC(1, 1, 1, 17, 20, 3, 200, NONE),
+       LAY_PLAIN, MASK_NONE, 0, 3},
+  };
+  int bi = test_backends[0] == WGC_BACKEND_WEBGPU ? 0 : 1;
+  own_ctx gpu = {.label = "gpu kernels", .gpu_kernels = true};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    run_case(bi, &cases[i], &gpu);
+  wgc_destroy(gpu.ctx);
 }
 
 /* Bad new fields: each rejected naming its parameter, O untouched. */

@@ -246,7 +246,10 @@ static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
    * head_dim_v. */
   uint64_t hd = a->d.head_dim, hdv = a->d.head_dim_v;
   bool rows = hd <= 64 && hdv <= 64;
-  uint64_t dc = rows ? 4 : pow2_at_least(hd) > 64 ? 64 : pow2_at_least(hd);
+  /* DC is at least one vec4: the kernel stages DC / 4 vec4s per chunk, so
+   * a smaller one (head_dim 1-2) would stage none and score every key 0 */
+  uint64_t dc = pow2_at_least(hd);
+  dc = rows || dc < 4 ? 4 : dc > 64 ? 64 : dc;
   unsigned nv4 = rows ? 1 : 2;
   unsigned nvc = hdv <= 128 ? 1 : 2;
   unsigned rd4 = (unsigned)(hd + 3) / 4, rv4 = (unsigned)(hdv + 3) / 4;
