@@ -156,48 +156,18 @@ wgc_status wgc_binary_broadcast(wgc_context *ctx, wgc_binary_op op, wgc_ptr a,
   if ((unsigned)op >= WGC_BINARY_OP_COUNT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: op %d is not a wgc_binary_op", fn, (int)op);
-  if (rank_a > WGC_MAX_RANK)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: rank_a %zu is above %d",
-                    fn, rank_a, WGC_MAX_RANK);
-  if (rank_b > WGC_MAX_RANK)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: rank_b %zu is above %d",
-                    fn, rank_b, WGC_MAX_RANK);
-  if (rank_a && !shape_a)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: shape_a is NULL with rank_a %zu", fn, rank_a);
-  if (rank_b && !shape_b)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: shape_b is NULL with rank_b %zu", fn, rank_b);
-  size_t rank = rank_a > rank_b ? rank_a : rank_b;
-  wgc_binary_args args = {.op = op, .rank = rank, .count = 1};
-  size_t a_n = 1, b_n = 1;
-  bool ok = true;
-  /* Right-aligned dimensions, numpy style; strides built from the right. */
-  size_t sa = 1, sb = 1;
-  for (size_t i = rank; i-- > 0;) {
-    size_t ia = i + rank_a, ib = i + rank_b; /* index + rank - rank_x */
-    size_t da = ia >= rank ? shape_a[ia - rank] : 1;
-    size_t db = ib >= rank ? shape_b[ib - rank] : 1;
-    if (da != db && da != 1 && db != 1)
-      return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                      "%s: shape_a[%zu] = %zu and shape_b[%zu] = %zu do not "
-                      "broadcast",
-                      fn, ia - rank, da, ib - rank, db);
-    size_t d = da == 1 ? db : da;
-    args.shape[i] = d;
-    args.stride_a[i] = da == 1 ? 0 : sa;
-    args.stride_b[i] = db == 1 ? 0 : sb;
-    ok = ok && wgc_mul_ok(sa, da, &sa) && wgc_mul_ok(sb, db, &sb) &&
-         wgc_mul_ok(args.count, d, &args.count);
-  }
-  a_n = sa;
-  b_n = sb;
-  if (!ok || args.count > SIZE_MAX / 4)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: the shapes describe tensors too large to address", fn);
+  static const char *const names[2] = {"a", "b"};
+  const size_t *shapes[2] = {shape_a, shape_b};
+  size_t ranks[2] = {rank_a, rank_b}, counts[2];
+  size_t strides[2][WGC_MAX_RANK];
+  wgc_binary_args args = {.op = op};
+  wgc_status s = wgc_broadcast(ctx, fn, 2, names, shapes, ranks, &args.rank,
+                               args.shape, strides, counts, &args.count);
+  if (s != WGC_OK)
+    return s;
   if (args.count == 0)
     return WGC_OK;
-  if (rank == 0)
-    args.shape[0] = 1;
-  return binary_run(ctx, fn, &args, a, a_n, b, b_n, out);
+  memcpy(args.stride_a, strides[0], sizeof strides[0]);
+  memcpy(args.stride_b, strides[1], sizeof strides[1]);
+  return binary_run(ctx, fn, &args, a, counts[0], b, counts[1], out);
 }
