@@ -6,7 +6,8 @@
  * Environment: WGC_BENCH_DIR (default build/bench), WGC_BENCH_REPS (timed
  * runs per figure, at least 5), WGC_BENCH_LARGE=1 (2048^3 GEMM on
  * SwiftShader too, and every attention shape up to sequence 2048),
- * WGC_BENCH_ADAPTERS (e.g. "lavapipe": the adapters to run). */
+ * WGC_BENCH_ADAPTERS (e.g. "lavapipe": the adapters to run), WGC_BENCH_GROUPS
+ * (e.g. "gemm,attention": the case groups to run). */
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -30,6 +30,17 @@ static int flag(const char *name) {
 int bench_large(void) { return flag("WGC_BENCH_LARGE"); }
 int bench_quick(void) { return flag("WGC_BENCH_QUICK"); }
 
+int bench_group_wanted(const char *group) {
+  const char *only = getenv("WGC_BENCH_GROUPS");
+  if (!only || !*only)
+    return 1;
+  size_t len = strlen(group);
+  for (const char *p = only; (p = strstr(p, group)) != NULL; p += len)
+    if ((p == only || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+      return 1;
+  return 0;
+}
+
 static int by_value(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);

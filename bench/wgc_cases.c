@@ -212,6 +212,8 @@ static void stream_cases(wgc_context *ctx, const char *system) {
   OK(ctx, wgc_alloc(ctx, 4 * ELEMENTWISE_N, &r.out));
   int reps = bench_reps();
   for (int k = 0; k < 4; k++) {
+    if (!bench_group_wanted(groups[k]))
+      continue;
     r.kind = k;
     double t = bench_median(run_stream, &r, reps);
     record(groups[k], names[k], system, t, reps, bytes[k], "GB/s", 0);
@@ -296,7 +298,7 @@ void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
 
   size_t n;
   const gemm_shape *gs = gemm_shapes(w, &n);
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n && bench_group_wanted("gemm"); i++) {
     gemm_case(ctx, &gs[i], system, 0);
     if (gpu && gs[i].batch > 1)
       gemm_case(ctx, &gs[i], "wgc:looped", 1);
@@ -304,34 +306,38 @@ void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
       after("gemm", i);
   }
   const conv_shape *cs = conv_shapes(&n);
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n && bench_group_wanted("conv2d"); i++)
     conv_case(ctx, &cs[i], system);
-  if (gpu) {
+  int forms_wanted = bench_group_wanted("gemm") || bench_group_wanted("conv2d");
+  for (int f = 0; gpu && forms_wanted && f < 2; f++) {
     /* The two kernel forms (WGC_KERNELS at context creation): staged in
      * workgroup memory for GPUs, direct loads for CPU adapters. */
     const char *forms[] = {"gpu", "cpu"};
-    for (int f = 0; f < 2; f++) {
-      char label[32];
-      snprintf(label, sizeof label, "wgc:%s-form", forms[f]);
-      wgc_context *fc = make(WGC_BACKEND_WEBGPU, forms[f]);
-      /* SwiftShader runs the GPU form of 512^3 at a few dozen MFLOP/s */
+    char label[32];
+    snprintf(label, sizeof label, "wgc:%s-form", forms[f]);
+    wgc_context *fc = make(WGC_BACKEND_WEBGPU, forms[f]);
+    /* SwiftShader runs the GPU form of 512^3 at a few dozen MFLOP/s */
+    if (bench_group_wanted("gemm"))
       gemm_case(fc, &gs[w == ON_SWIFTSHADER || bench_quick() ? 0 : 1], label,
                 0);
+    if (bench_group_wanted("conv2d"))
       conv_case(fc, &cs[0], label);
-      wgc_destroy(fc);
-    }
+    wgc_destroy(fc);
   }
   const attn_shape *as = attn_shapes(w, &n);
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n && bench_group_wanted("attention"); i++) {
     attn_case(ctx, &as[i], system);
     if (after)
       after("attention", i);
   }
-  stream_cases(ctx, system);
-  host_cases(ctx, system, gpu);
-  if (after)
-    after("host", 0);
-  if (gpu)
+  if (bench_group_wanted("reduce") || bench_group_wanted("elementwise"))
+    stream_cases(ctx, system);
+  if (bench_group_wanted("host")) {
+    host_cases(ctx, system, gpu);
+    if (after)
+      after("host", 0);
+  }
+  if (gpu && bench_group_wanted("pipeline"))
     pipeline_cases();
   wgc_destroy(ctx);
 }
