@@ -63,11 +63,13 @@ static int spawn_part(const char *part, const char *file) {
   char *argv[] = {exe, "--part", (char *)part, (char *)file, NULL};
   printf("== %s\n", part);
   fflush(stdout);
+  double t0 = bench_now();
   pid_t pid;
   int rc = posix_spawn(&pid, exe, NULL, NULL, argv, environ);
   int status = 1;
   if (rc == 0)
     waitpid(pid, &status, 0);
+  printf("== %s took %.0f s\n", part, bench_now() - t0);
   if (save_vk)
     setenv("VK_DRIVER_FILES", save_vk, 1);
   else
@@ -96,6 +98,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: bench_wgc [--report | --part NAME FILE]\n");
     return 2;
   }
+  double t0 = bench_now();
   const char *dir = getenv("WGC_BENCH_DIR");
   dir = dir && *dir ? dir : "build/bench";
   mkdir(dir, 0777);
@@ -127,5 +130,7 @@ int main(int argc, char **argv) {
   snprintf(json, sizeof json, "%s/bench.json", dir);
   if (report_write(done, count, json) != 0)
     return 1;
+  if (!report_only)
+    printf("bench: every part took %.0f s in all\n", bench_now() - t0);
   return ok ? 0 : 1;
 }

@@ -33,6 +33,7 @@ if (!existsSync(resolve(web, 'wgc.wasm'))) throw new Error(`${web}/wgc.wasm is m
 if (!existsSync(resolve(here, 'node_modules/@tensorflow/tfjs-backend-webgpu')))
   throw new Error('TF.js is missing (tools/bootstrap.sh bench-web)');
 
+const started = Date.now();
 const { server, url } = await serve(web, 0, {
   '/bench/': here, '/kernels/': resolve(root, 'bench/kernels'),
 });
@@ -91,3 +92,4 @@ for (const n of json.notes) console.log(`${n.key}: ${n.value}`);
 mkdirSync(outDir, { recursive: true });
 writeFileSync(resolve(outDir, 'bench-web.json'), JSON.stringify(json, null, 2) + '\n');
 console.log(`\nwrote ${resolve(outDir, 'bench-web.json')}`);
+console.log(`bench-web: the page took ${Math.round((Date.now() - started) / 1000)} s`);
