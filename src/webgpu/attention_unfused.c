@@ -4,7 +4,8 @@
  * head and block of query rows, as one plan (plan.h), so it is checked,
  * allocated and recorded all together or not at all:
  *   S = scale * Q K^T   the GEMM planner into scratch (wg_gemm_plan),
- *                       over the keys the block's last row sees,
+ *                       over the keys the block's last row sees (or, for
+ *                       rows that no window holds two of, each row's),
  *   stats               S := softcap(S) + mask; each row's max m and sum l
  *                       of exp(s - m) (kernels/attention_unfused_stats),
  *   probs               S := exp(s - m), 0 for hidden keys,
@@ -219,7 +220,21 @@ static wgc_status plan_block(wg_plan *wp, const uf_block *b, wgc_ref q,
                      .cs_b = d->k_stride.seq,
                      .rs_c = nk,
                      .cs_c = 1};
-  wgc_status s = wg_gemm_plan(wp, &g);
+  wgc_status s = WGC_OK;
+  if (rows_within(b->rows, d->q_stride.seq, min64(d->head_dim, e), e) > 1) {
+    s = wg_gemm_plan(wp, &g);
+  } else {
+    /* Query rows that share no window run one by one in the GEMM anyway:
+     * each then scores only the keys it sees (causal: fewer). */
+    g.m = 1;
+    for (uint64_t r = 0; r < b->rows && s == WGC_OK; r++) {
+      g.n = visible(d, b->i0 + r);
+      g.a = wg_advance(q, r * d->q_stride.seq);
+      g.c = wg_advance(b->s, r * nk);
+      if (g.n)
+        s = wg_gemm_plan(wp, &g);
+    }
+  }
   /* stats: a row's keys and mask entries within a window */
   uint64_t kn = min64(min64(nk, e), kcap);
   uint64_t rn = rows_within(b->rows, nk, kn, e);
