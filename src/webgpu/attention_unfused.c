@@ -185,6 +185,10 @@ static wgc_status emit_window(wg_plan *wp, const uf_block *b, uf_step step,
 static wgc_status emit_step(wg_plan *wp, const uf_block *b, uf_step step,
                             uint64_t rn, uint64_t kn, uint64_t dn) {
   uint64_t dims = step == STEP_PV ? b->a->d.head_dim_v : 1;
+  /* at least one of each: emit_window halves what still does not bind */
+  rn = rn ? rn : 1;
+  kn = kn ? kn : 1;
+  dn = dn ? dn : 1;
   for (uint64_t r0 = 0; r0 < b->rows; r0 += rn)
     for (uint64_t d0 = 0; d0 < dims; d0 += dn)
       for (uint64_t j0 = 0; j0 < b->keys; j0 += kn) {
@@ -246,7 +250,7 @@ static wgc_status plan_block(wg_plan *wp, const uf_block *b, wgc_ref q,
   /* probs: one invocation per score, within the grid */
   kn = min64(nk, min64(e, wg_grid_elems(pol, PROBS_GROUP)));
   rn = min64(rows_within(b->rows, nk, kn, e), e / 2);
-  rn = min64(rn, wg_grid_elems(pol, PROBS_GROUP) / kn);
+  rn = min64(rn, wg_grid_elems(pol, PROBS_GROUP) / (kn ? kn : 1));
   if (s == WGC_OK)
     s = emit_step(wp, b, STEP_PROBS, rn, kn, 1);
   /* PV: a window of V's rows (keys) and dims, of O's rows and dims */
@@ -254,9 +258,9 @@ static wgc_status plan_block(wg_plan *wp, const uf_block *b, wgc_ref q,
   kn = min64(rows_within(nk, d->v_stride.seq, dn, e), min64(e, kcap));
   rn = rows_within(b->rows, d->o_stride.seq, dn, e);
   rn = min64(min64(rn, rows_within(b->rows, nk, kn, e)), e / 2);
-  rn = min64(rn, wg_grid_elems(pol, PV_GROUP) / dn);
+  rn = min64(rn, wg_grid_elems(pol, PV_GROUP) / (dn ? dn : 1));
   if (s == WGC_OK)
-    s = emit_step(wp, b, STEP_PV, rn ? rn : 1, kn ? kn : 1, dn);
+    s = emit_step(wp, b, STEP_PV, rn, kn, dn);
   return s;
 }
 
