@@ -384,6 +384,42 @@ TEST(attention_layouts_small_bindings) {
   wgc_destroy(capped.ctx);
 }
 
+/* The unfused path (a query, key or value row beyond a 4 KiB binding) on
+ * the adapter's kernel forms and on those made for GPUs: GQA, both causal
+ * alignments (rows that see no key among them), each mask broadcast,
+ * softcap, head_dim_v above and below head_dim, query blocks past the
+ * first, strided, packed and cached layouts. */
+TEST(attention_layouts_unfused) {
+  const wgc_causal NONE = WGC_CAUSAL_NONE, TL = WGC_CAUSAL_TOP_LEFT,
+                   BR = WGC_CAUSAL_BOTTOM_RIGHT;
+  lay_case cases[] = {
+      {"unfused gqa mask", DESC(2, 4, 2, 7, 9, 1100, 40, TL), LAY_PLAIN,
+       MASK_FULL, 0, 0},
+      {"unfused bottom-right softcap", DESC(1, 2, 1, 12, 5, 1030, 0, BR),
+       LAY_BSHD, MASK_ROWS, 0, 0},
+      {"unfused head_dim_v 1500", DESC(2, 2, 2, 5, 30, 16, 1500, NONE),
+       LAY_CACHE, MASK_BATCH, 40, 0},
+      {"unfused query blocks", DESC(1, 1, 1, 70, 20, 1100, 8, TL), LAY_BSHD,
+       MASK_NONE, 0, 0},
+      {"unfused packed qkv", DESC(1, 2, 1, 6, 6, 1050, 0, TL), LAY_PACKED,
+       MASK_ROWS, 0, 0},
+      {"unfused decode softcap", DESC(2, 4, 1, 1, 37, 1024, 0, BR), LAY_CACHE_T,
+       MASK_NONE, 50, 0},
+  };
+  int bi = test_backends[0] == WGC_BACKEND_WEBGPU ? 0 : 1;
+  own_ctx ctxs[] = {
+      {.label = "4 KiB bindings", .max_binding_bytes = 4096},
+      {.label = "4 KiB bindings, gpu kernels",
+       .max_binding_bytes = 4096,
+       .gpu_kernels = true},
+  };
+  for (size_t c = 0; c < 2; c++) {
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+      run_case(bi, &cases[i], &ctxs[c]);
+    wgc_destroy(ctxs[c].ctx);
+  }
+}
+
 /* The kernel form made for GPUs, whatever the adapter: head_dim 1 and 2
  * with head_dim_v over 64 run the "tiles" shape, whose score chunks were
  * sized from head_dim alone (DC 1 and 2, zero vec4s staged), so every

@@ -3,6 +3,7 @@
  * and the context works on afterwards. The engine's test hook fails the
  * nth scratch allocation of the next plans. */
 #include "harness.h"
+#include "ops_ref.h"
 #include "util.h"
 #include "webgpu/plan.h"
 
@@ -144,6 +145,89 @@ TEST(plan_layer_norm_fault_all_or_nothing) {
     CHECK(worst <= 1.0, "after the fault: error %.3g of the bound", worst);
     wgc_destroy(cpu);
   }
+  wgc_destroy(ctx);
+  case_end();
+}
+
+/* Attention's unfused path (query rows beyond a 4 KiB binding) is one
+ * plan: its scores and state scratch, the GEMMs and the softmax steps are
+ * checked and allocated before any launch is recorded. A failing first or
+ * second scratch allocation leaves O untouched and records nothing (before
+ * plans, rows ran op by op with scratch outside any plan, and a fault left
+ * the rows before it written); the same call then matches the float64
+ * formula. */
+TEST(plan_attention_unfused_fault_all_or_nothing) {
+  if (!case_begin("plan_attention_unfused_fault_all_or_nothing"))
+    return;
+  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU, .max_binding_bytes = 4096};
+  wgc_context *ctx = NULL;
+  CHECK_STATUS(wgc_create(&opt, &ctx), WGC_OK);
+  if (!ctx) {
+    case_end();
+    return;
+  }
+  wg_state *st = ctx->impl;
+  enum { B = 1, H = 2, HK = 1, SQ = 3, SK = 4, D = 1100, DV = 24 };
+  wgc_attention_desc d = {.batch = B,
+                          .heads = H,
+                          .heads_kv = HK,
+                          .seq_q = SQ,
+                          .seq_kv = SK,
+                          .head_dim = D,
+                          .head_dim_v = DV,
+                          .scale = 0.03f,
+                          .causal = WGC_CAUSAL_BOTTOM_RIGHT};
+  size_t nq = B * H * SQ * D, nk = B * HK * SK * D, nv = B * HK * SK * DV;
+  size_t no = B * H * SQ * DV;
+  float *q = falloc(nq), *k = falloc(nk), *v = falloc(nv);
+  float *o0 = falloc(no), *got = falloc(no);
+  fill_uniform(q, nq, -1, 1, 61);
+  fill_uniform(k, nk, -1, 1, 62);
+  fill_uniform(v, nv, -1, 1, 63);
+  for (size_t i = 0; i < no; i++)
+    o0[i] = 500.0f + (float)i;
+  wgc_ptr dq = dev_from(ctx, q, nq), dk = dev_from(ctx, k, nk);
+  wgc_ptr dv = dev_from(ctx, v, nv), dout = dev_from(ctx, o0, no);
+  settle(ctx);
+  for (unsigned fault = 1; fault <= 2; fault++) {
+    size_t scratch_before = st->scratch_count;
+    st->fail_scratch = fault;
+    wgc_status s = wgc_attention(ctx, &d, dq, dk, dv, dout);
+    unsigned fail_left = st->fail_scratch;
+    st->fail_scratch = 0;
+    CHECK(s == WGC_ERR_OUT_OF_MEMORY,
+          "attention with scratch allocation %u failing returned %s", fault,
+          wgc_status_name(s));
+    CHECK(fail_left == 0, "the call took fewer than %u scratch buffers", fault);
+    CHECK(has_word(wgc_last_error(ctx), "wgc_attention"),
+          "message does not name wgc_attention: %s", wgc_last_error(ctx));
+    CHECK(st->enc == 0 && st->dispatches == 0,
+          "a faulted call recorded work (%u dispatches)", st->dispatches);
+    CHECK(st->scratch_count == scratch_before,
+          "a faulted call kept %zu scratch buffers",
+          st->scratch_count - scratch_before);
+    dev_read(ctx, got, dout, no);
+    CHECK(!memcmp(got, o0, 4 * no), "a faulted call changed O");
+  }
+  CHECK_OK(ctx, wgc_attention(ctx, &d, dq, dk, dv, dout));
+  if (dev_read(ctx, got, dout, no)) {
+    double *want = dalloc(no);
+    ref_attention(&d, q, k, v, want);
+    double worst = 0;
+    for (size_t i = 0; i < no; i++)
+      worst = fmax(worst, fabs(got[i] - want[i]));
+    CHECK(worst <= 1e-5 * D + 4e-6, "after the faults: |error| %.3g", worst);
+    free(want);
+  }
+  dev_free(ctx, dq);
+  dev_free(ctx, dk);
+  dev_free(ctx, dv);
+  dev_free(ctx, dout);
+  free(q);
+  free(k);
+  free(v);
+  free(o0);
+  free(got);
   wgc_destroy(ctx);
   case_end();
 }

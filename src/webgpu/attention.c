@@ -147,17 +147,17 @@ static unsigned region_operands(const wgc_attention_args *a,
 
 /* Whether every operand of a launch stays within window bytes (the
  * kernel's u32 indexing) and the launch binds as it is. */
-static bool ops_fit(const wgc_context *ctx, const wg_operand *ops,
-                    unsigned nops, uint64_t window_bytes) {
+static bool ops_fit(const wg_plan *wp, const wg_operand *ops, unsigned nops,
+                    uint64_t window_bytes) {
   for (unsigned i = 0; i < nops; i++)
     if (ops[i].bytes > window_bytes)
       return false;
-  return wg_operands_fit(ctx, ops, nops);
+  return wg_plan_fits(wp, ops, nops);
 }
 
 /* How a call is split into launches over runs of consecutive Q heads. */
 typedef struct attn_plan {
-  const wgc_context *ctx;
+  const wg_plan *wp; /* the plan the launches go to */
   const wgc_attention_args *a;
   uint64_t window;    /* usable bytes of one operand's binding */
   uint64_t max_heads; /* Q heads per launch by the grid */
@@ -170,7 +170,7 @@ static bool chunk_fits(const attn_plan *pl, uint64_t bh0, uint64_t cnt) {
   wg_operand ops[5];
   attn_params p;
   unsigned n = region_operands(pl->a, &r, NULL, ops, &p);
-  return ops_fit(pl->ctx, ops, n, pl->window);
+  return ops_fit(pl->wp, ops, n, pl->window);
 }
 
 /* The number of Q heads of the launch starting at bh0 (at most left);
@@ -573,19 +573,19 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   if (per_head_groups > max_groups || seq_kv > max_keys(ctx, hd, hdv, regs))
     return split_path(ctx, a, window, max_groups);
 
-  attn_plan plan = {.ctx = ctx,
+  wg_plan wp;
+  wg_plan_init(&wp, ctx, fn);
+  attn_plan plan = {.wp = &wp,
                     .a = a,
                     .window = window,
                     .max_heads = max_groups / per_head_groups};
-  /* Plan every launch first, so that an operand layout no launch can bind
-   * fails before anything is enqueued (never a partial result); where one
-   * head does not bind, the split path takes the call. */
+  /* Where one head does not bind, the split path takes the call. */
   for (uint64_t bh0 = 0, cnt; bh0 < bh_total; bh0 += cnt)
-    if (!next_chunk(&plan, bh0, bh_total - bh0, &cnt))
+    if (!next_chunk(&plan, bh0, bh_total - bh0, &cnt)) {
+      wg_plan_free(&wp);
       return split_path(ctx, a, window, max_groups);
+    }
 
-  wg_plan wp;
-  wg_plan_init(&wp, ctx, fn);
   wgc_status s = WGC_OK;
   for (uint64_t bh0 = 0, cnt; bh0 < bh_total && s == WGC_OK; bh0 += cnt) {
     next_chunk(&plan, bh0, bh_total - bh0, &cnt);

@@ -68,34 +68,6 @@ wgc_status wg_buffer_new(wgc_context *ctx, const char *fn, uint64_t size,
                                 fn, size, what);
 }
 
-wgc_status wg_scratch(wgc_context *ctx, const char *fn, uint64_t bytes,
-                      wgc_ref *out) {
-  wg_state *st = state(ctx);
-  if (st->scratch_count == st->scratch_cap) {
-    size_t cap = st->scratch_cap ? 2 * st->scratch_cap : 8;
-    wg_mem **grown = realloc(st->scratch, cap * sizeof *grown);
-    if (!grown)
-      return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    st->scratch = grown;
-    st->scratch_cap = cap;
-  }
-  wg_mem *m = calloc(1, sizeof *m);
-  if (!m)
-    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-  m->size = bytes < 4 ? 4 : (bytes + 3) & ~(uint64_t)3;
-  wgc_status s =
-      wg_buffer_new(ctx, fn, m->size,
-                    GPU_USAGE_STORAGE | GPU_USAGE_COPY_SRC | GPU_USAGE_COPY_DST,
-                    "scratch memory", &m->buffer);
-  if (s != WGC_OK) {
-    free(m);
-    return s;
-  }
-  st->scratch[st->scratch_count++] = m;
-  *out = (wgc_ref){.mem = m, .offset = 0};
-  return WGC_OK;
-}
-
 /* ---- policy ------------------------------------------------------------ */
 
 const gpu_limits *wg_limits(const wgc_context *ctx) { return &state(ctx)->lim; }

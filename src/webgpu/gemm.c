@@ -33,7 +33,7 @@
  * (wgc_gemm_ex), so the plain kernels compile without it. The epilogue
  * goes where the whole sum is: the reduction of split-K, the scale kernel,
  * and of a region split along k only the last piece. */
-#include "plan.h"
+#include "gemm.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -507,7 +507,7 @@ static wgc_status run_region(wg_plan *wp, const wgc_gemm_args *g, region r) {
   return s;
 }
 
-wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
+wgc_status wg_gemm_plan(wg_plan *wp, const wgc_gemm_args *g) {
   bool scale = g->k == 0 || g->alpha == 0.0f;
   region r = {.b0 = 0,
               .nb = g->batch,
@@ -518,7 +518,11 @@ wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
               .k0 = 0,
               .kk = scale ? 0 : g->k,
               .beta = g->beta};
+  return run_region(wp, g, r);
+}
+
+wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
   wg_plan wp;
   wg_plan_init(&wp, ctx, g->fn);
-  return wg_plan_finish(&wp, run_region(&wp, g, r));
+  return wg_plan_finish(&wp, wg_gemm_plan(&wp, g));
 }

@@ -117,11 +117,6 @@ static unsigned oversized(const wg_policy *pol, const wg_operand *ops,
   return oversized_of(pol, ops, nops, binds, nb);
 }
 
-bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
-                     unsigned nops) {
-  return oversized(wg_policy_of(ctx), ops, nops) == 0;
-}
-
 /* ---- staging ------------------------------------------------------------
  * Operands of one allocation that lie too close together (or too far from
  * an aligned offset) to bind within the limit are copied to a staging

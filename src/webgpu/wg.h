@@ -157,11 +157,6 @@ wgc_status wg_device_error(wgc_context *ctx, const char *fn);
 wgc_status wg_buffer_new(wgc_context *ctx, const char *fn, uint64_t size,
                          unsigned usage, const char *what, gpu_id *out);
 
-/* Whether a launch with these operands binds within the device's binding
- * limit as they are, planned exactly as a plan binds it (ops plan splits
- * with it: such launches cost no copies; see wg_plan_fits). */
-bool wg_operands_fit(const wgc_context *ctx, const wg_operand *ops,
-                     unsigned nops);
 /* Whether a plan can run a launch with these operands at all:
  * they fit, or every group of operands that overlap in one buffer fits the
  * limit on its own and is staged. The fallback for pieces that splitting
@@ -189,9 +184,9 @@ static inline uint64_t wg_ceil_div(uint64_t a, uint64_t b) {
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g);
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a);
-/* Attention as GEMM, reduce and element-wise steps per query row
- * (webgpu/attention_unfused.c): for head_dim beyond what one binding of the
- * fused kernels holds. */
+/* Attention as a GEMM and softmax steps over blocks of query rows, in one
+ * plan (webgpu/attention_unfused.c): for head_dim beyond what one binding
+ * of the fused kernels holds. */
 wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r);
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u);
@@ -211,12 +206,5 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                            unsigned nb, gpu_id *out);
 /* Releases every cached pipeline (at shutdown). */
 void wg_pipelines_release(wg_state *st);
-
-/* Scratch device memory for multi-pass ops (e.g. partial sums): a buffer
- * of at least bytes, released after the current batch completes. For
- * attention_unfused.c, which composes whole ops; planners take scratch as
- * plan handles (wg_plan_scratch). */
-wgc_status wg_scratch(wgc_context *ctx, const char *fn, uint64_t bytes,
-                      wgc_ref *out);
 
 #endif
