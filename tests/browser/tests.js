@@ -216,6 +216,49 @@ async function attentionCase(d) {
   compare(g, c, () => 2 * (1e-5 * d.head_dim * maxAbs(Q) * maxAbs(K) * maxAbs(V) + 1e-6));
 }
 
+// One head's row (1100 floats) is wider than a 4 KiB binding, so WebGPU runs
+// the unfused kernels; keys masked by -inf hold NaN in V, which must not
+// reach any row (the key gets weight 0 and is skipped). Both backends
+// against float64, bottom-right causal, GQA.
+async function attentionUnfusedCase() {
+  const H = 2, SQ = 3, SK = 5, D = 1100, DV = 24;
+  const d = { batch: 1, heads: H, heads_kv: 1, seq_q: SQ, seq_kv: SK, head_dim: D, head_dim_v: DV,
+              scale: 0.05, causal: W.CAUSAL_BOTTOM_RIGHT, mask_stride: { seq: SK } };
+  const Q = randoms(H * SQ * D), K = randoms(SK * D), V = randoms(SK * DV), M = randoms(SQ * SK);
+  for (let i = 0; i < SQ; i++) M[i * SK + 1] = -Infinity;
+  for (let x = 0; x < DV; x++) V[1 * DV + x] = NaN;
+  const want = new Float64Array(H * SQ * DV);
+  for (let h = 0; h < H; h++)
+    for (let i = 0; i < SQ; i++) {
+      const s = [];
+      for (let j = 0; j <= i + SK - SQ; j++) {
+        let dot = 0;
+        for (let e = 0; e < D; e++) dot += Q[(h * SQ + i) * D + e] * K[j * D + e];
+        s.push(d.scale * dot + M[i * SK + j]);
+      }
+      const top = Math.max(...s), p = s.map((x) => Math.exp(x - top));
+      const l = p.reduce((a, x) => a + x, 0);
+      for (let x = 0; x < DV; x++)
+        for (let j = 0; j < s.length; j++)
+          if (p[j] !== 0) want[(h * SQ + i) * DV + x] += p[j] / l * V[j * DV + x];
+    }
+  const g4k = await W.create({ backend: W.BACKEND_WEBGPU, max_binding_bytes: 4096 });
+  try {
+    const run = async (ctx) => {
+      const q = put(ctx, Q), k = put(ctx, K), v = put(ctx, V), m = put(ctx, M);
+      const o = ctx.alloc(4 * want.length);
+      ctx.attention({ ...d, mask: m }, q, k, v, o);
+      return ctx.download(o, want.length);
+    };
+    const finiteV = V.filter((x) => !Number.isNaN(x));
+    const tol = () => 1e-5 * D * d.scale * maxAbs(Q) * maxAbs(K) * maxAbs(finiteV) + 1e-5;
+    compare(await run(g4k), want, tol, 'webgpu (4 KiB bindings): ');
+    compare(await run(C), want, tol, 'cpu: ');
+  } finally {
+    g4k.destroy();
+  }
+}
+
 // A decode step over KV caches of maxSeq keys ([batch, maxSeq, heads_kv,
 // dim], read in place through strides) with a per-batch key-padding mask,
 // softcap and a value head size of its own, O written [batch, seq, heads,
@@ -777,6 +820,8 @@ async function mainPage() {
                     scale: 0.125, causal: W.CAUSAL_TOP_LEFT }));
 
   await test('attention decode over strided KV caches, mask, softcap, head_dim_v', attentionDecodeCase);
+  await test('attention: the unfused path (4 KiB bindings, head_dim 1100), GQA, a -inf mask over NaN V',
+    attentionUnfusedCase);
 
   await test('constants: wgc.js op constants match wgc.h op lists', opConstantsMatch);
 
