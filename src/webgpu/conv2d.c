@@ -33,6 +33,7 @@
 #include "plan.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 typedef struct conv_params {
   uint32_t off[4];
@@ -93,6 +94,7 @@ static void needed(uint64_t o0, uint64_t on, uint64_t st, uint64_t pad,
 typedef struct conv_form {
   const char *kernel;
   unsigned mode, bm, bn, bk;
+  unsigned tm, tn; /* MODE 2: channels x pixels per invocation */
   char consts[2][112];
 } conv_form;
 
@@ -103,8 +105,10 @@ static void form_for(conv_form *f, uint64_t km, bool cpu) {
   f->bm = 64, f->bn = 64, f->bk = 16;
   if (km < 8)
     f->mode = 1;
+  else if (cpu && km >= 16 && !getenv("WGC_CONV_OLD"))
+    f->mode = 2, f->kernel = "conv2d_blk", f->tm = 16, f->tn = 8;
   else if (cpu)
-    f->mode = 2, f->kernel = "conv2d_regs";
+    f->mode = 2, f->kernel = "conv2d_regs", f->tm = 8, f->tn = 4;
   else if (km < 48)
     f->mode = 0, f->bm = 32, f->bn = 128, f->bk = 8;
   else
@@ -233,8 +237,8 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
       p->nci = 1, p->nrr = (uint32_t)(kn / G->s), p->nss = p->s;
     else
       p->nci = 1, p->nrr = 1, p->nss = (uint32_t)kn;
-    p->tiles_n = (uint32_t)wg_ceil_div(ni * npq, 4);
-    p->tiles_m = (uint32_t)wg_ceil_div(len[D_CH], 8);
+    p->tiles_n = (uint32_t)wg_ceil_div(ni * npq, F->tn);
+    p->tiles_m = (uint32_t)wg_ceil_div(len[D_CH], F->tm);
     p->ngroups = (uint32_t)len[D_GRP];
     *groups =
         wg_ceil_div((uint64_t)p->tiles_n * p->tiles_m * len[D_GRP], REGS_WG);
