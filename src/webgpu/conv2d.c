@@ -452,7 +452,47 @@ static wgc_status conv2d_plan(wg_plan *plan, const wgc_conv2d_args *a) {
   }
 }
 
+/* A pointwise conv (1x1, stride 1, no padding, one group) is a batched
+ * GEMM per image: Y[k, pq] = F[k, c] * X[c, pq], the bias per row. */
+static bool pointwise(const wgc_conv2d_args *a) {
+  const wgc_conv2d_desc *d = &a->d;
+  return d->c > 0 && d->r == 1 && d->s == 1 && d->stride_h == 1 &&
+         d->stride_w == 1 && d->pad_h == 0 && d->pad_w == 0 && d->groups == 1 &&
+         !getenv("WGC_CONV_NOGEMM");
+}
+
+static wgc_status pointwise_gemm(wgc_context *ctx, const wgc_conv2d_args *a) {
+  const wgc_conv2d_desc *d = &a->d;
+  size_t pq = a->p * a->q;
+  wgc_gemm_args g = {.m = d->k,
+                     .n = pq,
+                     .k = d->c,
+                     .batch = d->n,
+                     .alpha = 1.0f,
+                     .beta = 0.0f,
+                     .a = a->filter,
+                     .b = a->input,
+                     .c = a->output,
+                     .rs_a = d->c,
+                     .cs_a = 1,
+                     .rs_b = pq,
+                     .cs_b = 1,
+                     .rs_c = pq,
+                     .cs_c = 1,
+                     .batch_a = 0,
+                     .batch_b = d->c * pq,
+                     .batch_c = d->k * pq,
+                     .bias = a->bias,
+                     .has_bias = a->has_bias,
+                     .bias_kind = WGC_BIAS_PER_ROW,
+                     .act = WGC_ACTIVATION_NONE,
+                     .fn = a->fn};
+  return wg_gemm(ctx, &g);
+}
+
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
+  if (pointwise(a))
+    return pointwise_gemm(ctx, a);
   wg_plan plan;
   wg_plan_init(&plan, ctx, a->fn);
   return wg_plan_finish(&plan, conv2d_plan(&plan, a));
