@@ -30,16 +30,9 @@ struct Params { // conv_params of src/webgpu/conv2d.c
   nss: u32, pad0: u32, pad1: u32, pad2: u32,
 }
 
-// Output pixel pix of the piece (inside it) gets v for channel oc; the bias
-// comes last, onto the whole sum (has_bias is set only for the last tap
-// range of a split sum).
-fn conv_put(oc: u32, pix: u32, v: f32, bias: f32) {
-  let img = pix / P.pqn;
-  var yp = pix % P.pqn; // offset in the output plane
-  if (P.qn != P.yq) {
-    yp = (yp / P.qn) * P.yq + yp % P.qn;
-  }
-  let i = img * P.yimg + oc * P.ych + yp;
+// The bias comes last, onto the whole sum (has_bias is set only for the
+// last tap range of a split sum).
+fn conv_put(i: u32, v: f32, bias: f32) {
   var r = v;
   if (ACC) { // a const: the writing form never reads the output
     r = y_ld(i) + v;
@@ -50,8 +43,9 @@ fn conv_put(oc: u32, pix: u32, v: f32, bias: f32) {
   y_st(i, r);
 }
 
-// Four outputs of channel m (of the piece's group g) from pixel n on.
-fn conv_put4(g: u32, m: u32, n: u32, v: vec4<f32>) {
+// Four outputs of channel m (of the piece's group g) at output offsets
+// oc * ych + yo, those of pixels inside the piece (ok).
+fn conv_put4(g: u32, m: u32, yo: vec4<u32>, ok: vec4<bool>, v: vec4<f32>) {
   if (m >= P.km) {
     return;
   }
@@ -60,17 +54,18 @@ fn conv_put4(g: u32, m: u32, n: u32, v: vec4<f32>) {
   if (P.has_bias != 0u) {
     bias = b_ld(oc);
   }
-  if (n + 0u < P.npix) {
-    conv_put(oc, n + 0u, v.x, bias);
+  let base = oc * P.ych;
+  if (ok.x) {
+    conv_put(base + yo.x, v.x, bias);
   }
-  if (n + 1u < P.npix) {
-    conv_put(oc, n + 1u, v.y, bias);
+  if (ok.y) {
+    conv_put(base + yo.y, v.y, bias);
   }
-  if (n + 2u < P.npix) {
-    conv_put(oc, n + 2u, v.z, bias);
+  if (ok.z) {
+    conv_put(base + yo.z, v.z, bias);
   }
-  if (n + 3u < P.npix) {
-    conv_put(oc, n + 3u, v.w, bias);
+  if (ok.w) {
+    conv_put(base + yo.w, v.w, bias);
   }
 }
 
@@ -94,19 +89,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 
   // Pixels n0 + j (j < 4) as input row, column and base; past the
   // edge clamped.
-  let pix0 = min(vec4<u32>(n0 + 0u) + vec4<u32>(0u, 1u, 2u, 3u),
-                   vec4<u32>(P.npix - 1u));
+  let pn0 = vec4<u32>(n0 + 0u) + vec4<u32>(0u, 1u, 2u, 3u);
+  let pin0 = pn0 < vec4<u32>(P.npix);
+  let pix0 = min(pn0, vec4<u32>(P.npix - 1u));
   let pr0 = pix0 % vec4<u32>(P.pqn);
-  let ih0 = vec4<i32>((pr0 / vec4<u32>(P.qn)) * P.sh) + vec4<i32>(P.ihb);
+  let rows0 = pr0 / vec4<u32>(P.qn);
+  // offset in the output, less the channel's
+  let yo0 = (pix0 / vec4<u32>(P.pqn)) * P.yimg +
+            select(rows0 * P.yq + pr0 % vec4<u32>(P.qn), pr0,
+                   P.qn == P.yq);
+  let ih0 = vec4<i32>(rows0 * P.sh) + vec4<i32>(P.ihb);
   let iw0 = vec4<i32>((pr0 % vec4<u32>(P.qn)) * P.sw) + vec4<i32>(P.iwb);
   let xb0 = (pix0 / vec4<u32>(P.pqn)) * P.ximg + vec4<u32>(g * P.xg);
 
   // Pixels n0 + 4 + j (j < 4) as input row, column and base; past the
   // edge clamped.
-  let pix1 = min(vec4<u32>(n0 + 4u) + vec4<u32>(0u, 1u, 2u, 3u),
-                   vec4<u32>(P.npix - 1u));
+  let pn1 = vec4<u32>(n0 + 4u) + vec4<u32>(0u, 1u, 2u, 3u);
+  let pin1 = pn1 < vec4<u32>(P.npix);
+  let pix1 = min(pn1, vec4<u32>(P.npix - 1u));
   let pr1 = pix1 % vec4<u32>(P.pqn);
-  let ih1 = vec4<i32>((pr1 / vec4<u32>(P.qn)) * P.sh) + vec4<i32>(P.ihb);
+  let rows1 = pr1 / vec4<u32>(P.qn);
+  // offset in the output, less the channel's
+  let yo1 = (pix1 / vec4<u32>(P.pqn)) * P.yimg +
+            select(rows1 * P.yq + pr1 % vec4<u32>(P.qn), pr1,
+                   P.qn == P.yq);
+  let ih1 = vec4<i32>(rows1 * P.sh) + vec4<i32>(P.ihb);
   let iw1 = vec4<i32>((pr1 % vec4<u32>(P.qn)) * P.sw) + vec4<i32>(P.iwb);
   let xb1 = (pix1 / vec4<u32>(P.pqn)) * P.ximg + vec4<u32>(g * P.xg);
 
@@ -248,36 +255,36 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     }
   }
 
-  conv_put4(g, m0 + 0u, n0 + 0u, acc0_0);
-  conv_put4(g, m0 + 0u, n0 + 4u, acc0_1);
-  conv_put4(g, m0 + 1u, n0 + 0u, acc1_0);
-  conv_put4(g, m0 + 1u, n0 + 4u, acc1_1);
-  conv_put4(g, m0 + 2u, n0 + 0u, acc2_0);
-  conv_put4(g, m0 + 2u, n0 + 4u, acc2_1);
-  conv_put4(g, m0 + 3u, n0 + 0u, acc3_0);
-  conv_put4(g, m0 + 3u, n0 + 4u, acc3_1);
-  conv_put4(g, m0 + 4u, n0 + 0u, acc4_0);
-  conv_put4(g, m0 + 4u, n0 + 4u, acc4_1);
-  conv_put4(g, m0 + 5u, n0 + 0u, acc5_0);
-  conv_put4(g, m0 + 5u, n0 + 4u, acc5_1);
-  conv_put4(g, m0 + 6u, n0 + 0u, acc6_0);
-  conv_put4(g, m0 + 6u, n0 + 4u, acc6_1);
-  conv_put4(g, m0 + 7u, n0 + 0u, acc7_0);
-  conv_put4(g, m0 + 7u, n0 + 4u, acc7_1);
-  conv_put4(g, m0 + 8u, n0 + 0u, acc8_0);
-  conv_put4(g, m0 + 8u, n0 + 4u, acc8_1);
-  conv_put4(g, m0 + 9u, n0 + 0u, acc9_0);
-  conv_put4(g, m0 + 9u, n0 + 4u, acc9_1);
-  conv_put4(g, m0 + 10u, n0 + 0u, acc10_0);
-  conv_put4(g, m0 + 10u, n0 + 4u, acc10_1);
-  conv_put4(g, m0 + 11u, n0 + 0u, acc11_0);
-  conv_put4(g, m0 + 11u, n0 + 4u, acc11_1);
-  conv_put4(g, m0 + 12u, n0 + 0u, acc12_0);
-  conv_put4(g, m0 + 12u, n0 + 4u, acc12_1);
-  conv_put4(g, m0 + 13u, n0 + 0u, acc13_0);
-  conv_put4(g, m0 + 13u, n0 + 4u, acc13_1);
-  conv_put4(g, m0 + 14u, n0 + 0u, acc14_0);
-  conv_put4(g, m0 + 14u, n0 + 4u, acc14_1);
-  conv_put4(g, m0 + 15u, n0 + 0u, acc15_0);
-  conv_put4(g, m0 + 15u, n0 + 4u, acc15_1);
+  conv_put4(g, m0 + 0u, yo0, pin0, acc0_0);
+  conv_put4(g, m0 + 0u, yo1, pin1, acc0_1);
+  conv_put4(g, m0 + 1u, yo0, pin0, acc1_0);
+  conv_put4(g, m0 + 1u, yo1, pin1, acc1_1);
+  conv_put4(g, m0 + 2u, yo0, pin0, acc2_0);
+  conv_put4(g, m0 + 2u, yo1, pin1, acc2_1);
+  conv_put4(g, m0 + 3u, yo0, pin0, acc3_0);
+  conv_put4(g, m0 + 3u, yo1, pin1, acc3_1);
+  conv_put4(g, m0 + 4u, yo0, pin0, acc4_0);
+  conv_put4(g, m0 + 4u, yo1, pin1, acc4_1);
+  conv_put4(g, m0 + 5u, yo0, pin0, acc5_0);
+  conv_put4(g, m0 + 5u, yo1, pin1, acc5_1);
+  conv_put4(g, m0 + 6u, yo0, pin0, acc6_0);
+  conv_put4(g, m0 + 6u, yo1, pin1, acc6_1);
+  conv_put4(g, m0 + 7u, yo0, pin0, acc7_0);
+  conv_put4(g, m0 + 7u, yo1, pin1, acc7_1);
+  conv_put4(g, m0 + 8u, yo0, pin0, acc8_0);
+  conv_put4(g, m0 + 8u, yo1, pin1, acc8_1);
+  conv_put4(g, m0 + 9u, yo0, pin0, acc9_0);
+  conv_put4(g, m0 + 9u, yo1, pin1, acc9_1);
+  conv_put4(g, m0 + 10u, yo0, pin0, acc10_0);
+  conv_put4(g, m0 + 10u, yo1, pin1, acc10_1);
+  conv_put4(g, m0 + 11u, yo0, pin0, acc11_0);
+  conv_put4(g, m0 + 11u, yo1, pin1, acc11_1);
+  conv_put4(g, m0 + 12u, yo0, pin0, acc12_0);
+  conv_put4(g, m0 + 12u, yo1, pin1, acc12_1);
+  conv_put4(g, m0 + 13u, yo0, pin0, acc13_0);
+  conv_put4(g, m0 + 13u, yo1, pin1, acc13_1);
+  conv_put4(g, m0 + 14u, yo0, pin0, acc14_0);
+  conv_put4(g, m0 + 14u, yo1, pin1, acc14_1);
+  conv_put4(g, m0 + 15u, yo0, pin0, acc15_0);
+  conv_put4(g, m0 + 15u, yo1, pin1, acc15_1);
 }

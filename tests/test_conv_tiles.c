@@ -3,10 +3,10 @@
  * (16 channels x 8 pixels on CPU adapters, 64 x 64 or 32 x 128 in
  * workgroup memory), blocks whose pixels span several images, groups on
  * either side of the 16-channel switch between register kernels, pointwise
- * convs that run as a batched GEMM (and those that do not: strided, padded,
- * grouped), and a filter long enough that its taps split into ranges that
- * add up. Each output is checked against a float64 reference on both
- * backends, and nothing beside the output may change. */
+ * convs (plain, strided, padded, grouped), and a filter long enough that
+ * its taps split into ranges that add up. Each output is checked against a
+ * float64 reference on both backends, and nothing beside the output may change.
+ */
 #include "ops_ref.h"
 #include "util.h"
 
@@ -139,11 +139,11 @@ TEST(conv_tiles) {
       {C(.n = 1, .c = 64, .h = 6, .w = 7, .k = 32, .r = 3, .s = 3, .pad_h = 1,
          .pad_w = 1),
        false},
-      /* pointwise as a batched GEMM: odd channels and pixels, batch 3 */
+      /* pointwise: odd channels and pixels, batch 3 */
       {C(.n = 3, .c = 5, .h = 7, .w = 9, .k = 19, .r = 1, .s = 1), true},
       {C(.n = 2, .c = 1, .h = 3, .w = 5, .k = 3, .r = 1, .s = 1), true},
       {C(.n = 1, .c = 70, .h = 9, .w = 9, .k = 130, .r = 1, .s = 1), false},
-      /* pointwise that is not a plain GEMM: strided, padded, grouped */
+      /* pointwise, strided, padded, grouped */
       {C(.n = 2, .c = 8, .h = 9, .w = 9, .k = 20, .r = 1, .s = 1, .stride_h = 2,
          .stride_w = 2),
        true},

@@ -683,7 +683,7 @@ TEST(small_bindings_conv2d) {
        .stride_w = 2,
        .pad_h = 1,
        .pad_w = 1},
-      /* pointwise: a batched GEMM */
+      /* pointwise, two images */
       {.n = 2, .c = 6, .h = 7, .w = 9, .k = 18, .r = 1, .s = 1},
   };
   for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {

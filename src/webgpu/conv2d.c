@@ -9,9 +9,12 @@
  * invocation 4 pixels. c == 0 leaves an empty sum: the output is the
  * bias (or zeros). On CPU adapters (lavapipe, SwiftShader), where
  * workgroup memory is ordinary memory and barriers are costly, the implicit
- * GEMM runs as kernels/conv2d_regs.wgsl instead (MODE 2 here): no workgroup
- * memory, each invocation 8 channels x 4 pixels in registers, read straight
- * from memory (2-4x faster on lavapipe, 1.1-2.5x on SwiftShader).
+ * GEMM runs without workgroup memory instead (MODE 2 here), each invocation
+ * a block of channels x pixels in registers, read straight from memory:
+ * 16 x 8 (kernels/conv2d_blk.wgsl) for groups of 16 or more channels, else
+ * 8 x 4 (kernels/conv2d_regs.wgsl). A pointwise conv runs here too: on
+ * lavapipe and SwiftShader the 16 x 8 kernel matched or beat the same
+ * product through the GEMM planner.
  *
  * Splitting. A launch computes a piece of the output: a range of images,
  * of groups, of output channels within each group, of output rows and of
@@ -33,7 +36,6 @@
 #include "plan.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 typedef struct conv_params {
   uint32_t off[4];
@@ -98,14 +100,14 @@ typedef struct conv_form {
   char consts[2][112];
 } conv_form;
 
-#define REGS_WG 64 /* invocations per workgroup of conv2d_regs */
+#define REGS_WG 64 /* invocations per workgroup of the register kernels */
 
 static void form_for(conv_form *f, uint64_t km, bool cpu) {
   f->kernel = "conv2d";
   f->bm = 64, f->bn = 64, f->bk = 16;
   if (km < 8)
     f->mode = 1;
-  else if (cpu && km >= 16 && !getenv("WGC_CONV_OLD"))
+  else if (cpu && km >= 16)
     f->mode = 2, f->kernel = "conv2d_blk", f->tm = 16, f->tn = 8;
   else if (cpu)
     f->mode = 2, f->kernel = "conv2d_regs", f->tm = 8, f->tn = 4;
@@ -272,7 +274,7 @@ static wgc_status walk(wg_plan *plan, const wgc_conv2d_args *a,
   /* Tap ranges of less than a channel (a filter row) stay inside one, so
    * every range is a box of whole channels, whole rows of one channel or
    * columns of one row (halve keeps ext a multiple of r*s or of s above
-   * them), as conv2d_regs.wgsl relies on. */
+   * them), as the register kernels rely on. */
   uint64_t rs = G->r * G->s, unit = ext[D_TAP] >= rs     ? G->total[D_TAP]
                                     : ext[D_TAP] >= G->s ? rs
                                                          : G->s;
@@ -452,47 +454,7 @@ static wgc_status conv2d_plan(wg_plan *plan, const wgc_conv2d_args *a) {
   }
 }
 
-/* A pointwise conv (1x1, stride 1, no padding, one group) is a batched
- * GEMM per image: Y[k, pq] = F[k, c] * X[c, pq], the bias per row. */
-static bool pointwise(const wgc_conv2d_args *a) {
-  const wgc_conv2d_desc *d = &a->d;
-  return d->c > 0 && d->r == 1 && d->s == 1 && d->stride_h == 1 &&
-         d->stride_w == 1 && d->pad_h == 0 && d->pad_w == 0 && d->groups == 1 &&
-         !getenv("WGC_CONV_NOGEMM");
-}
-
-static wgc_status pointwise_gemm(wgc_context *ctx, const wgc_conv2d_args *a) {
-  const wgc_conv2d_desc *d = &a->d;
-  size_t pq = a->p * a->q;
-  wgc_gemm_args g = {.m = d->k,
-                     .n = pq,
-                     .k = d->c,
-                     .batch = d->n,
-                     .alpha = 1.0f,
-                     .beta = 0.0f,
-                     .a = a->filter,
-                     .b = a->input,
-                     .c = a->output,
-                     .rs_a = d->c,
-                     .cs_a = 1,
-                     .rs_b = pq,
-                     .cs_b = 1,
-                     .rs_c = pq,
-                     .cs_c = 1,
-                     .batch_a = 0,
-                     .batch_b = d->c * pq,
-                     .batch_c = d->k * pq,
-                     .bias = a->bias,
-                     .has_bias = a->has_bias,
-                     .bias_kind = WGC_BIAS_PER_ROW,
-                     .act = WGC_ACTIVATION_NONE,
-                     .fn = a->fn};
-  return wg_gemm(ctx, &g);
-}
-
 wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *a) {
-  if (pointwise(a))
-    return pointwise_gemm(ctx, a);
   wg_plan plan;
   wg_plan_init(&plan, ctx, a->fn);
   return wg_plan_finish(&plan, conv2d_plan(&plan, a));
