@@ -87,14 +87,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let wi = vec4<i32>(i32(P.wwin));
   let zero = vec4<i32>(0);
 
-  // Pixels n0 + j (j < 4) as input row, column and base; past the
+  // Pixels n0 + j (j < 4): whether inside the piece, their output
+  // offsets (less the channel's), input rows, columns and bases; past the
   // edge clamped.
-  let pn0 = vec4<u32>(n0 + 0u) + vec4<u32>(0u, 1u, 2u, 3u);
+  let pn0 = vec4<u32>(n0) + vec4<u32>(0u, 1u, 2u, 3u);
   let pin0 = pn0 < vec4<u32>(P.npix);
   let pix0 = min(pn0, vec4<u32>(P.npix - 1u));
   let pr0 = pix0 % vec4<u32>(P.pqn);
   let rows0 = pr0 / vec4<u32>(P.qn);
-  // offset in the output, less the channel's
   let yo0 = (pix0 / vec4<u32>(P.pqn)) * P.yimg +
             select(rows0 * P.yq + pr0 % vec4<u32>(P.qn), pr0,
                    P.qn == P.yq);
@@ -102,14 +102,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let iw0 = vec4<i32>((pr0 % vec4<u32>(P.qn)) * P.sw) + vec4<i32>(P.iwb);
   let xb0 = (pix0 / vec4<u32>(P.pqn)) * P.ximg + vec4<u32>(g * P.xg);
 
-  // Pixels n0 + 4 + j (j < 4) as input row, column and base; past the
+  // Pixels n0 + 4 + j (j < 4): whether inside the piece, their output
+  // offsets (less the channel's), input rows, columns and bases; past the
   // edge clamped.
   let pn1 = vec4<u32>(n0 + 4u) + vec4<u32>(0u, 1u, 2u, 3u);
   let pin1 = pn1 < vec4<u32>(P.npix);
   let pix1 = min(pn1, vec4<u32>(P.npix - 1u));
   let pr1 = pix1 % vec4<u32>(P.pqn);
   let rows1 = pr1 / vec4<u32>(P.qn);
-  // offset in the output, less the channel's
   let yo1 = (pix1 / vec4<u32>(P.pqn)) * P.yimg +
             select(rows1 * P.yq + pr1 % vec4<u32>(P.qn), pr1,
                    P.qn == P.yq);
@@ -192,13 +192,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       var ft = t;
       for (var ci = 0u; ci < P.nci; ci++) {
         let x0 = select(vec4<f32>(0.0f),
-                         vec4<f32>(x_ld(xi0.x), x_ld(xi0.y), x_ld(xi0.z),
-                                   x_ld(xi0.w)),
-                         ok0);
+                        vec4<f32>(x_ld(xi0.x), x_ld(xi0.y), x_ld(xi0.z),
+                                  x_ld(xi0.w)),
+                        ok0);
         let x1 = select(vec4<f32>(0.0f),
-                         vec4<f32>(x_ld(xi1.x), x_ld(xi1.y), x_ld(xi1.z),
-                                   x_ld(xi1.w)),
-                         ok1);
+                        vec4<f32>(x_ld(xi1.x), x_ld(xi1.y), x_ld(xi1.z),
+                                  x_ld(xi1.w)),
+                        ok1);
         let f0 = vec4<f32>(f_ld(fr0 + ft));
         acc0_0 = fma(f0, x0, acc0_0);
         acc0_1 = fma(f0, x1, acc0_1);
