@@ -2,7 +2,7 @@
  * per group and output pixels that are not multiples of a register block
  * (16 channels x 8 pixels on CPU adapters, 64 x 64 or 32 x 128 in
  * workgroup memory), blocks whose pixels span several images, groups on
- * either side of the 16-channel switch between register kernels, pointwise
+ * either side of the 8-channel switch from the direct kernel, pointwise
  * convs (plain, strided, padded, grouped), and a filter long enough that
  * its taps split into ranges that add up. Each output is checked against a
  * float64 reference on both backends, and nothing beside the output may change.
@@ -122,7 +122,7 @@ TEST(conv_tiles) {
       {C(.n = 5, .c = 3, .h = 2, .w = 2, .k = 24, .r = 3, .s = 3, .pad_h = 1,
          .pad_w = 1),
        true},
-      /* groups of 20 and 15 channels: either register kernel */
+      /* groups of 20, 15, 8 and 7 channels */
       {C(.n = 1, .c = 6, .h = 11, .w = 10, .k = 40, .r = 3, .s = 3,
          .stride_h = 2, .stride_w = 2, .pad_h = 2, .pad_w = 2, .dilation_h = 2,
          .dilation_w = 2, .groups = 2),
@@ -130,6 +130,12 @@ TEST(conv_tiles) {
       {C(.n = 2, .c = 9, .h = 7, .w = 6, .k = 45, .r = 3, .s = 3, .pad_h = 1,
          .pad_w = 1, .groups = 3),
        true},
+      {C(.n = 2, .c = 6, .h = 6, .w = 9, .k = 16, .r = 3, .s = 3, .pad_h = 1,
+         .pad_w = 1, .groups = 2),
+       true},
+      {C(.n = 1, .c = 4, .h = 7, .w = 5, .k = 14, .r = 2, .s = 3, .pad_h = 1,
+         .groups = 2),
+       false},
       /* a 5x3 filter with different strides and dilations per direction */
       {C(.n = 2, .c = 3, .h = 14, .w = 13, .k = 33, .r = 5, .s = 3,
          .stride_h = 1, .stride_w = 2, .pad_h = 2, .pad_w = 1, .dilation_h = 1,
