@@ -50,7 +50,7 @@ struct Params {
   qn: u32,      // output columns of the piece
   pqn: u32,     // output pixels of the piece per plane (rows * qn)
   npix: u32,    // images of the piece * pqn
-  nci: u32,     // conv2d_regs.wgsl only (as nrr, nss after rr0)
+  nci: u32,     // conv2d_blk.wgsl only (as nrr, nss after rr0)
   yq: u32,      // output row stride (q)
   ych: u32,     // output channel stride (p * q)
   yimg: u32,    // output image stride (k * p * q)

@@ -254,7 +254,8 @@ static void gen_conv(fz_rng *r, fz_step *s) {
   d->c = fz_chance(r, 0.08) ? 0 : 1 + fz_below(r, fz_chance(r, 0.2) ? 16 : 8);
   d->h = 1 + fz_below(r, 24);
   d->w = 1 + fz_below(r, 24);
-  d->k = 1 + fz_below(r, 8);
+  /* sometimes past 16 channels: the register kernel of 16-channel blocks */
+  d->k = 1 + fz_below(r, fz_chance(r, 0.25) ? 40 : 8);
   d->r = 1 + fz_below(r, 5);
   d->s = 1 + fz_below(r, 5);
   d->stride_h = fz_below(r, 4);

@@ -671,6 +671,20 @@ TEST(small_bindings_conv2d) {
        .s = 2,
        .groups = 4,
        .dilation_h = 2},
+      /* 20 channels: the 16x8 register blocks of CPU adapters */
+      {.n = 2,
+       .c = 6,
+       .h = 9,
+       .w = 10,
+       .k = 20,
+       .r = 3,
+       .s = 3,
+       .stride_h = 2,
+       .stride_w = 2,
+       .pad_h = 1,
+       .pad_w = 1},
+      /* pointwise, two images */
+      {.n = 2, .c = 6, .h = 7, .w = 9, .k = 18, .r = 1, .s = 1},
   };
   for (size_t i = 0; i < sizeof descs / sizeof *descs; i++) {
     op_case c = {.kind = OP_CONV, .conv = descs[i], .bias = i % 2 == 1};

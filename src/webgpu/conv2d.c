@@ -9,9 +9,12 @@
  * invocation 4 pixels. c == 0 leaves an empty sum: the output is the
  * bias (or zeros). On CPU adapters (lavapipe, SwiftShader), where
  * workgroup memory is ordinary memory and barriers are costly, the implicit
- * GEMM runs as kernels/conv2d_regs.wgsl instead (MODE 2 here): no workgroup
- * memory, each invocation 8 channels x 4 pixels in registers, read straight
- * from memory (2-4x faster on lavapipe, 1.1-2.5x on SwiftShader).
+ * GEMM runs as kernels/conv2d_blk.wgsl instead (MODE 2 here): no workgroup
+ * memory, each invocation 16 channels x 8 pixels in registers, read
+ * straight from memory (2-3x the 8 x 4 blocks it replaced on lavapipe and
+ * SwiftShader, even for groups of 8-15 channels, where part of a block is
+ * padding). A pointwise conv runs here too: it matched or beat the same
+ * product through the GEMM planner.
  *
  * Splitting. A launch computes a piece of the output: a range of images,
  * of groups, of output channels within each group, of output rows and of
@@ -96,7 +99,9 @@ typedef struct conv_form {
   char consts[2][112];
 } conv_form;
 
-#define REGS_WG 64 /* invocations per workgroup of conv2d_regs */
+#define REGS_WG 64 /* invocations per workgroup of conv2d_blk */
+#define REGS_TM 16 /* its output channels per invocation */
+#define REGS_TN 8  /* its output pixels per invocation */
 
 static void form_for(conv_form *f, uint64_t km, bool cpu) {
   f->kernel = "conv2d";
@@ -104,7 +109,7 @@ static void form_for(conv_form *f, uint64_t km, bool cpu) {
   if (km < 8)
     f->mode = 1;
   else if (cpu)
-    f->mode = 2, f->kernel = "conv2d_regs";
+    f->mode = 2, f->kernel = "conv2d_blk";
   else if (km < 48)
     f->mode = 0, f->bm = 32, f->bn = 128, f->bk = 8;
   else
@@ -233,8 +238,8 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
       p->nci = 1, p->nrr = (uint32_t)(kn / G->s), p->nss = p->s;
     else
       p->nci = 1, p->nrr = 1, p->nss = (uint32_t)kn;
-    p->tiles_n = (uint32_t)wg_ceil_div(ni * npq, 4);
-    p->tiles_m = (uint32_t)wg_ceil_div(len[D_CH], 8);
+    p->tiles_n = (uint32_t)wg_ceil_div(ni * npq, REGS_TN);
+    p->tiles_m = (uint32_t)wg_ceil_div(len[D_CH], REGS_TM);
     p->ngroups = (uint32_t)len[D_GRP];
     *groups =
         wg_ceil_div((uint64_t)p->tiles_n * p->tiles_m * len[D_GRP], REGS_WG);
@@ -268,7 +273,7 @@ static wgc_status walk(wg_plan *plan, const wgc_conv2d_args *a,
   /* Tap ranges of less than a channel (a filter row) stay inside one, so
    * every range is a box of whole channels, whole rows of one channel or
    * columns of one row (halve keeps ext a multiple of r*s or of s above
-   * them), as conv2d_regs.wgsl relies on. */
+   * them), as conv2d_blk.wgsl relies on. */
   uint64_t rs = G->r * G->s, unit = ext[D_TAP] >= rs     ? G->total[D_TAP]
                                     : ext[D_TAP] >= G->s ? rs
                                                          : G->s;

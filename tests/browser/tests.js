@@ -808,6 +808,9 @@ async function mainPage() {
     convCase({ n: 1, c: 4, h: 8, w: 8, k: 6, r: 3, s: 2, groups: 2, dilation_h: 2, dilation_w: 2 }, false));
   await test('conv2d(n=1,c=16,h=14,w=14,k=8,r=1,s=1)', () =>
     convCase({ n: 1, c: 16, h: 14, w: 14, k: 8, r: 1, s: 1 }));
+  // 16 or more channels per group: the 16x8 register kernel of CPU adapters
+  await test('conv2d(n=2,c=5,h=9,w=7,k=19,r=3,s=3,pad=1,bias)', () =>
+    convCase({ n: 2, c: 5, h: 9, w: 7, k: 19, r: 3, s: 3, pad_h: 1, pad_w: 1 }));
 
   // attention
   for (const [causal, cname] of [[W.CAUSAL_NONE, 'none'], [W.CAUSAL_TOP_LEFT, 'top_left'],
