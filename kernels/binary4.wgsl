@@ -1,7 +1,7 @@
 // binary.wgsl's RANK 1 case over vec4s: out4[i] = a OP b lane by lane for
 // i < count (count counts vec4s). An operand with unit stride (A_VEC,
 // B_VEC) is read as vec4s, one with stride 0 (broadcast) as its first
-// float. The invocation layout is map4.wgsl's (CPU: adjacent vec4s).
+// float. The invocation layout is map4.wgsl's.
 
 struct Params {
   off: vec4<u32>,
@@ -22,13 +22,13 @@ fn operand_b(i: u32) -> vec4<f32> {
   return vec4<f32>(b_ld(0u));
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
-  let base = wg_linear_group(wid, nwg) * 256u;
+  let base = wg_linear_group(wid, nwg) * 1024u + li;
   for (var j = 0u; j < 4u; j++) {
-    let i = select(base + j * 64u + li, base + li * 4u + j, CPU);
+    let i = base + j * 256u;
     if (i < P.count) {
       let a = operand_a(i);
       let b = operand_b(i);

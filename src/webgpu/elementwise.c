@@ -5,6 +5,8 @@
 #include <string.h>
 
 #define ELEMS_PER_GROUP 1024u
+/* map4 and binary4: 256 invocations of 4 vec4s. */
+#define VEC4S_PER_GROUP 1024u
 /* Runs this short use map_small.wgsl (64 invocations, one element each). */
 #define SMALL_ELEMS 256u
 
@@ -58,7 +60,7 @@ static void map4_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
                    .nops = 2,
                    .vec4 = 3,
                    .params_size = sizeof *p,
-                   .groups = wg_ceil_div(n, ELEMS_PER_GROUP / 4)};
+                   .groups = wg_ceil_div(n, VEC4S_PER_GROUP)};
 }
 
 /* y[i] = f(x[i]) over total elements, in windows that bind (x and y in one
@@ -72,18 +74,16 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
   wg_plan plan;
   wg_plan_init(&plan, ctx, fn);
   map_job j = {"", consts, params, x, y, ""};
-  char scalar[128], vec[128], consts4[96];
+  char scalar[128], vec[128];
   snprintf(scalar, sizeof scalar, "%s+map", kernel);
   snprintf(j.small, sizeof j.small, "%s+map_small", kernel);
   snprintf(vec, sizeof vec, "%s+map4", kernel);
-  snprintf(consts4, sizeof consts4, "%s const CPU: bool = %s;", consts,
-           plan.pol->cpu_kernels ? "true" : "false");
   uint64_t chunk = wg_chunk_elems(plan.pol, ELEMS_PER_GROUP);
   uint64_t body = 0;
   wgc_status s = WGC_OK;
   if (x.offset % 16 == 0 && y.offset % 16 == 0 && total > SMALL_ELEMS) {
     body = total / 4;
-    map_job v = {vec, consts4, params, x, y, ""};
+    map_job v = {vec, consts, params, x, y, ""};
     s = wg_plan_windows(&plan, body, chunk / 4, map4_window, &v);
     body *= 4;
   }
@@ -163,10 +163,8 @@ static wgc_status binary_add(wg_plan *plan, const wgc_binary_args *b) {
     bool va = b->stride_a[0] == 1, vb = b->stride_b[0] == 1;
     body = b->count / 4 * 4;
     snprintf(consts4, sizeof consts4,
-             "%s const A_VEC: bool = %s; const B_VEC: bool = %s; "
-             "const CPU: bool = %s;",
-             consts, va ? "true" : "false", vb ? "true" : "false",
-             plan->pol->cpu_kernels ? "true" : "false");
+             "%s const A_VEC: bool = %s; const B_VEC: bool = %s;", consts,
+             va ? "true" : "false", vb ? "true" : "false");
     p.count = (uint32_t)(body / 4);
     l.kernel = "math+binary_ops+binary_apply+binary4";
     l.consts = consts4;
@@ -174,7 +172,7 @@ static wgc_status binary_add(wg_plan *plan, const wgc_binary_args *b) {
     l.ops[1].bytes = vb ? 4 * (uint64_t)body : 4;
     l.ops[2].bytes = 4 * (uint64_t)body;
     l.vec4 = 7; /* a broadcast operand's ld4 is never called */
-    l.groups = wg_ceil_div(body / 4, ELEMS_PER_GROUP / 4);
+    l.groups = wg_ceil_div(body / 4, VEC4S_PER_GROUP);
     wgc_status s = wg_plan_add(plan, &l);
     if (s != WGC_OK || body == b->count)
       return s;
