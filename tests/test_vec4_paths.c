@@ -2,7 +2,8 @@
  * branches) and where they hand over to the scalar ones: operands at every
  * float offset modulo 4 (only 16-byte aligned ones take the vec4 form),
  * lengths with 0 to 3 floats past the last whole vec4, in place, a
- * broadcast scalar on either side, reductions over rows and over columns
+ * broadcast scalar on either side, rows of whole vec4s with a bias row, a
+ * per-row scalar or both broadcast, reductions over rows and over columns
  * whose lengths and strides are multiples of 4 and ones that are not. Each
  * case runs on both backends against float64 arithmetic done here. */
 #include "util.h"
@@ -137,6 +138,70 @@ TEST(vec4_binary_offsets_tails_broadcast) {
       binary_case(bi, 1030, 0, o, 0, 1);
     }
   }
+}
+
+/* out[R, C] = a - b with numpy broadcasting from the shapes given (rank 1
+ * or 2), each operand at a float offset. */
+static void rows_case(int bi, size_t R, size_t C, const size_t *sa, size_t ra,
+                      const size_t *sb, size_t rb, unsigned off) {
+  wgc_context *ctx;
+  if (!backend_case(bi, &ctx,
+                    "vec4 binary rows [%zu,%zu] a %zu-d [..%zu] b %zu-d "
+                    "[..%zu] +%u",
+                    R, C, ra, sa[ra - 1], rb, sb[rb - 1], off))
+    return;
+  size_t na = 1, nb = 1;
+  for (size_t d = 0; d < ra; d++)
+    na *= sa[d];
+  for (size_t d = 0; d < rb; d++)
+    nb *= sb[d];
+  float *a = falloc(na + 4), *b = falloc(nb + 4), *got = falloc(R * C);
+  fill_mixed(a, na + 4, (unsigned)(na + off));
+  fill_mixed(b, nb + 4, (unsigned)(nb + 7));
+  wgc_ptr da = dev_from(ctx, a, na + 4), db = dev_from(ctx, b, nb + 4),
+          dout = dev_alloc(ctx, 4 * R * C + 16);
+  if (da && db && dout) {
+    CHECK_OK(ctx, wgc_binary_broadcast(ctx, WGC_BINARY_SUB, at(da, off), sa, ra,
+                                       at(db, off), sb, rb, at(dout, off)));
+    if (dev_read(ctx, got, at(dout, off), R * C))
+      for (size_t r = 0; r < R; r++)
+        for (size_t c = 0; c < C; c++) {
+          /* element (r, c) of an operand of shape s (rank k, right-aligned) */
+          size_t ia = 0, ib = 0;
+          size_t ar = ra == 2 && sa[0] > 1 ? r : 0, ac = sa[ra - 1] > 1 ? c : 0;
+          size_t br = rb == 2 && sb[0] > 1 ? r : 0, bc = sb[rb - 1] > 1 ? c : 0;
+          ia = ar * sa[ra - 1] + ac;
+          ib = br * sb[rb - 1] + bc;
+          float want = (float)((double)a[off + ia] - (double)b[off + ib]);
+          if (got[r * C + c] != want) {
+            CHECK(false, "out[%zu][%zu] = %g, expected %g", r, c,
+                  got[r * C + c], want);
+            r = R;
+            break;
+          }
+        }
+  }
+  dev_free(ctx, da);
+  dev_free(ctx, db);
+  dev_free(ctx, dout);
+  free(a);
+  free(b);
+  free(got);
+  case_end();
+}
+
+TEST(vec4_binary_rows) {
+  for (int bi = 0; bi < 2; bi++)
+    for (unsigned off = 0; off < 2; off++)
+      for (size_t C = 36; C <= 38; C += 2) {
+        size_t R = 29, full[2] = {R, C}, row[1] = {C}, col[2] = {R, 1},
+               row2[2] = {1, C};
+        rows_case(bi, R, C, full, 2, row, 1, off);  /* bias row */
+        rows_case(bi, R, C, row, 1, full, 2, off);  /* bias row, on a */
+        rows_case(bi, R, C, full, 2, col, 2, off);  /* per-row scalar */
+        rows_case(bi, R, C, col, 2, row2, 2, off);  /* outer product */
+        rows_case(bi, R, C, full, 2, full, 2, off); /* plain, 2-d */
+      }
 }
 
 /* SUM over axis of [outer, len, inner] at a float offset, against float64:

@@ -140,40 +140,68 @@ static wg_launch binary_plan(const wgc_binary_args *b, binary_params *p,
       .groups = (b->count + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
 }
 
-/* Whether operand r with stride s (rank 1) reads as vec4s in binary4. */
-static bool vec4_operand(wgc_ref r, size_t s) {
-  return s == 1 && r.offset % 16 == 0;
+/* Whether operand r, with row stride s0 and inner stride s1, reads in
+ * binary4: as vec4s (s1 == 1, 16-byte aligned rows) or as one float per
+ * row (s1 == 0). */
+static bool vec4_operand(wgc_ref r, size_t s0, size_t s1) {
+  return s1 == 0 || (s1 == 1 && r.offset % 16 == 0 && s0 % 4 == 0);
 }
 
-/* Adds the launches of b, which binds and fits the grid: for a plain or
- * scalar-broadcast rank-1 b whose vec4 operands start 16-byte aligned,
- * binary4.wgsl over the whole vec4s (a quarter of the accesses and bounds
- * checks) and binary.wgsl over the rest; otherwise binary.wgsl. */
+/* binary4.wgsl over b's first body elements, rows of cols (cols a
+ * multiple of 4; rank 1: one row). */
+static wgc_status binary4_add(wg_plan *plan, const wgc_binary_args *b,
+                              size_t body, size_t cols) {
+  binary_params p;
+  char consts[64], consts4[192];
+  wg_launch l = binary_plan(b, &p, consts, sizeof consts);
+  size_t last = b->rank - 1;
+  bool va = b->stride_a[last] == 1, vb = b->stride_b[last] == 1;
+  bool rows = b->rank == 2;
+  snprintf(consts4, sizeof consts4,
+           "%s const A_VEC: bool = %s; const B_VEC: bool = %s; "
+           "const ROWS: bool = %s;",
+           consts, va ? "true" : "false", vb ? "true" : "false",
+           rows ? "true" : "false");
+  p.count = (uint32_t)(body / 4);
+  p.rank = (uint32_t)(cols / 4);
+  /* row strides in the units the kernel reads the operand in */
+  p.sa[0] = rows ? (uint32_t)(va ? b->stride_a[0] / 4 : b->stride_a[0]) : 0;
+  p.sb[0] = rows ? (uint32_t)(vb ? b->stride_b[0] / 4 : b->stride_b[0]) : 0;
+  l.kernel = "math+binary_ops+binary_apply+binary4";
+  l.consts = consts4;
+  if (!rows) {
+    l.ops[0].bytes = va ? 4 * (uint64_t)body : 4;
+    l.ops[1].bytes = vb ? 4 * (uint64_t)body : 4;
+    l.ops[2].bytes = 4 * (uint64_t)body;
+  }
+  l.vec4 = 7; /* a broadcast operand's ld4 is never called */
+  l.groups = wg_ceil_div(body / 4, VEC4S_PER_GROUP);
+  return wg_plan_add(plan, &l);
+}
+
+/* Adds the launches of b, which binds and fits the grid. binary4.wgsl (a
+ * quarter of the accesses and bounds checks of binary.wgsl) takes a
+ * rank-1 b over its whole vec4s, binary.wgsl the 1-3 floats after them,
+ * and a rank-2 b whose rows are whole vec4s entirely (bias rows, per-row
+ * scalars), where every operand is read as 16-byte aligned vec4s or is
+ * broadcast along the inner dimension; binary.wgsl everything else. */
 static wgc_status binary_add(wg_plan *plan, const wgc_binary_args *b) {
   binary_params p;
   char consts[64];
   wgc_binary_args tail = *b;
-  size_t body = 0;
-  if (b->rank == 1 && b->count > SMALL_ELEMS && b->stride_a[0] <= 1 &&
-      b->stride_b[0] <= 1 && b->out.offset % 16 == 0 &&
-      (b->stride_a[0] == 0 || vec4_operand(b->a, 1)) &&
-      (b->stride_b[0] == 0 || vec4_operand(b->b, 1))) {
-    char consts4[192];
-    wg_launch l = binary_plan(b, &p, consts, sizeof consts);
-    bool va = b->stride_a[0] == 1, vb = b->stride_b[0] == 1;
-    body = b->count / 4 * 4;
-    snprintf(consts4, sizeof consts4,
-             "%s const A_VEC: bool = %s; const B_VEC: bool = %s;", consts,
-             va ? "true" : "false", vb ? "true" : "false");
-    p.count = (uint32_t)(body / 4);
-    l.kernel = "math+binary_ops+binary_apply+binary4";
-    l.consts = consts4;
-    l.ops[0].bytes = va ? 4 * (uint64_t)body : 4;
-    l.ops[1].bytes = vb ? 4 * (uint64_t)body : 4;
-    l.ops[2].bytes = 4 * (uint64_t)body;
-    l.vec4 = 7; /* a broadcast operand's ld4 is never called */
-    l.groups = wg_ceil_div(body / 4, VEC4S_PER_GROUP);
-    wgc_status s = wg_plan_add(plan, &l);
+  size_t last = b->rank - 1;
+  bool vec = b->rank <= 2 && b->count > SMALL_ELEMS &&
+             b->out.offset % 16 == 0 &&
+             vec4_operand(b->a, b->rank == 2 ? b->stride_a[0] : 0,
+                          b->stride_a[last]) &&
+             vec4_operand(b->b, b->rank == 2 ? b->stride_b[0] : 0,
+                          b->stride_b[last]) &&
+             (b->rank == 1 || b->shape[1] % 4 == 0);
+  if (vec && b->rank == 2)
+    return binary4_add(plan, b, b->count, b->shape[1]);
+  if (vec) {
+    size_t body = b->count / 4 * 4;
+    wgc_status s = binary4_add(plan, b, body, body);
     if (s != WGC_OK || body == b->count)
       return s;
     tail.shape[0] = tail.count = b->count - body;
