@@ -10,9 +10,12 @@
 /* Case names shared by several systems. */
 #define HOST_CHAIN "1000 ops on 16 floats, one download"
 #define HOST_ROUND_TRIP "1000 x (op on 16 floats + download)"
+#define UNARY_CASE "unary RELU, 16M floats"
+#define BINARY_CASE "binary ADD, 16M floats"
 #define PIPELINE_CASE "unary SILU on 1024 floats + sync"
 
-/* Called after each case of wgc's: group and index in its shape list. */
+/* Called after each case of wgc's: group and index in its shape list (for
+ * "elementwise": 0 unary, 1 binary). */
 typedef void (*case_hook)(const char *group, size_t index);
 
 /* wgc on the WebGPU backend (this process's adapter) or the CPU backend;

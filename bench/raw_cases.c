@@ -1,7 +1,8 @@
 /* The raw webgpu.h baselines: the naive and the plain 4x4 register-tile
  * GEMM, unfused attention (scores, softmax, PV: three dispatches over the
- * full score matrix) and the bare dispatch loop that bounds the host cost
- * of an operation. */
+ * full score matrix), the adapter's buffer-copy bandwidth that bounds a
+ * streaming op, and the bare dispatch loop that bounds the host cost of an
+ * operation. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,62 @@ static void attn_case(raw_gpu *g, const attn_shape *s) {
     wgpuBufferRelease(all[i]);
 }
 
+/* ---- buffer copies
+ * ------------------------------------------------------------ */
+
+typedef struct copy_run {
+  raw_gpu *g;
+  WGPUBuffer x, y;
+  const raw_kernel *k; /* NULL: copyBufferToBuffer */
+} copy_run;
+
+static void run_copy(void *arg) {
+  copy_run *r = arg;
+  WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(r->g->device, NULL);
+  if (r->k) {
+    WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
+    raw_dispatch(pass, r->k, (uint32_t)(ELEMENTWISE_N / 4 / 256 / 64), 64, 1);
+    wgpuComputePassEncoderEnd(pass);
+    wgpuComputePassEncoderRelease(pass);
+  } else
+    wgpuCommandEncoderCopyBufferToBuffer(enc, r->x, 0, r->y, 0,
+                                         4 * ELEMENTWISE_N);
+  raw_submit_wait(r->g, enc);
+}
+
+/* The same 16M floats as wgc's element-wise ops, copied by the copy engine
+ * and by a plain vec4 kernel; recorded as the bytes they read and write,
+ * so the report's ratio is wgc's share of the copy bandwidth. */
+static void copy_cases(raw_gpu *g, const char *name) {
+  uint32_t p[4] = {(uint32_t)(ELEMENTWISE_N / 4), 0, 0, 0};
+  WGPUBuffer x = raw_buffer(g, 4 * ELEMENTWISE_N),
+             y = raw_buffer(g, 4 * ELEMENTWISE_N),
+             u = raw_uniform(g, p, sizeof p);
+  float *hx = raw_upload_random(g, x, ELEMENTWISE_N, 11);
+  WGPUBuffer b[3] = {x, y, u};
+  raw_kernel k = raw_kernel_make(g, "copy_vec4", b, 3);
+  int reps = bench_reps();
+  for (int kernel = 0; kernel < 2; kernel++) {
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(g->device, NULL);
+    wgpuCommandEncoderClearBuffer(enc, y, 0, 4 * ELEMENTWISE_N);
+    raw_submit_wait(g, enc);
+    copy_run r = {g, x, y, kernel ? &k : NULL};
+    double t = bench_median(run_copy, &r, reps);
+    record("elementwise", name, kernel ? "copy-kernel" : "copy", t, reps,
+           8.0 * ELEMENTWISE_N, "GB/s", 0);
+    float *hy = raw_download(g, y, 4 * ELEMENTWISE_N);
+    for (size_t i = 0; i < ELEMENTWISE_N; i += 4099)
+      expect("buffer copy", hy[i], hx[i], 1);
+    expect("buffer copy", hy[ELEMENTWISE_N - 1], hx[ELEMENTWISE_N - 1], 1);
+    free(hy);
+  }
+  free(hx);
+  raw_kernel_free(&k);
+  wgpuBufferRelease(x);
+  wgpuBufferRelease(y);
+  wgpuBufferRelease(u);
+}
+
 /* ---- the dispatch loop
  * --------------------------------------------------------- */
 
@@ -245,6 +302,8 @@ void raw_side_case(const char *group, size_t i) {
       gemm_case(&g_raw, s, 1);
   } else if (strcmp(group, "attention") == 0)
     attn_case(&g_raw, &attn_shapes(g_where, &n)[i]);
+  else if (strcmp(group, "elementwise") == 0)
+    copy_cases(&g_raw, i ? BINARY_CASE : UNARY_CASE);
   else if (strcmp(group, "host") == 0)
     host_cases(&g_raw);
 }

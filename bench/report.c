@@ -1,7 +1,9 @@
 /* Cases are (group, name, adapter): the rows measured on one GPU adapter
  * plus the CPU-side rows (CPU backend, OpenBLAS) of the same group and
  * name. Within a case every ratio is wgc's speed over another system's,
- * that is the other's median time over wgc's (above 1: wgc is faster). */
+ * that is the other's median time per unit of work over wgc's (above 1: wgc
+ * is faster); the systems of a case mostly do the same work, but a
+ * baseline such as a buffer copy may move other bytes than wgc's op. */
 #include "report.h"
 
 #include <stdio.h>
@@ -123,6 +125,10 @@ static const row *primary(const kase *k) {
   return &g_rows[k->rows[0]];
 }
 
+static double ratio(const row *r, const row *p) {
+  return (r->seconds / r->work) / (p->seconds / p->work);
+}
+
 static void print_table(void) {
   printf("\nEvery figure: the median of its timed runs; (Nx): wgc's speed "
          "over that system's, measured in this run.\n");
@@ -138,7 +144,7 @@ static void print_table(void) {
       const row *r = &g_rows[k->rows[i]];
       printf(" | %s %.3g", r->system, value(r));
       if (r != p)
-        printf(" (%.3gx)", r->seconds / p->seconds);
+        printf(" (%.3gx)", ratio(r, p));
       if (r->bytes > 0)
         printf(" [%.1f MB]", r->bytes / 1e6);
     }
@@ -173,8 +179,8 @@ static void write_json(FILE *f) {
   fprintf(f, "  \"host\": ");
   json_string(f, u.machine);
   fprintf(f, ",\n  \"large\": %d,\n", bench_large());
-  fprintf(f, "  \"ratio\": \"other system's median time / wgc's: wgc's "
-             "speedup over it\",\n");
+  fprintf(f, "  \"ratio\": \"other system's median time per unit of work / "
+             "wgc's: wgc's speedup over it\",\n");
   fprintf(f, "  \"notes\": [");
   for (int i = 0; i < g_nnotes; i++) {
     fprintf(f, "%s\n    {\"adapter\": ", i ? "," : "");
@@ -219,7 +225,7 @@ static void write_json(FILE *f) {
         continue;
       fprintf(f, "%s", first ? "" : ", ");
       json_string(f, r->system);
-      fprintf(f, ": %.6g", r->seconds / p->seconds);
+      fprintf(f, ": %.6g", ratio(r, p));
       first = 0;
     }
     fprintf(f, "}}");

@@ -197,11 +197,11 @@ static void run_stream(void *arg) {
   OK(r->ctx, wgc_synchronize(r->ctx));
 }
 
-static void stream_cases(wgc_context *ctx, const char *system) {
+static void stream_cases(wgc_context *ctx, const char *system,
+                         case_hook after) {
   static const char *names[] = {"reduce SUM over rows of 4096x4096",
                                 "reduce SUM over columns of 4096x4096",
-                                "unary RELU, 16M floats",
-                                "binary ADD, 16M floats"};
+                                UNARY_CASE, BINARY_CASE};
   static const char *groups[] = {"reduce", "reduce", "elementwise",
                                  "elementwise"};
   /* bytes each run reads and writes */
@@ -217,6 +217,8 @@ static void stream_cases(wgc_context *ctx, const char *system) {
     r.kind = k;
     double t = bench_median(run_stream, &r, reps);
     record(groups[k], names[k], system, t, reps, bytes[k], "GB/s", 0);
+    if (after && k >= 2)
+      after("elementwise", (size_t)k - 2);
   }
   wgc_free(ctx, r.x);
   wgc_free(ctx, r.y);
@@ -331,7 +333,7 @@ void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
       after("attention", i);
   }
   if (bench_group_wanted("reduce") || bench_group_wanted("elementwise"))
-    stream_cases(ctx, system);
+    stream_cases(ctx, system, after);
   if (bench_group_wanted("host")) {
     host_cases(ctx, system, gpu);
     if (after)

@@ -2,7 +2,8 @@
 // ia and ib come from the output index and per-dimension strides (0 where
 // an operand is broadcast). RANK and OP come from the prelude, the OP_<NAME>
 // constants from wgc.h's WGC_BINARY_OPS (the generated source "binary_ops").
-// RANK 1 with unit strides is the plain element-wise case.
+// RANK 1 with unit strides is the plain element-wise case; apply comes
+// from binary_apply.wgsl.
 
 struct Params {
   off: vec4<u32>,
@@ -11,25 +12,6 @@ struct Params {
   shape: array<vec4<u32>, 2>,
   sa: array<vec4<u32>, 2>,
   sb: array<vec4<u32>, 2>,
-}
-
-fn apply(a: f32, b: f32) -> f32 {
-  switch OP {
-    case OP_ADD: { return a + b; }
-    case OP_SUB: { return a - b; }
-    case OP_MUL: { return a * b; }
-    case OP_DIV: { return a / b; }
-    case OP_MAX: {
-      if (wgc_is_nan(a) || wgc_is_nan(b)) { return wgc_nan(); }
-      return max(a, b);
-    }
-    case OP_MIN: {
-      if (wgc_is_nan(a) || wgc_is_nan(b)) { return wgc_nan(); }
-      return min(a, b);
-    }
-    case OP_POW: { return wgc_pow(a, b, P.count >> 31u); } // 0, opaque
-    default: { return wgc_nan(); } // not an op: the front end rejects it
-  }
 }
 
 @compute @workgroup_size(256)

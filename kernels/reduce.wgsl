@@ -169,7 +169,11 @@ fn red_merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
 // partials of a previous pass), else the tensor's element as a pair.
 fn red_ld(e: u32, k: u32) -> vec2<f32> {
   if (IN2 == 1u) { return vec2<f32>(x_ld(2u * e), x_ld(2u * e + 1u)); }
-  let v = x_ld(e);
+  return red_pair(x_ld(e), k);
+}
+
+// A tensor element v at axis index k as a pair.
+fn red_pair(v: f32, k: u32) -> vec2<f32> {
   if (OP >= 5u) { return vec2<f32>(v, bitcast<f32>(k ^ P.zero)); }
   if (OP == 4u) { return vec2<f32>(v, 1.0f); }
   if (MAP == 1u) { return two_prod(v, v); }
@@ -247,11 +251,59 @@ fn red_rows_flat(gid: u32, li: u32) {
   let n = min(P.items, P.rlen - e0);
   var idx = row * P.in_so + e0;
   var acc = red_identity();
-  for (var j = 0u; j < n; j++) {
+  var j = 0u;
+  if (VEC) { // idx is a multiple of 4 (host: in_so, items)
+    let k = P.ibase + e0;
+    for (; j + 4u <= n; j += 4u) {
+      let v = x_ld4(idx >> 2u);
+      acc = red_merge(acc, red_pair(v.x, k + j));
+      acc = red_merge(acc, red_pair(v.y, k + j + 1u));
+      acc = red_merge(acc, red_pair(v.z, k + j + 2u));
+      acc = red_merge(acc, red_pair(v.w, k + j + 3u));
+      idx += 4u;
+    }
+  }
+  for (; j < n; j++) {
     acc = red_merge(acc, red_ld(idx, P.ibase + e0 + j));
     idx += 1u;
   }
   red_st(row * P.out_so + chunk * P.out_sc, acc);
+}
+
+// MODE 1 with VEC: invocation t owns columns 4q..4q+3 of one chunk, read
+// as one vec4 per row (host: n_i, in_sr and in_so multiples of 4), each
+// column merged in the order red_cols merges it.
+fn red_cols4(gid: u32, li: u32) {
+  let t = gid * 256u + li;
+  let n_q = P.n_i / 4u;
+  let per_o = P.n_c * n_q;
+  if (t >= P.n_o * per_o) { return; }
+  let o = t / per_o;
+  let rest = t - o * per_o;
+  let c = rest / n_q;
+  let i = (rest - c * n_q) * 4u;
+  let r0 = c * P.items;
+  let nr = min(P.items, P.rlen - r0);
+  let at = o * P.out_so + c * P.out_sc + i;
+  var a0 = red_identity();
+  var a1 = a0;
+  var a2 = a0;
+  var a3 = a0;
+  var idx = (o * P.in_so + r0 * P.in_sr + i) >> 2u;
+  let step = P.in_sr >> 2u;
+  for (var j = 0u; j < nr; j++) {
+    let v = x_ld4(idx);
+    let k = P.ibase + r0 + j;
+    a0 = red_merge(a0, red_pair(v.x, k));
+    a1 = red_merge(a1, red_pair(v.y, k));
+    a2 = red_merge(a2, red_pair(v.z, k));
+    a3 = red_merge(a3, red_pair(v.w, k));
+    idx += step;
+  }
+  red_st(at, a0);
+  red_st(at + 1u, a1);
+  red_st(at + 2u, a2);
+  red_st(at + 3u, a3);
 }
 
 fn red_cols(gid: u32, li: u32) {
@@ -290,6 +342,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     red_rows(gid, li);
   } else if (MODE == 3u) {
     red_rows_flat(gid, li);
+  } else if (MODE == 1u && VEC) {
+    red_cols4(gid, li);
   } else {
     red_cols(gid, li);
   }

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #define ELEMS_PER_GROUP 1024u
+/* map4 and binary4: 256 invocations of 4 vec4s. */
+#define VEC4S_PER_GROUP 1024u
 /* Runs this short use map_small.wgsl (64 invocations, one element each). */
 #define SMALL_ELEMS 256u
 
@@ -21,7 +23,7 @@ typedef struct map_job {
   const char *kernel, *consts;
   const map_params *params;
   wgc_ref x, y;
-  char small[128]; /* kernel with its last file, map, as map_small */
+  char small[128]; /* kernel with map_small, for short windows */
 } map_job;
 
 static void map_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
@@ -43,30 +45,61 @@ static void map_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
   }
 }
 
-/* y[i] = f(x[i]) by kernel (ending in map.wgsl) over total elements, in
- * windows that bind (x and y in one buffer may share a binding window). */
+/* map_window over vec4s: at and n count vec4s, the kernel ends in
+ * map4.wgsl. */
+static void map4_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
+                        void *params) {
+  const map_job *j = user;
+  map_params *p = params;
+  *p = *j->params;
+  p->n = (uint32_t)n;
+  *l = (wg_launch){.kernel = j->kernel,
+                   .consts = j->consts,
+                   .ops = {{"x", wg_advance(j->x, 4 * at), 16 * n, false},
+                           {"y", wg_advance(j->y, 4 * at), 16 * n, true}},
+                   .nops = 2,
+                   .vec4 = 3,
+                   .params_size = sizeof *p,
+                   .groups = wg_ceil_div(n, VEC4S_PER_GROUP)};
+}
+
+/* y[i] = f(x[i]) over total elements, in windows that bind (x and y in one
+ * buffer may share a binding window): by kernel + "map4" over the vec4s
+ * when x and y start 16-byte aligned (one access per four floats, which
+ * halves the time of a software adapter's loads and bounds checks), and by
+ * kernel + "map" over the rest. */
 static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
                           const char *consts, const map_params *params,
                           wgc_ref x, wgc_ref y, uint64_t total) {
   wg_plan plan;
   wg_plan_init(&plan, ctx, fn);
-  map_job j = {kernel, consts, params, x, y, ""};
-  size_t len = strlen(kernel);
-  if (len < sizeof j.small - 6) {
-    memcpy(j.small, kernel, len);
-    memcpy(j.small + len, "_small", 7);
+  map_job j = {"", consts, params, x, y, ""};
+  char scalar[128], vec[128];
+  snprintf(scalar, sizeof scalar, "%s+map", kernel);
+  snprintf(j.small, sizeof j.small, "%s+map_small", kernel);
+  snprintf(vec, sizeof vec, "%s+map4", kernel);
+  uint64_t chunk = wg_chunk_elems(plan.pol, ELEMS_PER_GROUP);
+  uint64_t body = 0;
+  wgc_status s = WGC_OK;
+  if (x.offset % 16 == 0 && y.offset % 16 == 0 && total > SMALL_ELEMS) {
+    body = total / 4;
+    map_job v = {vec, consts, params, x, y, ""};
+    s = wg_plan_windows(&plan, body, chunk / 4, map4_window, &v);
+    body *= 4;
   }
-  return wg_plan_finish(
-      &plan,
-      wg_plan_windows(&plan, total, wg_chunk_elems(plan.pol, ELEMS_PER_GROUP),
-                      map_window, &j));
+  j.kernel = scalar;
+  j.x = wg_advance(x, body);
+  j.y = wg_advance(y, body);
+  if (s == WGC_OK && body < total)
+    s = wg_plan_windows(&plan, total - body, chunk, map_window, &j);
+  return wg_plan_finish(&plan, s);
 }
 
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
   char consts[32];
   snprintf(consts, sizeof consts, "const OP: u32 = %uu;", (unsigned)u->op);
   map_params p = {.alpha = u->alpha, .beta = u->beta};
-  return map_run(ctx, u->fn, "math+unary_ops+unary+unary_map+map", consts, &p,
+  return map_run(ctx, u->fn, "math+unary_ops+unary+unary_map", consts, &p,
                  u->input, u->output, u->n);
 }
 
@@ -96,7 +129,7 @@ static wg_launch binary_plan(const wgc_binary_args *b, binary_params *p,
     p->sb[d] = (uint32_t)b->stride_b[d];
   }
   return (wg_launch){
-      .kernel = "math+binary_ops+binary",
+      .kernel = "math+binary_ops+binary_apply+binary",
       .consts = consts,
       .ops = {{"a", b->a, 4 * strided_span(b, b->stride_a), false},
               {"b", b->b, 4 * strided_span(b, b->stride_b), false},
@@ -105,6 +138,79 @@ static wg_launch binary_plan(const wgc_binary_args *b, binary_params *p,
       .params = p,
       .params_size = sizeof *p,
       .groups = (b->count + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
+}
+
+/* Whether operand r, with row stride s0 and inner stride s1, reads in
+ * binary4: as vec4s (s1 == 1, 16-byte aligned rows) or as one float per
+ * row (s1 == 0). */
+static bool vec4_operand(wgc_ref r, size_t s0, size_t s1) {
+  return s1 == 0 || (s1 == 1 && r.offset % 16 == 0 && s0 % 4 == 0);
+}
+
+/* binary4.wgsl over b's first body elements, rows of cols (cols a
+ * multiple of 4; rank 1: one row). */
+static wgc_status binary4_add(wg_plan *plan, const wgc_binary_args *b,
+                              size_t body, size_t cols) {
+  binary_params p;
+  char consts[64], consts4[192];
+  wg_launch l = binary_plan(b, &p, consts, sizeof consts);
+  size_t last = b->rank - 1;
+  bool va = b->stride_a[last] == 1, vb = b->stride_b[last] == 1;
+  bool rows = b->rank == 2;
+  snprintf(consts4, sizeof consts4,
+           "%s const A_VEC: bool = %s; const B_VEC: bool = %s; "
+           "const ROWS: bool = %s;",
+           consts, va ? "true" : "false", vb ? "true" : "false",
+           rows ? "true" : "false");
+  p.count = (uint32_t)(body / 4);
+  p.rank = (uint32_t)(cols / 4);
+  /* row strides in the units the kernel reads the operand in */
+  p.sa[0] = rows ? (uint32_t)(va ? b->stride_a[0] / 4 : b->stride_a[0]) : 0;
+  p.sb[0] = rows ? (uint32_t)(vb ? b->stride_b[0] / 4 : b->stride_b[0]) : 0;
+  l.kernel = "math+binary_ops+binary_apply+binary4";
+  l.consts = consts4;
+  if (!rows) {
+    l.ops[0].bytes = va ? 4 * (uint64_t)body : 4;
+    l.ops[1].bytes = vb ? 4 * (uint64_t)body : 4;
+    l.ops[2].bytes = 4 * (uint64_t)body;
+  }
+  l.vec4 = 7; /* a broadcast operand's ld4 is never called */
+  l.groups = wg_ceil_div(body / 4, VEC4S_PER_GROUP);
+  return wg_plan_add(plan, &l);
+}
+
+/* Adds the launches of b, which binds and fits the grid. binary4.wgsl (a
+ * quarter of the accesses and bounds checks of binary.wgsl) takes a
+ * rank-1 b over its whole vec4s, binary.wgsl the 1-3 floats after them,
+ * and a rank-2 b whose rows are whole vec4s entirely (bias rows, per-row
+ * scalars), where every operand is read as 16-byte aligned vec4s or is
+ * broadcast along the inner dimension; binary.wgsl everything else. */
+static wgc_status binary_add(wg_plan *plan, const wgc_binary_args *b) {
+  binary_params p;
+  char consts[64];
+  wgc_binary_args tail = *b;
+  size_t last = b->rank - 1;
+  bool vec = b->rank <= 2 && b->count > SMALL_ELEMS &&
+             b->out.offset % 16 == 0 &&
+             vec4_operand(b->a, b->rank == 2 ? b->stride_a[0] : 0,
+                          b->stride_a[last]) &&
+             vec4_operand(b->b, b->rank == 2 ? b->stride_b[0] : 0,
+                          b->stride_b[last]) &&
+             (b->rank == 1 || b->shape[1] % 4 == 0);
+  if (vec && b->rank == 2)
+    return binary4_add(plan, b, b->count, b->shape[1]);
+  if (vec) {
+    size_t body = b->count / 4 * 4;
+    wgc_status s = binary4_add(plan, b, body, body);
+    if (s != WGC_OK || body == b->count)
+      return s;
+    tail.shape[0] = tail.count = b->count - body;
+    tail.a = wg_advance(b->a, body * b->stride_a[0]);
+    tail.b = wg_advance(b->b, body * b->stride_b[0]);
+    tail.out = wg_advance(b->out, body);
+  }
+  wg_launch l = binary_plan(&tail, &p, consts, sizeof consts);
+  return wg_plan_add(plan, &l);
 }
 
 /* Launches b, split along its outermost dimension until one launch can
@@ -116,7 +222,7 @@ static wgc_status binary_split(wg_plan *plan, const wgc_binary_args *b,
   char consts[64];
   wg_launch l = binary_plan(b, &p, consts, sizeof consts);
   if (b->count <= max_count && wg_plan_fits(plan, l.ops, l.nops))
-    return wg_plan_add(plan, &l);
+    return binary_add(plan, b);
   wgc_binary_args part = *b;
   if (b->shape[0] == 1) {
     if (b->rank == 1) /* one element: operands a few bytes apart, staged */

@@ -76,17 +76,64 @@ static void text_add(text *t, const char *fmt, ...) {
   }
 }
 
+/* The accessors of operand i (see wg_launch), bound to binding b: in a
+ * vec4 binding the scalar ones pick a lane, in a scalar binding the vec4
+ * ones gather four floats. */
+static void operand_accessors(text *t, const wg_operand *o, unsigned i,
+                              unsigned b, bool write, bool vec4_bind,
+                              bool vec4_op) {
+  const char *off = i < 4 ? "off" : "off2", *n = o->name;
+  unsigned k = i % 4;
+  if (vec4_bind) {
+    text_add(t,
+             "fn %s_ld(i: u32) -> f32 { let j = P.%s[%u] + i; "
+             "return wgc_buf%u[j >> 2u][j & 3u]; }\n"
+             "fn %s_ld4(i: u32) -> vec4<f32> "
+             "{ return wgc_buf%u[(P.%s[%u] >> 2u) + i]; }\n",
+             n, off, k, b, n, b, off, k);
+    if (write)
+      text_add(t,
+               "fn %s_st(i: u32, v: f32) { let j = P.%s[%u] + i; "
+               "wgc_buf%u[j >> 2u][j & 3u] = v; }\n"
+               "fn %s_st4(i: u32, v: vec4<f32>) "
+               "{ wgc_buf%u[(P.%s[%u] >> 2u) + i] = v; }\n",
+               n, off, k, b, n, b, off, k);
+    return;
+  }
+  text_add(t, "fn %s_ld(i: u32) -> f32 { return wgc_buf%u[P.%s[%u] + i]; }\n",
+           n, b, off, k);
+  if (write)
+    text_add(t, "fn %s_st(i: u32, v: f32) { wgc_buf%u[P.%s[%u] + i] = v; }\n",
+             n, b, off, k);
+  if (vec4_op) {
+    text_add(t,
+             "fn %s_ld4(i: u32) -> vec4<f32> { let j = P.%s[%u] + 4u * i; "
+             "return vec4<f32>(wgc_buf%u[j], wgc_buf%u[j + 1u], "
+             "wgc_buf%u[j + 2u], wgc_buf%u[j + 3u]); }\n",
+             n, off, k, b, b, b, b);
+    if (write)
+      text_add(t,
+               "fn %s_st4(i: u32, v: vec4<f32>) { let j = P.%s[%u] + 4u * i; "
+               "wgc_buf%u[j] = v.x; wgc_buf%u[j + 1u] = v.y; "
+               "wgc_buf%u[j + 2u] = v.z; wgc_buf%u[j + 3u] = v.w; }\n",
+               n, off, k, b, b, b, b);
+  }
+}
+
 wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                            const unsigned *op_bind, const bool *write,
-                           unsigned nb, gpu_id *out) {
+                           const bool *vec4, unsigned nb, gpu_id *out) {
   wg_state *st = ctx->impl;
   /* The cache key names everything the generated source depends on. */
   char key[512];
   int kl = snprintf(key, sizeof key, "%s|%s|", l->kernel,
                     l->consts ? l->consts : "");
   for (unsigned i = 0; i < l->nops && kl > 0 && (size_t)kl < sizeof key; i++)
-    kl += snprintf(key + kl, sizeof key - (size_t)kl, "%s%u%c,", l->ops[i].name,
-                   op_bind[i], write[op_bind[i]] ? 'w' : 'r');
+    kl += snprintf(key + kl, sizeof key - (size_t)kl, "%s%u%c%s,",
+                   l->ops[i].name, op_bind[i], write[op_bind[i]] ? 'w' : 'r',
+                   vec4[op_bind[i]]   ? "v"
+                   : l->vec4 >> i & 1 ? "s"
+                                      : "");
   if (kl < 0 || (size_t)kl >= sizeof key)
     return wgc_fail(ctx, WGC_ERR_DEVICE, "%s: kernel key too long", fn);
 
@@ -96,21 +143,13 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
     for (unsigned b = 0; b < nb; b++)
       text_add(&t,
                "@group(0) @binding(%u) var<storage, %s> wgc_buf%u: "
-               "array<f32>;\n",
-               b, write[b] ? "read_write" : "read", b);
+               "array<%s>;\n",
+               b, write[b] ? "read_write" : "read", b,
+               vec4[b] ? "vec4<f32>" : "f32");
     text_add(&t, "@group(0) @binding(%u) var<uniform> P: Params;\n", nb);
-    for (unsigned i = 0; i < l->nops; i++) {
-      const char *off = i < 4 ? "off" : "off2";
-      text_add(&t,
-               "fn %s_ld(i: u32) -> f32 { return wgc_buf%u[P.%s[%u] + i]; "
-               "}\n",
-               l->ops[i].name, op_bind[i], off, i % 4);
-      if (write[op_bind[i]])
-        text_add(&t,
-                 "fn %s_st(i: u32, v: f32) { wgc_buf%u[P.%s[%u] + i] = v; "
-                 "}\n",
-                 l->ops[i].name, op_bind[i], off, i % 4);
-    }
+    for (unsigned i = 0; i < l->nops; i++)
+      operand_accessors(&t, &l->ops[i], i, op_bind[i], write[op_bind[i]],
+                        vec4[op_bind[i]], l->vec4 >> i & 1);
     text_add(&t,
              "fn wg_linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 "
              "{ return wid.x + wid.y * nwg.x; }\n%s\n",

@@ -431,10 +431,17 @@ static wgc_status check_entry(wg_plan *p, wg_planned *e, uint64_t *stage_need) {
     e->y = (uint32_t)yy;
     e->z = 1;
   }
-  bool write[WG_MAX_OPERANDS];
-  for (unsigned b = 0; b < nb; b++)
+  bool write[WG_MAX_OPERANDS], vec4[WG_MAX_OPERANDS];
+  for (unsigned b = 0; b < nb; b++) {
     write[b] = binds[b].write;
-  return wg_pipeline_get(p->ctx, p->fn, &l, op_bind, write, nb, &e->pipe);
+    vec4[b] = binds[b].lo % 16 == 0 && (binds[b].hi - binds[b].lo) % 16 == 0;
+  }
+  /* A binding is declared as vec4s only when every operand in it is read
+   * as vec4s from a whole vec4 of it (staging may move operands). */
+  for (unsigned i = 0; i < l.nops; i++)
+    if (!(l.vec4 >> i & 1) || (l.ops[i].ref.offset - binds[op_bind[i]].lo) % 16)
+      vec4[op_bind[i]] = false;
+  return wg_pipeline_get(p->ctx, p->fn, &l, op_bind, write, vec4, nb, &e->pipe);
 }
 
 /* Creates the buffers of the plan's scratch handles and, when stage_need

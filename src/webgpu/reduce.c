@@ -101,20 +101,33 @@ typedef struct stage {
 static wgc_status run(planner *pl, unsigned mode, const pass *ps,
                       uint64_t in_at, uint64_t in_n, uint64_t out_at,
                       uint64_t out_n, reduce_params *p, uint64_t groups) {
-  char consts[192];
+  /* Plain floats read along contiguous runs (MODE 3: a chunk of a row;
+   * MODE 1: four adjacent columns per invocation) that start on whole
+   * vec4s are read as vec4s: a quarter of the loads and bounds checks,
+   * the same elements merged in the same order. */
+  wgc_ref in = wg_advance(ps->in, in_at << ps->in2);
+  bool vec = !ps->in2 && in_n && in.offset % 16 == 0 && p->in_so % 4 == 0 &&
+             ((mode == 3 && p->items % 4 == 0) ||
+              (mode == 1 && p->n_i % 4 == 0 && p->in_sr % 4 == 0));
+  if (vec && mode == 1)
+    groups = wg_ceil_div((uint64_t)p->n_o * p->n_c * (p->n_i / 4), 256);
+  char consts[320];
   snprintf(consts, sizeof consts,
            "const MODE: u32 = %uu; const OP: u32 = %uu; const IN2: u32 = %uu; "
            "const OUT2: u32 = %uu; const MAP: u32 = %uu; const SQRT: u32 = "
-           "%uu;",
-           mode, pl->op, ps->in2, ps->out2, pl->map, pl->sqrt);
+           "%uu; const VEC: bool = %s;%s",
+           mode, pl->op, ps->in2, ps->out2, pl->map, pl->sqrt,
+           vec ? "true" : "false",
+           /* the VEC branches must compile without the accessor */
+           vec ? "" : " fn x_ld4(i: u32) -> vec4<f32> { return vec4<f32>(); }");
   p->div = ps->div;
   wg_launch l = {.kernel = "reduce",
                  .consts = consts,
-                 .ops = {{"x", wg_advance(ps->in, in_at << ps->in2),
-                          4 * in_n << ps->in2, false},
+                 .ops = {{"x", in, 4 * in_n << ps->in2, false},
                          {"y", wg_advance(ps->out, out_at << ps->out2),
                           4 * out_n << ps->out2, true}},
                  .nops = 2,
+                 .vec4 = vec ? 1u : 0u,
                  .params = p,
                  .params_size = sizeof *p,
                  .groups = groups};

@@ -36,7 +36,10 @@ typedef struct wg_operand {
  * and reads its operands only through the generated accessors
  *   fn <name>_ld(i: u32) -> f32     fn <name>_st(i: u32, v: f32)
  * which add the operand's element offset (Params.off[operand index], or
- * Params.off2[index - 4]).
+ * Params.off2[index - 4]). Operands in the vec4 mask also get
+ *   fn <name>_ld4(i: u32) -> vec4<f32>     fn <name>_st4(i: u32, v: vec4<f32>)
+ * over floats 4i..4i+3; a binding whose operands all are vec4 ones at
+ * 16-byte offsets is declared as vec4s, so these are one access each.
  * consts is WGSL source prepended to the kernel (e.g. "const OP = 3u;");
  * it is part of the pipeline cache key, so keep it to a few named tokens.
  * The helper wg_linear_group(wid, nwg) in the prelude turns a 2-D dispatch
@@ -46,8 +49,9 @@ typedef struct wg_launch {
   const char *consts;
   wg_operand ops[WG_MAX_OPERANDS];
   unsigned nops;
-  void *params; /* Params bytes; the first 16 (32: more than 4 operands)
-                   are filled in here */
+  unsigned vec4; /* bit i: ops[i] has the vec4 accessors */
+  void *params;  /* Params bytes; the first 16 (32: more than 4 operands)
+                    are filled in here */
   size_t params_size;
   /* Workgroups: either groups (linear, split over x and y as needed) or
    * x/y/z explicitly (groups == 0). */
@@ -199,11 +203,11 @@ wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n);
 wgc_status wg_rotary(wgc_context *ctx, const wgc_rotary_args *r);
 
 /* The pipeline for launch l with its operands bound as op_bind maps them
- * onto nb bindings (write[b]: binding b is read-write), compiled on first
- * use and cached (webgpu/pipelines.c). */
+ * onto nb bindings (write[b]: binding b is read-write; vec4[b]: declared
+ * as vec4s), compiled on first use and cached (webgpu/pipelines.c). */
 wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                            const unsigned *op_bind, const bool *write,
-                           unsigned nb, gpu_id *out);
+                           const bool *vec4, unsigned nb, gpu_id *out);
 /* Releases every cached pipeline (at shutdown). */
 void wg_pipelines_release(wg_state *st);
 
