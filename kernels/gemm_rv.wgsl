@@ -13,28 +13,12 @@
 // indexed at run time (a private array spills to memory on CPU adapters),
 // and the blocks not used vanish when the compiler folds their constant
 // conditions. Rows and columns past the edge load clamped (valid) indices
-// and are not stored.
+// and are not stored. The block is stored through one call of gemm_out in a
+// loop (the epilogue, inlined at every call, would otherwise compile 256
+// times over).
 
 const WX: u32 = BN / (4u * TV);
 const WY: u32 = BM / TM;
-
-// Four outputs of row i from column j on, those inside C.
-fn gemm_out4(t: u32, s: u32, i: u32, j: u32, v: vec4<f32>) {
-  if (i < P.m) {
-    if (j + 0u < P.n) {
-      gemm_out(t, s, i, j + 0u, v.x);
-    }
-    if (j + 1u < P.n) {
-      gemm_out(t, s, i, j + 1u, v.y);
-    }
-    if (j + 2u < P.n) {
-      gemm_out(t, s, i, j + 2u, v.z);
-    }
-    if (j + 3u < P.n) {
-      gemm_out(t, s, i, j + 3u, v.w);
-    }
-  }
-}
 
 // Element offsets in B of column group v, clamped into C.
 fn gemm_bcols(col0: u32, v: u32, base: vec4<u32>) -> vec4<u32> {
@@ -383,194 +367,202 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       pa15 += P.cs_a;
     }
   }
-  gemm_out4(t, s, row0 + 0u, col0 + 0u * WX, acc0_0);
+  var o: array<vec4<f32>, TM * TV>;
+  o[min(0u * TV + 0u, TM * TV - 1u)] = acc0_0;
   if (TV > 1u) {
-    gemm_out4(t, s, row0 + 0u, col0 + 4u * WX, acc0_1);
+    o[min(0u * TV + 1u, TM * TV - 1u)] = acc0_1;
   }
   if (TV > 2u) {
-    gemm_out4(t, s, row0 + 0u, col0 + 8u * WX, acc0_2);
+    o[min(0u * TV + 2u, TM * TV - 1u)] = acc0_2;
   }
   if (TV > 3u) {
-    gemm_out4(t, s, row0 + 0u, col0 + 12u * WX, acc0_3);
+    o[min(0u * TV + 3u, TM * TV - 1u)] = acc0_3;
   }
   if (TM > 1u) {
-    gemm_out4(t, s, row0 + 1u, col0 + 0u * WX, acc1_0);
+    o[min(1u * TV + 0u, TM * TV - 1u)] = acc1_0;
   }
   if (TM > 1u && TV > 1u) {
-    gemm_out4(t, s, row0 + 1u, col0 + 4u * WX, acc1_1);
+    o[min(1u * TV + 1u, TM * TV - 1u)] = acc1_1;
   }
   if (TM > 1u && TV > 2u) {
-    gemm_out4(t, s, row0 + 1u, col0 + 8u * WX, acc1_2);
+    o[min(1u * TV + 2u, TM * TV - 1u)] = acc1_2;
   }
   if (TM > 1u && TV > 3u) {
-    gemm_out4(t, s, row0 + 1u, col0 + 12u * WX, acc1_3);
+    o[min(1u * TV + 3u, TM * TV - 1u)] = acc1_3;
   }
   if (TM > 2u) {
-    gemm_out4(t, s, row0 + 2u, col0 + 0u * WX, acc2_0);
+    o[min(2u * TV + 0u, TM * TV - 1u)] = acc2_0;
   }
   if (TM > 2u && TV > 1u) {
-    gemm_out4(t, s, row0 + 2u, col0 + 4u * WX, acc2_1);
+    o[min(2u * TV + 1u, TM * TV - 1u)] = acc2_1;
   }
   if (TM > 2u && TV > 2u) {
-    gemm_out4(t, s, row0 + 2u, col0 + 8u * WX, acc2_2);
+    o[min(2u * TV + 2u, TM * TV - 1u)] = acc2_2;
   }
   if (TM > 2u && TV > 3u) {
-    gemm_out4(t, s, row0 + 2u, col0 + 12u * WX, acc2_3);
+    o[min(2u * TV + 3u, TM * TV - 1u)] = acc2_3;
   }
   if (TM > 3u) {
-    gemm_out4(t, s, row0 + 3u, col0 + 0u * WX, acc3_0);
+    o[min(3u * TV + 0u, TM * TV - 1u)] = acc3_0;
   }
   if (TM > 3u && TV > 1u) {
-    gemm_out4(t, s, row0 + 3u, col0 + 4u * WX, acc3_1);
+    o[min(3u * TV + 1u, TM * TV - 1u)] = acc3_1;
   }
   if (TM > 3u && TV > 2u) {
-    gemm_out4(t, s, row0 + 3u, col0 + 8u * WX, acc3_2);
+    o[min(3u * TV + 2u, TM * TV - 1u)] = acc3_2;
   }
   if (TM > 3u && TV > 3u) {
-    gemm_out4(t, s, row0 + 3u, col0 + 12u * WX, acc3_3);
+    o[min(3u * TV + 3u, TM * TV - 1u)] = acc3_3;
   }
   if (TM > 4u) {
-    gemm_out4(t, s, row0 + 4u, col0 + 0u * WX, acc4_0);
+    o[min(4u * TV + 0u, TM * TV - 1u)] = acc4_0;
   }
   if (TM > 4u && TV > 1u) {
-    gemm_out4(t, s, row0 + 4u, col0 + 4u * WX, acc4_1);
+    o[min(4u * TV + 1u, TM * TV - 1u)] = acc4_1;
   }
   if (TM > 4u && TV > 2u) {
-    gemm_out4(t, s, row0 + 4u, col0 + 8u * WX, acc4_2);
+    o[min(4u * TV + 2u, TM * TV - 1u)] = acc4_2;
   }
   if (TM > 4u && TV > 3u) {
-    gemm_out4(t, s, row0 + 4u, col0 + 12u * WX, acc4_3);
+    o[min(4u * TV + 3u, TM * TV - 1u)] = acc4_3;
   }
   if (TM > 5u) {
-    gemm_out4(t, s, row0 + 5u, col0 + 0u * WX, acc5_0);
+    o[min(5u * TV + 0u, TM * TV - 1u)] = acc5_0;
   }
   if (TM > 5u && TV > 1u) {
-    gemm_out4(t, s, row0 + 5u, col0 + 4u * WX, acc5_1);
+    o[min(5u * TV + 1u, TM * TV - 1u)] = acc5_1;
   }
   if (TM > 5u && TV > 2u) {
-    gemm_out4(t, s, row0 + 5u, col0 + 8u * WX, acc5_2);
+    o[min(5u * TV + 2u, TM * TV - 1u)] = acc5_2;
   }
   if (TM > 5u && TV > 3u) {
-    gemm_out4(t, s, row0 + 5u, col0 + 12u * WX, acc5_3);
+    o[min(5u * TV + 3u, TM * TV - 1u)] = acc5_3;
   }
   if (TM > 6u) {
-    gemm_out4(t, s, row0 + 6u, col0 + 0u * WX, acc6_0);
+    o[min(6u * TV + 0u, TM * TV - 1u)] = acc6_0;
   }
   if (TM > 6u && TV > 1u) {
-    gemm_out4(t, s, row0 + 6u, col0 + 4u * WX, acc6_1);
+    o[min(6u * TV + 1u, TM * TV - 1u)] = acc6_1;
   }
   if (TM > 6u && TV > 2u) {
-    gemm_out4(t, s, row0 + 6u, col0 + 8u * WX, acc6_2);
+    o[min(6u * TV + 2u, TM * TV - 1u)] = acc6_2;
   }
   if (TM > 6u && TV > 3u) {
-    gemm_out4(t, s, row0 + 6u, col0 + 12u * WX, acc6_3);
+    o[min(6u * TV + 3u, TM * TV - 1u)] = acc6_3;
   }
   if (TM > 7u) {
-    gemm_out4(t, s, row0 + 7u, col0 + 0u * WX, acc7_0);
+    o[min(7u * TV + 0u, TM * TV - 1u)] = acc7_0;
   }
   if (TM > 7u && TV > 1u) {
-    gemm_out4(t, s, row0 + 7u, col0 + 4u * WX, acc7_1);
+    o[min(7u * TV + 1u, TM * TV - 1u)] = acc7_1;
   }
   if (TM > 7u && TV > 2u) {
-    gemm_out4(t, s, row0 + 7u, col0 + 8u * WX, acc7_2);
+    o[min(7u * TV + 2u, TM * TV - 1u)] = acc7_2;
   }
   if (TM > 7u && TV > 3u) {
-    gemm_out4(t, s, row0 + 7u, col0 + 12u * WX, acc7_3);
+    o[min(7u * TV + 3u, TM * TV - 1u)] = acc7_3;
   }
   if (TM > 8u) {
-    gemm_out4(t, s, row0 + 8u, col0 + 0u * WX, acc8_0);
+    o[min(8u * TV + 0u, TM * TV - 1u)] = acc8_0;
   }
   if (TM > 8u && TV > 1u) {
-    gemm_out4(t, s, row0 + 8u, col0 + 4u * WX, acc8_1);
+    o[min(8u * TV + 1u, TM * TV - 1u)] = acc8_1;
   }
   if (TM > 8u && TV > 2u) {
-    gemm_out4(t, s, row0 + 8u, col0 + 8u * WX, acc8_2);
+    o[min(8u * TV + 2u, TM * TV - 1u)] = acc8_2;
   }
   if (TM > 8u && TV > 3u) {
-    gemm_out4(t, s, row0 + 8u, col0 + 12u * WX, acc8_3);
+    o[min(8u * TV + 3u, TM * TV - 1u)] = acc8_3;
   }
   if (TM > 9u) {
-    gemm_out4(t, s, row0 + 9u, col0 + 0u * WX, acc9_0);
+    o[min(9u * TV + 0u, TM * TV - 1u)] = acc9_0;
   }
   if (TM > 9u && TV > 1u) {
-    gemm_out4(t, s, row0 + 9u, col0 + 4u * WX, acc9_1);
+    o[min(9u * TV + 1u, TM * TV - 1u)] = acc9_1;
   }
   if (TM > 9u && TV > 2u) {
-    gemm_out4(t, s, row0 + 9u, col0 + 8u * WX, acc9_2);
+    o[min(9u * TV + 2u, TM * TV - 1u)] = acc9_2;
   }
   if (TM > 9u && TV > 3u) {
-    gemm_out4(t, s, row0 + 9u, col0 + 12u * WX, acc9_3);
+    o[min(9u * TV + 3u, TM * TV - 1u)] = acc9_3;
   }
   if (TM > 10u) {
-    gemm_out4(t, s, row0 + 10u, col0 + 0u * WX, acc10_0);
+    o[min(10u * TV + 0u, TM * TV - 1u)] = acc10_0;
   }
   if (TM > 10u && TV > 1u) {
-    gemm_out4(t, s, row0 + 10u, col0 + 4u * WX, acc10_1);
+    o[min(10u * TV + 1u, TM * TV - 1u)] = acc10_1;
   }
   if (TM > 10u && TV > 2u) {
-    gemm_out4(t, s, row0 + 10u, col0 + 8u * WX, acc10_2);
+    o[min(10u * TV + 2u, TM * TV - 1u)] = acc10_2;
   }
   if (TM > 10u && TV > 3u) {
-    gemm_out4(t, s, row0 + 10u, col0 + 12u * WX, acc10_3);
+    o[min(10u * TV + 3u, TM * TV - 1u)] = acc10_3;
   }
   if (TM > 11u) {
-    gemm_out4(t, s, row0 + 11u, col0 + 0u * WX, acc11_0);
+    o[min(11u * TV + 0u, TM * TV - 1u)] = acc11_0;
   }
   if (TM > 11u && TV > 1u) {
-    gemm_out4(t, s, row0 + 11u, col0 + 4u * WX, acc11_1);
+    o[min(11u * TV + 1u, TM * TV - 1u)] = acc11_1;
   }
   if (TM > 11u && TV > 2u) {
-    gemm_out4(t, s, row0 + 11u, col0 + 8u * WX, acc11_2);
+    o[min(11u * TV + 2u, TM * TV - 1u)] = acc11_2;
   }
   if (TM > 11u && TV > 3u) {
-    gemm_out4(t, s, row0 + 11u, col0 + 12u * WX, acc11_3);
+    o[min(11u * TV + 3u, TM * TV - 1u)] = acc11_3;
   }
   if (TM > 12u) {
-    gemm_out4(t, s, row0 + 12u, col0 + 0u * WX, acc12_0);
+    o[min(12u * TV + 0u, TM * TV - 1u)] = acc12_0;
   }
   if (TM > 12u && TV > 1u) {
-    gemm_out4(t, s, row0 + 12u, col0 + 4u * WX, acc12_1);
+    o[min(12u * TV + 1u, TM * TV - 1u)] = acc12_1;
   }
   if (TM > 12u && TV > 2u) {
-    gemm_out4(t, s, row0 + 12u, col0 + 8u * WX, acc12_2);
+    o[min(12u * TV + 2u, TM * TV - 1u)] = acc12_2;
   }
   if (TM > 12u && TV > 3u) {
-    gemm_out4(t, s, row0 + 12u, col0 + 12u * WX, acc12_3);
+    o[min(12u * TV + 3u, TM * TV - 1u)] = acc12_3;
   }
   if (TM > 13u) {
-    gemm_out4(t, s, row0 + 13u, col0 + 0u * WX, acc13_0);
+    o[min(13u * TV + 0u, TM * TV - 1u)] = acc13_0;
   }
   if (TM > 13u && TV > 1u) {
-    gemm_out4(t, s, row0 + 13u, col0 + 4u * WX, acc13_1);
+    o[min(13u * TV + 1u, TM * TV - 1u)] = acc13_1;
   }
   if (TM > 13u && TV > 2u) {
-    gemm_out4(t, s, row0 + 13u, col0 + 8u * WX, acc13_2);
+    o[min(13u * TV + 2u, TM * TV - 1u)] = acc13_2;
   }
   if (TM > 13u && TV > 3u) {
-    gemm_out4(t, s, row0 + 13u, col0 + 12u * WX, acc13_3);
+    o[min(13u * TV + 3u, TM * TV - 1u)] = acc13_3;
   }
   if (TM > 14u) {
-    gemm_out4(t, s, row0 + 14u, col0 + 0u * WX, acc14_0);
+    o[min(14u * TV + 0u, TM * TV - 1u)] = acc14_0;
   }
   if (TM > 14u && TV > 1u) {
-    gemm_out4(t, s, row0 + 14u, col0 + 4u * WX, acc14_1);
+    o[min(14u * TV + 1u, TM * TV - 1u)] = acc14_1;
   }
   if (TM > 14u && TV > 2u) {
-    gemm_out4(t, s, row0 + 14u, col0 + 8u * WX, acc14_2);
+    o[min(14u * TV + 2u, TM * TV - 1u)] = acc14_2;
   }
   if (TM > 14u && TV > 3u) {
-    gemm_out4(t, s, row0 + 14u, col0 + 12u * WX, acc14_3);
+    o[min(14u * TV + 3u, TM * TV - 1u)] = acc14_3;
   }
   if (TM > 15u) {
-    gemm_out4(t, s, row0 + 15u, col0 + 0u * WX, acc15_0);
+    o[min(15u * TV + 0u, TM * TV - 1u)] = acc15_0;
   }
   if (TM > 15u && TV > 1u) {
-    gemm_out4(t, s, row0 + 15u, col0 + 4u * WX, acc15_1);
+    o[min(15u * TV + 1u, TM * TV - 1u)] = acc15_1;
   }
   if (TM > 15u && TV > 2u) {
-    gemm_out4(t, s, row0 + 15u, col0 + 8u * WX, acc15_2);
+    o[min(15u * TV + 2u, TM * TV - 1u)] = acc15_2;
   }
   if (TM > 15u && TV > 3u) {
-    gemm_out4(t, s, row0 + 15u, col0 + 12u * WX, acc15_3);
+    o[min(15u * TV + 3u, TM * TV - 1u)] = acc15_3;
+  }
+  for (var e = 0u; e < TM * TV * 4u; e++) {
+    let i = row0 + e / (TV * 4u);
+    let j = col0 + (e / 4u % TV) * 4u * WX + e % 4u;
+    if (i < P.m && j < P.n) {
+      gemm_out(t, s, i, j, o[e / 4u][e % 4u]);
+    }
   }
 }

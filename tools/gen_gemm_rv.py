@@ -23,28 +23,12 @@ HEADER = """\
 // indexed at run time (a private array spills to memory on CPU adapters),
 // and the blocks not used vanish when the compiler folds their constant
 // conditions. Rows and columns past the edge load clamped (valid) indices
-// and are not stored.
+// and are not stored. The block is stored through one call of gemm_out in a
+// loop (the epilogue, inlined at every call, would otherwise compile 256
+// times over).
 
 const WX: u32 = BN / (4u * TV);
 const WY: u32 = BM / TM;
-
-// Four outputs of row i from column j on, those inside C.
-fn gemm_out4(t: u32, s: u32, i: u32, j: u32, v: vec4<f32>) {
-  if (i < P.m) {
-    if (j + 0u < P.n) {
-      gemm_out(t, s, i, j + 0u, v.x);
-    }
-    if (j + 1u < P.n) {
-      gemm_out(t, s, i, j + 1u, v.y);
-    }
-    if (j + 2u < P.n) {
-      gemm_out(t, s, i, j + 2u, v.z);
-    }
-    if (j + 3u < P.n) {
-      gemm_out(t, s, i, j + 3u, v.w);
-    }
-  }
-}
 
 // Element offsets in B of column group v, clamped into C.
 fn gemm_bcols(col0: u32, v: u32, base: vec4<u32>) -> vec4<u32> {
@@ -67,6 +51,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let kend = min(P.k, kbeg + P.kslice);
   let abase = t * P.ba + kbeg * P.cs_a;
   let bbase = vec4<u32>(t * P.bb + kbeg * P.rs_b);"""
+
+
+OUTPUT = """\
+  for (var e = 0u; e < TM * TV * 4u; e++) {
+    let i = row0 + e / (TV * 4u);
+    let j = col0 + (e / 4u % TV) * 4u * WX + e % 4u;
+    if (i < P.m && j < P.n) {
+      gemm_out(t, s, i, j, o[e / 4u][e % 4u]);
+    }
+  }"""
 
 
 def guard(conds, body, ind):
@@ -111,11 +105,16 @@ def main():
         body.append("pa%d += P.cs_a;" % r)
         out += guard(rows(r), body, "    ")
     out.append("  }")
+    # One call of the output stage (the epilogue inlines into each), in a
+    # loop over the block copied to an array, indexed only here, once. The
+    # constant indices of blocks not used are clamped, as WGSL rejects a
+    # constant index out of range even where it is never reached.
+    out.append("  var o: array<vec4<f32>, TM * TV>;")
     for r in range(MAX_ROWS):
         for v in range(MAX_GROUPS):
-            out += guard(rows(r) + groups(v), [
-                "gemm_out4(t, s, row0 + %du, col0 + %du * WX, acc%d_%d);"
-                % (r, 4 * v, r, v)], "  ")
+            out += guard(rows(r) + groups(v),
+                         ["o[min(%du * TV + %du, TM * TV - 1u)] = acc%d_%d;" % (r, v, r, v)], "  ")
+    out += OUTPUT.split("\n")
     out.append("}")
     with open("kernels/gemm_rv.wgsl", "w") as f:
         f.write("\n".join(out) + "\n")
