@@ -85,6 +85,26 @@ static void gemm_case(wgc_context *ctx, const gemm_shape *s, const char *system,
   wgc_free(ctx, g.c);
 }
 
+/* WGC_BENCH_GEMM_VARIANTS="v1,v2,...": each GEMM shape also through each
+ * forced kernel variant (WGC_GEMM_VARIANT, see src/webgpu/gemm_select.c),
+ * labelled wgc:v1, ..., right after the planner's own choice, to compare a
+ * selection against the alternatives in one run. */
+static void gemm_variant_cases(wgc_context *ctx, const gemm_shape *s) {
+  const char *list = getenv("WGC_BENCH_GEMM_VARIANTS");
+  while (list && *list) {
+    size_t len = strcspn(list, ",");
+    char variant[48], label[64];
+    if (len > 0 && len < sizeof variant) {
+      snprintf(variant, sizeof variant, "%.*s", (int)len, list);
+      snprintf(label, sizeof label, "wgc:%s", variant);
+      setenv("WGC_GEMM_VARIANT", variant, 1);
+      gemm_case(ctx, s, label, 0);
+      unsetenv("WGC_GEMM_VARIANT");
+    }
+    list += len + (list[len] == ',');
+  }
+}
+
 /* ---- conv2d, attention, reduce, element-wise ------------------------------
  */
 
@@ -304,6 +324,8 @@ void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
     gemm_case(ctx, &gs[i], system, 0);
     if (gpu && gs[i].batch > 1)
       gemm_case(ctx, &gs[i], "wgc:looped", 1);
+    if (gpu)
+      gemm_variant_cases(ctx, &gs[i]);
     if (after)
       after("gemm", i);
   }

@@ -76,6 +76,10 @@ static double op_at(wgc_layout layout, wgc_transpose t, const float *x,
                            : x[ref_index(layout, ld, j, i)];
 }
 
+/* The GEMM variant forced through WGC_GEMM_VARIANT, named in case labels;
+ * NULL: the planner's own choice. */
+static const char *g_variant;
+
 static void run_ep(int bi, const ep_case *ec) {
   size_t m = ec->m, n = ec->n, k = ec->k, nb = ec->batch ? ec->batch : 1;
   size_t ar, ac, br, bc;
@@ -97,7 +101,7 @@ static void run_ep(int bi, const ep_case *ec) {
            : ec->bias == WGC_BIAS_PER_ROW ? "row"
                                           : "column");
   if (!case_begin("%s[%s] %s %c%c m=%zu n=%zu k=%zu batch=%zu ldc=%zu "
-                  "alpha=%g beta=%g bias=%s act=%s%s",
+                  "alpha=%g beta=%g bias=%s act=%s%s%s%s",
                   ec->batch ? "gemm_batched_ex" : "gemm_ex",
                   backend_label(test_backends[bi]),
                   ec->layout == WGC_ROW_MAJOR ? "row" : "col", TCH[ec->ta],
@@ -106,7 +110,8 @@ static void run_ep(int bi, const ep_case *ec) {
                   ec->special == NAN_AB     ? " nan-ab"
                   : ec->special == NAN_C    ? " nan-c"
                   : ec->special == SPECIALS ? " nan-inf"
-                                            : ""))
+                                            : "",
+                  g_variant ? " variant=" : "", g_variant ? g_variant : ""))
     return;
   wgc_context *ctx = test_ctx(test_backends[bi]);
   if (!ctx) {
@@ -488,4 +493,37 @@ TEST(gemm_epilogue_args) {
   }
   wgc_destroy(ctx);
   case_end();
+}
+
+TEST(gemm_variants) {
+  /* Every kernel variant the planner may choose (and a few it would not:
+   * odd blocks, one-lane workgroups), forced on the WebGPU backend over
+   * shapes that leave partial tiles and blocks everywhere: 1, primes,
+   * thin, transposes, both layouts, ldc padding, batches, alpha/beta, the
+   * epilogue and split-K (k 2000 over 35 outputs). */
+  static const char *variants[] = {
+      "small",          "shared:64x64",   "shared:32x32",   "shared:16x64",
+      "shared:64x16",   "regs:16x16:8x1", "regs:16x16:8x4", "regs:16x8:8x4",
+      "regs:16x8:4x2",  "regs:8x8:8x2",   "regs:4x8:8x4",   "regs:4x4:8x8",
+      "regs:16x12:4x2", "regs:5x16:2x3",  "regs:1x4:4x1",   "regs:16x16:1x1",
+  };
+  static const ep_case cases[] = {
+      {R, N_, N_, 1, 1, 1, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+      {R, N_, N_, 37, 29, 13, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+      {C, T_, T_, 67, 70, 41, 0, 2, -1.25f, 2, ROW, WGC_ACTIVATION_RELU, 0},
+      {R, N_, T_, 9, 14, 12, 4, 1, 0.5f, 0.5f, COL, WGC_ACTIVATION_GELU, 0},
+      {C, N_, T_, 5, 7, 2000, 0, 1, 0.5f, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+      {C, T_, N_, 130, 96, 19, 0, 1, 1, 0.5f, COL, WGC_ACTIVATION_SILU, 0},
+      {R, T_, N_, 1, 70, 3, 3, 0, 2, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+      {R, N_, N_, 70, 1, 64, 2, 0, 1, -1, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+      {R, N_, N_, 19, 21, 23, 0, 1, 1, 0, COL, WGC_ACTIVATION_SILU, NAN_C},
+  };
+  for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+    g_variant = variants[v];
+    setenv("WGC_GEMM_VARIANT", g_variant, 1);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+      run_ep(1, &cases[i]);
+    unsetenv("WGC_GEMM_VARIANT");
+    g_variant = NULL;
+  }
 }

@@ -13,14 +13,14 @@
  * emits into one wg_plan, recorded only once all of it is checked: a piece
  * that cannot run is reported before anything changes.
  *
- * Kernels (kernels/gemm*.wgsl):
+ * Kernels (kernels/gemm*.wgsl), chosen per adapter and shape by
+ * gemm_select.c:
  *   gemm        tiled: BM x BN block of C per workgroup, TM x TN (4x4) per
  *               invocation in registers, A and B staged through workgroup
- *               memory BK (16) at a time; tiles 64x64, 32x32, 16x64, 64x16,
- *               chosen by padded work.
- *   gemm_regs   the same tiles without workgroup memory, each invocation
- *               reading its 16x8 block's rows and columns directly: faster
- *               on CPU adapters, where barriers are costly.
+ *               memory BK (16) at a time (GPUs).
+ *   gemm_rv     register blocks of 4x4 to 16x16 per invocation read
+ *               straight from memory, no workgroup memory (CPU adapters,
+ *               where barriers are costly).
  *   gemm_small  one invocation per output element: tiny, thin or short-k
  *               products, where tile padding would dominate.
  *   gemm_reduce second pass of split-K: sums partial sums from scratch.
@@ -34,6 +34,8 @@
  * goes where the whole sum is: the reduction of split-K, the scale kernel,
  * and of a region split along k only the last piece. */
 #include "gemm.h"
+#include "gemm_select.h"
+#include "plan.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -50,23 +52,6 @@ typedef struct gemm_params {
   uint32_t use_c; /* beta != 0, decided here: true for a NaN beta */
   uint32_t pad;
 } gemm_params;
-
-/* A tile shape of the gemm kernel; weight: its relative cost per padded
- * multiply-add, in percent of the 64x64 tile's. */
-typedef struct tile_cfg {
-  uint32_t bm, bn, bk, tm, tn, weight;
-} tile_cfg;
-
-static const tile_cfg TILES[] = {
-    {64, 64, 16, 4, 4, 100}, /* 256 invocations */
-    {32, 32, 16, 4, 4, 130}, /* 64 invocations */
-    {16, 64, 16, 4, 4, 130}, /* thin A: 64 invocations */
-    {64, 16, 16, 4, 4, 130}, /* thin B */
-};
-/* The tiled kernel runs when its weighted padded work is at most this many
- * times the useful work (measured on llvmpipe, where the per-output kernel
- * runs about 2.5 times slower per multiply-add). */
-#define TILED_MAX_WASTE 2.0
 
 #define SMALL_GROUP 256u
 /* Split-K targets: enough workgroups (tiled) or invocations (small) to fill
@@ -99,7 +84,7 @@ typedef enum { K_SCALE, K_SMALL, K_TILED } kind;
 
 typedef struct form {
   kind kind;
-  tile_cfg tile;
+  gemm_choice tile; /* K_TILED: gemm (GEMM_SHARED) or gemm_rv (GEMM_REGS) */
   uint64_t slices, kslice;
 } form;
 
@@ -132,30 +117,17 @@ static bool has_epilogue(const wgc_gemm_args *g) {
 }
 
 /* Chooses the kernel, tile and split-K for a region. */
-static form make_form(const wgc_gemm_args *g, const region *r) {
+static form make_form(const wg_plan *wp, const wgc_gemm_args *g,
+                      const region *r) {
   form p = {.kind = K_SMALL, .slices = 1, .kslice = r->kk};
   if (g->k == 0 || g->alpha == 0.0f) {
     p.kind = K_SCALE;
     p.kslice = 0;
     return p;
   }
-  /* The tile with the least padded work (weighted by how much slower the
-   * smaller tiles run); the tiled kernel only when that is at most
-   * TILED_MAX_WASTE times the useful work: tiny or thin products and short
-   * k run faster one invocation per output. */
-  double useful = (double)r->mm * r->nn * r->kk, best = TILED_MAX_WASTE;
-  for (size_t t = 0; t < sizeof TILES / sizeof *TILES; t++) {
-    const tile_cfg *c = &TILES[t];
-    double work = (double)(wg_ceil_div(r->mm, c->bm) * c->bm) *
-                  (double)(wg_ceil_div(r->nn, c->bn) * c->bn) *
-                  (double)(wg_ceil_div(r->kk, c->bk) * c->bk);
-    double waste = work * c->weight / 100.0 / useful;
-    if (waste <= best) {
-      best = waste;
-      p.kind = K_TILED;
-      p.tile = *c;
-    }
-  }
+  p.tile = wg_gemm_choose(wp->ctx, r->nb, r->mm, r->nn, r->kk);
+  if (p.tile.kernel != GEMM_SMALL)
+    p.kind = K_TILED;
   uint64_t outputs = (uint64_t)r->nb * r->mm * r->nn;
   if (p.kind == K_TILED) {
     uint64_t groups =
@@ -228,16 +200,16 @@ static void region_ops(const wgc_gemm_args *g, const region *r, const form *p,
 typedef enum { FIT_OK, FIT_GRID, FIT_WINDOW, FIT_LOOP } fit;
 
 /* Loop iterations one invocation of the planned kernel runs, about: the
- * k loop of gemm_small takes two k a turn; gemm_regs one; the tiled kernel
+ * k loop of gemm_small takes two k a turn; gemm_rv one; the tiled kernel
  * spends about 5 per k on its staging and inner loops. */
-static uint64_t loop_cost(const wg_plan *wp, const form *p) {
+static uint64_t loop_cost(const form *p) {
   switch (p->kind) {
   case K_SCALE:
     return 1;
   case K_SMALL:
     return p->kslice / 2 + 2;
   default:
-    return wp->pol->cpu_kernels ? p->kslice + 2 : 5 * p->kslice + 2;
+    return p->tile.kernel == GEMM_REGS ? p->kslice + 2 : 5 * p->kslice + 2;
   }
 }
 
@@ -260,7 +232,7 @@ static fit region_fits(const wg_plan *wp, const wgc_gemm_args *g,
     return FIT_GRID;
   /* Longer k loops than the adapter runs would lose terms: split k. */
   uint32_t budget = wp->pol->loop_budget;
-  if (budget && loop_cost(wp, p) > budget)
+  if (budget && loop_cost(p) > budget)
     return FIT_LOOP;
   wg_operand ops[OP_COUNT];
   bool present[OP_COUNT];
@@ -422,22 +394,27 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
     prm.total = u32_of(outputs * p->slices);
     l.groups = wg_ceil_div(outputs * p->slices, SMALL_GROUP);
   } else {
-    const tile_cfg *t = &p->tile;
-    snprintf(consts, sizeof consts,
-             "const BM: u32 = %uu; const BN: u32 = %uu; const BK: u32 = %uu; "
-             "const TM: u32 = %uu; const TN: u32 = %uu; const A_KC = %s; "
-             "const B_NC = %s;%s",
-             t->bm, t->bn, t->bk, t->tm, t->tn, g->cs_a == 1 ? "true" : "false",
-             g->cs_b == 1 ? "true" : "false", ep_here ? ep_consts : "");
-    /* On CPU adapters the same tiles run without workgroup memory. */
-    if (wp->pol->cpu_kernels)
-      l.kernel = split     ? "gemm_common+gemm_regs+gemm_out_part"
-                 : ep_here ? "math+activation+gemm_common+gemm_regs+gemm_out_ep"
-                           : "gemm_common+gemm_regs+gemm_out_c";
-    else
+    const gemm_choice *t = &p->tile;
+    if (t->kernel == GEMM_REGS) {
+      snprintf(consts, sizeof consts,
+               "const BM: u32 = %uu; const BN: u32 = %uu; const TM: u32 = %uu; "
+               "const TV: u32 = %uu;%s",
+               t->bm, t->bn, t->tm, t->tn / 4, ep_here ? ep_consts : "");
+      l.kernel = split     ? "gemm_common+gemm_rv+gemm_out_part"
+                 : ep_here ? "math+activation+gemm_common+gemm_rv+gemm_out_ep"
+                           : "gemm_common+gemm_rv+gemm_out_c";
+    } else {
+      snprintf(consts, sizeof consts,
+               "const BM: u32 = %uu; const BN: u32 = %uu; const BK: u32 = %uu; "
+               "const TM: u32 = %uu; const TN: u32 = %uu; const A_KC = %s; "
+               "const B_NC = %s;%s",
+               t->bm, t->bn, t->bk, t->tm, t->tn,
+               g->cs_a == 1 ? "true" : "false", g->cs_b == 1 ? "true" : "false",
+               ep_here ? ep_consts : "");
       l.kernel = split     ? "gemm_common+gemm+gemm_out_part"
                  : ep_here ? "math+activation+gemm_common+gemm+gemm_out_ep"
                            : "gemm_common+gemm+gemm_out_c";
+    }
     l.consts = consts;
     prm.total = u32_of(outputs);
     l.x = u32_of(wg_ceil_div(r->nn, t->bn));
@@ -465,7 +442,7 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
 
 /* Emits a region, halving it until each piece fits one launch. */
 static wgc_status run_region(wg_plan *wp, const wgc_gemm_args *g, region r) {
-  form p = make_form(g, &r);
+  form p = make_form(wp, g, &r);
   fit f = region_fits(wp, g, &r, &p);
   if (f == FIT_OK)
     return launch_region(wp, g, &r, &p);

@@ -1,0 +1,210 @@
+/* GEMM kernel, tile and invocation block per adapter and shape.
+ *
+ * GPUs (the GPU kernel form) run the workgroup-memory kernel over the tile
+ * with the least padded work, weighted by how much slower the smaller
+ * tiles run. CPU adapters (lavapipe, SwiftShader) run gemm_rv, whose
+ * invocations read A and B straight from memory: there workgroup memory is
+ * ordinary memory and barriers cost (SwiftShader switches coroutines at
+ * each). Their best block depends on the SIMD width and the shape: the
+ * lanes of one SIMD batch are WX neighbouring invocations along the
+ * columns, so a block of tm x tn per invocation pads the rows to tm and the
+ * columns to lanes * tn; larger blocks load fewer elements per
+ * multiply-add until they spill. The weights are CPU time per padded
+ * multiply-add, measured (process CPU time, so the other load of the
+ * machine does not enter) at 256 to 1024 square:
+ *
+ *   block      16x16  16x8  8x8  4x8  4x4   (per invocation)
+ *   llvmpipe     85    100  124  170  225   (8 lanes, AVX2)
+ *   SwiftShader 115    100  120  162  215   (4 lanes)
+ *
+ * The workgroup is WX (the SIMD width) by WY invocations, WY as large as
+ * leaves enough workgroups to keep every core busy while other work
+ * shares them. Each choice falls back on gemm_small, one invocation per
+ * output, where padding would cost more. */
+#include "gemm_select.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tile_cfg {
+  uint32_t bm, bn, tm, tn, weight;
+} tile_cfg;
+
+/* The workgroup-memory kernel's tiles (4x4 per invocation, k step 16);
+ * weight: cost per padded multiply-add, in percent of the 64x64 tile's. */
+static const tile_cfg TILES[] = {
+    {64, 64, 4, 4, 100}, /* 256 invocations */
+    {32, 32, 4, 4, 130}, /* 64 invocations */
+    {16, 64, 4, 4, 130}, /* thin A: 64 invocations */
+    {64, 16, 4, 4, 130}, /* thin B */
+};
+#define SHARED_BK 16u
+/* gemm_small's cost per multiply-add, in the same percent: on llvmpipe it
+ * runs about 2.5 times slower than the tiled kernel; on CPU adapters 4 to 8
+ * times slower than the 16x8 register block. */
+#define SMALL_WEIGHT_GPU 200.0
+#define SMALL_WEIGHT_CPU 400.0
+
+typedef struct block {
+  uint32_t tm, tn, weight_llvmpipe, weight_other;
+} block;
+
+static const block BLOCKS[] = {
+    {16, 16, 85, 115}, {16, 8, 100, 100}, {8, 8, 124, 120},
+    {4, 8, 170, 162},  {4, 4, 225, 215},
+};
+
+/* Workgroups that keep the cores busy: a few per core of a many-core CPU,
+ * and small enough that one running late on a shared core does not leave
+ * the others idle. */
+#define CPU_MIN_GROUPS 32u
+/* SIMD batches below which a product leaves cores idle. */
+#define CPU_MIN_BATCHES 8u
+#define CPU_MAX_WY 4u
+
+static bool contains_nocase(const char *s, const char *word) {
+  size_t n = strlen(word);
+  for (; *s; s++) {
+    size_t i = 0;
+    while (i < n && s[i] &&
+           tolower((unsigned char)s[i]) == tolower((unsigned char)word[i]))
+      i++;
+    if (i == n)
+      return true;
+  }
+  return false;
+}
+
+/* The adapter's SIMD width in floats and whether it is llvmpipe, from its
+ * name: "llvmpipe (LLVM 15.0.6, 256 bits)"; SwiftShader and unknown CPU
+ * adapters run 4 lanes. */
+static uint32_t cpu_lanes(const char *name, bool *llvmpipe) {
+  *llvmpipe = contains_nocase(name, "llvmpipe");
+  if (!*llvmpipe)
+    return 4;
+  const char *bits = strstr(name, " bits");
+  if (!bits)
+    return 8;
+  const char *p = bits;
+  while (p > name && isdigit((unsigned char)p[-1]))
+    p--;
+  unsigned long b = strtoul(p, NULL, 10);
+  return b >= 128 && b <= 512 ? (uint32_t)(b / 32) : 8;
+}
+
+static double padded(uint64_t n, uint64_t unit) {
+  return (double)(wg_ceil_div(n, unit) * unit);
+}
+
+static gemm_choice small_choice(void) {
+  return (gemm_choice){.kernel = GEMM_SMALL, .bk = 1};
+}
+
+static gemm_choice shared_choice(const tile_cfg *t) {
+  return (gemm_choice){.kernel = GEMM_SHARED,
+                       .bm = t->bm,
+                       .bn = t->bn,
+                       .bk = SHARED_BK,
+                       .tm = t->tm,
+                       .tn = t->tn};
+}
+
+static gemm_choice regs_choice(uint32_t tm, uint32_t tn, uint32_t wx,
+                               uint32_t wy) {
+  return (gemm_choice){.kernel = GEMM_REGS,
+                       .bm = tm * wy,
+                       .bn = tn * wx,
+                       .bk = 1,
+                       .tm = tm,
+                       .tn = tn};
+}
+
+/* WGC_GEMM_VARIANT, for tests and benchmarks that run every variant:
+ * "small", "shared:BMxBN" (a tile of TILES) or "regs:TMxTN:WXxWY" (tm of
+ * 1..16, tn of 4, 8, 12 or 16, at most 256 invocations). Anything else
+ * leaves the choice to the model. */
+static bool forced(gemm_choice *out) {
+  const char *v = getenv("WGC_GEMM_VARIANT");
+  if (!v || !*v)
+    return false;
+  unsigned a, b, c, d;
+  char end;
+  if (!strcmp(v, "small")) {
+    *out = small_choice();
+    return true;
+  }
+  if (sscanf(v, "shared:%ux%u%c", &a, &b, &end) == 2)
+    for (size_t t = 0; t < sizeof TILES / sizeof *TILES; t++)
+      if (TILES[t].bm == a && TILES[t].bn == b) {
+        *out = shared_choice(&TILES[t]);
+        return true;
+      }
+  if (sscanf(v, "regs:%ux%u:%ux%u%c", &a, &b, &c, &d, &end) == 4 && a >= 1 &&
+      a <= 16 && b >= 4 && b <= 16 && b % 4 == 0 && c >= 1 && d >= 1 &&
+      c * d <= 256) {
+    *out = regs_choice(a, b, c, d);
+    return true;
+  }
+  return false;
+}
+
+static gemm_choice choose_gpu(uint64_t mm, uint64_t nn, uint64_t kk) {
+  double useful = (double)mm * nn * kk, best = SMALL_WEIGHT_GPU / 100.0;
+  gemm_choice c = small_choice();
+  for (size_t t = 0; t < sizeof TILES / sizeof *TILES; t++) {
+    const tile_cfg *cfg = &TILES[t];
+    double work = padded(mm, cfg->bm) * padded(nn, cfg->bn) *
+                  padded(kk, SHARED_BK) * cfg->weight / 100.0 / useful;
+    if (work <= best) {
+      best = work;
+      c = shared_choice(cfg);
+    }
+  }
+  return c;
+}
+
+static gemm_choice choose_cpu(const char *name, uint64_t nb, uint64_t mm,
+                              uint64_t nn, uint64_t kk) {
+  bool llvmpipe;
+  uint32_t lanes = cpu_lanes(name, &llvmpipe);
+  double useful = (double)nb * mm * nn * kk;
+  double best = useful * SMALL_WEIGHT_CPU / 100.0;
+  gemm_choice c = small_choice();
+  const block *pick = NULL;
+  for (size_t i = 0; i < sizeof BLOCKS / sizeof *BLOCKS; i++) {
+    const block *b = &BLOCKS[i];
+    uint64_t cols = (uint64_t)lanes * b->tn;
+    double batches =
+        (double)nb * wg_ceil_div(mm, b->tm) * wg_ceil_div(nn, cols);
+    double cost = (double)nb * padded(mm, b->tm) * padded(nn, cols) * kk *
+                  (llvmpipe ? b->weight_llvmpipe : b->weight_other) / 100.0;
+    if (batches < CPU_MIN_BATCHES)
+      cost *= CPU_MIN_BATCHES / batches;
+    if (cost < best) {
+      best = cost;
+      pick = b;
+    }
+  }
+  if (!pick)
+    return c;
+  uint32_t wy = CPU_MAX_WY;
+  uint64_t cols = (uint64_t)lanes * pick->tn;
+  while (wy > 1 &&
+         nb * wg_ceil_div(mm, (uint64_t)pick->tm * wy) * wg_ceil_div(nn, cols) <
+             CPU_MIN_GROUPS)
+    wy /= 2;
+  return regs_choice(pick->tm, pick->tn, lanes, wy);
+}
+
+gemm_choice wg_gemm_choose(const wgc_context *ctx, uint64_t nb, uint64_t mm,
+                           uint64_t nn, uint64_t kk) {
+  gemm_choice c;
+  if (forced(&c))
+    return c;
+  const wg_state *st = ctx->impl;
+  if (!st->pol.cpu_kernels)
+    return choose_gpu(mm, nn, kk);
+  return choose_cpu(st->name, nb, mm, nn, kk);
+}
