@@ -12,6 +12,8 @@
  * kernel subtracts the window's start (Params qs.w etc.). The mask is a
  * fifth operand, bound the same way; softcap and the mask are consts of
  * the kernel's pipeline, so calls without them run the kernels as before.
+ * On CPU adapters (attn_form) attention_regs.wgsl and attention_block.wgsl
+ * run instead, without workgroup memory.
  *
  * Where one head does not bind (its Q/O or K/V beyond a binding, or the
  * windows of Q, K, V and O sharing an allocation), the split path takes it
@@ -36,6 +38,12 @@
 /* attention_regs: the largest head_dim (and head_dim_v) */
 #define ATTN_REGS_MAX_HD 512u
 #define ATTN_REGS_MAX_ROWS 16u /* query rows per head */
+/* attention_block: the largest head_dim (and head_dim_v) */
+#define ATTN_BLOCK_MAX_HD 128u
+/* attention_block: query rows per invocation, so each K/V element loaded
+ * serves that many rows. 4 against 2 at head_dim 128 (8 heads, seq 128
+ * and 512, alternated): lavapipe 1.5-1.7x, SwiftShader 1.2x faster. */
+#define ATTN_BLOCK_ROWS 4u
 
 typedef struct attn_params {
   uint32_t off[8];
@@ -202,42 +210,54 @@ typedef struct attn_shape {
   char consts[256];
 } attn_shape;
 
-/* Whether a call runs kernels/attention_regs.wgsl (no workgroup memory):
- * on CPU adapters, decoding (a few query rows) with the larger of head_dim
- * and head_dim_v in 65..512 (its private arrays grow with them), where it
- * measured faster on both
- * lavapipe and SwiftShader (8 heads, 2048 keys, head_dim 128: 88 -> 35 ms
- * and 387 -> 156 ms). With many query rows it was not faster on
- * SwiftShader (head_dim 128, 256 causal rows: 659 -> 862 ms), nor at
- * head_dim 64 on either. */
-static bool regs_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
-                      uint64_t seq_q) {
+/* The fused kernel forms: ATTN_STAGED kernels/attention.wgsl (K/V tiles
+ * staged in workgroup memory: GPUs), ATTN_REGS attention_regs.wgsl and
+ * ATTN_BLOCK attention_block.wgsl (no workgroup memory: CPU adapters). */
+enum { ATTN_STAGED, ATTN_REGS, ATTN_BLOCK };
+
+/* The form of a call on this adapter. CPU adapters: decoding (a few query
+ * rows) with the larger of head_dim and head_dim_v in 65..512 runs
+ * attention_regs (one row per invocation, its private arrays grow with the
+ * head sizes; measured faster than the staged form for decoding on both
+ * lavapipe and SwiftShader: 8 heads, 2048 keys, head_dim 128: 88 -> 35 ms
+ * and 387 -> 156 ms); other calls with head sizes up to 128 attention_block
+ * (several rows per invocation); larger ones the staged form. */
+static unsigned attn_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
+                          uint64_t seq_q) {
   uint64_t w = hd > hdv ? hd : hdv;
-  return wg_policy_of(ctx)->cpu_kernels && w > 64 && w <= ATTN_REGS_MAX_HD &&
-         seq_q <= ATTN_REGS_MAX_ROWS;
+  if (!wg_policy_of(ctx)->cpu_kernels)
+    return ATTN_STAGED;
+  if (w > 64 && w <= ATTN_REGS_MAX_HD && seq_q <= ATTN_REGS_MAX_ROWS)
+    return ATTN_REGS;
+  return w <= ATTN_BLOCK_MAX_HD ? ATTN_BLOCK : ATTN_STAGED;
 }
 
-/* The most keys one launch may cover with (regs) or without (!regs) the
- * attention_regs form, within the adapter's loop budget (gpu.h): longer
- * ranges run as key blocks with the split-KV combine. Measured on Mesa
- * 22.3, a block of 8 keys of attention_regs costs RD4 + RV4 + 3
- * iterations; kernels/attention.wgsl lost keys from 49929 keys at head_dim
- * 4, 15404 at 64, 12334 at 256, 7227 at 1000 (65535 iterations; head_dim_v
- * the same); the caps below stay within the budget, half of that, taking
- * the larger head size for both. */
+/* The most keys one launch may cover in form form, within the adapter's
+ * loop budget (gpu.h): longer ranges run as key blocks with the split-KV
+ * combine. Measured on Mesa 22.3, a block of 8 keys of attention_regs
+ * costs RD4 + RV4 + 3 iterations; attention_block's loops come to at most
+ * RD4 + RV4 + 8 * R + 8 a block (counting its loops over rows, should the
+ * compiler keep them); kernels/attention.wgsl lost keys from 49929 keys at
+ * head_dim 4, 15404 at 64, 12334 at 256, 7227 at 1000 (65535 iterations;
+ * head_dim_v the same); the caps below stay within the budget, half of that,
+ * taking the larger head size for both. */
 static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
-                         bool regs) {
+                         unsigned form) {
   uint64_t budget = wg_policy_of(ctx)->loop_budget;
   uint64_t w = hd > hdv ? hd : hdv, rd4 = (hd + 3) / 4, rv4 = (hdv + 3) / 4;
   if (!budget)
     return UINT64_MAX;
-  if (regs)
+  if (form == ATTN_REGS)
     return (budget - rd4 - rv4 - 4) / (rd4 + rv4 + 3) * 8;
+  if (form == ATTN_BLOCK) {
+    uint64_t r = ATTN_BLOCK_ROWS;
+    return (budget - 2 * r * (rd4 + rv4) - 16) / (rd4 + rv4 + 8 * r + 8) * 8;
+  }
   return budget / (32 + w) * 16;
 }
 
 static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
-                      bool regs, attn_shape *sh) {
+                      unsigned form, attn_shape *sh) {
   /* head_dim and head_dim_v <= 64: "rows", one query row per invocation,
    * 8 to 64 rows per workgroup (fewer for a short seq_q: decoding), RD4
    * and RV4 vec4s per row. Larger: "tiles", 16 rows per workgroup, score
@@ -257,7 +277,28 @@ static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
   unsigned softcap = a->d.softcap > 0;
   sh->kernel = a->has_mask ? "attention_mask+attention_common+attention"
                            : "attention_nomask+attention_common+attention";
-  if (regs) {
+  if (form == ATTN_BLOCK) {
+    /* WG invocations of R rows each: 8 or 16 (a short seq_q), more
+     * workgroups for the adapter's threads to share; 16 against 64 at
+     * seq 512 on lavapipe: d64 1.03x, d128 1.15x, d128 causal 1.34x */
+    unsigned r = ATTN_BLOCK_ROWS;
+    uint64_t wg = pow2_at_least((seq_q + r - 1) / r);
+    wg = wg < 8 ? 8 : wg > 16 ? 16 : wg;
+    sh->rows = true;
+    sh->dgroups = 1;
+    sh->bq = wg * r;
+    sh->kernel = a->has_mask
+                     ? "attention_mask+attention_common+attention_block"
+                     : "attention_nomask+attention_common+attention_block";
+    snprintf(sh->consts, sizeof sh->consts,
+             "const WG: u32 = %uu; const R: u32 = %uu; const HD: u32 = %uu; "
+             "const HDV: u32 = %uu; const PARTIAL: u32 = %uu; "
+             "const SOFTCAP: u32 = %uu;",
+             (unsigned)wg, r, (unsigned)hd, (unsigned)hdv, partial ? 1u : 0u,
+             softcap);
+    return;
+  }
+  if (form == ATTN_REGS) {
     sh->rows = true;
     sh->dgroups = 1;
     sh->bq = pow2_at_least(seq_q);
@@ -406,15 +447,15 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
     return WGC_ERR_UNSUPPORTED;
   /* keys per block (a multiple of the kernel's key tile where possible):
    * K and V rows, and one mask row, within a window */
-  bool regs = regs_form(sr->ctx, hd, hdv, seq_q);
+  unsigned form = attn_form(sr->ctx, hd, hdv, seq_q);
   uint64_t nk = rows_within(seq_kv, d->k_stride.seq, hd, E);
   nk = rows_within(nk, d->v_stride.seq, hdv, E);
   if (a->has_mask && nk > E)
     nk = E;
   if (nk < seq_kv && nk >= 16)
     nk -= nk % 16;
-  if (nk > max_keys(sr->ctx, hd, hdv, regs))
-    nk = max_keys(sr->ctx, hd, hdv, regs);
+  if (nk > max_keys(sr->ctx, hd, hdv, form))
+    nk = max_keys(sr->ctx, hd, hdv, form);
   uint64_t nb = seq_kv ? (seq_kv + nk - 1) / nk : 1;
   /* Two states of a row beyond one binding: one row per launch, its
    * combine in slices of dims (combine_sliced). */
@@ -433,7 +474,7 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   if (nq > ATTN_ROWS_BQ)
     nq -= nq % ATTN_ROWS_BQ;
   attn_shape sh;
-  shape_for(a, nq, nb > 1, regs, &sh);
+  shape_for(a, nq, nb > 1, form, &sh);
   if (nq > max_groups / sh.dgroups * sh.bq)
     nq = max_groups / sh.dgroups * sh.bq;
   if (nq == 0)
@@ -542,9 +583,9 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   uint64_t seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
 
-  bool regs = regs_form(ctx, hd, hdv, seq_q);
+  unsigned form = attn_form(ctx, hd, hdv, seq_q);
   attn_shape sh;
-  shape_for(a, seq_q, false, regs, &sh);
+  shape_for(a, seq_q, false, form, &sh);
   uint64_t qblocks = (seq_q + sh.bq - 1) / sh.bq;
   uint64_t dgroups = sh.dgroups;
 
@@ -570,7 +611,7 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   uint64_t per_head_groups = qblocks * dgroups;
   /* One head beyond the grid, or more keys than one launch may take: the
    * split path. */
-  if (per_head_groups > max_groups || seq_kv > max_keys(ctx, hd, hdv, regs))
+  if (per_head_groups > max_groups || seq_kv > max_keys(ctx, hd, hdv, form))
     return split_path(ctx, a, window, max_groups);
 
   wg_plan wp;

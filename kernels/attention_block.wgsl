@@ -1,0 +1,290 @@
+// Fused attention for CPU adapters (lavapipe, SwiftShader) at any number
+// of query rows: attention_regs.wgsl (no workgroup memory, no barriers,
+// K and V read straight from memory in blocks of 8 keys, online softmax)
+// with R query rows per invocation instead of one. There every K and V
+// element an invocation loads serves R rows: CPU adapters load a storage
+// element lane by lane, so loads, not multiply-adds, bound these kernels,
+// and R rows per load cut them R-fold. The loops over dims run to counts
+// from Params, not consts: unrolled, they made shaders that took llvmpipe
+// many seconds to compile. Each row's Q and output accumulator is an array
+// of its own: a compiler that turns a dynamically indexed private array
+// into a chain of selects then keeps each chain one row long (with one
+// R-row array, llvmpipe took 5 s instead of 2.7 s to compile a head_dim 128
+// kernel). The head sizes are consts (HD, HDV) for the array sizes and so
+// that a head size that is a multiple of 4 loads without per-element
+// checks.
+//
+// Invocation li of workgroup (query block qb, head bh) owns rows
+// qb * WG * R + li * R + r, r < R (adjacent rows: under a causal mask they
+// see nearly the same keys). It runs the keys its last row sees; a key a
+// row does not see gets probability 0 there, keys past the last visible
+// one read that key instead (always in range), so no masked or
+// out-of-range K/V value reaches a result. Same Params, masks, GQA,
+// non-finite scores and PARTIAL split-KV states as the other forms.
+//
+// llvmpipe ends an invocation after 65535 loop iterations over all its
+// loops: a block of 8 keys costs at most HD4 + HV4 + 8 * R + 8 iterations
+// where the compiler keeps the loops (max_keys in src/webgpu/attention.c
+// caps the keys of one launch by that).
+//
+// Consts from the host: WG, R (1, 2 or 4), HD and HDV (head_dim and
+// head_dim_v), PARTIAL (0, 1), SOFTCAP (0, 1).
+// Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
+
+const HD4: u32 = (HD + 3u) / 4u;
+const HV4: u32 = (HDV + 3u) / 4u;
+
+fn ab_ld_k(at: u32, d: u32) -> vec4<f32> {
+  if (HD % 4u == 0u) {
+    return vec4<f32>(k_ld(at), k_ld(at + 1u), k_ld(at + 2u), k_ld(at + 3u));
+  }
+  return attn_ld_k(at, d, HD);
+}
+fn ab_ld_v(at: u32, d: u32) -> vec4<f32> {
+  if (HDV % 4u == 0u) {
+    return vec4<f32>(v_ld(at), v_ld(at + 1u), v_ld(at + 2u), v_ld(at + 3u));
+  }
+  return attn_ld_v(at, d, HDV);
+}
+
+// Scores of 4 keys as a vec4: NaN and +inf mark the row bad, only finite
+// ones of visible keys (v) count, the others become MASKED.
+fn ab_bad(s: vec4<f32>, v: vec4<bool>) -> bool {
+  let x = bitcast<vec4<u32>>(s);
+  let inf = vec4<u32>(0x7f800000u);
+  return any(v & (((x & vec4<u32>(0x7fffffffu)) > inf) | (x == inf)));
+}
+fn ab_finite(s: vec4<f32>, v: vec4<bool>) -> vec4<bool> {
+  let inf = vec4<u32>(0x7f800000u);
+  return v & ((bitcast<vec4<u32>>(s) & inf) != inf);
+}
+fn ab_exp(s: vec4<f32>, m: f32, f: vec4<bool>) -> vec4<f32> {
+  return select(vec4<f32>(0.0f),
+                vec4<f32>(attn_exp(s.x - m), attn_exp(s.y - m),
+                          attn_exp(s.z - m), attn_exp(s.w - m)),
+                f);
+}
+fn ab_score(s: vec4<f32>, m_row: u32, j: vec4<u32>) -> vec4<f32> {
+  let t = s * P.scale;
+  return vec4<f32>(attn_masked(attn_cap(t.x), m_row + j.x),
+                   attn_masked(attn_cap(t.y), m_row + j.y),
+                   attn_masked(attn_cap(t.z), m_row + j.z),
+                   attn_masked(attn_cap(t.w), m_row + j.w));
+}
+
+// Scores of q against 4 keys.
+fn ab_dot4(q: vec4<f32>, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>,
+           x3: vec4<f32>) -> vec4<f32> {
+  return vec4<f32>(dot(q, x0), dot(q, x1), dot(q, x2), dot(q, x3));
+}
+
+// acc * alpha plus the weights a (keys 0..3) and b (4..7) times V rows.
+fn ab_pv(acc: vec4<f32>, alpha: f32, a: vec4<f32>, b: vec4<f32>,
+         y0: vec4<f32>, y1: vec4<f32>, y2: vec4<f32>, y3: vec4<f32>,
+         y4: vec4<f32>, y5: vec4<f32>, y6: vec4<f32>, y7: vec4<f32>)
+    -> vec4<f32> {
+  var x = acc * alpha;
+  x += attn_pv(a.x, y0) + attn_pv(a.y, y1) + attn_pv(a.z, y2) +
+       attn_pv(a.w, y3);
+  x += attn_pv(b.x, y4) + attn_pv(b.y, y5) + attn_pv(b.z, y6) +
+       attn_pv(b.w, y7);
+  return x;
+}
+
+// Row i's Q into q; accumulator a cleared.
+fn ab_start(q: ptr<function, array<vec4<f32>, HD4>>,
+            a: ptr<function, array<vec4<f32>, HV4>>, q_row: u32, hd4: u32,
+            hv4: u32) {
+  for (var d4 = 0u; d4 < hd4; d4++) {
+    (*q)[d4] = attn_ld_q(q_row + 4u * d4, 4u * d4, HD);
+  }
+  for (var d4 = 0u; d4 < hv4; d4++) {
+    (*a)[d4] = vec4<f32>(0.0f);
+  }
+}
+
+// Writes the output (or, PARTIAL, the softmax state) of launch row i.
+fn ab_finish(a: ptr<function, array<vec4<f32>, HV4>>, bh: u32, i: u32,
+             m: f32, l: f32, bad: bool, vis: u32, hv4: u32) {
+  if (i >= P.seq_q) {
+    return;
+  }
+  let o_row = attn_o_row(bh, i);
+  for (var d4 = 0u; d4 < hv4; d4++) {
+    var x = attn_out((*a)[d4], l, bad, vis);
+    if (PARTIAL == 1u) {
+      x = (*a)[d4];
+    }
+    attn_st_o(o_row + 4u * d4, 4u * d4, HDV, x);
+  }
+  if (PARTIAL == 1u) {
+    o_st(o_row + HDV, attn_state_m(m, l, vis));
+    o_st(o_row + HDV + 1u, attn_state_l(l, bad));
+  }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+  let g = wg_linear_group(wid, nwg);
+  let qb = g % P.qblocks;
+  let bhl = g / P.qblocks;
+  let i0 = (qb * WG + li) * R;
+  if (bhl >= P.bh_count || i0 >= P.seq_q) {
+    return; // no barrier follows: leaving early is fine
+  }
+  let bh = P.bh_base + bhl;
+  let kvh = attn_kv_head(bh);
+  // key 0 of the K/V head in each binding (keys step by the seq strides)
+  let k_head = attn_k_row(kvh, 0u);
+  let v_head = attn_v_row(kvh, 0u);
+  // vec4s of a row, from Params: loops that stay loops (see above)
+  let hd4 = (P.head_dim + 3u) / 4u;
+  let hv4 = (P.head_dim_v + 3u) / 4u;
+
+  // the rows' Q and output accumulators, one array per row (see above)
+  var q0: array<vec4<f32>, HD4>;
+  var q1: array<vec4<f32>, HD4>;
+  var q2: array<vec4<f32>, HD4>;
+  var q3: array<vec4<f32>, HD4>;
+  var a0: array<vec4<f32>, HV4>;
+  var a1: array<vec4<f32>, HV4>;
+  var a2: array<vec4<f32>, HV4>;
+  var a3: array<vec4<f32>, HV4>;
+  var vis: array<u32, 4>;
+  var m_row: array<u32, 4>;
+  var m: array<f32, 4>;  // running max of finite scores (once l > 0)
+  var l: array<f32, 4>;  // running sum of exp(s - m)
+  var bad: array<bool, 4>;  // a NaN or +inf score (attn_bad)
+  var kv_end = 0u;
+  for (var r = 0u; r < R; r++) {
+    let i = min(i0 + r, P.seq_q - 1u);  // rows past seq_q see no key
+    vis[r] = select(0u, attn_visible(i), i0 + r < P.seq_q);
+    m_row[r] = attn_m_row(bh, i);
+    m[r] = 0.0f;
+    l[r] = 0.0f;
+    bad[r] = false;
+    kv_end = max(kv_end, vis[r]);
+  }
+  let last = P.seq_q - 1u;
+  ab_start(&q0, &a0, attn_q_row(bh, min(i0, last)), hd4, hv4);
+  if (R > 1u) {
+    ab_start(&q1, &a1, attn_q_row(bh, min(i0 + 1u, last)), hd4, hv4);
+  }
+  if (R > 2u) {
+    ab_start(&q2, &a2, attn_q_row(bh, min(i0 + 2u, last)), hd4, hv4);
+    ab_start(&q3, &a3, attn_q_row(bh, min(i0 + 3u, last)), hd4, hv4);
+  }
+
+  for (var k0 = 0u; k0 < kv_end; k0 += 8u) {
+    // keys past kv_end read the last visible one
+    let kl = kv_end - 1u;
+    let ja = min(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(kl));
+    let jb = min(vec4<u32>(k0) + vec4<u32>(4u, 5u, 6u, 7u), vec4<u32>(kl));
+    let b0 = k_head + ja.x * P.ks.z;
+    let b1 = k_head + ja.y * P.ks.z;
+    let b2 = k_head + ja.z * P.ks.z;
+    let b3 = k_head + ja.w * P.ks.z;
+    let b4 = k_head + jb.x * P.ks.z;
+    let b5 = k_head + jb.y * P.ks.z;
+    let b6 = k_head + jb.z * P.ks.z;
+    let b7 = k_head + jb.w * P.ks.z;
+    var sa: array<vec4<f32>, 4>;  // scores of keys 0..3 of the block
+    var sb: array<vec4<f32>, 4>;  // and 4..7
+    for (var r = 0u; r < R; r++) {
+      sa[r] = vec4<f32>(0.0f);
+      sb[r] = vec4<f32>(0.0f);
+    }
+    for (var d4 = 0u; d4 < hd4; d4++) {
+      let d = 4u * d4;
+      let x0 = ab_ld_k(b0 + d, d);
+      let x1 = ab_ld_k(b1 + d, d);
+      let x2 = ab_ld_k(b2 + d, d);
+      let x3 = ab_ld_k(b3 + d, d);
+      let x4 = ab_ld_k(b4 + d, d);
+      let x5 = ab_ld_k(b5 + d, d);
+      let x6 = ab_ld_k(b6 + d, d);
+      let x7 = ab_ld_k(b7 + d, d);
+      let t0 = q0[d4];
+      sa[0] += ab_dot4(t0, x0, x1, x2, x3);
+      sb[0] += ab_dot4(t0, x4, x5, x6, x7);
+      if (R > 1u) {
+        let t1 = q1[d4];
+        sa[1] += ab_dot4(t1, x0, x1, x2, x3);
+        sb[1] += ab_dot4(t1, x4, x5, x6, x7);
+      }
+      if (R > 2u) {
+        let t2 = q2[d4];
+        sa[2] += ab_dot4(t2, x0, x1, x2, x3);
+        sb[2] += ab_dot4(t2, x4, x5, x6, x7);
+        let t3 = q3[d4];
+        sa[3] += ab_dot4(t3, x0, x1, x2, x3);
+        sb[3] += ab_dot4(t3, x4, x5, x6, x7);
+      }
+    }
+    var pa: array<vec4<f32>, 4>;
+    var pb: array<vec4<f32>, 4>;
+    var alpha: array<f32, 4>;
+    for (var r = 0u; r < R; r++) {
+      // keys row r sees, and those of them with a finite score
+      let va = vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(vis[r]);
+      let vb = vec4<u32>(k0) + vec4<u32>(4u, 5u, 6u, 7u) < vec4<u32>(vis[r]);
+      var xa = ab_score(sa[r], m_row[r], ja);
+      var xb = ab_score(sb[r], m_row[r], jb);
+      bad[r] = bad[r] || ab_bad(xa, va) || ab_bad(xb, vb);
+      let fa = ab_finite(xa, va);
+      let fb = ab_finite(xb, vb);
+      xa = select(vec4<f32>(MASKED), xa, fa);
+      xb = select(vec4<f32>(MASKED), xb, fb);
+      let mv = max(xa, xb);
+      let mt = max(max(mv.x, mv.y), max(mv.z, mv.w));
+      let m_new = select(mt, max(m[r], mt), l[r] > 0.0f);
+      alpha[r] = select(1.0f, attn_exp(m[r] - m_new), l[r] > 0.0f);
+      pa[r] = ab_exp(xa, m_new, fa);
+      pb[r] = ab_exp(xb, m_new, fb);
+      m[r] = m_new;
+      l[r] = l[r] * alpha[r] + dot(pa[r] + pb[r], vec4<f32>(1.0f));
+    }
+    let c0 = v_head + ja.x * P.vs.z;
+    let c1 = v_head + ja.y * P.vs.z;
+    let c2 = v_head + ja.z * P.vs.z;
+    let c3 = v_head + ja.w * P.vs.z;
+    let c4 = v_head + jb.x * P.vs.z;
+    let c5 = v_head + jb.y * P.vs.z;
+    let c6 = v_head + jb.z * P.vs.z;
+    let c7 = v_head + jb.w * P.vs.z;
+    for (var d4 = 0u; d4 < hv4; d4++) {
+      let d = 4u * d4;
+      let y0 = ab_ld_v(c0 + d, d);
+      let y1 = ab_ld_v(c1 + d, d);
+      let y2 = ab_ld_v(c2 + d, d);
+      let y3 = ab_ld_v(c3 + d, d);
+      let y4 = ab_ld_v(c4 + d, d);
+      let y5 = ab_ld_v(c5 + d, d);
+      let y6 = ab_ld_v(c6 + d, d);
+      let y7 = ab_ld_v(c7 + d, d);
+      a0[d4] = ab_pv(a0[d4], alpha[0], pa[0], pb[0], y0, y1, y2, y3, y4, y5,
+                     y6, y7);
+      if (R > 1u) {
+        a1[d4] = ab_pv(a1[d4], alpha[1], pa[1], pb[1], y0, y1, y2, y3, y4, y5,
+                       y6, y7);
+      }
+      if (R > 2u) {
+        a2[d4] = ab_pv(a2[d4], alpha[2], pa[2], pb[2], y0, y1, y2, y3, y4, y5,
+                       y6, y7);
+        a3[d4] = ab_pv(a3[d4], alpha[3], pa[3], pb[3], y0, y1, y2, y3, y4, y5,
+                       y6, y7);
+      }
+    }
+  }
+
+  ab_finish(&a0, bh, i0, m[0], l[0], bad[0], vis[0], hv4);
+  if (R > 1u) {
+    ab_finish(&a1, bh, i0 + 1u, m[1], l[1], bad[1], vis[1], hv4);
+  }
+  if (R > 2u) {
+    ab_finish(&a2, bh, i0 + 2u, m[2], l[2], bad[2], vis[2], hv4);
+    ab_finish(&a3, bh, i0 + 3u, m[3], l[3], bad[3], vis[3], hv4);
+  }
+}

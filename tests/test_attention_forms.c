@@ -1,0 +1,178 @@
+/* Attention at shapes that reach each fused kernel form and its edges: on a
+ * CPU adapter kernels/attention_block.wgsl (several query rows per
+ * invocation; head sizes up to 128) for all but decoding, attention_regs.wgsl
+ * for decoding with larger heads, attention.wgsl past 128; on GPUs
+ * (WGC_KERNELS=gpu) the staged forms. Row counts that leave an invocation's
+ * rows partly past seq_q, both causal corners with seq_q above and below
+ * seq_kv, GQA, additive masks with -inf entries, softcap, head_dim_v !=
+ * head_dim, head sizes 1..3 and 65..130, [batch, seq, heads, dim] strides, a
+ * single row and key, and key ranges beyond one launch's loop budget
+ * (split-KV). Each result is compared with a float64 reference on both
+ * backends. */
+#include "harness.h"
+#include "ops_ref.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct form_case {
+  size_t batch, heads, heads_kv, seq_q, seq_kv, hd, hdv;
+  wgc_causal causal;
+  float softcap;
+  int mask;  /* 0 none; 1 additive [heads, seq_q, seq_kv], broadcast over
+                batch; 2 the same with -inf entries */
+  bool bshd; /* [batch, seq, heads, dim] layouts for Q, K, V and O */
+} form_case;
+
+static wgc_attention_strides layout(const form_case *c, size_t heads,
+                                    size_t seq, size_t dim) {
+  if (c->bshd)
+    return (wgc_attention_strides){seq * heads * dim, dim, heads * dim};
+  return (wgc_attention_strides){heads * seq * dim, seq * dim, dim};
+}
+
+/* The largest |error| against the reference, per backend. */
+static double worst_abs[2];
+
+/* Whether got matches want within bound, NaN where want is NaN. */
+static bool close_to(float got, double want, double bound) {
+  if (isnan(want))
+    return isnan(got);
+  return fabs((double)got - want) <= bound;
+}
+
+static void form_run(int bi, const form_case *c) {
+  static const char *masks[] = {"none", "top_left", "bottom_right"};
+  wgc_context *ctx;
+  if (!backend_case(bi, &ctx,
+                    "attention_forms batch=%zu heads=%zu heads_kv=%zu "
+                    "seq_q=%zu seq_kv=%zu head_dim=%zu head_dim_v=%zu "
+                    "causal=%s softcap=%g mask=%d bshd=%d",
+                    c->batch, c->heads, c->heads_kv, c->seq_q, c->seq_kv, c->hd,
+                    c->hdv, masks[c->causal], c->softcap, c->mask, c->bshd))
+    return;
+  wgc_attention_desc d = {.batch = c->batch,
+                          .heads = c->heads,
+                          .heads_kv = c->heads_kv,
+                          .seq_q = c->seq_q,
+                          .seq_kv = c->seq_kv,
+                          .head_dim = c->hd,
+                          .head_dim_v = c->hdv,
+                          .scale = (float)(1.0 / sqrt((double)c->hd)),
+                          .causal = c->causal,
+                          .softcap = c->softcap};
+  d.q_stride = layout(c, c->heads, c->seq_q, c->hd);
+  d.k_stride = layout(c, c->heads_kv, c->seq_kv, c->hd);
+  d.v_stride = layout(c, c->heads_kv, c->seq_kv, c->hdv);
+  d.o_stride = layout(c, c->heads, c->seq_q, c->hdv);
+  size_t nq = c->batch * c->heads * c->seq_q * c->hd;
+  size_t nk = c->batch * c->heads_kv * c->seq_kv * c->hd;
+  size_t nv = c->batch * c->heads_kv * c->seq_kv * c->hdv;
+  size_t no = c->batch * c->heads * c->seq_q * c->hdv;
+  size_t nm = c->heads * c->seq_q * c->seq_kv;
+  float *q = falloc(nq), *k = falloc(nk + 1), *v = falloc(nv + 1);
+  float *m = falloc(nm + 1), *o = falloc(no);
+  /* scores of a few units: the softmax is far from uniform */
+  fill_uniform(q, nq, -1.5f, 1.5f, 41);
+  fill_uniform(k, nk, -1.5f, 1.5f, 42);
+  fill_uniform(v, nv, -1.0f, 1.0f, 43);
+  fill_uniform(m, nm, -2.0f, 2.0f, 44);
+  if (c->mask == 2)
+    for (size_t i = 0; i < nm; i += 7)
+      m[i] = -INFINITY;
+  wgc_ptr dq = dev_from(ctx, q, nq), dk = dev_from(ctx, k, nk + 1),
+          dv = dev_from(ctx, v, nv + 1), dm = 0, dout = dev_alloc(ctx, 4 * no);
+  if (c->mask) {
+    dm = dev_from(ctx, m, nm + 1);
+    d.mask = dm;
+    d.mask_stride = (wgc_attention_strides){0, c->seq_q * c->seq_kv, c->seq_kv};
+  }
+  if (dq && dk && dv && dout && (dm || !c->mask)) {
+    wgc_status s = wgc_attention(ctx, &d, dq, dk, dv, dout);
+    CHECK(s == WGC_OK, "wgc_attention returned %s: %s", wgc_status_name(s),
+          wgc_last_error(ctx));
+    if (s == WGC_OK && dev_read(ctx, o, dout, no)) {
+      double *want = dalloc(no ? no : 1);
+      wgc_attention_desc rd = d;
+      rd.mask = c->mask ? (wgc_ptr)(uintptr_t)m : 0;
+      ref_attention(&rd, q, k, v, want);
+      /* API.md's bound, with a mask's entries and softcap in the scores
+       * adding no more than their own rounding */
+      double bound = 1e-5 * (double)(c->hd + 8) * 1.5 * 1.5 * 1.0 + 1e-6;
+      size_t bad = 0;
+      for (size_t b = 0; b < c->batch; b++)
+        for (size_t h = 0; h < c->heads; h++)
+          for (size_t i = 0; i < c->seq_q; i++)
+            for (size_t e = 0; e < c->hdv; e++) {
+              size_t r = ((b * c->heads + h) * c->seq_q + i) * c->hdv + e;
+              float g = o[b * d.o_stride.batch + h * d.o_stride.head +
+                          i * d.o_stride.seq + e];
+              if (!isnan(want[r]) && fabs((double)g - want[r]) > worst_abs[bi])
+                worst_abs[bi] = fabs((double)g - want[r]);
+              if (!close_to(g, want[r], bound) && bad++ == 0)
+                CHECK(false,
+                      "o[b=%zu h=%zu i=%zu e=%zu] = %.9g, want %.9g "
+                      "(bound %.3g)",
+                      b, h, i, e, g, want[r], bound);
+            }
+      CHECK(bad == 0, "%zu elements out of bound", bad);
+      free(want);
+    }
+  }
+  dev_free(ctx, dq);
+  dev_free(ctx, dk);
+  dev_free(ctx, dv);
+  dev_free(ctx, dm);
+  dev_free(ctx, dout);
+  free(q);
+  free(k);
+  free(v);
+  free(m);
+  free(o);
+  case_end();
+}
+
+TEST(attention_forms) {
+  const wgc_causal NONE = WGC_CAUSAL_NONE, TL = WGC_CAUSAL_TOP_LEFT,
+                   BR = WGC_CAUSAL_BOTTOM_RIGHT;
+  const form_case cases[] = {
+      /* rows past seq_q in the last invocation, both corners */
+      {1, 2, 2, 37, 37, 64, 64, TL, 0, 0, false},
+      {2, 4, 2, 70, 29, 32, 32, BR, 0, 0, false}, /* rows seeing no key */
+      {1, 4, 1, 50, 90, 64, 64, BR, 0, 0, false},
+      {1, 3, 3, 61, 130, 64, 64, NONE, 0, 0, false},
+      /* head_dim 128, head_dim_v != head_dim */
+      {1, 4, 2, 45, 45, 128, 128, TL, 0, 0, false},
+      {1, 2, 1, 33, 51, 80, 48, BR, 0, 0, false},
+      {1, 2, 2, 19, 23, 48, 112, NONE, 0, 0, false},
+      /* head sizes 1..3 and 65..130 (past 128: the staged form) */
+      {1, 2, 1, 9, 13, 1, 1, TL, 0, 0, false},
+      {1, 2, 2, 11, 7, 2, 3, BR, 0, 0, false},
+      {1, 1, 1, 26, 26, 3, 5, NONE, 0, 0, false},
+      {1, 2, 1, 18, 25, 65, 65, TL, 0, 0, false},
+      {1, 2, 1, 17, 21, 130, 66, NONE, 0, 0, false},
+      /* masks, -inf entries (rows whose visible keys are all -inf: NaN),
+       * softcap */
+      {2, 2, 1, 37, 31, 64, 64, TL, 0, 1, false},
+      {1, 2, 2, 37, 25, 64, 64, BR, 0, 2, false},
+      {1, 2, 1, 37, 27, 64, 64, TL, 5.0f, 2, false},
+      /* [batch, seq, heads, dim] strides */
+      {2, 4, 2, 37, 26, 64, 64, TL, 0, 0, true},
+      {1, 2, 1, 33, 19, 80, 48, BR, 0, 0, true},
+      /* a single row, a single key */
+      {1, 2, 1, 1, 40, 64, 64, BR, 0, 0, false},
+      {1, 2, 1, 45, 1, 128, 128, NONE, 0, 0, false},
+      /* keys beyond one launch's loop budget on lavapipe (split-KV):
+       * about 3600 keys at head size 64 */
+      {1, 1, 1, 20, 3700, 64, 64, BR, 0, 0, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int bi = 0; bi < 2; bi++)
+      form_run(bi, &cases[i]);
+  if (worst_abs[0] > 0 || worst_abs[1] > 0)
+    printf("# attention forms: worst |error| cpu %.3g, webgpu %.3g\n",
+           worst_abs[0], worst_abs[1]);
+}
