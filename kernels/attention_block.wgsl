@@ -1,18 +1,27 @@
 // Fused attention for CPU adapters (lavapipe, SwiftShader) at any number
-// of query rows: attention_regs.wgsl (no workgroup memory, no barriers,
-// K and V read straight from memory in blocks of 8 keys, online softmax)
-// with R query rows per invocation instead of one. There every K and V
-// element an invocation loads serves R rows: CPU adapters load a storage
-// element lane by lane, so loads, not multiply-adds, bound these kernels,
-// and R rows per load cut them R-fold. The loops over dims run to counts
-// from Params, not consts: unrolled, they made shaders that took llvmpipe
-// many seconds to compile. Each row's Q and output accumulator is an array
-// of its own: a compiler that turns a dynamically indexed private array
-// into a chain of selects then keeps each chain one row long (with one
-// R-row array, llvmpipe took 5 s instead of 2.7 s to compile a head_dim 128
-// kernel). The head sizes are consts (HD, HDV) for the array sizes and so
-// that a head size that is a multiple of 4 loads without per-element
-// checks.
+// of query rows: attention_regs.wgsl (no barriers, K and V read straight
+// from memory in blocks of 8 keys, online softmax) with R query rows per
+// invocation instead of one. There every K and V element an invocation
+// loads serves R rows: CPU adapters load a storage element lane by lane,
+// so loads, not multiply-adds, bound these kernels, and R rows per load
+// cut them R-fold. The loops over dims run to counts from Params, not
+// consts: unrolled, they made shaders that took llvmpipe many seconds to
+// compile.
+//
+// No private arrays indexed by those loops: llvmpipe turns each access to
+// one into a chain of selects over the whole array, and with R rows of Q
+// and of output accumulators held so, a head_dim 128 pipeline took 7-10 s
+// to compile on lavapipe (head_dim 64: 3.5 s). Q is read from its binding
+// where the score loop needs it (the K loads dominate; measured no slower)
+// and each invocation's accumulators live in its own slots of workgroup
+// memory (shared by nobody, so no barriers): about 1 s to compile at either
+// size, run times the same or faster.
+//
+// Q, K and V rows that are whole vec4s from the start of their operand
+// (Q4, K4, V4: the head size and every stride multiples of 4) load as one
+// vec4 each through the q/k/v _ld4 accessors (one access each where the
+// binding is 16-byte aligned, a gather of four floats elsewhere); other
+// strides load float by float.
 //
 // Invocation li of workgroup (query block qb, head bh) owns rows
 // qb * WG * R + li * R + r, r < R (adjacent rows: under a causal mask they
@@ -28,19 +37,34 @@
 // caps the keys of one launch by that).
 //
 // Consts from the host: WG, R (1, 2 or 4), HD and HDV (head_dim and
-// head_dim_v), PARTIAL (0, 1), SOFTCAP (0, 1).
+// head_dim_v), PARTIAL (0, 1), SOFTCAP (0, 1), Q4, K4, V4 (0, 1). WG * R *
+// HV4 vec4s of workgroup memory stay within the WebGPU default of 16 KiB.
 // Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
 
-const HD4: u32 = (HD + 3u) / 4u;
 const HV4: u32 = (HDV + 3u) / 4u;
 
 fn ab_ld_k(at: u32, d: u32) -> vec4<f32> {
+  if (K4 == 1u) {
+    return k_ld4(at >> 2u);
+  }
   if (HD % 4u == 0u) {
     return vec4<f32>(k_ld(at), k_ld(at + 1u), k_ld(at + 2u), k_ld(at + 3u));
   }
   return attn_ld_k(at, d, HD);
 }
+fn ab_ld_q(at: u32, d: u32) -> vec4<f32> {
+  if (Q4 == 1u) {
+    return q_ld4(at >> 2u);
+  }
+  if (HD % 4u == 0u) {
+    return vec4<f32>(q_ld(at), q_ld(at + 1u), q_ld(at + 2u), q_ld(at + 3u));
+  }
+  return attn_ld_q(at, d, HD);
+}
 fn ab_ld_v(at: u32, d: u32) -> vec4<f32> {
+  if (V4 == 1u) {
+    return v_ld4(at >> 2u);
+  }
   if (HDV % 4u == 0u) {
     return vec4<f32>(v_ld(at), v_ld(at + 1u), v_ld(at + 2u), v_ld(at + 3u));
   }
@@ -91,29 +115,25 @@ fn ab_pv(acc: vec4<f32>, alpha: f32, a: vec4<f32>, b: vec4<f32>,
   return x;
 }
 
-// Row i's Q into q; accumulator a cleared.
-fn ab_start(q: ptr<function, array<vec4<f32>, HD4>>,
-            a: ptr<function, array<vec4<f32>, HV4>>, q_row: u32, hd4: u32,
-            hv4: u32) {
-  for (var d4 = 0u; d4 < hd4; d4++) {
-    (*q)[d4] = attn_ld_q(q_row + 4u * d4, 4u * d4, HD);
-  }
-  for (var d4 = 0u; d4 < hv4; d4++) {
-    (*a)[d4] = vec4<f32>(0.0f);
-  }
+// The rows' output accumulators: vec4 d4 of row r of invocation li at
+// ab_ai(d4, r, li), each slot used by its invocation alone.
+var<workgroup> ab_acc: array<vec4<f32>, WG * R * HV4>;
+fn ab_ai(d4: u32, r: u32, li: u32) -> u32 {
+  return (d4 * R + r) * WG + li;
 }
 
 // Writes the output (or, PARTIAL, the softmax state) of launch row i.
-fn ab_finish(a: ptr<function, array<vec4<f32>, HV4>>, bh: u32, i: u32,
-             m: f32, l: f32, bad: bool, vis: u32, hv4: u32) {
+fn ab_finish(r: u32, li: u32, bh: u32, i: u32, m: f32, l: f32, bad: bool,
+             vis: u32, hv4: u32) {
   if (i >= P.seq_q) {
     return;
   }
   let o_row = attn_o_row(bh, i);
   for (var d4 = 0u; d4 < hv4; d4++) {
-    var x = attn_out((*a)[d4], l, bad, vis);
+    let y = ab_acc[ab_ai(d4, r, li)];
+    var x = attn_out(y, l, bad, vis);
     if (PARTIAL == 1u) {
-      x = (*a)[d4];
+      x = y;
     }
     attn_st_o(o_row + 4u * d4, 4u * d4, HDV, x);
   }
@@ -143,15 +163,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let hd4 = (P.head_dim + 3u) / 4u;
   let hv4 = (P.head_dim_v + 3u) / 4u;
 
-  // the rows' Q and output accumulators, one array per row (see above)
-  var q0: array<vec4<f32>, HD4>;
-  var q1: array<vec4<f32>, HD4>;
-  var q2: array<vec4<f32>, HD4>;
-  var q3: array<vec4<f32>, HD4>;
-  var a0: array<vec4<f32>, HV4>;
-  var a1: array<vec4<f32>, HV4>;
-  var a2: array<vec4<f32>, HV4>;
-  var a3: array<vec4<f32>, HV4>;
+  // the rows' softmax states
   var vis: array<u32, 4>;
   var m_row: array<u32, 4>;
   var m: array<f32, 4>;  // running max of finite scores (once l > 0)
@@ -167,14 +179,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     bad[r] = false;
     kv_end = max(kv_end, vis[r]);
   }
+  // the rows' Q (read in the score loop: see above)
   let last = P.seq_q - 1u;
-  ab_start(&q0, &a0, attn_q_row(bh, min(i0, last)), hd4, hv4);
-  if (R > 1u) {
-    ab_start(&q1, &a1, attn_q_row(bh, min(i0 + 1u, last)), hd4, hv4);
-  }
-  if (R > 2u) {
-    ab_start(&q2, &a2, attn_q_row(bh, min(i0 + 2u, last)), hd4, hv4);
-    ab_start(&q3, &a3, attn_q_row(bh, min(i0 + 3u, last)), hd4, hv4);
+  let qr0 = attn_q_row(bh, min(i0, last));
+  let qr1 = attn_q_row(bh, min(i0 + 1u, last));
+  let qr2 = attn_q_row(bh, min(i0 + 2u, last));
+  let qr3 = attn_q_row(bh, min(i0 + 3u, last));
+  for (var d4 = 0u; d4 < hv4 * R; d4++) {
+    ab_acc[d4 * WG + li] = vec4<f32>(0.0f);
   }
 
   for (var k0 = 0u; k0 < kv_end; k0 += 8u) {
@@ -206,19 +218,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       let x5 = ab_ld_k(b5 + d, d);
       let x6 = ab_ld_k(b6 + d, d);
       let x7 = ab_ld_k(b7 + d, d);
-      let t0 = q0[d4];
+      let t0 = ab_ld_q(qr0 + d, d);
       sa[0] += ab_dot4(t0, x0, x1, x2, x3);
       sb[0] += ab_dot4(t0, x4, x5, x6, x7);
       if (R > 1u) {
-        let t1 = q1[d4];
+        let t1 = ab_ld_q(qr1 + d, d);
         sa[1] += ab_dot4(t1, x0, x1, x2, x3);
         sb[1] += ab_dot4(t1, x4, x5, x6, x7);
       }
       if (R > 2u) {
-        let t2 = q2[d4];
+        let t2 = ab_ld_q(qr2 + d, d);
         sa[2] += ab_dot4(t2, x0, x1, x2, x3);
         sb[2] += ab_dot4(t2, x4, x5, x6, x7);
-        let t3 = q3[d4];
+        let t3 = ab_ld_q(qr3 + d, d);
         sa[3] += ab_dot4(t3, x0, x1, x2, x3);
         sb[3] += ab_dot4(t3, x4, x5, x6, x7);
       }
@@ -264,27 +276,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       let y5 = ab_ld_v(c5 + d, d);
       let y6 = ab_ld_v(c6 + d, d);
       let y7 = ab_ld_v(c7 + d, d);
-      a0[d4] = ab_pv(a0[d4], alpha[0], pa[0], pb[0], y0, y1, y2, y3, y4, y5,
-                     y6, y7);
+      let s0 = ab_ai(d4, 0u, li);
+      ab_acc[s0] = ab_pv(ab_acc[s0], alpha[0], pa[0], pb[0], y0, y1, y2,
+                         y3, y4, y5, y6, y7);
       if (R > 1u) {
-        a1[d4] = ab_pv(a1[d4], alpha[1], pa[1], pb[1], y0, y1, y2, y3, y4, y5,
-                       y6, y7);
+        let s1 = ab_ai(d4, 1u, li);
+        ab_acc[s1] = ab_pv(ab_acc[s1], alpha[1], pa[1], pb[1], y0, y1, y2,
+                           y3, y4, y5, y6, y7);
       }
       if (R > 2u) {
-        a2[d4] = ab_pv(a2[d4], alpha[2], pa[2], pb[2], y0, y1, y2, y3, y4, y5,
-                       y6, y7);
-        a3[d4] = ab_pv(a3[d4], alpha[3], pa[3], pb[3], y0, y1, y2, y3, y4, y5,
-                       y6, y7);
+        let s2 = ab_ai(d4, 2u, li);
+        ab_acc[s2] = ab_pv(ab_acc[s2], alpha[2], pa[2], pb[2], y0, y1, y2,
+                           y3, y4, y5, y6, y7);
+        let s3 = ab_ai(d4, 3u, li);
+        ab_acc[s3] = ab_pv(ab_acc[s3], alpha[3], pa[3], pb[3], y0, y1, y2,
+                           y3, y4, y5, y6, y7);
       }
     }
   }
 
-  ab_finish(&a0, bh, i0, m[0], l[0], bad[0], vis[0], hv4);
+  ab_finish(0u, li, bh, i0, m[0], l[0], bad[0], vis[0], hv4);
   if (R > 1u) {
-    ab_finish(&a1, bh, i0 + 1u, m[1], l[1], bad[1], vis[1], hv4);
+    ab_finish(1u, li, bh, i0 + 1u, m[1], l[1], bad[1], vis[1], hv4);
   }
   if (R > 2u) {
-    ab_finish(&a2, bh, i0 + 2u, m[2], l[2], bad[2], vis[2], hv4);
-    ab_finish(&a3, bh, i0 + 3u, m[3], l[3], bad[3], vis[3], hv4);
+    ab_finish(2u, li, bh, i0 + 2u, m[2], l[2], bad[2], vis[2], hv4);
+    ab_finish(3u, li, bh, i0 + 3u, m[3], l[3], bad[3], vis[3], hv4);
   }
 }

@@ -22,13 +22,16 @@ typedef struct form_case {
   size_t batch, heads, heads_kv, seq_q, seq_kv, hd, hdv;
   wgc_causal causal;
   float softcap;
-  int mask;  /* 0 none; 1 additive [heads, seq_q, seq_kv], broadcast over
-                batch; 2 the same with -inf entries */
-  bool bshd; /* [batch, seq, heads, dim] layouts for Q, K, V and O */
+  int mask;   /* 0 none; 1 additive [heads, seq_q, seq_kv], broadcast over
+                 batch; 2 the same with -inf entries */
+  bool bshd;  /* [batch, seq, heads, dim] layouts for Q, K, V and O */
+  size_t pad; /* floats after each row of Q, K, V and O */
+  size_t off; /* floats before element 0 of Q, K, V and O in their buffers */
 } form_case;
 
 static wgc_attention_strides layout(const form_case *c, size_t heads,
                                     size_t seq, size_t dim) {
+  dim += c->pad;
   if (c->bshd)
     return (wgc_attention_strides){seq * heads * dim, dim, heads * dim};
   return (wgc_attention_strides){heads * seq * dim, seq * dim, dim};
@@ -50,9 +53,10 @@ static void form_run(int bi, const form_case *c) {
   if (!backend_case(bi, &ctx,
                     "attention_forms batch=%zu heads=%zu heads_kv=%zu "
                     "seq_q=%zu seq_kv=%zu head_dim=%zu head_dim_v=%zu "
-                    "causal=%s softcap=%g mask=%d bshd=%d",
+                    "causal=%s softcap=%g mask=%d bshd=%d pad=%zu off=%zu",
                     c->batch, c->heads, c->heads_kv, c->seq_q, c->seq_kv, c->hd,
-                    c->hdv, masks[c->causal], c->softcap, c->mask, c->bshd))
+                    c->hdv, masks[c->causal], c->softcap, c->mask, c->bshd,
+                    c->pad, c->off))
     return;
   wgc_attention_desc d = {.batch = c->batch,
                           .heads = c->heads,
@@ -68,33 +72,37 @@ static void form_run(int bi, const form_case *c) {
   d.k_stride = layout(c, c->heads_kv, c->seq_kv, c->hd);
   d.v_stride = layout(c, c->heads_kv, c->seq_kv, c->hdv);
   d.o_stride = layout(c, c->heads, c->seq_q, c->hdv);
-  size_t nq = c->batch * c->heads * c->seq_q * c->hd;
-  size_t nk = c->batch * c->heads_kv * c->seq_kv * c->hd;
-  size_t nv = c->batch * c->heads_kv * c->seq_kv * c->hdv;
-  size_t no = c->batch * c->heads * c->seq_q * c->hdv;
+  /* buffers of off + n floats (K and V one more) */
+  size_t off = c->off;
+  size_t nq = off + c->batch * c->heads * c->seq_q * (c->hd + c->pad);
+  size_t nk = off + c->batch * c->heads_kv * c->seq_kv * (c->hd + c->pad);
+  size_t nv = off + c->batch * c->heads_kv * c->seq_kv * (c->hdv + c->pad);
+  size_t no = off + c->batch * c->heads * c->seq_q * (c->hdv + c->pad);
   size_t nm = c->heads * c->seq_q * c->seq_kv;
-  float *q = falloc(nq), *k = falloc(nk + 1), *v = falloc(nv + 1);
-  float *m = falloc(nm + 1), *o = falloc(no);
+  float *qb = falloc(nq), *kb = falloc(nk + 1), *vb = falloc(nv + 1);
+  float *m = falloc(nm + 1), *ob = falloc(no);
+  float *q = qb + off, *k = kb + off, *v = vb + off, *o = ob + off;
   /* scores of a few units: the softmax is far from uniform */
-  fill_uniform(q, nq, -1.5f, 1.5f, 41);
-  fill_uniform(k, nk, -1.5f, 1.5f, 42);
-  fill_uniform(v, nv, -1.0f, 1.0f, 43);
+  fill_uniform(qb, nq, -1.5f, 1.5f, 41);
+  fill_uniform(kb, nk, -1.5f, 1.5f, 42);
+  fill_uniform(vb, nv, -1.0f, 1.0f, 43);
   fill_uniform(m, nm, -2.0f, 2.0f, 44);
   if (c->mask == 2)
     for (size_t i = 0; i < nm; i += 7)
       m[i] = -INFINITY;
-  wgc_ptr dq = dev_from(ctx, q, nq), dk = dev_from(ctx, k, nk + 1),
-          dv = dev_from(ctx, v, nv + 1), dm = 0, dout = dev_alloc(ctx, 4 * no);
+  wgc_ptr dq = dev_from(ctx, qb, nq), dk = dev_from(ctx, kb, nk + 1),
+          dv = dev_from(ctx, vb, nv + 1), dm = 0, dout = dev_alloc(ctx, 4 * no);
   if (c->mask) {
     dm = dev_from(ctx, m, nm + 1);
     d.mask = dm;
     d.mask_stride = (wgc_attention_strides){0, c->seq_q * c->seq_kv, c->seq_kv};
   }
   if (dq && dk && dv && dout && (dm || !c->mask)) {
-    wgc_status s = wgc_attention(ctx, &d, dq, dk, dv, dout);
+    wgc_status s = wgc_attention(ctx, &d, dq + 4 * off, dk + 4 * off,
+                                 dv + 4 * off, dout + 4 * off);
     CHECK(s == WGC_OK, "wgc_attention returned %s: %s", wgc_status_name(s),
           wgc_last_error(ctx));
-    if (s == WGC_OK && dev_read(ctx, o, dout, no)) {
+    if (s == WGC_OK && dev_read(ctx, ob, dout, no)) {
       double *want = dalloc(no ? no : 1);
       wgc_attention_desc rd = d;
       rd.mask = c->mask ? (wgc_ptr)(uintptr_t)m : 0;
@@ -127,11 +135,11 @@ static void form_run(int bi, const form_case *c) {
   dev_free(ctx, dv);
   dev_free(ctx, dm);
   dev_free(ctx, dout);
-  free(q);
-  free(k);
-  free(v);
+  free(qb);
+  free(kb);
+  free(vb);
   free(m);
-  free(o);
+  free(ob);
   case_end();
 }
 
@@ -140,34 +148,41 @@ TEST(attention_forms) {
                    BR = WGC_CAUSAL_BOTTOM_RIGHT;
   const form_case cases[] = {
       /* rows past seq_q in the last invocation, both corners */
-      {1, 2, 2, 37, 37, 64, 64, TL, 0, 0, false},
-      {2, 4, 2, 70, 29, 32, 32, BR, 0, 0, false}, /* rows seeing no key */
-      {1, 4, 1, 50, 90, 64, 64, BR, 0, 0, false},
-      {1, 3, 3, 61, 130, 64, 64, NONE, 0, 0, false},
+      {1, 2, 2, 37, 37, 64, 64, TL, 0, 0, false, 0, 0},
+      {2, 4, 2, 70, 29, 32, 32, BR, 0, 0, false, 0, 0}, /* rows seeing no key */
+      {1, 4, 1, 50, 90, 64, 64, BR, 0, 0, false, 0, 0},
+      {1, 3, 3, 61, 130, 64, 64, NONE, 0, 0, false, 0, 0},
       /* head_dim 128, head_dim_v != head_dim */
-      {1, 4, 2, 45, 45, 128, 128, TL, 0, 0, false},
-      {1, 2, 1, 33, 51, 80, 48, BR, 0, 0, false},
-      {1, 2, 2, 19, 23, 48, 112, NONE, 0, 0, false},
+      {1, 4, 2, 45, 45, 128, 128, TL, 0, 0, false, 0, 0},
+      {1, 2, 1, 33, 51, 80, 48, BR, 0, 0, false, 0, 0},
+      {1, 2, 2, 19, 23, 48, 112, NONE, 0, 0, false, 0, 0},
       /* head sizes 1..3 and 65..130 (past 128: the staged form) */
-      {1, 2, 1, 9, 13, 1, 1, TL, 0, 0, false},
-      {1, 2, 2, 11, 7, 2, 3, BR, 0, 0, false},
-      {1, 1, 1, 26, 26, 3, 5, NONE, 0, 0, false},
-      {1, 2, 1, 18, 25, 65, 65, TL, 0, 0, false},
-      {1, 2, 1, 17, 21, 130, 66, NONE, 0, 0, false},
+      {1, 2, 1, 9, 13, 1, 1, TL, 0, 0, false, 0, 0},
+      {1, 2, 2, 11, 7, 2, 3, BR, 0, 0, false, 0, 0},
+      {1, 1, 1, 26, 26, 3, 5, NONE, 0, 0, false, 0, 0},
+      {1, 2, 1, 18, 25, 65, 65, TL, 0, 0, false, 0, 0},
+      {1, 2, 1, 17, 21, 130, 66, NONE, 0, 0, false, 0, 0},
       /* masks, -inf entries (rows whose visible keys are all -inf: NaN),
        * softcap */
-      {2, 2, 1, 37, 31, 64, 64, TL, 0, 1, false},
-      {1, 2, 2, 37, 25, 64, 64, BR, 0, 2, false},
-      {1, 2, 1, 37, 27, 64, 64, TL, 5.0f, 2, false},
+      {2, 2, 1, 37, 31, 64, 64, TL, 0, 1, false, 0, 0},
+      {1, 2, 2, 37, 25, 64, 64, BR, 0, 2, false, 0, 0},
+      {1, 2, 1, 37, 27, 64, 64, TL, 5.0f, 2, false, 0, 0},
       /* [batch, seq, heads, dim] strides */
-      {2, 4, 2, 37, 26, 64, 64, TL, 0, 0, true},
-      {1, 2, 1, 33, 19, 80, 48, BR, 0, 0, true},
+      {2, 4, 2, 37, 26, 64, 64, TL, 0, 0, true, 0, 0},
+      {1, 2, 1, 33, 19, 80, 48, BR, 0, 0, true, 0, 0},
+      /* K/V (and Q) rows loaded as vec4s: operands 4 bytes past a 16-byte
+       * boundary; rows padded to a multiple of 4 floats; rows at strides
+       * that are not (scalar loads) */
+      {1, 2, 1, 37, 29, 64, 64, TL, 0, 0, false, 0, 1},
+      {1, 2, 2, 21, 33, 32, 48, NONE, 0, 0, false, 4, 0},
+      {1, 2, 1, 19, 27, 64, 32, BR, 0, 0, false, 1, 2},
+      {2, 2, 1, 23, 17, 32, 48, TL, 0, 0, true, 2, 3},
       /* a single row, a single key */
-      {1, 2, 1, 1, 40, 64, 64, BR, 0, 0, false},
-      {1, 2, 1, 45, 1, 128, 128, NONE, 0, 0, false},
+      {1, 2, 1, 1, 40, 64, 64, BR, 0, 0, false, 0, 0},
+      {1, 2, 1, 45, 1, 128, 128, NONE, 0, 0, false, 0, 0},
       /* keys beyond one launch's loop budget on lavapipe (split-KV):
        * about 3600 keys at head size 64 */
-      {1, 1, 1, 20, 3700, 64, 64, BR, 0, 0, false},
+      {1, 1, 1, 20, 3700, 64, 64, BR, 0, 0, false, 0, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int bi = 0; bi < 2; bi++)

@@ -44,6 +44,9 @@
  * serves that many rows. 4 against 2 at head_dim 128 (8 heads, seq 128
  * and 512, alternated): lavapipe 1.5-1.7x, SwiftShader 1.2x faster. */
 #define ATTN_BLOCK_ROWS 4u
+/* attention_block: workgroup memory for output accumulators, the WebGPU
+ * default limit (ATTN_BLOCK_MAX_HD keeps 8 invocations within it) */
+#define ATTN_BLOCK_WG_BYTES 16384u
 
 typedef struct attn_params {
   uint32_t off[8];
@@ -207,7 +210,8 @@ typedef struct attn_shape {
   bool rows;
   uint64_t bq, dgroups;
   const char *kernel;
-  char consts[256];
+  unsigned vec4; /* wg_launch.vec4 */
+  char consts[320];
 } attn_shape;
 
 /* The fused kernel forms: ATTN_STAGED kernels/attention.wgsl (K/V tiles
@@ -256,6 +260,14 @@ static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
   return budget / (32 + w) * 16;
 }
 
+/* Whether rows of n floats at strides st are whole vec4s from the start
+ * of an operand window (window() starts it at a row): then the block form
+ * loads them as vec4s. */
+static unsigned rows_vec4(const wgc_attention_strides *st, uint64_t n) {
+  return n % 4 == 0 && st->batch % 4 == 0 && st->head % 4 == 0 &&
+         st->seq % 4 == 0;
+}
+
 static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
                       unsigned form, attn_shape *sh) {
   /* head_dim and head_dim_v <= 64: "rows", one query row per invocation,
@@ -275,6 +287,7 @@ static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
   unsigned rd4 = (unsigned)(hd + 3) / 4, rv4 = (unsigned)(hdv + 3) / 4;
   uint64_t dv = 64u * nv4 * nvc;
   unsigned softcap = a->d.softcap > 0;
+  sh->vec4 = 0;
   sh->kernel = a->has_mask ? "attention_mask+attention_common+attention"
                            : "attention_nomask+attention_common+attention";
   if (form == ATTN_BLOCK) {
@@ -284,18 +297,24 @@ static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
     unsigned r = ATTN_BLOCK_ROWS;
     uint64_t wg = pow2_at_least((seq_q + r - 1) / r);
     wg = wg < 8 ? 8 : wg > 16 ? 16 : wg;
+    /* the kernel keeps its rows' output accumulators in workgroup memory */
+    uint64_t wg_max = ATTN_BLOCK_WG_BYTES / (16u * r * ((hdv + 3) / 4));
+    wg = wg > wg_max ? wg_max : wg;
     sh->rows = true;
     sh->dgroups = 1;
     sh->bq = wg * r;
     sh->kernel = a->has_mask
                      ? "attention_mask+attention_common+attention_block"
                      : "attention_nomask+attention_common+attention_block";
+    sh->vec4 = 7u; /* q, k, v: rows_vec4 picks the kernel's loads */
     snprintf(sh->consts, sizeof sh->consts,
              "const WG: u32 = %uu; const R: u32 = %uu; const HD: u32 = %uu; "
              "const HDV: u32 = %uu; const PARTIAL: u32 = %uu; "
-             "const SOFTCAP: u32 = %uu;",
+             "const SOFTCAP: u32 = %uu; const Q4: u32 = %uu; "
+             "const K4: u32 = %uu; const V4: u32 = %uu;",
              (unsigned)wg, r, (unsigned)hd, (unsigned)hdv, partial ? 1u : 0u,
-             softcap);
+             softcap, rows_vec4(&a->d.q_stride, hd),
+             rows_vec4(&a->d.k_stride, hd), rows_vec4(&a->d.v_stride, hdv));
     return;
   }
   if (form == ATTN_REGS) {
@@ -526,6 +545,7 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
                              true};
         wg_launch l = {.kernel = sh.kernel,
                        .consts = sh.consts,
+                       .vec4 = sh.vec4,
                        .params = &p,
                        .params_size = sizeof p,
                        .groups = p.qblocks * sh.dgroups};
@@ -651,6 +671,7 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
     attn_region r = {bh0, cnt, 0, seq_q, 0, seq_kv};
     wg_launch l = {.kernel = sh.kernel,
                    .consts = sh.consts,
+                   .vec4 = sh.vec4,
                    .params = &p,
                    .params_size = sizeof p,
                    .groups = cnt * per_head_groups};
