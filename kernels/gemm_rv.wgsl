@@ -3,7 +3,10 @@
 // (1 to 4) vec4 column groups of C straight from memory, over the grid of
 // the tiled kernel (x: column block of BN, y: row block of BM, z:
 // batch*nslices + slice), with WX = BN / (4 TV) by WY = BM / TM invocations
-// per workgroup; the prelude defines BM, BN, TM and TV. On CPU adapters
+// per workgroup; the prelude defines BM, BN, TM and TV, and the file before
+// this one B4 and gemm_b4 (gemm_rv_b4.wgsl: B's rows are contiguous runs of
+// whole vec4s, read one vec4 per column group; gemm_rv_b1.wgsl: B is read
+// one float at a time, as the planner picks per launch). On CPU adapters
 // workgroup memory is ordinary memory and every barrier is costly, so this
 // form runs faster there; gemm_select.c picks the block per adapter and
 // shape. An invocation's rows are consecutive; its column groups interleave
@@ -58,9 +61,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   var pa14 = min(row0 + 14u, P.m - 1u) * P.rs_a + abase;
   var pa15 = min(row0 + 15u, P.m - 1u) * P.rs_a + abase;
   var pb0 = gemm_bcols(col0, 0u, bbase);
+  var qb0 = pb0.x >> 2u;
   var pb1 = gemm_bcols(col0, 1u, bbase);
+  var qb1 = pb1.x >> 2u;
   var pb2 = gemm_bcols(col0, 2u, bbase);
+  var qb2 = pb2.x >> 2u;
   var pb3 = gemm_bcols(col0, 3u, bbase);
+  var qb3 = pb3.x >> 2u;
   var acc0_0 = vec4<f32>(0.0f);
   var acc0_1 = vec4<f32>(0.0f);
   var acc0_2 = vec4<f32>(0.0f);
@@ -127,22 +134,42 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   var acc15_3 = vec4<f32>(0.0f);
   for (var kk = kbeg; kk < kend; kk++) {
     var b0 = vec4<f32>(0.0f);
-    b0 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
-    pb0 += vec4<u32>(P.rs_b);
+    if (B4) {
+      b0 = gemm_b4(qb0);
+      qb0 += P.rs_b >> 2u;
+    } else {
+      b0 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
+      pb0 += vec4<u32>(P.rs_b);
+    }
     var b1 = vec4<f32>(0.0f);
     if (TV > 1u) {
-      b1 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
-      pb1 += vec4<u32>(P.rs_b);
+      if (B4) {
+        b1 = gemm_b4(qb1);
+        qb1 += P.rs_b >> 2u;
+      } else {
+        b1 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
+        pb1 += vec4<u32>(P.rs_b);
+      }
     }
     var b2 = vec4<f32>(0.0f);
     if (TV > 2u) {
-      b2 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
-      pb2 += vec4<u32>(P.rs_b);
+      if (B4) {
+        b2 = gemm_b4(qb2);
+        qb2 += P.rs_b >> 2u;
+      } else {
+        b2 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
+        pb2 += vec4<u32>(P.rs_b);
+      }
     }
     var b3 = vec4<f32>(0.0f);
     if (TV > 3u) {
-      b3 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
-      pb3 += vec4<u32>(P.rs_b);
+      if (B4) {
+        b3 = gemm_b4(qb3);
+        qb3 += P.rs_b >> 2u;
+      } else {
+        b3 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
+        pb3 += vec4<u32>(P.rs_b);
+      }
     }
     let a0 = vec4<f32>(a_ld(pa0));
     acc0_0 = fma(a0, b0, acc0_0);

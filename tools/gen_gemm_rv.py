@@ -13,7 +13,10 @@ HEADER = """\
 // (1 to 4) vec4 column groups of C straight from memory, over the grid of
 // the tiled kernel (x: column block of BN, y: row block of BM, z:
 // batch*nslices + slice), with WX = BN / (4 TV) by WY = BM / TM invocations
-// per workgroup; the prelude defines BM, BN, TM and TV. On CPU adapters
+// per workgroup; the prelude defines BM, BN, TM and TV, and the file before
+// this one B4 and gemm_b4 (gemm_rv_b4.wgsl: B's rows are contiguous runs of
+// whole vec4s, read one vec4 per column group; gemm_rv_b1.wgsl: B is read
+// one float at a time, as the planner picks per launch). On CPU adapters
 // workgroup memory is ordinary memory and every barrier is costly, so this
 // form runs faster there; gemm_select.c picks the block per adapter and
 // shape. An invocation's rows are consecutive; its column groups interleave
@@ -87,6 +90,7 @@ def main():
         out.append("  var pa%d = min(row0 + %du, P.m - 1u) * P.rs_a + abase;" % (r, r))
     for v in range(MAX_GROUPS):
         out.append("  var pb%d = gemm_bcols(col0, %du, bbase);" % (v, v))
+        out.append("  var qb%d = pb%d.x >> 2u;" % (v, v))
     for r in range(MAX_ROWS):
         for v in range(MAX_GROUPS):
             out.append("  var acc%d_%d = vec4<f32>(0.0f);" % (r, v))
@@ -94,9 +98,14 @@ def main():
     for v in range(MAX_GROUPS):
         out.append("    var b%d = vec4<f32>(0.0f);" % v)
         out += guard(groups(v), [
-            "b%d = vec4<f32>(b_ld(pb%d.x), b_ld(pb%d.y), b_ld(pb%d.z), b_ld(pb%d.w));"
+            "if (B4) {",
+            "  b%d = gemm_b4(qb%d);" % (v, v),
+            "  qb%d += P.rs_b >> 2u;" % v,
+            "} else {",
+            "  b%d = vec4<f32>(b_ld(pb%d.x), b_ld(pb%d.y), b_ld(pb%d.z), b_ld(pb%d.w));"
             % ((v,) * 5),
-            "pb%d += vec4<u32>(P.rs_b);" % v], "    ")
+            "  pb%d += vec4<u32>(P.rs_b);" % v,
+            "}"], "    ")
     for r in range(MAX_ROWS):
         body = ["let a%d = vec4<f32>(a_ld(pa%d));" % (r, r)]
         for v in range(MAX_GROUPS):

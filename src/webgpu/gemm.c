@@ -299,6 +299,17 @@ static int split_dim(const wg_plan *wp, const wgc_gemm_args *g, const region *r,
 
 static uint32_t u32_of(uint64_t v) { return (uint32_t)v; }
 
+/* Whether gemm_rv reads B a vec4 per column group: every group is 4
+ * contiguous floats of B starting at a multiple of 4 from B's offset (so
+ * none straddles the edge of C), and B's offset is 16-byte aligned so that
+ * its binding can be declared as vec4s. Otherwise B is read float by float
+ * as before. */
+static bool rv_b4(const wgc_gemm_args *g, const region *r,
+                  const wg_operand *b) {
+  return r->nn % 4 == 0 && g->cs_b == 1 && (r->kk == 1 || g->rs_b % 4 == 0) &&
+         (r->nb == 1 || g->batch_b % 4 == 0) && b->ref.offset % 16 == 0;
+}
+
 static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
                                 const region *r, const form *p) {
   wg_operand ops[OP_COUNT];
@@ -400,9 +411,17 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
                "const BM: u32 = %uu; const BN: u32 = %uu; const TM: u32 = %uu; "
                "const TV: u32 = %uu;%s",
                t->bm, t->bn, t->tm, t->tn / 4, ep_here ? ep_consts : "");
-      l.kernel = split     ? "gemm_common+gemm_rv+gemm_out_part"
-                 : ep_here ? "math+activation+gemm_common+gemm_rv+gemm_out_ep"
-                           : "gemm_common+gemm_rv+gemm_out_c";
+      bool b4 = rv_b4(g, r, &ops[OP_B]);
+      l.vec4 = b4 ? 1u << OP_B : 0;
+      l.kernel = split ? (b4 ? "gemm_common+gemm_rv_b4+gemm_rv+gemm_out_part"
+                             : "gemm_common+gemm_rv_b1+gemm_rv+gemm_out_part")
+                 : ep_here
+                     ? (b4 ? "math+activation+gemm_common+gemm_rv_b4+gemm_rv+"
+                             "gemm_out_ep"
+                           : "math+activation+gemm_common+gemm_rv_b1+gemm_rv+"
+                             "gemm_out_ep")
+                 : b4 ? "gemm_common+gemm_rv_b4+gemm_rv+gemm_out_c"
+                      : "gemm_common+gemm_rv_b1+gemm_rv+gemm_out_c";
     } else {
       snprintf(consts, sizeof consts,
                "const BM: u32 = %uu; const BN: u32 = %uu; const BK: u32 = %uu; "
