@@ -310,6 +310,18 @@ static bool rv_b4(const wgc_gemm_args *g, const region *r,
          (r->nb == 1 || g->batch_b % 4 == 0) && b->ref.offset % 16 == 0;
 }
 
+/* Whether gemm_rv reads A four k at a time, a vec4 per row: where it pays
+ * on the adapter (gemm_choice.k4) and A's rows run
+ * contiguously along k from multiples of 4 floats (offset, row and batch
+ * strides, and the start of every k slice), with at least one whole run. */
+static bool rv_a4(const wgc_gemm_args *g, const region *r, const form *p,
+                  const wg_operand *a) {
+  return p->tile.k4 && r->kk >= 4 && g->cs_a == 1 &&
+         (r->mm == 1 || g->rs_a % 4 == 0) &&
+         (r->nb == 1 || g->batch_a % 4 == 0) &&
+         (p->slices == 1 || p->kslice % 4 == 0) && a->ref.offset % 16 == 0;
+}
+
 static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
                                 const region *r, const form *p) {
   wg_operand ops[OP_COUNT];
@@ -397,7 +409,7 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
       .consts = ep_here ? ep_consts : NULL,
       .params = &prm,
       .params_size = sizeof prm};
-  char consts[320];
+  char consts[320], kernel[96];
   if (p->kind == K_SMALL) {
     l.kernel = split     ? "gemm_common+gemm_small+gemm_out_part"
                : ep_here ? "math+activation+gemm_common+gemm_small+gemm_out_ep"
@@ -411,17 +423,16 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
                "const BM: u32 = %uu; const BN: u32 = %uu; const TM: u32 = %uu; "
                "const TV: u32 = %uu;%s",
                t->bm, t->bn, t->tm, t->tn / 4, ep_here ? ep_consts : "");
-      bool b4 = rv_b4(g, r, &ops[OP_B]);
-      l.vec4 = b4 ? 1u << OP_B : 0;
-      l.kernel = split ? (b4 ? "gemm_common+gemm_rv_b4+gemm_rv+gemm_out_part"
-                             : "gemm_common+gemm_rv_b1+gemm_rv+gemm_out_part")
-                 : ep_here
-                     ? (b4 ? "math+activation+gemm_common+gemm_rv_b4+gemm_rv+"
-                             "gemm_out_ep"
-                           : "math+activation+gemm_common+gemm_rv_b1+gemm_rv+"
-                             "gemm_out_ep")
-                 : b4 ? "gemm_common+gemm_rv_b4+gemm_rv+gemm_out_c"
-                      : "gemm_common+gemm_rv_b1+gemm_rv+gemm_out_c";
+      bool a4 = rv_a4(g, r, p, &ops[OP_A]), b4 = rv_b4(g, r, &ops[OP_B]);
+      l.vec4 = (a4 ? 1u << OP_A : 0) | (b4 ? 1u << OP_B : 0);
+      snprintf(kernel, sizeof kernel,
+               "%sgemm_common+gemm_rv_a%c+gemm_rv_b%c+gemm_rv+gemm_out_%s",
+               ep_here ? "math+activation+" : "", a4 ? '4' : '1',
+               b4 ? '4' : '1',
+               split     ? "part"
+               : ep_here ? "ep"
+                         : "c");
+      l.kernel = kernel;
     } else {
       snprintf(consts, sizeof consts,
                "const BM: u32 = %uu; const BN: u32 = %uu; const BK: u32 = %uu; "
