@@ -3,7 +3,12 @@
 // (1 to 4) vec4 column groups of C straight from memory, over the grid of
 // the tiled kernel (x: column block of BN, y: row block of BM, z:
 // batch*nslices + slice), with WX = BN / (4 TV) by WY = BM / TM invocations
-// per workgroup; the prelude defines BM, BN, TM and TV. On CPU adapters
+// per workgroup; the prelude defines BM, BN, TM and TV, and the file before
+// this one B4 and gemm_b4 (gemm_rv_b4.wgsl: B's rows are contiguous runs of
+// whole vec4s, read one vec4 per column group; gemm_rv_b1.wgsl: B is read
+// one float at a time, as the planner picks per launch), and the file before
+// that A4 and gemm_a4 (gemm_rv_a4.wgsl: A's rows are aligned runs of vec4s
+// along k, read four k at a time; gemm_rv_a1.wgsl: one float at a time). On CPU adapters
 // workgroup memory is ordinary memory and every barrier is costly, so this
 // form runs faster there; gemm_select.c picks the block per adapter and
 // shape. An invocation's rows are consecutive; its column groups interleave
@@ -58,9 +63,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   var pa14 = min(row0 + 14u, P.m - 1u) * P.rs_a + abase;
   var pa15 = min(row0 + 15u, P.m - 1u) * P.rs_a + abase;
   var pb0 = gemm_bcols(col0, 0u, bbase);
+  var qb0 = pb0.x >> 2u;
   var pb1 = gemm_bcols(col0, 1u, bbase);
+  var qb1 = pb1.x >> 2u;
   var pb2 = gemm_bcols(col0, 2u, bbase);
+  var qb2 = pb2.x >> 2u;
   var pb3 = gemm_bcols(col0, 3u, bbase);
+  var qb3 = pb3.x >> 2u;
   var acc0_0 = vec4<f32>(0.0f);
   var acc0_1 = vec4<f32>(0.0f);
   var acc0_2 = vec4<f32>(0.0f);
@@ -125,24 +134,965 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   var acc15_1 = vec4<f32>(0.0f);
   var acc15_2 = vec4<f32>(0.0f);
   var acc15_3 = vec4<f32>(0.0f);
-  for (var kk = kbeg; kk < kend; kk++) {
+  var kk = kbeg;
+  if (A4) {
+    var qa0 = pa0 >> 2u;
+    var qa1 = pa1 >> 2u;
+    var qa2 = pa2 >> 2u;
+    var qa3 = pa3 >> 2u;
+    var qa4 = pa4 >> 2u;
+    var qa5 = pa5 >> 2u;
+    var qa6 = pa6 >> 2u;
+    var qa7 = pa7 >> 2u;
+    var qa8 = pa8 >> 2u;
+    var qa9 = pa9 >> 2u;
+    var qa10 = pa10 >> 2u;
+    var qa11 = pa11 >> 2u;
+    var qa12 = pa12 >> 2u;
+    var qa13 = pa13 >> 2u;
+    var qa14 = pa14 >> 2u;
+    var qa15 = pa15 >> 2u;
+    for (; kk + 4u <= kend; kk += 4u) {
+      var b0_0 = vec4<f32>(0.0f);
+      if (B4) {
+        b0_0 = gemm_b4(qb0);
+        qb0 += P.rs_b >> 2u;
+      } else {
+        b0_0 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
+        pb0 += vec4<u32>(P.rs_b);
+      }
+      var b1_0 = vec4<f32>(0.0f);
+      if (TV > 1u) {
+        if (B4) {
+          b1_0 = gemm_b4(qb1);
+          qb1 += P.rs_b >> 2u;
+        } else {
+          b1_0 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
+          pb1 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b2_0 = vec4<f32>(0.0f);
+      if (TV > 2u) {
+        if (B4) {
+          b2_0 = gemm_b4(qb2);
+          qb2 += P.rs_b >> 2u;
+        } else {
+          b2_0 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
+          pb2 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b3_0 = vec4<f32>(0.0f);
+      if (TV > 3u) {
+        if (B4) {
+          b3_0 = gemm_b4(qb3);
+          qb3 += P.rs_b >> 2u;
+        } else {
+          b3_0 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
+          pb3 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b0_1 = vec4<f32>(0.0f);
+      if (B4) {
+        b0_1 = gemm_b4(qb0);
+        qb0 += P.rs_b >> 2u;
+      } else {
+        b0_1 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
+        pb0 += vec4<u32>(P.rs_b);
+      }
+      var b1_1 = vec4<f32>(0.0f);
+      if (TV > 1u) {
+        if (B4) {
+          b1_1 = gemm_b4(qb1);
+          qb1 += P.rs_b >> 2u;
+        } else {
+          b1_1 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
+          pb1 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b2_1 = vec4<f32>(0.0f);
+      if (TV > 2u) {
+        if (B4) {
+          b2_1 = gemm_b4(qb2);
+          qb2 += P.rs_b >> 2u;
+        } else {
+          b2_1 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
+          pb2 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b3_1 = vec4<f32>(0.0f);
+      if (TV > 3u) {
+        if (B4) {
+          b3_1 = gemm_b4(qb3);
+          qb3 += P.rs_b >> 2u;
+        } else {
+          b3_1 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
+          pb3 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b0_2 = vec4<f32>(0.0f);
+      if (B4) {
+        b0_2 = gemm_b4(qb0);
+        qb0 += P.rs_b >> 2u;
+      } else {
+        b0_2 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
+        pb0 += vec4<u32>(P.rs_b);
+      }
+      var b1_2 = vec4<f32>(0.0f);
+      if (TV > 1u) {
+        if (B4) {
+          b1_2 = gemm_b4(qb1);
+          qb1 += P.rs_b >> 2u;
+        } else {
+          b1_2 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
+          pb1 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b2_2 = vec4<f32>(0.0f);
+      if (TV > 2u) {
+        if (B4) {
+          b2_2 = gemm_b4(qb2);
+          qb2 += P.rs_b >> 2u;
+        } else {
+          b2_2 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
+          pb2 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b3_2 = vec4<f32>(0.0f);
+      if (TV > 3u) {
+        if (B4) {
+          b3_2 = gemm_b4(qb3);
+          qb3 += P.rs_b >> 2u;
+        } else {
+          b3_2 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
+          pb3 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b0_3 = vec4<f32>(0.0f);
+      if (B4) {
+        b0_3 = gemm_b4(qb0);
+        qb0 += P.rs_b >> 2u;
+      } else {
+        b0_3 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
+        pb0 += vec4<u32>(P.rs_b);
+      }
+      var b1_3 = vec4<f32>(0.0f);
+      if (TV > 1u) {
+        if (B4) {
+          b1_3 = gemm_b4(qb1);
+          qb1 += P.rs_b >> 2u;
+        } else {
+          b1_3 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
+          pb1 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b2_3 = vec4<f32>(0.0f);
+      if (TV > 2u) {
+        if (B4) {
+          b2_3 = gemm_b4(qb2);
+          qb2 += P.rs_b >> 2u;
+        } else {
+          b2_3 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
+          pb2 += vec4<u32>(P.rs_b);
+        }
+      }
+      var b3_3 = vec4<f32>(0.0f);
+      if (TV > 3u) {
+        if (B4) {
+          b3_3 = gemm_b4(qb3);
+          qb3 += P.rs_b >> 2u;
+        } else {
+          b3_3 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
+          pb3 += vec4<u32>(P.rs_b);
+        }
+      }
+      let a0 = gemm_a4(qa0);
+      acc0_0 = fma(vec4<f32>(a0[0]), b0_0, acc0_0);
+      if (TV > 1u) {
+        acc0_1 = fma(vec4<f32>(a0[0]), b1_0, acc0_1);
+      }
+      if (TV > 2u) {
+        acc0_2 = fma(vec4<f32>(a0[0]), b2_0, acc0_2);
+      }
+      if (TV > 3u) {
+        acc0_3 = fma(vec4<f32>(a0[0]), b3_0, acc0_3);
+      }
+      acc0_0 = fma(vec4<f32>(a0[1]), b0_1, acc0_0);
+      if (TV > 1u) {
+        acc0_1 = fma(vec4<f32>(a0[1]), b1_1, acc0_1);
+      }
+      if (TV > 2u) {
+        acc0_2 = fma(vec4<f32>(a0[1]), b2_1, acc0_2);
+      }
+      if (TV > 3u) {
+        acc0_3 = fma(vec4<f32>(a0[1]), b3_1, acc0_3);
+      }
+      acc0_0 = fma(vec4<f32>(a0[2]), b0_2, acc0_0);
+      if (TV > 1u) {
+        acc0_1 = fma(vec4<f32>(a0[2]), b1_2, acc0_1);
+      }
+      if (TV > 2u) {
+        acc0_2 = fma(vec4<f32>(a0[2]), b2_2, acc0_2);
+      }
+      if (TV > 3u) {
+        acc0_3 = fma(vec4<f32>(a0[2]), b3_2, acc0_3);
+      }
+      acc0_0 = fma(vec4<f32>(a0[3]), b0_3, acc0_0);
+      if (TV > 1u) {
+        acc0_1 = fma(vec4<f32>(a0[3]), b1_3, acc0_1);
+      }
+      if (TV > 2u) {
+        acc0_2 = fma(vec4<f32>(a0[3]), b2_3, acc0_2);
+      }
+      if (TV > 3u) {
+        acc0_3 = fma(vec4<f32>(a0[3]), b3_3, acc0_3);
+      }
+      qa0 += 1u;
+      if (TM > 1u) {
+        let a1 = gemm_a4(qa1);
+        acc1_0 = fma(vec4<f32>(a1[0]), b0_0, acc1_0);
+        if (TV > 1u) {
+          acc1_1 = fma(vec4<f32>(a1[0]), b1_0, acc1_1);
+        }
+        if (TV > 2u) {
+          acc1_2 = fma(vec4<f32>(a1[0]), b2_0, acc1_2);
+        }
+        if (TV > 3u) {
+          acc1_3 = fma(vec4<f32>(a1[0]), b3_0, acc1_3);
+        }
+        acc1_0 = fma(vec4<f32>(a1[1]), b0_1, acc1_0);
+        if (TV > 1u) {
+          acc1_1 = fma(vec4<f32>(a1[1]), b1_1, acc1_1);
+        }
+        if (TV > 2u) {
+          acc1_2 = fma(vec4<f32>(a1[1]), b2_1, acc1_2);
+        }
+        if (TV > 3u) {
+          acc1_3 = fma(vec4<f32>(a1[1]), b3_1, acc1_3);
+        }
+        acc1_0 = fma(vec4<f32>(a1[2]), b0_2, acc1_0);
+        if (TV > 1u) {
+          acc1_1 = fma(vec4<f32>(a1[2]), b1_2, acc1_1);
+        }
+        if (TV > 2u) {
+          acc1_2 = fma(vec4<f32>(a1[2]), b2_2, acc1_2);
+        }
+        if (TV > 3u) {
+          acc1_3 = fma(vec4<f32>(a1[2]), b3_2, acc1_3);
+        }
+        acc1_0 = fma(vec4<f32>(a1[3]), b0_3, acc1_0);
+        if (TV > 1u) {
+          acc1_1 = fma(vec4<f32>(a1[3]), b1_3, acc1_1);
+        }
+        if (TV > 2u) {
+          acc1_2 = fma(vec4<f32>(a1[3]), b2_3, acc1_2);
+        }
+        if (TV > 3u) {
+          acc1_3 = fma(vec4<f32>(a1[3]), b3_3, acc1_3);
+        }
+        qa1 += 1u;
+      }
+      if (TM > 2u) {
+        let a2 = gemm_a4(qa2);
+        acc2_0 = fma(vec4<f32>(a2[0]), b0_0, acc2_0);
+        if (TV > 1u) {
+          acc2_1 = fma(vec4<f32>(a2[0]), b1_0, acc2_1);
+        }
+        if (TV > 2u) {
+          acc2_2 = fma(vec4<f32>(a2[0]), b2_0, acc2_2);
+        }
+        if (TV > 3u) {
+          acc2_3 = fma(vec4<f32>(a2[0]), b3_0, acc2_3);
+        }
+        acc2_0 = fma(vec4<f32>(a2[1]), b0_1, acc2_0);
+        if (TV > 1u) {
+          acc2_1 = fma(vec4<f32>(a2[1]), b1_1, acc2_1);
+        }
+        if (TV > 2u) {
+          acc2_2 = fma(vec4<f32>(a2[1]), b2_1, acc2_2);
+        }
+        if (TV > 3u) {
+          acc2_3 = fma(vec4<f32>(a2[1]), b3_1, acc2_3);
+        }
+        acc2_0 = fma(vec4<f32>(a2[2]), b0_2, acc2_0);
+        if (TV > 1u) {
+          acc2_1 = fma(vec4<f32>(a2[2]), b1_2, acc2_1);
+        }
+        if (TV > 2u) {
+          acc2_2 = fma(vec4<f32>(a2[2]), b2_2, acc2_2);
+        }
+        if (TV > 3u) {
+          acc2_3 = fma(vec4<f32>(a2[2]), b3_2, acc2_3);
+        }
+        acc2_0 = fma(vec4<f32>(a2[3]), b0_3, acc2_0);
+        if (TV > 1u) {
+          acc2_1 = fma(vec4<f32>(a2[3]), b1_3, acc2_1);
+        }
+        if (TV > 2u) {
+          acc2_2 = fma(vec4<f32>(a2[3]), b2_3, acc2_2);
+        }
+        if (TV > 3u) {
+          acc2_3 = fma(vec4<f32>(a2[3]), b3_3, acc2_3);
+        }
+        qa2 += 1u;
+      }
+      if (TM > 3u) {
+        let a3 = gemm_a4(qa3);
+        acc3_0 = fma(vec4<f32>(a3[0]), b0_0, acc3_0);
+        if (TV > 1u) {
+          acc3_1 = fma(vec4<f32>(a3[0]), b1_0, acc3_1);
+        }
+        if (TV > 2u) {
+          acc3_2 = fma(vec4<f32>(a3[0]), b2_0, acc3_2);
+        }
+        if (TV > 3u) {
+          acc3_3 = fma(vec4<f32>(a3[0]), b3_0, acc3_3);
+        }
+        acc3_0 = fma(vec4<f32>(a3[1]), b0_1, acc3_0);
+        if (TV > 1u) {
+          acc3_1 = fma(vec4<f32>(a3[1]), b1_1, acc3_1);
+        }
+        if (TV > 2u) {
+          acc3_2 = fma(vec4<f32>(a3[1]), b2_1, acc3_2);
+        }
+        if (TV > 3u) {
+          acc3_3 = fma(vec4<f32>(a3[1]), b3_1, acc3_3);
+        }
+        acc3_0 = fma(vec4<f32>(a3[2]), b0_2, acc3_0);
+        if (TV > 1u) {
+          acc3_1 = fma(vec4<f32>(a3[2]), b1_2, acc3_1);
+        }
+        if (TV > 2u) {
+          acc3_2 = fma(vec4<f32>(a3[2]), b2_2, acc3_2);
+        }
+        if (TV > 3u) {
+          acc3_3 = fma(vec4<f32>(a3[2]), b3_2, acc3_3);
+        }
+        acc3_0 = fma(vec4<f32>(a3[3]), b0_3, acc3_0);
+        if (TV > 1u) {
+          acc3_1 = fma(vec4<f32>(a3[3]), b1_3, acc3_1);
+        }
+        if (TV > 2u) {
+          acc3_2 = fma(vec4<f32>(a3[3]), b2_3, acc3_2);
+        }
+        if (TV > 3u) {
+          acc3_3 = fma(vec4<f32>(a3[3]), b3_3, acc3_3);
+        }
+        qa3 += 1u;
+      }
+      if (TM > 4u) {
+        let a4 = gemm_a4(qa4);
+        acc4_0 = fma(vec4<f32>(a4[0]), b0_0, acc4_0);
+        if (TV > 1u) {
+          acc4_1 = fma(vec4<f32>(a4[0]), b1_0, acc4_1);
+        }
+        if (TV > 2u) {
+          acc4_2 = fma(vec4<f32>(a4[0]), b2_0, acc4_2);
+        }
+        if (TV > 3u) {
+          acc4_3 = fma(vec4<f32>(a4[0]), b3_0, acc4_3);
+        }
+        acc4_0 = fma(vec4<f32>(a4[1]), b0_1, acc4_0);
+        if (TV > 1u) {
+          acc4_1 = fma(vec4<f32>(a4[1]), b1_1, acc4_1);
+        }
+        if (TV > 2u) {
+          acc4_2 = fma(vec4<f32>(a4[1]), b2_1, acc4_2);
+        }
+        if (TV > 3u) {
+          acc4_3 = fma(vec4<f32>(a4[1]), b3_1, acc4_3);
+        }
+        acc4_0 = fma(vec4<f32>(a4[2]), b0_2, acc4_0);
+        if (TV > 1u) {
+          acc4_1 = fma(vec4<f32>(a4[2]), b1_2, acc4_1);
+        }
+        if (TV > 2u) {
+          acc4_2 = fma(vec4<f32>(a4[2]), b2_2, acc4_2);
+        }
+        if (TV > 3u) {
+          acc4_3 = fma(vec4<f32>(a4[2]), b3_2, acc4_3);
+        }
+        acc4_0 = fma(vec4<f32>(a4[3]), b0_3, acc4_0);
+        if (TV > 1u) {
+          acc4_1 = fma(vec4<f32>(a4[3]), b1_3, acc4_1);
+        }
+        if (TV > 2u) {
+          acc4_2 = fma(vec4<f32>(a4[3]), b2_3, acc4_2);
+        }
+        if (TV > 3u) {
+          acc4_3 = fma(vec4<f32>(a4[3]), b3_3, acc4_3);
+        }
+        qa4 += 1u;
+      }
+      if (TM > 5u) {
+        let a5 = gemm_a4(qa5);
+        acc5_0 = fma(vec4<f32>(a5[0]), b0_0, acc5_0);
+        if (TV > 1u) {
+          acc5_1 = fma(vec4<f32>(a5[0]), b1_0, acc5_1);
+        }
+        if (TV > 2u) {
+          acc5_2 = fma(vec4<f32>(a5[0]), b2_0, acc5_2);
+        }
+        if (TV > 3u) {
+          acc5_3 = fma(vec4<f32>(a5[0]), b3_0, acc5_3);
+        }
+        acc5_0 = fma(vec4<f32>(a5[1]), b0_1, acc5_0);
+        if (TV > 1u) {
+          acc5_1 = fma(vec4<f32>(a5[1]), b1_1, acc5_1);
+        }
+        if (TV > 2u) {
+          acc5_2 = fma(vec4<f32>(a5[1]), b2_1, acc5_2);
+        }
+        if (TV > 3u) {
+          acc5_3 = fma(vec4<f32>(a5[1]), b3_1, acc5_3);
+        }
+        acc5_0 = fma(vec4<f32>(a5[2]), b0_2, acc5_0);
+        if (TV > 1u) {
+          acc5_1 = fma(vec4<f32>(a5[2]), b1_2, acc5_1);
+        }
+        if (TV > 2u) {
+          acc5_2 = fma(vec4<f32>(a5[2]), b2_2, acc5_2);
+        }
+        if (TV > 3u) {
+          acc5_3 = fma(vec4<f32>(a5[2]), b3_2, acc5_3);
+        }
+        acc5_0 = fma(vec4<f32>(a5[3]), b0_3, acc5_0);
+        if (TV > 1u) {
+          acc5_1 = fma(vec4<f32>(a5[3]), b1_3, acc5_1);
+        }
+        if (TV > 2u) {
+          acc5_2 = fma(vec4<f32>(a5[3]), b2_3, acc5_2);
+        }
+        if (TV > 3u) {
+          acc5_3 = fma(vec4<f32>(a5[3]), b3_3, acc5_3);
+        }
+        qa5 += 1u;
+      }
+      if (TM > 6u) {
+        let a6 = gemm_a4(qa6);
+        acc6_0 = fma(vec4<f32>(a6[0]), b0_0, acc6_0);
+        if (TV > 1u) {
+          acc6_1 = fma(vec4<f32>(a6[0]), b1_0, acc6_1);
+        }
+        if (TV > 2u) {
+          acc6_2 = fma(vec4<f32>(a6[0]), b2_0, acc6_2);
+        }
+        if (TV > 3u) {
+          acc6_3 = fma(vec4<f32>(a6[0]), b3_0, acc6_3);
+        }
+        acc6_0 = fma(vec4<f32>(a6[1]), b0_1, acc6_0);
+        if (TV > 1u) {
+          acc6_1 = fma(vec4<f32>(a6[1]), b1_1, acc6_1);
+        }
+        if (TV > 2u) {
+          acc6_2 = fma(vec4<f32>(a6[1]), b2_1, acc6_2);
+        }
+        if (TV > 3u) {
+          acc6_3 = fma(vec4<f32>(a6[1]), b3_1, acc6_3);
+        }
+        acc6_0 = fma(vec4<f32>(a6[2]), b0_2, acc6_0);
+        if (TV > 1u) {
+          acc6_1 = fma(vec4<f32>(a6[2]), b1_2, acc6_1);
+        }
+        if (TV > 2u) {
+          acc6_2 = fma(vec4<f32>(a6[2]), b2_2, acc6_2);
+        }
+        if (TV > 3u) {
+          acc6_3 = fma(vec4<f32>(a6[2]), b3_2, acc6_3);
+        }
+        acc6_0 = fma(vec4<f32>(a6[3]), b0_3, acc6_0);
+        if (TV > 1u) {
+          acc6_1 = fma(vec4<f32>(a6[3]), b1_3, acc6_1);
+        }
+        if (TV > 2u) {
+          acc6_2 = fma(vec4<f32>(a6[3]), b2_3, acc6_2);
+        }
+        if (TV > 3u) {
+          acc6_3 = fma(vec4<f32>(a6[3]), b3_3, acc6_3);
+        }
+        qa6 += 1u;
+      }
+      if (TM > 7u) {
+        let a7 = gemm_a4(qa7);
+        acc7_0 = fma(vec4<f32>(a7[0]), b0_0, acc7_0);
+        if (TV > 1u) {
+          acc7_1 = fma(vec4<f32>(a7[0]), b1_0, acc7_1);
+        }
+        if (TV > 2u) {
+          acc7_2 = fma(vec4<f32>(a7[0]), b2_0, acc7_2);
+        }
+        if (TV > 3u) {
+          acc7_3 = fma(vec4<f32>(a7[0]), b3_0, acc7_3);
+        }
+        acc7_0 = fma(vec4<f32>(a7[1]), b0_1, acc7_0);
+        if (TV > 1u) {
+          acc7_1 = fma(vec4<f32>(a7[1]), b1_1, acc7_1);
+        }
+        if (TV > 2u) {
+          acc7_2 = fma(vec4<f32>(a7[1]), b2_1, acc7_2);
+        }
+        if (TV > 3u) {
+          acc7_3 = fma(vec4<f32>(a7[1]), b3_1, acc7_3);
+        }
+        acc7_0 = fma(vec4<f32>(a7[2]), b0_2, acc7_0);
+        if (TV > 1u) {
+          acc7_1 = fma(vec4<f32>(a7[2]), b1_2, acc7_1);
+        }
+        if (TV > 2u) {
+          acc7_2 = fma(vec4<f32>(a7[2]), b2_2, acc7_2);
+        }
+        if (TV > 3u) {
+          acc7_3 = fma(vec4<f32>(a7[2]), b3_2, acc7_3);
+        }
+        acc7_0 = fma(vec4<f32>(a7[3]), b0_3, acc7_0);
+        if (TV > 1u) {
+          acc7_1 = fma(vec4<f32>(a7[3]), b1_3, acc7_1);
+        }
+        if (TV > 2u) {
+          acc7_2 = fma(vec4<f32>(a7[3]), b2_3, acc7_2);
+        }
+        if (TV > 3u) {
+          acc7_3 = fma(vec4<f32>(a7[3]), b3_3, acc7_3);
+        }
+        qa7 += 1u;
+      }
+      if (TM > 8u) {
+        let a8 = gemm_a4(qa8);
+        acc8_0 = fma(vec4<f32>(a8[0]), b0_0, acc8_0);
+        if (TV > 1u) {
+          acc8_1 = fma(vec4<f32>(a8[0]), b1_0, acc8_1);
+        }
+        if (TV > 2u) {
+          acc8_2 = fma(vec4<f32>(a8[0]), b2_0, acc8_2);
+        }
+        if (TV > 3u) {
+          acc8_3 = fma(vec4<f32>(a8[0]), b3_0, acc8_3);
+        }
+        acc8_0 = fma(vec4<f32>(a8[1]), b0_1, acc8_0);
+        if (TV > 1u) {
+          acc8_1 = fma(vec4<f32>(a8[1]), b1_1, acc8_1);
+        }
+        if (TV > 2u) {
+          acc8_2 = fma(vec4<f32>(a8[1]), b2_1, acc8_2);
+        }
+        if (TV > 3u) {
+          acc8_3 = fma(vec4<f32>(a8[1]), b3_1, acc8_3);
+        }
+        acc8_0 = fma(vec4<f32>(a8[2]), b0_2, acc8_0);
+        if (TV > 1u) {
+          acc8_1 = fma(vec4<f32>(a8[2]), b1_2, acc8_1);
+        }
+        if (TV > 2u) {
+          acc8_2 = fma(vec4<f32>(a8[2]), b2_2, acc8_2);
+        }
+        if (TV > 3u) {
+          acc8_3 = fma(vec4<f32>(a8[2]), b3_2, acc8_3);
+        }
+        acc8_0 = fma(vec4<f32>(a8[3]), b0_3, acc8_0);
+        if (TV > 1u) {
+          acc8_1 = fma(vec4<f32>(a8[3]), b1_3, acc8_1);
+        }
+        if (TV > 2u) {
+          acc8_2 = fma(vec4<f32>(a8[3]), b2_3, acc8_2);
+        }
+        if (TV > 3u) {
+          acc8_3 = fma(vec4<f32>(a8[3]), b3_3, acc8_3);
+        }
+        qa8 += 1u;
+      }
+      if (TM > 9u) {
+        let a9 = gemm_a4(qa9);
+        acc9_0 = fma(vec4<f32>(a9[0]), b0_0, acc9_0);
+        if (TV > 1u) {
+          acc9_1 = fma(vec4<f32>(a9[0]), b1_0, acc9_1);
+        }
+        if (TV > 2u) {
+          acc9_2 = fma(vec4<f32>(a9[0]), b2_0, acc9_2);
+        }
+        if (TV > 3u) {
+          acc9_3 = fma(vec4<f32>(a9[0]), b3_0, acc9_3);
+        }
+        acc9_0 = fma(vec4<f32>(a9[1]), b0_1, acc9_0);
+        if (TV > 1u) {
+          acc9_1 = fma(vec4<f32>(a9[1]), b1_1, acc9_1);
+        }
+        if (TV > 2u) {
+          acc9_2 = fma(vec4<f32>(a9[1]), b2_1, acc9_2);
+        }
+        if (TV > 3u) {
+          acc9_3 = fma(vec4<f32>(a9[1]), b3_1, acc9_3);
+        }
+        acc9_0 = fma(vec4<f32>(a9[2]), b0_2, acc9_0);
+        if (TV > 1u) {
+          acc9_1 = fma(vec4<f32>(a9[2]), b1_2, acc9_1);
+        }
+        if (TV > 2u) {
+          acc9_2 = fma(vec4<f32>(a9[2]), b2_2, acc9_2);
+        }
+        if (TV > 3u) {
+          acc9_3 = fma(vec4<f32>(a9[2]), b3_2, acc9_3);
+        }
+        acc9_0 = fma(vec4<f32>(a9[3]), b0_3, acc9_0);
+        if (TV > 1u) {
+          acc9_1 = fma(vec4<f32>(a9[3]), b1_3, acc9_1);
+        }
+        if (TV > 2u) {
+          acc9_2 = fma(vec4<f32>(a9[3]), b2_3, acc9_2);
+        }
+        if (TV > 3u) {
+          acc9_3 = fma(vec4<f32>(a9[3]), b3_3, acc9_3);
+        }
+        qa9 += 1u;
+      }
+      if (TM > 10u) {
+        let a10 = gemm_a4(qa10);
+        acc10_0 = fma(vec4<f32>(a10[0]), b0_0, acc10_0);
+        if (TV > 1u) {
+          acc10_1 = fma(vec4<f32>(a10[0]), b1_0, acc10_1);
+        }
+        if (TV > 2u) {
+          acc10_2 = fma(vec4<f32>(a10[0]), b2_0, acc10_2);
+        }
+        if (TV > 3u) {
+          acc10_3 = fma(vec4<f32>(a10[0]), b3_0, acc10_3);
+        }
+        acc10_0 = fma(vec4<f32>(a10[1]), b0_1, acc10_0);
+        if (TV > 1u) {
+          acc10_1 = fma(vec4<f32>(a10[1]), b1_1, acc10_1);
+        }
+        if (TV > 2u) {
+          acc10_2 = fma(vec4<f32>(a10[1]), b2_1, acc10_2);
+        }
+        if (TV > 3u) {
+          acc10_3 = fma(vec4<f32>(a10[1]), b3_1, acc10_3);
+        }
+        acc10_0 = fma(vec4<f32>(a10[2]), b0_2, acc10_0);
+        if (TV > 1u) {
+          acc10_1 = fma(vec4<f32>(a10[2]), b1_2, acc10_1);
+        }
+        if (TV > 2u) {
+          acc10_2 = fma(vec4<f32>(a10[2]), b2_2, acc10_2);
+        }
+        if (TV > 3u) {
+          acc10_3 = fma(vec4<f32>(a10[2]), b3_2, acc10_3);
+        }
+        acc10_0 = fma(vec4<f32>(a10[3]), b0_3, acc10_0);
+        if (TV > 1u) {
+          acc10_1 = fma(vec4<f32>(a10[3]), b1_3, acc10_1);
+        }
+        if (TV > 2u) {
+          acc10_2 = fma(vec4<f32>(a10[3]), b2_3, acc10_2);
+        }
+        if (TV > 3u) {
+          acc10_3 = fma(vec4<f32>(a10[3]), b3_3, acc10_3);
+        }
+        qa10 += 1u;
+      }
+      if (TM > 11u) {
+        let a11 = gemm_a4(qa11);
+        acc11_0 = fma(vec4<f32>(a11[0]), b0_0, acc11_0);
+        if (TV > 1u) {
+          acc11_1 = fma(vec4<f32>(a11[0]), b1_0, acc11_1);
+        }
+        if (TV > 2u) {
+          acc11_2 = fma(vec4<f32>(a11[0]), b2_0, acc11_2);
+        }
+        if (TV > 3u) {
+          acc11_3 = fma(vec4<f32>(a11[0]), b3_0, acc11_3);
+        }
+        acc11_0 = fma(vec4<f32>(a11[1]), b0_1, acc11_0);
+        if (TV > 1u) {
+          acc11_1 = fma(vec4<f32>(a11[1]), b1_1, acc11_1);
+        }
+        if (TV > 2u) {
+          acc11_2 = fma(vec4<f32>(a11[1]), b2_1, acc11_2);
+        }
+        if (TV > 3u) {
+          acc11_3 = fma(vec4<f32>(a11[1]), b3_1, acc11_3);
+        }
+        acc11_0 = fma(vec4<f32>(a11[2]), b0_2, acc11_0);
+        if (TV > 1u) {
+          acc11_1 = fma(vec4<f32>(a11[2]), b1_2, acc11_1);
+        }
+        if (TV > 2u) {
+          acc11_2 = fma(vec4<f32>(a11[2]), b2_2, acc11_2);
+        }
+        if (TV > 3u) {
+          acc11_3 = fma(vec4<f32>(a11[2]), b3_2, acc11_3);
+        }
+        acc11_0 = fma(vec4<f32>(a11[3]), b0_3, acc11_0);
+        if (TV > 1u) {
+          acc11_1 = fma(vec4<f32>(a11[3]), b1_3, acc11_1);
+        }
+        if (TV > 2u) {
+          acc11_2 = fma(vec4<f32>(a11[3]), b2_3, acc11_2);
+        }
+        if (TV > 3u) {
+          acc11_3 = fma(vec4<f32>(a11[3]), b3_3, acc11_3);
+        }
+        qa11 += 1u;
+      }
+      if (TM > 12u) {
+        let a12 = gemm_a4(qa12);
+        acc12_0 = fma(vec4<f32>(a12[0]), b0_0, acc12_0);
+        if (TV > 1u) {
+          acc12_1 = fma(vec4<f32>(a12[0]), b1_0, acc12_1);
+        }
+        if (TV > 2u) {
+          acc12_2 = fma(vec4<f32>(a12[0]), b2_0, acc12_2);
+        }
+        if (TV > 3u) {
+          acc12_3 = fma(vec4<f32>(a12[0]), b3_0, acc12_3);
+        }
+        acc12_0 = fma(vec4<f32>(a12[1]), b0_1, acc12_0);
+        if (TV > 1u) {
+          acc12_1 = fma(vec4<f32>(a12[1]), b1_1, acc12_1);
+        }
+        if (TV > 2u) {
+          acc12_2 = fma(vec4<f32>(a12[1]), b2_1, acc12_2);
+        }
+        if (TV > 3u) {
+          acc12_3 = fma(vec4<f32>(a12[1]), b3_1, acc12_3);
+        }
+        acc12_0 = fma(vec4<f32>(a12[2]), b0_2, acc12_0);
+        if (TV > 1u) {
+          acc12_1 = fma(vec4<f32>(a12[2]), b1_2, acc12_1);
+        }
+        if (TV > 2u) {
+          acc12_2 = fma(vec4<f32>(a12[2]), b2_2, acc12_2);
+        }
+        if (TV > 3u) {
+          acc12_3 = fma(vec4<f32>(a12[2]), b3_2, acc12_3);
+        }
+        acc12_0 = fma(vec4<f32>(a12[3]), b0_3, acc12_0);
+        if (TV > 1u) {
+          acc12_1 = fma(vec4<f32>(a12[3]), b1_3, acc12_1);
+        }
+        if (TV > 2u) {
+          acc12_2 = fma(vec4<f32>(a12[3]), b2_3, acc12_2);
+        }
+        if (TV > 3u) {
+          acc12_3 = fma(vec4<f32>(a12[3]), b3_3, acc12_3);
+        }
+        qa12 += 1u;
+      }
+      if (TM > 13u) {
+        let a13 = gemm_a4(qa13);
+        acc13_0 = fma(vec4<f32>(a13[0]), b0_0, acc13_0);
+        if (TV > 1u) {
+          acc13_1 = fma(vec4<f32>(a13[0]), b1_0, acc13_1);
+        }
+        if (TV > 2u) {
+          acc13_2 = fma(vec4<f32>(a13[0]), b2_0, acc13_2);
+        }
+        if (TV > 3u) {
+          acc13_3 = fma(vec4<f32>(a13[0]), b3_0, acc13_3);
+        }
+        acc13_0 = fma(vec4<f32>(a13[1]), b0_1, acc13_0);
+        if (TV > 1u) {
+          acc13_1 = fma(vec4<f32>(a13[1]), b1_1, acc13_1);
+        }
+        if (TV > 2u) {
+          acc13_2 = fma(vec4<f32>(a13[1]), b2_1, acc13_2);
+        }
+        if (TV > 3u) {
+          acc13_3 = fma(vec4<f32>(a13[1]), b3_1, acc13_3);
+        }
+        acc13_0 = fma(vec4<f32>(a13[2]), b0_2, acc13_0);
+        if (TV > 1u) {
+          acc13_1 = fma(vec4<f32>(a13[2]), b1_2, acc13_1);
+        }
+        if (TV > 2u) {
+          acc13_2 = fma(vec4<f32>(a13[2]), b2_2, acc13_2);
+        }
+        if (TV > 3u) {
+          acc13_3 = fma(vec4<f32>(a13[2]), b3_2, acc13_3);
+        }
+        acc13_0 = fma(vec4<f32>(a13[3]), b0_3, acc13_0);
+        if (TV > 1u) {
+          acc13_1 = fma(vec4<f32>(a13[3]), b1_3, acc13_1);
+        }
+        if (TV > 2u) {
+          acc13_2 = fma(vec4<f32>(a13[3]), b2_3, acc13_2);
+        }
+        if (TV > 3u) {
+          acc13_3 = fma(vec4<f32>(a13[3]), b3_3, acc13_3);
+        }
+        qa13 += 1u;
+      }
+      if (TM > 14u) {
+        let a14 = gemm_a4(qa14);
+        acc14_0 = fma(vec4<f32>(a14[0]), b0_0, acc14_0);
+        if (TV > 1u) {
+          acc14_1 = fma(vec4<f32>(a14[0]), b1_0, acc14_1);
+        }
+        if (TV > 2u) {
+          acc14_2 = fma(vec4<f32>(a14[0]), b2_0, acc14_2);
+        }
+        if (TV > 3u) {
+          acc14_3 = fma(vec4<f32>(a14[0]), b3_0, acc14_3);
+        }
+        acc14_0 = fma(vec4<f32>(a14[1]), b0_1, acc14_0);
+        if (TV > 1u) {
+          acc14_1 = fma(vec4<f32>(a14[1]), b1_1, acc14_1);
+        }
+        if (TV > 2u) {
+          acc14_2 = fma(vec4<f32>(a14[1]), b2_1, acc14_2);
+        }
+        if (TV > 3u) {
+          acc14_3 = fma(vec4<f32>(a14[1]), b3_1, acc14_3);
+        }
+        acc14_0 = fma(vec4<f32>(a14[2]), b0_2, acc14_0);
+        if (TV > 1u) {
+          acc14_1 = fma(vec4<f32>(a14[2]), b1_2, acc14_1);
+        }
+        if (TV > 2u) {
+          acc14_2 = fma(vec4<f32>(a14[2]), b2_2, acc14_2);
+        }
+        if (TV > 3u) {
+          acc14_3 = fma(vec4<f32>(a14[2]), b3_2, acc14_3);
+        }
+        acc14_0 = fma(vec4<f32>(a14[3]), b0_3, acc14_0);
+        if (TV > 1u) {
+          acc14_1 = fma(vec4<f32>(a14[3]), b1_3, acc14_1);
+        }
+        if (TV > 2u) {
+          acc14_2 = fma(vec4<f32>(a14[3]), b2_3, acc14_2);
+        }
+        if (TV > 3u) {
+          acc14_3 = fma(vec4<f32>(a14[3]), b3_3, acc14_3);
+        }
+        qa14 += 1u;
+      }
+      if (TM > 15u) {
+        let a15 = gemm_a4(qa15);
+        acc15_0 = fma(vec4<f32>(a15[0]), b0_0, acc15_0);
+        if (TV > 1u) {
+          acc15_1 = fma(vec4<f32>(a15[0]), b1_0, acc15_1);
+        }
+        if (TV > 2u) {
+          acc15_2 = fma(vec4<f32>(a15[0]), b2_0, acc15_2);
+        }
+        if (TV > 3u) {
+          acc15_3 = fma(vec4<f32>(a15[0]), b3_0, acc15_3);
+        }
+        acc15_0 = fma(vec4<f32>(a15[1]), b0_1, acc15_0);
+        if (TV > 1u) {
+          acc15_1 = fma(vec4<f32>(a15[1]), b1_1, acc15_1);
+        }
+        if (TV > 2u) {
+          acc15_2 = fma(vec4<f32>(a15[1]), b2_1, acc15_2);
+        }
+        if (TV > 3u) {
+          acc15_3 = fma(vec4<f32>(a15[1]), b3_1, acc15_3);
+        }
+        acc15_0 = fma(vec4<f32>(a15[2]), b0_2, acc15_0);
+        if (TV > 1u) {
+          acc15_1 = fma(vec4<f32>(a15[2]), b1_2, acc15_1);
+        }
+        if (TV > 2u) {
+          acc15_2 = fma(vec4<f32>(a15[2]), b2_2, acc15_2);
+        }
+        if (TV > 3u) {
+          acc15_3 = fma(vec4<f32>(a15[2]), b3_2, acc15_3);
+        }
+        acc15_0 = fma(vec4<f32>(a15[3]), b0_3, acc15_0);
+        if (TV > 1u) {
+          acc15_1 = fma(vec4<f32>(a15[3]), b1_3, acc15_1);
+        }
+        if (TV > 2u) {
+          acc15_2 = fma(vec4<f32>(a15[3]), b2_3, acc15_2);
+        }
+        if (TV > 3u) {
+          acc15_3 = fma(vec4<f32>(a15[3]), b3_3, acc15_3);
+        }
+        qa15 += 1u;
+      }
+    }
+    pa0 = qa0 * 4u;
+    if (TM > 1u) {
+      pa1 = qa1 * 4u;
+    }
+    if (TM > 2u) {
+      pa2 = qa2 * 4u;
+    }
+    if (TM > 3u) {
+      pa3 = qa3 * 4u;
+    }
+    if (TM > 4u) {
+      pa4 = qa4 * 4u;
+    }
+    if (TM > 5u) {
+      pa5 = qa5 * 4u;
+    }
+    if (TM > 6u) {
+      pa6 = qa6 * 4u;
+    }
+    if (TM > 7u) {
+      pa7 = qa7 * 4u;
+    }
+    if (TM > 8u) {
+      pa8 = qa8 * 4u;
+    }
+    if (TM > 9u) {
+      pa9 = qa9 * 4u;
+    }
+    if (TM > 10u) {
+      pa10 = qa10 * 4u;
+    }
+    if (TM > 11u) {
+      pa11 = qa11 * 4u;
+    }
+    if (TM > 12u) {
+      pa12 = qa12 * 4u;
+    }
+    if (TM > 13u) {
+      pa13 = qa13 * 4u;
+    }
+    if (TM > 14u) {
+      pa14 = qa14 * 4u;
+    }
+    if (TM > 15u) {
+      pa15 = qa15 * 4u;
+    }
+  }
+  for (; kk < kend; kk++) {
     var b0 = vec4<f32>(0.0f);
-    b0 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
-    pb0 += vec4<u32>(P.rs_b);
+    if (B4) {
+      b0 = gemm_b4(qb0);
+      qb0 += P.rs_b >> 2u;
+    } else {
+      b0 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
+      pb0 += vec4<u32>(P.rs_b);
+    }
     var b1 = vec4<f32>(0.0f);
     if (TV > 1u) {
-      b1 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
-      pb1 += vec4<u32>(P.rs_b);
+      if (B4) {
+        b1 = gemm_b4(qb1);
+        qb1 += P.rs_b >> 2u;
+      } else {
+        b1 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
+        pb1 += vec4<u32>(P.rs_b);
+      }
     }
     var b2 = vec4<f32>(0.0f);
     if (TV > 2u) {
-      b2 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
-      pb2 += vec4<u32>(P.rs_b);
+      if (B4) {
+        b2 = gemm_b4(qb2);
+        qb2 += P.rs_b >> 2u;
+      } else {
+        b2 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
+        pb2 += vec4<u32>(P.rs_b);
+      }
     }
     var b3 = vec4<f32>(0.0f);
     if (TV > 3u) {
-      b3 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
-      pb3 += vec4<u32>(P.rs_b);
+      if (B4) {
+        b3 = gemm_b4(qb3);
+        qb3 += P.rs_b >> 2u;
+      } else {
+        b3 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
+        pb3 += vec4<u32>(P.rs_b);
+      }
     }
     let a0 = vec4<f32>(a_ld(pa0));
     acc0_0 = fma(a0, b0, acc0_0);

@@ -67,6 +67,18 @@ typedef struct ep_case {
   enum special special;
 } ep_case;
 
+/* A's and B's placement (gemm_rv's vec4 reads): off_a, off_b floats into
+ * their allocations; lda4, ldb4: the leading dimension the smallest
+ * multiple of 4 above the smallest legal one (else that plus 1 for A, plus
+ * 2 for B). */
+typedef struct b_place {
+  size_t off_b;
+  bool ldb4;
+  size_t off_a;
+  bool lda4;
+} b_place;
+static b_place g_place;
+
 static const char TCH[] = {'N', 'T', 'C'};
 
 /* Element (i, j) of op(X) for a stored X. */
@@ -86,12 +98,16 @@ static void run_ep(int bi, const ep_case *ec) {
   ref_stored_dims(ec->ta, m, k, &ar, &ac);
   ref_stored_dims(ec->tb, k, n, &br, &bc);
   size_t lda = ref_min_ld(ec->layout, ar, ac) + 1;
+  if (g_place.lda4)
+    lda = (ref_min_ld(ec->layout, ar, ac) / 4 + 1) * 4;
   size_t ldb = ref_min_ld(ec->layout, br, bc) + 2;
+  if (g_place.ldb4)
+    ldb = (ref_min_ld(ec->layout, br, bc) / 4 + 1) * 4;
   size_t ldc = ref_min_ld(ec->layout, m, n) + ec->pad_c;
   size_t sa = ref_span(ec->layout, lda, ar, ac);
   size_t sb = ref_span(ec->layout, ldb, br, bc);
   size_t sc = ref_span(ec->layout, ldc, m, n) + 2; /* gaps between batches */
-  size_t na = nb * sa + 1, nbb = nb * sb + 1;
+  size_t na = g_place.off_a + nb * sa + 1, nbb = g_place.off_b + nb * sb + 1;
   size_t nc = GUARD + nb * sc + GUARD;
   size_t nbias = ec->bias == WGC_BIAS_PER_ROW ? m : n;
 
@@ -101,12 +117,13 @@ static void run_ep(int bi, const ep_case *ec) {
            : ec->bias == WGC_BIAS_PER_ROW ? "row"
                                           : "column");
   if (!case_begin("%s[%s] %s %c%c m=%zu n=%zu k=%zu batch=%zu ldc=%zu "
-                  "alpha=%g beta=%g bias=%s act=%s%s%s%s",
+                  "alpha=%g beta=%g bias=%s act=%s lda=%zu off_a=%zu ldb=%zu "
+                  "off_b=%zu%s%s%s",
                   ec->batch ? "gemm_batched_ex" : "gemm_ex",
                   backend_label(test_backends[bi]),
                   ec->layout == WGC_ROW_MAJOR ? "row" : "col", TCH[ec->ta],
                   TCH[ec->tb], m, n, k, nb, ldc, ec->alpha, ec->beta, bias_name,
-                  ACT_NAMES[ec->act],
+                  ACT_NAMES[ec->act], lda, g_place.off_a, ldb, g_place.off_b,
                   ec->special == NAN_AB     ? " nan-ab"
                   : ec->special == NAN_C    ? " nan-c"
                   : ec->special == SPECIALS ? " nan-inf"
@@ -119,12 +136,14 @@ static void run_ep(int bi, const ep_case *ec) {
     return;
   }
 
-  float *ha = falloc(na), *hb = falloc(nbb), *hc = falloc(nc);
+  float *ha_all = falloc(na), *ha = ha_all + g_place.off_a,
+        *hb_all = falloc(nbb), *hc = falloc(nc);
+  float *hb = hb_all + g_place.off_b;
   float *hbias = falloc(nbias), *got = falloc(nc);
   bool *written = xmalloc(nc * sizeof(bool));
   unsigned seed = (unsigned)(m * 131 + n * 17 + k + nb * 7 + ec->act);
-  fill_uniform(ha, na, -1, 1, seed);
-  fill_uniform(hb, nbb, -1, 1, seed + 1);
+  fill_uniform(ha_all, na, -1, 1, seed);
+  fill_uniform(hb_all, nbb, -1, 1, seed + 1);
   fill_uniform(hbias, nbias, -1, 1, seed + 2);
   for (size_t i = 0; i < nc; i++) {
     hc[i] = sentinel();
@@ -143,9 +162,9 @@ static void run_ep(int bi, const ep_case *ec) {
   free(cvals);
   if (ec->special == NAN_AB) {
     for (size_t i = 0; i < na; i++)
-      ha[i] = NAN;
+      ha_all[i] = NAN;
     for (size_t i = 0; i < nbb; i++)
-      hb[i] = NAN;
+      hb_all[i] = NAN;
   }
   if (ec->special == NAN_C)
     for (size_t i = 0; i < nc; i++)
@@ -158,7 +177,7 @@ static void run_ep(int bi, const ep_case *ec) {
     hc[GUARD + ref_index(ec->layout, ldc, m - 1, n - 1)] = NAN;
   }
 
-  wgc_ptr da = dev_from(ctx, ha, na), db = dev_from(ctx, hb, nbb);
+  wgc_ptr da = dev_from(ctx, ha_all, na), db = dev_from(ctx, hb_all, nbb);
   wgc_ptr dc = dev_from(ctx, hc, nc), dbias = dev_from(ctx, hbias, nbias);
   if (da && db && dc && dbias) {
     wgc_gemm_epilogue ep = {.bias = ec->bias == NO_BIAS ? 0 : dbias,
@@ -170,10 +189,12 @@ static void run_ep(int bi, const ep_case *ec) {
     wgc_status s =
         ec->batch
             ? wgc_gemm_batched_ex(ctx, ec->layout, ec->ta, ec->tb, m, n, k,
-                                  ec->alpha, da, lda, sa, db, ldb, sb, ec->beta,
-                                  c0, ldc, sc, nb, &ep)
+                                  ec->alpha, at(da, g_place.off_a), lda, sa,
+                                  at(db, g_place.off_b), ldb, sb, ec->beta, c0,
+                                  ldc, sc, nb, &ep)
             : wgc_gemm_ex(ctx, ec->layout, ec->ta, ec->tb, m, n, k, ec->alpha,
-                          da, lda, db, ldb, ec->beta, c0, ldc, &ep);
+                          at(da, g_place.off_a), lda, at(db, g_place.off_b),
+                          ldb, ec->beta, c0, ldc, &ep);
     CHECK(s == WGC_OK, "returned %s: %s", wgc_status_name(s),
           wgc_last_error(ctx));
     if (s == WGC_OK && dev_read(ctx, got, dc, nc)) {
@@ -233,8 +254,8 @@ static void run_ep(int bi, const ep_case *ec) {
   dev_free(ctx, db);
   dev_free(ctx, dc);
   dev_free(ctx, dbias);
-  free(ha);
-  free(hb);
+  free(ha_all);
+  free(hb_all);
   free(hc);
   free(hbias);
   free(got);
@@ -526,4 +547,80 @@ TEST(gemm_variants) {
     unsetenv("WGC_GEMM_VARIANT");
     g_variant = NULL;
   }
+}
+
+TEST(gemm_rv_vec4) {
+  /* gemm_rv reads B a vec4 at a time only where B's column groups are
+   * whole aligned vec4s (n, ldb, the batch stride and B's offset multiples
+   * of 4 floats, B contiguous along n), and A four k at a time where its
+   * rows are aligned runs along k; each aligned case here has neighbours
+   * that miss one condition (offsets of 1 to 3 floats, ld or n not
+   * multiples of 4, transposed the other way) and run float by float.
+   * Blocks wider than n, partial row blocks, batches, the epilogue, beta
+   * over NaN, k of 1 and split-K, over a few forced blocks and the
+   * planner's own choice. */
+  static const char *variants[] = {NULL, "regs:16x16:8x1", "regs:4x8:8x4",
+                                   "regs:5x16:2x3", "regs:1x4:4x1"};
+  static const struct {
+    ep_case ec;
+    b_place place;
+  } cases[] = {
+      {{R, N_, N_, 37, 36, 13, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {0, true, 0, false}},
+      {{R, N_, N_, 37, 36, 13, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {1, true, 0, false}},
+      {{R, N_, N_, 37, 36, 13, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {2, true, 0, false}},
+      {{R, N_, N_, 37, 36, 13, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {3, true, 0, false}},
+      {{R, N_, N_, 37, 36, 13, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {4, false, 0, false}},
+      {{R, N_, N_, 21, 35, 9, 0, 1, 1, 0.5f, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {4, true, 0, false}},
+      {{R, T_, N_, 70, 132, 17, 3, 2, -1.25f, 2, COL, WGC_ACTIVATION_RELU, 0},
+       {8, true, 0, false}},
+      {{R, N_, T_, 19, 40, 11, 2, 1, 0.5f, 0.5f, ROW, WGC_ACTIVATION_GELU, 0},
+       {4, true, 0, false}},
+      {{C, N_, T_, 19, 40, 21, 3, 1, 1, 0.5f, COL, WGC_ACTIVATION_SILU, 0},
+       {4, true, 0, false}},
+      {{C, N_, T_, 19, 40, 21, 3, 1, 1, 0.5f, COL, WGC_ACTIVATION_SILU, 0},
+       {3, true, 0, false}},
+      {{C, N_, N_, 19, 40, 21, 0, 1, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {4, true, 0, false}},
+      {{R, N_, N_, 9, 12, 1, 0, 0, 2, 0, NO_BIAS, WGC_ACTIVATION_NONE, NAN_C},
+       {0, true, 0, false}},
+      {{R, N_, N_, 5, 8, 2000, 0, 0, 0.5f, 1, COL, WGC_ACTIVATION_NONE, 0},
+       {0, true, 0, false}},
+      /* A's rows along k: aligned runs of 4 (k 1 to 3 left over) or not */
+      {{R, N_, N_, 37, 36, 15, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {0, true, 0, true}},
+      {{R, N_, N_, 37, 36, 15, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {0, true, 1, true}},
+      {{R, N_, N_, 37, 36, 15, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {0, true, 3, true}},
+      {{R, N_, N_, 37, 33, 14, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {0, false, 4, true}},
+      {{R, N_, N_, 37, 33, 14, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {0, false, 4, false}},
+      {{R, N_, T_, 21, 19, 3, 3, 1, 0.5f, 1, ROW, WGC_ACTIVATION_GELU, 0},
+       {0, false, 8, true}},
+      {{R, N_, N_, 26, 44, 33, 3, 2, -1, 0.5f, COL, WGC_ACTIVATION_RELU, 0},
+       {4, true, 4, true}},
+      {{C, T_, N_, 26, 44, 33, 3, 2, -1, 0.5f, COL, WGC_ACTIVATION_RELU, 0},
+       {4, true, 4, true}},
+      {{R, N_, N_, 6, 9, 2001, 0, 0, 0.5f, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {0, false, 0, true}},
+  };
+  for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+    g_variant = variants[v];
+    if (g_variant)
+      setenv("WGC_GEMM_VARIANT", g_variant, 1);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+      g_place = cases[i].place;
+      run_ep(1, &cases[i].ec);
+    }
+    unsetenv("WGC_GEMM_VARIANT");
+    g_variant = NULL;
+  }
+  g_place = (b_place){0};
 }

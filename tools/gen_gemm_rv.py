@@ -13,7 +13,12 @@ HEADER = """\
 // (1 to 4) vec4 column groups of C straight from memory, over the grid of
 // the tiled kernel (x: column block of BN, y: row block of BM, z:
 // batch*nslices + slice), with WX = BN / (4 TV) by WY = BM / TM invocations
-// per workgroup; the prelude defines BM, BN, TM and TV. On CPU adapters
+// per workgroup; the prelude defines BM, BN, TM and TV, and the file before
+// this one B4 and gemm_b4 (gemm_rv_b4.wgsl: B's rows are contiguous runs of
+// whole vec4s, read one vec4 per column group; gemm_rv_b1.wgsl: B is read
+// one float at a time, as the planner picks per launch), and the file before
+// that A4 and gemm_a4 (gemm_rv_a4.wgsl: A's rows are aligned runs of vec4s
+// along k, read four k at a time; gemm_rv_a1.wgsl: one float at a time). On CPU adapters
 // workgroup memory is ordinary memory and every barrier is costly, so this
 // form runs faster there; gemm_select.c picks the block per adapter and
 // shape. An invocation's rows are consecutive; its column groups interleave
@@ -81,22 +86,56 @@ def groups(v):
     return ["TV > %du" % v] if v else []
 
 
+def b_load(name, v, ind):
+    """Column group v of B's row kk into name; steps to the next row."""
+    out = [ind + "var %s = vec4<f32>(0.0f);" % name]
+    out += guard(groups(v), [
+        "if (B4) {",
+        "  %s = gemm_b4(qb%d);" % (name, v),
+        "  qb%d += P.rs_b >> 2u;" % v,
+        "} else {",
+        "  %s = vec4<f32>(b_ld(pb%d.x), b_ld(pb%d.y), b_ld(pb%d.z), b_ld(pb%d.w));"
+        % ((name,) + (v,) * 4),
+        "  pb%d += vec4<u32>(P.rs_b);" % v,
+        "}"], ind)
+    return out
+
+
 def main():
     out = HEADER.split("\n")
     for r in range(MAX_ROWS):
         out.append("  var pa%d = min(row0 + %du, P.m - 1u) * P.rs_a + abase;" % (r, r))
     for v in range(MAX_GROUPS):
         out.append("  var pb%d = gemm_bcols(col0, %du, bbase);" % (v, v))
+        out.append("  var qb%d = pb%d.x >> 2u;" % (v, v))
     for r in range(MAX_ROWS):
         for v in range(MAX_GROUPS):
             out.append("  var acc%d_%d = vec4<f32>(0.0f);" % (r, v))
-    out.append("  for (var kk = kbeg; kk < kend; kk++) {")
+    # A4: four k a turn while four remain, A's run along k read as one vec4
+    # per row; the k left over (and every k otherwise) one at a time.
+    out.append("  var kk = kbeg;")
+    out.append("  if (A4) {")
+    for r in range(MAX_ROWS):
+        out.append("    var qa%d = pa%d >> 2u;" % (r, r))
+    out.append("    for (; kk + 4u <= kend; kk += 4u) {")
+    for q in range(4):
+        for v in range(MAX_GROUPS):
+            out += b_load("b%d_%d" % (v, q), v, "      ")
+    for r in range(MAX_ROWS):
+        body = ["let a%d = gemm_a4(qa%d);" % (r, r)]
+        for q in range(4):
+            for v in range(MAX_GROUPS):
+                body += guard(groups(v), ["acc%d_%d = fma(vec4<f32>(a%d[%d]), b%d_%d, acc%d_%d);"
+                                          % (r, v, r, q, v, q, r, v)], "")
+        body.append("qa%d += 1u;" % r)
+        out += guard(rows(r), body, "      ")
+    out.append("    }")
+    for r in range(MAX_ROWS):
+        out += guard(rows(r), ["pa%d = qa%d * 4u;" % (r, r)], "    ")
+    out.append("  }")
+    out.append("  for (; kk < kend; kk++) {")
     for v in range(MAX_GROUPS):
-        out.append("    var b%d = vec4<f32>(0.0f);" % v)
-        out += guard(groups(v), [
-            "b%d = vec4<f32>(b_ld(pb%d.x), b_ld(pb%d.y), b_ld(pb%d.z), b_ld(pb%d.w));"
-            % ((v,) * 5),
-            "pb%d += vec4<u32>(P.rs_b);" % v], "    ")
+        out += b_load("b%d" % v, v, "    ")
     for r in range(MAX_ROWS):
         body = ["let a%d = vec4<f32>(a_ld(pa%d));" % (r, r)]
         for v in range(MAX_GROUPS):

@@ -299,6 +299,29 @@ static int split_dim(const wg_plan *wp, const wgc_gemm_args *g, const region *r,
 
 static uint32_t u32_of(uint64_t v) { return (uint32_t)v; }
 
+/* Whether gemm_rv reads B a vec4 per column group: every group is 4
+ * contiguous floats of B starting at a multiple of 4 from B's offset (so
+ * none straddles the edge of C), and B's offset is 16-byte aligned so that
+ * its binding can be declared as vec4s. Otherwise B is read float by float
+ * as before. */
+static bool rv_b4(const wgc_gemm_args *g, const region *r,
+                  const wg_operand *b) {
+  return r->nn % 4 == 0 && g->cs_b == 1 && (r->kk == 1 || g->rs_b % 4 == 0) &&
+         (r->nb == 1 || g->batch_b % 4 == 0) && b->ref.offset % 16 == 0;
+}
+
+/* Whether gemm_rv reads A four k at a time, a vec4 per row: where it pays
+ * on the adapter (gemm_choice.k4) and A's rows run
+ * contiguously along k from multiples of 4 floats (offset, row and batch
+ * strides, and the start of every k slice), with at least one whole run. */
+static bool rv_a4(const wgc_gemm_args *g, const region *r, const form *p,
+                  const wg_operand *a) {
+  return p->tile.k4 && r->kk >= 4 && g->cs_a == 1 &&
+         (r->mm == 1 || g->rs_a % 4 == 0) &&
+         (r->nb == 1 || g->batch_a % 4 == 0) &&
+         (p->slices == 1 || p->kslice % 4 == 0) && a->ref.offset % 16 == 0;
+}
+
 static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
                                 const region *r, const form *p) {
   wg_operand ops[OP_COUNT];
@@ -386,7 +409,7 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
       .consts = ep_here ? ep_consts : NULL,
       .params = &prm,
       .params_size = sizeof prm};
-  char consts[320];
+  char consts[320], kernel[96];
   if (p->kind == K_SMALL) {
     l.kernel = split     ? "gemm_common+gemm_small+gemm_out_part"
                : ep_here ? "math+activation+gemm_common+gemm_small+gemm_out_ep"
@@ -400,9 +423,16 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
                "const BM: u32 = %uu; const BN: u32 = %uu; const TM: u32 = %uu; "
                "const TV: u32 = %uu;%s",
                t->bm, t->bn, t->tm, t->tn / 4, ep_here ? ep_consts : "");
-      l.kernel = split     ? "gemm_common+gemm_rv+gemm_out_part"
-                 : ep_here ? "math+activation+gemm_common+gemm_rv+gemm_out_ep"
-                           : "gemm_common+gemm_rv+gemm_out_c";
+      bool a4 = rv_a4(g, r, p, &ops[OP_A]), b4 = rv_b4(g, r, &ops[OP_B]);
+      l.vec4 = (a4 ? 1u << OP_A : 0) | (b4 ? 1u << OP_B : 0);
+      snprintf(kernel, sizeof kernel,
+               "%sgemm_common+gemm_rv_a%c+gemm_rv_b%c+gemm_rv+gemm_out_%s",
+               ep_here ? "math+activation+" : "", a4 ? '4' : '1',
+               b4 ? '4' : '1',
+               split     ? "part"
+               : ep_here ? "ep"
+                         : "c");
+      l.kernel = kernel;
     } else {
       snprintf(consts, sizeof consts,
                "const BM: u32 = %uu; const BN: u32 = %uu; const BK: u32 = %uu; "

@@ -123,7 +123,8 @@ static gemm_choice regs_choice(uint32_t tm, uint32_t tn, uint32_t wx,
 
 /* WGC_GEMM_VARIANT, for tests and benchmarks that run every variant:
  * "small", "shared:BMxBN" (a tile of TILES) or "regs:TMxTN:WXxWY" (tm of
- * 1..16, tn of 4, 8, 12 or 16, at most 256 invocations). Anything else
+ * 1..16, tn of 4, 8, 12 or 16, at most 256 invocations; four k a turn
+ * where A allows). Anything else
  * leaves the choice to the model. */
 static bool forced(gemm_choice *out) {
   const char *v = getenv("WGC_GEMM_VARIANT");
@@ -145,6 +146,7 @@ static bool forced(gemm_choice *out) {
       a <= 16 && b >= 4 && b <= 16 && b % 4 == 0 && c >= 1 && d >= 1 &&
       c * d <= 256) {
     *out = regs_choice(a, b, c, d);
+    out->k4 = true; /* so that tests cover it on every adapter */
     return true;
   }
   return false;
@@ -195,7 +197,9 @@ static gemm_choice choose_cpu(const char *name, uint64_t nb, uint64_t mm,
          nb * wg_ceil_div(mm, (uint64_t)pick->tm * wy) * wg_ceil_div(nn, cols) <
              CPU_MIN_GROUPS)
     wy /= 2;
-  return regs_choice(pick->tm, pick->tn, lanes, wy);
+  c = regs_choice(pick->tm, pick->tn, lanes, wy);
+  c.k4 = llvmpipe;
+  return c;
 }
 
 gemm_choice wg_gemm_choose(const wgc_context *ctx, uint64_t nb, uint64_t mm,

@@ -16,6 +16,9 @@ typedef struct gemm_choice {
   uint32_t bm, bn; /* C tile of one workgroup (GEMM_SHARED, GEMM_REGS) */
   uint32_t bk;     /* k step of GEMM_SHARED; split-K slices are multiples */
   uint32_t tm, tn; /* C block of one invocation */
+  /* GEMM_REGS: four k a turn where A's rows allow vec4 reads along k
+   * (faster on llvmpipe, slower on SwiftShader) */
+  bool k4;
 } gemm_choice;
 
 /* The choice for nb products of mm x nn over kk on ctx's adapter: forced

@@ -1,0 +1,4 @@
+// For gemm_rv: B is read one float at a time (any strides and offset);
+// gemm_b4 only has to exist, B4 keeps it from being called.
+const B4 = false;
+fn gemm_b4(i: u32) -> vec4<f32> { return vec4<f32>(0.0f); }
