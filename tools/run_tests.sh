@@ -10,6 +10,13 @@ total_pass=0 total_fail=0
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
+# note_failure LINE: prints a failure the runner itself found and keeps
+# it for the list at the end.
+note_failure() {
+  echo "$1"
+  echo "  $1" >>"$log/failures"
+}
+
 # section NAME COMMAND...: runs a section, echoes its lines with the
 # harness's own summary line relabelled, and adds its counts.
 section() {
@@ -27,12 +34,14 @@ section() {
     f=${f%% failed*}
   else
     p=0 f=1
-    echo "FAIL $name: the section ended without a summary (exit $rc)"
+    note_failure "FAIL $name: the section ended without a summary (exit $rc)"
   fi
   if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
     f=1
-    echo "FAIL $name: exit status $rc"
+    note_failure "FAIL $name: exit status $rc"
   fi
+  grep -E '^FAIL |^SUMMARY: |runtime error: |ERROR: AddressSanitizer|WARNING: ThreadSanitizer' \
+    "$log/$name.out" | head -n 40 | sed "s/^/  $name: /" >>"$log/failures"
   total_pass=$((total_pass + p))
   total_fail=$((total_fail + f))
 }
@@ -40,7 +49,7 @@ section() {
 build() {
   if ! $MAKE --no-print-directory -s "$@" >"$log/build.out" 2>&1; then
     cat "$log/build.out"
-    echo "FAIL build: make $*"
+    note_failure "FAIL build: make $*"
     total_fail=$((total_fail + 1))
     return 1
   fi
@@ -100,6 +109,11 @@ fi
 section install tools/check_install.sh
 if build wasm; then
   section browser node tests/browser/run.mjs
+fi
+# The failures again, last, where a log cut to its tail still shows them.
+if [ -s "$log/failures" ]; then
+  echo "== failures"
+  cat "$log/failures"
 fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]
