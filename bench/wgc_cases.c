@@ -34,10 +34,18 @@ static wgc_ptr random_buffer(wgc_context *ctx, size_t n, unsigned seed) {
 static wgc_context *make(wgc_backend b, const char *kernels) {
   if (kernels)
     setenv("WGC_KERNELS", kernels, 1);
+  /* The steady state of a long run: GEMM's best blocks compiled at once,
+   * not only after the calls that pay for their compile time (see
+   * src/webgpu/gemm_select.c), unless the caller says otherwise. */
+  int eager_set = getenv("WGC_GEMM_EAGER") != NULL;
+  if (!eager_set)
+    setenv("WGC_GEMM_EAGER", "1", 1);
   wgc_options o = {.backend = b};
   wgc_context *ctx;
   wgc_status s = wgc_create(&o, &ctx);
   unsetenv("WGC_KERNELS");
+  if (!eager_set)
+    unsetenv("WGC_GEMM_EAGER");
   if (s != WGC_OK)
     bench_die("wgc_create failed: %s", wgc_last_error(NULL));
   return ctx;

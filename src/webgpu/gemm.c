@@ -130,8 +130,10 @@ static form make_form(const wg_plan *wp, const wgc_gemm_args *g,
     p.kind = K_TILED;
   uint64_t outputs = (uint64_t)r->nb * r->mm * r->nn;
   if (p.kind == K_TILED) {
-    uint64_t groups =
-        wg_ceil_div(r->mm, p.tile.bm) * wg_ceil_div(r->nn, p.tile.bn) * r->nb;
+    /* the best block's tile, where a cheaper one stands in for it */
+    uint64_t sbm = p.tile.split_bm ? p.tile.split_bm : p.tile.bm;
+    uint64_t sbn = p.tile.split_bn ? p.tile.split_bn : p.tile.bn;
+    uint64_t groups = wg_ceil_div(r->mm, sbm) * wg_ceil_div(r->nn, sbn) * r->nb;
     if (groups < SPLIT_TARGET_GROUPS && r->kk >= 2 * SPLIT_MIN_K_TILED) {
       uint64_t s = wg_ceil_div(SPLIT_TARGET_GROUPS, groups);
       uint64_t smax = r->kk / SPLIT_MIN_K_TILED;
@@ -452,6 +454,8 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
     l.z = u32_of(r->nb * p->slices);
   }
   wgc_status s = wg_plan_add(wp, &l);
+  if (s == WGC_OK && p->kind == K_TILED)
+    wg_gemm_charge(wp->ctx, &p->tile);
   if (s != WGC_OK || !split)
     return s;
 

@@ -49,12 +49,34 @@ static const tile_cfg TILES[] = {
 
 typedef struct block {
   uint32_t tm, tn, weight_llvmpipe, weight_other;
+  /* milliseconds its pipeline takes to compile the first time (A and B
+   * read as vec4s), measured on this 2-core machine */
+  uint32_t compile_ms_llvmpipe, compile_ms_other;
 } block;
 
 static const block BLOCKS[] = {
-    {16, 16, 85, 115}, {16, 8, 100, 100}, {8, 8, 124, 120},
-    {4, 8, 170, 162},  {4, 4, 225, 215},
+    {16, 16, 85, 115, 5400, 700}, {16, 8, 100, 100, 1600, 440},
+    {8, 8, 124, 120, 600, 260},   {4, 8, 170, 162, 310, 200},
+    {4, 4, 225, 215, 350, 200},
 };
+_Static_assert(sizeof BLOCKS / sizeof *BLOCKS == GEMM_BLOCKS,
+               "GEMM_BLOCKS counts BLOCKS");
+_Static_assert(GEMM_BLOCKS <= sizeof((wg_state *)0)->gemm_rent /
+                                  sizeof *((wg_state *)0)->gemm_rent,
+               "wg_state.gemm_rent holds a slot per block");
+
+/* Blocks that compile within this are used at once; larger ones (16x16
+ * and 16x8 on llvmpipe, whose accumulators spill: 5.4 s and 1.6 s) first
+ * let the best of those stand in, until the calls have lost as much time
+ * to it as their compile takes (ski rental: never more than twice the
+ * time the best offline choice would have taken). Once compiled, a block
+ * is reused by every later call of the context, and Mesa's disk cache
+ * makes later runs compile it in milliseconds. */
+#define CHEAP_COMPILE_MS 1000u
+/* Seconds per weighted multiply-add (weight 100) on this machine, which
+ * turns the model's costs into the time a stand-in loses per call. */
+#define SECONDS_PER_MAC_LLVMPIPE 1.3e-10
+#define SECONDS_PER_MAC_OTHER 5e-10
 
 /* Workgroups that keep the cores busy: a few per core of a many-core CPU,
  * and small enough that one running late on a shared core does not leave
@@ -167,39 +189,86 @@ static gemm_choice choose_gpu(uint64_t mm, uint64_t nn, uint64_t kk) {
   return c;
 }
 
-static gemm_choice choose_cpu(const char *name, uint64_t nb, uint64_t mm,
+/* Block b on an adapter of lanes SIMD lanes, the workgroup WX (the lanes)
+ * by WY, WY as large as leaves CPU_MIN_GROUPS workgroups. */
+static gemm_choice block_choice(const block *b, uint32_t lanes, bool llvmpipe,
+                                uint64_t nb, uint64_t mm, uint64_t nn) {
+  uint32_t wy = CPU_MAX_WY;
+  uint64_t cols = (uint64_t)lanes * b->tn;
+  while (wy > 1 &&
+         nb * wg_ceil_div(mm, (uint64_t)b->tm * wy) * wg_ceil_div(nn, cols) <
+             CPU_MIN_GROUPS)
+    wy /= 2;
+  gemm_choice c = regs_choice(b->tm, b->tn, lanes, wy);
+  c.k4 = llvmpipe;
+  return c;
+}
+
+static double compile_seconds(const block *b, bool llvmpipe) {
+  return 1e-3 * (llvmpipe ? b->compile_ms_llvmpipe : b->compile_ms_other);
+}
+
+/* Whether block i runs without standing in for it first. */
+static bool block_ready(const wg_state *st, size_t i, bool llvmpipe) {
+  return st->gemm_compile_scale == 0 ||
+         (llvmpipe ? BLOCKS[i].compile_ms_llvmpipe
+                   : BLOCKS[i].compile_ms_other) <= CHEAP_COMPILE_MS ||
+         (st->gemm_promoted >> i & 1u);
+}
+
+static gemm_choice choose_cpu(const wg_state *st, uint64_t nb, uint64_t mm,
                               uint64_t nn, uint64_t kk) {
   bool llvmpipe;
-  uint32_t lanes = cpu_lanes(name, &llvmpipe);
+  uint32_t lanes = cpu_lanes(st->name, &llvmpipe);
   double useful = (double)nb * mm * nn * kk;
-  double best = useful * SMALL_WEIGHT_CPU / 100.0;
-  gemm_choice c = small_choice();
-  const block *pick = NULL;
-  for (size_t i = 0; i < sizeof BLOCKS / sizeof *BLOCKS; i++) {
+  double small = useful * SMALL_WEIGHT_CPU / 100.0;
+  double cost[GEMM_BLOCKS], best_cost = small, ready_cost = small;
+  size_t best = GEMM_BLOCKS, ready = GEMM_BLOCKS;
+  for (size_t i = 0; i < GEMM_BLOCKS; i++) {
     const block *b = &BLOCKS[i];
     uint64_t cols = (uint64_t)lanes * b->tn;
     double batches =
         (double)nb * wg_ceil_div(mm, b->tm) * wg_ceil_div(nn, cols);
-    double cost = (double)nb * padded(mm, b->tm) * padded(nn, cols) * kk *
-                  (llvmpipe ? b->weight_llvmpipe : b->weight_other) / 100.0;
+    cost[i] = (double)nb * padded(mm, b->tm) * padded(nn, cols) * kk *
+              (llvmpipe ? b->weight_llvmpipe : b->weight_other) / 100.0;
     if (batches < CPU_MIN_BATCHES)
-      cost *= CPU_MIN_BATCHES / batches;
-    if (cost < best) {
-      best = cost;
-      pick = b;
+      cost[i] *= CPU_MIN_BATCHES / batches;
+    if (cost[i] < best_cost) {
+      best_cost = cost[i];
+      best = i;
+    }
+    if (cost[i] < ready_cost && block_ready(st, i, llvmpipe)) {
+      ready_cost = cost[i];
+      ready = i;
     }
   }
-  if (!pick)
-    return c;
-  uint32_t wy = CPU_MAX_WY;
-  uint64_t cols = (uint64_t)lanes * pick->tn;
-  while (wy > 1 &&
-         nb * wg_ceil_div(mm, (uint64_t)pick->tm * wy) * wg_ceil_div(nn, cols) <
-             CPU_MIN_GROUPS)
-    wy /= 2;
-  c = regs_choice(pick->tm, pick->tn, lanes, wy);
-  c.k4 = llvmpipe;
+  if (best == GEMM_BLOCKS)
+    return small_choice();
+  gemm_choice want = block_choice(&BLOCKS[best], lanes, llvmpipe, nb, mm, nn);
+  /* A stand-in only where a ready block beats gemm_small (whose split-K
+   * differs, so the sums would change at the promotion). */
+  if (ready == best || ready == GEMM_BLOCKS)
+    return want;
+  gemm_choice c = block_choice(&BLOCKS[ready], lanes, llvmpipe, nb, mm, nn);
+  c.split_bm = want.bm;
+  c.split_bn = want.bn;
+  c.wanted = (unsigned)best + 1;
+  c.rent = (ready_cost - best_cost) *
+           (llvmpipe ? SECONDS_PER_MAC_LLVMPIPE : SECONDS_PER_MAC_OTHER);
   return c;
+}
+
+void wg_gemm_charge(wgc_context *ctx, const gemm_choice *c) {
+  wg_state *st = ctx->impl;
+  if (!c->wanted || c->wanted > GEMM_BLOCKS)
+    return;
+  size_t i = c->wanted - 1;
+  bool llvmpipe;
+  cpu_lanes(st->name, &llvmpipe);
+  st->gemm_rent[i] += c->rent;
+  if (st->gemm_rent[i] >=
+      compile_seconds(&BLOCKS[i], llvmpipe) * st->gemm_compile_scale)
+    st->gemm_promoted |= 1u << i;
 }
 
 gemm_choice wg_gemm_choose(const wgc_context *ctx, uint64_t nb, uint64_t mm,
@@ -210,5 +279,5 @@ gemm_choice wg_gemm_choose(const wgc_context *ctx, uint64_t nb, uint64_t mm,
   const wg_state *st = ctx->impl;
   if (!st->pol.cpu_kernels)
     return choose_gpu(mm, nn, kk);
-  return choose_cpu(st->name, nb, mm, nn, kk);
+  return choose_cpu(st, nb, mm, nn, kk);
 }

@@ -128,6 +128,13 @@ struct wg_state {
   size_t plan_spare_cap;
   /* Tests: the plan's nth scratch allocation (from 1) fails; 0: none. */
   unsigned fail_scratch;
+  /* GEMM blocks whose compile costs more than it saves at first: seconds
+   * lost so far by the calls that a cheaper block stood in for, which of
+   * them are paid for (bit per block), and a factor on the compile
+   * times (1; tests make it small; 0 compiles every block at once) */
+  double gemm_rent[8];
+  unsigned gemm_promoted;
+  double gemm_compile_scale;
   /* pipeline cache */
   wg_pipeline *pipes;
   size_t pipe_count, pipe_cap;
