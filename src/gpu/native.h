@@ -85,6 +85,7 @@ typedef struct nw_device {
   nw_op *done, *done_tail; /* done, to deliver, in completion order */
   unsigned undone;         /* on the pending list */
   unsigned in_runtime;     /* map or work-done requests the runtime holds */
+  unsigned waiters;        /* threads in nw_wait_settled */
   /* The submission thread: every call that can wait behind queued GPU work
    * (queue submit and writes, maps, device polls) runs on it, so that the
    * caller's thread never does. */

@@ -360,10 +360,16 @@ static void nw_run(nw_device *d, nw_cmd *c) {
  * requests, polls the device without waiting (a waiting poll would hold
  * back the next submission until the GPU idles). Polls back off from 0.1 to
  * 2 ms while nothing completes, so that a long queue of work does not lose
- * CPU time to them (software adapters run on the same cores). */
+ * CPU time to them (software adapters run on the same cores). While a
+ * thread waits for everything to settle, nothing new can come from it (a
+ * context is used by one thread at a time), so the poll waits for the GPU
+ * itself and returns the moment the work ends; when such a poll brings
+ * nothing (a request the GPU's queue does not answer), the backoff takes
+ * over until something completes. */
 static void *nw_worker_main(void *arg) {
   nw_device *d = arg;
   long interval = 100000; /* ns */
+  bool waited_in_vain = false;
   nw_lock();
   for (;;) {
     if (d->cmds) {
@@ -384,14 +390,19 @@ static void *nw_worker_main(void *arg) {
     }
     if (d->in_runtime && !d->errors.lost) {
       unsigned before = d->in_runtime;
+      bool wait = d->waiters > 0 && !waited_in_vain;
       nw_unlock();
-      wgc_nw.DevicePoll(d->device, false, NULL);
+      wgc_nw.DevicePoll(d->device, wait, NULL);
       nw_lock();
-      if (d->in_runtime < before)
+      if (d->in_runtime < before) {
         interval = 100000;
-      else if (interval < 2000000)
-        interval *= 2;
-      if (!d->cmds && d->in_runtime && !d->errors.lost) {
+        waited_in_vain = false;
+      } else {
+        waited_in_vain = wait;
+        if (interval < 2000000)
+          interval *= 2;
+      }
+      if (!wait && !d->cmds && d->in_runtime && !d->errors.lost) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += interval;
@@ -427,8 +438,11 @@ void nw_wait_settled(nw_device *d) {
     d->undone--;
     free(fence);
   } else {
+    d->waiters++;
+    pthread_cond_signal(&d->wake); /* a worker in its backoff waits on now */
     while (d->undone && !d->errors.lost)
       nw_wait(&d->settled);
+    d->waiters--;
   }
   nw_unlock();
 }
