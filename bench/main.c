@@ -3,6 +3,8 @@
  *   bench_wgc --report         the report of the record files already there
  *   bench_wgc --part NAME FILE one part (cpu, openblas, lavapipe,
  *                              swiftshader) into a record file
+ *   bench_wgc --gemm-first-call  prints the seconds of a GEMM's first call
+ *                              on a new context (the pipeline cases)
  * Environment: WGC_BENCH_DIR (default build/bench), WGC_BENCH_REPS (timed
  * runs per figure, at least 5), WGC_BENCH_LARGE=1 (2048^3 GEMM on
  * SwiftShader too, and every attention shape up to sequence 2048),
@@ -93,6 +95,10 @@ static int wanted(const char *adapter) {
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--part") == 0)
     return run_part(argv[2], argv[3]);
+  if (argc == 2 && strcmp(argv[1], "--gemm-first-call") == 0) {
+    printf("%.6f\n", part_gemm_first_call());
+    return 0;
+  }
   int report_only = argc == 2 && strcmp(argv[1], "--report") == 0;
   if (argc != 1 && !report_only) {
     fprintf(stderr, "usage: bench_wgc [--report | --part NAME FILE]\n");

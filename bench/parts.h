@@ -13,6 +13,7 @@
 #define UNARY_CASE "unary RELU, 16M floats"
 #define BINARY_CASE "binary ADD, 16M floats"
 #define PIPELINE_CASE "unary SILU on 1024 floats + sync"
+#define GEMM_FIRST_CASE "GEMM 256^3 first call, no shader cache"
 
 /* Called after each case of wgc's: group and index in its shape list (for
  * "elementwise": 0 unary, 1 binary). */
@@ -21,6 +22,8 @@ typedef void (*case_hook)(const char *group, size_t index);
 /* wgc on the WebGPU backend (this process's adapter) or the CPU backend;
  * after (may be NULL) runs once each case is measured. */
 void part_wgc(wgc_backend backend, const char *adapter, case_hook after);
+/* Seconds of one 256^3 GEMM's first call on a new WebGPU context. */
+double part_gemm_first_call(void);
 /* The raw webgpu.h baselines on this process's adapter, case by case (the
  * same group and index as wgc's), right after wgc's: the two are measured
  * seconds apart, under the same load. */

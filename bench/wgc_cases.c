@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "shapes.h"
@@ -301,6 +302,44 @@ static double silu_call(wgc_context *ctx, wgc_ptr x) {
   return bench_now() - t0;
 }
 
+/* A GEMM's first call on a new context (bench_wgc --gemm-first-call, in a
+ * process of its own: the driver reads MESA_SHADER_CACHE_DISABLE once). */
+double part_gemm_first_call(void) {
+  enum { N = 256 };
+  wgc_context *ctx = make(WGC_BACKEND_WEBGPU, NULL);
+  wgc_ptr a = random_buffer(ctx, N * N, 11), c;
+  OK(ctx, wgc_alloc(ctx, 4 * N * N, &c));
+  OK(ctx, wgc_synchronize(ctx));
+  double t0 = bench_now();
+  OK(ctx, wgc_gemm(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, N, N, N,
+                   1.0f, a, N, a, N, 0.0f, c, N));
+  OK(ctx, wgc_synchronize(ctx));
+  double t = bench_now() - t0;
+  wgc_destroy(ctx);
+  return t;
+}
+
+/* That first call with the shader cache off, as on a new machine: by
+ * default a block that compiles fast stands in for one that does not
+ * (src/webgpu/gemm_select.c); eager compiles the best block at once. */
+static double gemm_first_call(int eager) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0)
+    bench_die("readlink /proc/self/exe failed");
+  exe[n] = 0;
+  char cmd[4300];
+  snprintf(cmd, sizeof cmd,
+           "MESA_SHADER_CACHE_DISABLE=true WGC_GEMM_EAGER=%d '%s' "
+           "--gemm-first-call",
+           eager, exe);
+  FILE *f = popen(cmd, "r");
+  double t = -1;
+  if (!f || fscanf(f, "%lf", &t) != 1 || pclose(f) != 0 || t < 0)
+    bench_die("%s failed", cmd);
+  return t;
+}
+
 static void pipeline_cases(void) {
   int reps = bench_reps();
   double first[64], again[64];
@@ -317,6 +356,12 @@ static void pipeline_cases(void) {
          1, "ms", 0);
   record("pipeline", PIPELINE_CASE, "wgc:first-call",
          bench_median_of(first, reps), reps, 1, "ms", 0);
+  for (int eager = 0; eager < 2; eager++) {
+    for (int i = 0; i < reps && i < 64; i++)
+      first[i] = gemm_first_call(eager);
+    record("pipeline", GEMM_FIRST_CASE, eager ? "wgc:eager" : "wgc",
+           bench_median_of(first, reps), reps, 1, "ms", 0);
+  }
 }
 
 void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
