@@ -5,6 +5,7 @@
 #include "fuzz_step.h"
 
 #include "ops_ref.h"
+#include "webgpu/wg.h"
 
 #include <float.h>
 #include <math.h>
@@ -844,6 +845,13 @@ static bool all_fired(fz_cb **cbs, size_t n) {
   return true;
 }
 
+static size_t count_fired(fz_cb **cbs, size_t n) {
+  size_t fired = 0;
+  for (size_t i = 0; i < n; i++)
+    fired += cbs[i]->fired > 0;
+  return fired;
+}
+
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -914,10 +922,14 @@ static bool download_all(fz_env *e, fz_pending *p, float *got[][2], int how,
     fz_cb *cb = cbs[i];
     const char *be = cb->ctx == e->ctx[0] ? "webgpu" : "cpu";
     if (cb->fired != 1 || cb->st != WGC_OK) {
+      char state[512] = "";
+      if (cb->ctx == e->ctx[0])
+        wg_describe(cb->ctx, state, sizeof state);
       snprintf(msg, size,
                "%s: async callback %zu of %zu fired %d times (status %s) "
-               "within 20 s of polling",
-               be, i, ncb, cb->fired, wgc_status_name(cb->st));
+               "within 20 s of polling; %zu of them fired; %s",
+               be, i, ncb, cb->fired, wgc_status_name(cb->st),
+               count_fired(cbs, ncb), state);
       ok = false;
     } else if (cb->child && cb->child_reg == WGC_OK &&
                (cb->child->fired != 1 || cb->child->st != WGC_OK)) {

@@ -491,3 +491,42 @@ out:
   }
   case_end();
 }
+
+/* The test hook that failure messages use to say what is still in flight
+ * (wg_describe): a download recorded but not submitted shows as an
+ * unsealed staging slab, then as a pending completion, then as nothing. */
+TEST(native_describe_in_flight) {
+  if (!case_begin("native nonblocking: wg_describe tells what is in flight"))
+    return;
+  wgc_context *ctx = native_ctx();
+  if (!ctx) {
+    case_end();
+    return;
+  }
+  float x[4] = {1, 2, 3, 4}, got[4] = {0};
+  wgc_ptr dx = dev_from(ctx, x, 4);
+  tally t = {0};
+  char line[512];
+  if (dx) {
+    CHECK_STATUS(wgc_synchronize(ctx), WGC_OK);
+    CHECK_STATUS(wgc_download_async(ctx, got, dx, sizeof got, count_cb, &t),
+                 WGC_OK);
+    wg_describe(ctx, line, sizeof line);
+    CHECK(strstr(line, "outstanding 1,") && strstr(line, "(1 not sealed)") &&
+              strstr(line, "pending 0 "),
+          "recorded, not submitted: %s", line);
+    CHECK_STATUS(wgc_poll(ctx), WGC_OK); /* submits it */
+    case_note(" (%s)", line);
+    wg_describe(ctx, line, sizeof line);
+    CHECK(strstr(line, "(0 not sealed)"), "after a poll: %s", line);
+    CHECK_STATUS(wgc_synchronize(ctx), WGC_OK);
+    wg_describe(ctx, line, sizeof line);
+    CHECK(strstr(line, "outstanding 0,") && strstr(line, "pending 0 ") &&
+              strstr(line, "in the runtime 0,"),
+          "after synchronize: %s", line);
+    CHECK(t.fired == 1 && t.ok == 1 && memcmp(got, x, sizeof x) == 0,
+          "the download fired %d times", t.fired);
+  }
+  wgc_destroy(ctx);
+  case_end();
+}

@@ -143,6 +143,10 @@ bool gpu_process_events(gpu_id dev, bool wait);
  * queued, as a driver reset would lose it. */
 void gpu_device_lose(gpu_id dev);
 
+/* Test hook: one line on the device's completions in flight, for a
+ * failure message when one never arrives. */
+void gpu_describe(gpu_id dev, char *out, size_t size);
+
 /* Whether this build can wait at all (false in the browser). */
 bool gpu_can_wait(void);
 

@@ -18,6 +18,7 @@
 #include "gpu.h"
 #include "gpu_errors.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -656,3 +657,8 @@ bool gpu_process_events(gpu_id dev, bool wait) {
 }
 
 bool gpu_can_wait(void) { return false; }
+
+void gpu_describe(gpu_id dev, char *out, size_t size) {
+  snprintf(out, size, "device %u: completions are the browser's",
+           (unsigned)dev);
+}

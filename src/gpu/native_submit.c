@@ -4,6 +4,7 @@
 #include "gpu/native.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -520,5 +521,27 @@ void gpu_device_lose(gpu_id dev) {
   nw_lock();
   while (!d->destroyed)
     nw_wait(&d->settled);
+  nw_unlock();
+}
+
+void gpu_describe(gpu_id dev, char *out, size_t size) {
+  nw_device *d = nw_dev(dev);
+  if (!d) {
+    snprintf(out, size, "no device %u", (unsigned)dev);
+    return;
+  }
+  nw_lock();
+  unsigned cmds = 0, done = 0, held = 0;
+  for (nw_cmd *c = d->cmds; c; c = c->next)
+    cmds++;
+  for (nw_op *o = d->done; o; o = o->next)
+    done++;
+  for (nw_op *o = d->ops; o; o = o->next)
+    held += o->held;
+  snprintf(out, size,
+           "pending %u (%u held by commands), in the runtime %u, done %u, "
+           "commands queued %u, waiters %u, worker %s, lost %d",
+           d->undone, held, d->in_runtime, done, cmds, d->waiters,
+           d->worker_started ? "started" : "not started", d->errors.lost);
   nw_unlock();
 }

@@ -317,6 +317,21 @@ void wg_seal_downloads(wg_state *st) {
   }
 }
 
+void wg_describe(const wgc_context *ctx, char *out, size_t size) {
+  const wg_state *st = state(ctx);
+  unsigned slabs = 0, unsealed = 0;
+  for (const wg_slab *sl = st->slabs; sl; sl = sl->next) {
+    slabs++;
+    unsealed += !sl->sealed;
+  }
+  char gpu[256];
+  gpu_describe(st->dev, gpu, sizeof gpu);
+  snprintf(out, size,
+           "outstanding %zu, staging slabs %u (%u not sealed), batch %s; "
+           "%s",
+           st->outstanding, slabs, unsealed, st->enc ? "open" : "empty", gpu);
+}
+
 static wgc_status slab_new(wgc_context *ctx, const char *fn, uint64_t size,
                            wg_slab **out) {
   wg_state *st = state(ctx);

@@ -158,6 +158,9 @@ void wg_flush(wg_state *st);
 /* Maps the download staging whose copies were just submitted
  * (webgpu/backend.c; wg_flush calls it). */
 void wg_seal_downloads(wg_state *st);
+/* Test hook: one line on the context's completions in flight (its own
+ * records and the GPU layer's). */
+void wg_describe(const wgc_context *ctx, char *out, size_t size);
 /* The encoder of the batch being recorded, begun if needed. */
 gpu_id wg_encoder(wg_state *st);
 /* A device error reported since the last call, as a status and message on
