@@ -207,7 +207,13 @@ static void *nw_worker_main(void *arg);
 static bool nw_worker_start_locked(nw_device *d) {
   if (d->worker_started)
     return true;
-  pthread_cond_init(&d->wake, NULL);
+  /* The worker's timed waits run on the monotonic clock: a step of the
+   * wall clock (a VM's clock resynchronised) must not stretch them. */
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&d->wake, &attr);
+  pthread_condattr_destroy(&attr);
   pthread_cond_init(&d->settled, NULL);
   if (pthread_create(&d->worker, NULL, nw_worker_main, d) != 0) {
     pthread_cond_destroy(&d->wake);
@@ -405,7 +411,7 @@ static void *nw_worker_main(void *arg) {
       }
       if (!wait && !d->cmds && d->in_runtime && !d->errors.lost) {
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_nsec += interval;
         if (ts.tv_nsec >= 1000000000) {
           ts.tv_sec++;
