@@ -600,6 +600,8 @@ WGC_API wgc_status wgc_unary(wgc_context *ctx, wgc_unary_op op, wgc_ptr input,
  * beta (-inf, +inf); other ops ignore alpha and beta. Any float is a valid
  * parameter and follows the op's formula in IEEE arithmetic: a NaN alpha
  * makes LEAKY_RELU and ELU NaN for x < 0 and HARD_SIGMOID NaN everywhere;
+ * HARD_SIGMOID's alpha*x of a finite alpha and x is a finite number even
+ * where float32 overflows it, so an infinite beta gives 0 or 1 there;
  * CLIP is numpy.clip's min(max(x, alpha), beta), so a NaN bound makes every
  * element NaN and alpha > beta makes every non-NaN element beta (as ONNX
  * Clip). A NaN x gives NaN in every op. */

@@ -31,7 +31,11 @@ fn wgc_unary_apply(op: u32, x: f32, alpha: f32, beta: f32, z: u32) -> f32 {
     case OP_LEAKY_RELU: { return select(x, alpha * x, x < 0.0f); }
     case OP_ELU: { return select(x, alpha * wgc_expm1(x, z), x < 0.0f); }
     case OP_HARD_SIGMOID: {
-      let y = alpha * x + beta;
+      // alpha*x of finite operands is finite even where f32 overflows it:
+      // an infinite beta decides (not inf - inf = NaN)
+      let finite = !wgc_is_inf(alpha) && !wgc_is_nan(alpha) &&
+                   !wgc_is_inf(x) && !wgc_is_nan(x);
+      let y = select(alpha * x + beta, beta, wgc_is_inf(beta) && finite);
       if (wgc_is_nan(y)) { return y; }
       return clamp(y, 0.0f, 1.0f);
     }

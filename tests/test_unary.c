@@ -159,6 +159,10 @@ TEST(unary_params) {
       {WGC_UNARY_HARD_SIGMOID, NAN, 0.5f},
       {WGC_UNARY_HARD_SIGMOID, 0.2f, NAN},
       {WGC_UNARY_HARD_SIGMOID, INFINITY, 0},
+      /* alpha*x overflows float32 at |x| = 3e38 but is finite: inf - inf
+       * is not the answer */
+      {WGC_UNARY_HARD_SIGMOID, -2.5f, INFINITY},
+      {WGC_UNARY_HARD_SIGMOID, 3e38f, -INFINITY},
       {WGC_UNARY_CLIP, -INFINITY, INFINITY},
       {WGC_UNARY_CLIP, -1, 1},
       {WGC_UNARY_CLIP, 0, 6},  /* relu6 */

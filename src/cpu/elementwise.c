@@ -122,7 +122,10 @@ static inline float f_elu(float x, float alpha, float beta) {
   return x < 0.0f ? (float)(alpha * expm1(x)) : x;
 }
 static inline float f_hard_sigmoid(float x, float alpha, float beta) {
-  float y = alpha * x + beta;
+  /* alpha*x of finite operands is a finite number even where float32
+   * overflows it, so an infinite beta decides (not inf - inf = NaN) */
+  float y =
+      isinf(beta) && isfinite(alpha) && isfinite(x) ? beta : alpha * x + beta;
   return y != y ? y : y < 0.0f ? 0.0f : y > 1.0f ? 1.0f : y;
 }
 /* numpy.clip: a NaN input or bound gives NaN; min > max gives max. */
