@@ -151,12 +151,7 @@ static void compare(const outputs *got, const outputs *want) {
 }
 
 static wgc_context *webgpu_with_limit(size_t max_binding_bytes) {
-  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
-                     .max_binding_bytes = max_binding_bytes};
-  wgc_context *ctx = NULL;
-  wgc_status s = wgc_create(&opt, &ctx);
-  CHECK(s == WGC_OK, "wgc_create(webgpu) failed: %s", wgc_last_error(NULL));
-  return ctx;
+  return new_ctx(WGC_BACKEND_WEBGPU, max_binding_bytes);
 }
 
 TEST(engine_split_bindings) {

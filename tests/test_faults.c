@@ -30,15 +30,7 @@ static bool open_case(int bi, const char *fmt, ...) {
 }
 
 /* A context of its own, for cases that destroy it. */
-static wgc_context *fresh(int bi) {
-  wgc_options opt = {.backend = test_backends[bi]};
-  wgc_context *ctx = NULL;
-  wgc_status s = wgc_create(&opt, &ctx);
-  CHECK(s == WGC_OK, "wgc_create(%s) returned %s: %s",
-        backend_label(test_backends[bi]), wgc_status_name(s),
-        wgc_last_error(NULL));
-  return s == WGC_OK ? ctx : NULL;
-}
+static wgc_context *fresh(int bi) { return new_ctx(test_backends[bi], 0); }
 
 static double now_s(void) {
   struct timespec t;

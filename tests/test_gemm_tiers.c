@@ -12,14 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static wgc_context *webgpu_ctx(void) {
-  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU};
-  wgc_context *ctx = NULL;
-  wgc_status s = wgc_create(&opt, &ctx);
-  CHECK(s == WGC_OK, "wgc_create(WebGPU): %s", wgc_last_error(NULL));
-  return s == WGC_OK ? ctx : NULL;
-}
-
 /* c = a (m x k) * b (k x n), row-major, waiting for it; the pipelines
  * compiled so far. */
 static size_t gemm_call(wgc_context *ctx, size_t m, size_t n, size_t k,
@@ -50,7 +42,7 @@ TEST(gemm_tiers_same_bits) {
     if (!case_begin("gemm_tiers[webgpu] m=%zu n=%zu k=%zu", sh->m, sh->n,
                     sh->k))
       continue;
-    wgc_context *ctx = webgpu_ctx();
+    wgc_context *ctx = new_ctx(WGC_BACKEND_WEBGPU, 0);
     if (!ctx) {
       case_end();
       continue;
@@ -134,7 +126,7 @@ TEST(gemm_tiers_same_bits) {
 TEST(gemm_tiers_rent) {
   if (!case_begin("gemm_tiers[webgpu] a few small calls never promote"))
     return;
-  wgc_context *ctx = webgpu_ctx();
+  wgc_context *ctx = new_ctx(WGC_BACKEND_WEBGPU, 0);
   if (!ctx) {
     case_end();
     return;

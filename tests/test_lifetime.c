@@ -57,14 +57,7 @@ static void logged(wgc_status s, void *user) {
   }
 }
 
-static wgc_context *fresh_ctx(wgc_backend b) {
-  wgc_options opt = {.backend = b};
-  wgc_context *ctx = NULL;
-  wgc_status s = wgc_create(&opt, &ctx);
-  CHECK(s == WGC_OK, "wgc_create: %s (%s)", wgc_status_name(s),
-        wgc_last_error(NULL));
-  return ctx;
-}
+static wgc_context *fresh_ctx(wgc_backend b) { return new_ctx(b, 0); }
 
 /* Queues enough GEMM work that a download behind it is still pending when
  * the next calls run (on the CPU backend the work is done at once). */

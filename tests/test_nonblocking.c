@@ -20,13 +20,7 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static wgc_context *native_ctx(void) {
-  wgc_options o = {.backend = WGC_BACKEND_WEBGPU};
-  wgc_context *ctx = NULL;
-  wgc_status s = wgc_create(&o, &ctx);
-  CHECK(s == WGC_OK, "wgc_create(webgpu) gave %s", wgc_status_name(s));
-  return s == WGC_OK ? ctx : NULL;
-}
+static wgc_context *native_ctx(void) { return new_ctx(WGC_BACKEND_WEBGPU, 0); }
 
 /* Counts the callbacks of one kind and remembers the last status. */
 typedef struct tally {

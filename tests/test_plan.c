@@ -13,10 +13,8 @@
 
 /* A WebGPU context with its engine state; false (case failed) without. */
 static bool open_webgpu(wgc_context **ctx, wg_state **st) {
-  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU};
-  wgc_status s = wgc_create(&opt, ctx);
-  CHECK(s == WGC_OK, "wgc_create(WebGPU): %s", wgc_last_error(NULL));
-  if (s != WGC_OK)
+  *ctx = new_ctx(WGC_BACKEND_WEBGPU, 0);
+  if (!*ctx)
     return false;
   *st = (*ctx)->impl;
   return true;

@@ -15,12 +15,7 @@
 #include <string.h>
 
 static wgc_context *capped(size_t max_binding_bytes) {
-  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
-                     .max_binding_bytes = max_binding_bytes};
-  wgc_context *ctx = NULL;
-  wgc_status s = wgc_create(&opt, &ctx);
-  CHECK(s == WGC_OK, "wgc_create(webgpu) failed: %s", wgc_last_error(NULL));
-  return ctx;
+  return new_ctx(WGC_BACKEND_WEBGPU, max_binding_bytes);
 }
 
 /* ---- reduce ------------------------------------------------------------ */

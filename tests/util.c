@@ -18,6 +18,15 @@ const char *backend_label(wgc_backend b) {
   }
 }
 
+wgc_context *new_ctx(wgc_backend b, size_t max_binding_bytes) {
+  wgc_options opt = {.backend = b, .max_binding_bytes = max_binding_bytes};
+  wgc_context *ctx = NULL;
+  wgc_status s = wgc_create(&opt, &ctx);
+  CHECK(s == WGC_OK, "wgc_create(%s) returned %s: %s", backend_label(b),
+        wgc_status_name(s), wgc_last_error(NULL));
+  return s == WGC_OK ? ctx : NULL;
+}
+
 void *xmalloc(size_t bytes) {
   void *p = calloc(1, bytes ? bytes : 1);
   if (!p) {

@@ -12,6 +12,10 @@
 /* "cpu" or "webgpu": the label of a case line, known even when the context
  * could not be created. */
 const char *backend_label(wgc_backend b);
+/* A context of the case's own (not test_ctx's shared one), on backend b
+ * with bindings capped at max_binding_bytes (0: the device's limit); NULL
+ * with the case failed when wgc_create fails. */
+wgc_context *new_ctx(wgc_backend b, size_t max_binding_bytes);
 
 /* Host memory for tests; aborts when the host is out of memory. */
 void *xmalloc(size_t bytes);
