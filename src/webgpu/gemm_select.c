@@ -204,15 +204,14 @@ static gemm_choice block_choice(const block *b, uint32_t lanes, bool llvmpipe,
   return c;
 }
 
-static double compile_seconds(const block *b, bool llvmpipe) {
-  return 1e-3 * (llvmpipe ? b->compile_ms_llvmpipe : b->compile_ms_other);
+static uint32_t compile_ms(const block *b, bool llvmpipe) {
+  return llvmpipe ? b->compile_ms_llvmpipe : b->compile_ms_other;
 }
 
 /* Whether block i runs without standing in for it first. */
 static bool block_ready(const wg_state *st, size_t i, bool llvmpipe) {
   return st->gemm_compile_scale == 0 ||
-         (llvmpipe ? BLOCKS[i].compile_ms_llvmpipe
-                   : BLOCKS[i].compile_ms_other) <= CHEAP_COMPILE_MS ||
+         compile_ms(&BLOCKS[i], llvmpipe) <= CHEAP_COMPILE_MS ||
          (st->gemm_promoted >> i & 1u);
 }
 
@@ -267,7 +266,7 @@ void wg_gemm_charge(wgc_context *ctx, const gemm_choice *c) {
   cpu_lanes(st->name, &llvmpipe);
   st->gemm_rent[i] += c->rent;
   if (st->gemm_rent[i] >=
-      compile_seconds(&BLOCKS[i], llvmpipe) * st->gemm_compile_scale)
+      1e-3 * compile_ms(&BLOCKS[i], llvmpipe) * st->gemm_compile_scale)
     st->gemm_promoted |= 1u << i;
 }
 
