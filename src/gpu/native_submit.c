@@ -409,7 +409,10 @@ static void *nw_worker_main(void *arg) {
         if (interval < 2000000)
           interval *= 2;
       }
-      if (!wait && !d->cmds && d->in_runtime && !d->errors.lost) {
+      /* a thread may have begun to wait during the poll (its signal found
+       * no one waiting): then wait on the GPU, not on the timer */
+      bool waiter = d->waiters > 0 && !waited_in_vain;
+      if (!wait && !waiter && !d->cmds && d->in_runtime && !d->errors.lost) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_nsec += interval;
