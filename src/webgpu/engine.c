@@ -37,6 +37,7 @@ void wg_flush(wg_state *st) {
     st->dispatches = 0;
     st->writes = 0;
     st->arena_used = 0;
+    st->arena_last = 0;
   }
   wg_seal_downloads(st); /* their copies are submitted: map after them */
   if (st->in_op)

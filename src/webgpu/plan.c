@@ -22,7 +22,7 @@ struct wg_planned {
    * kernel only tells a launch from a copy, which has none and reads
    * ops[0], writes ops[1]) */
   wg_launch l;
-  uint8_t params[WG_PARAMS_MAX];
+  _Alignas(16) uint8_t params[WG_PARAMS_MAX];
   char kernel[WG_KERNEL_MAX];
   char consts[WG_CONSTS_MAX];
   bool has_consts;
@@ -30,6 +30,12 @@ struct wg_planned {
   bool staged;
   uint32_t x, y, z;
   gpu_id pipe;
+  /* decided before recording: the bind group, the parameters' arena slot
+   * (new_slot: written there; else the last slot holds them already) and
+   * where the batch is submitted around the entry */
+  gpu_id group;
+  uint32_t slot, psize;
+  bool new_slot, flush_before, flush_after;
 };
 
 static wg_state *state(const wgc_context *ctx) { return ctx->impl; }
@@ -445,17 +451,18 @@ static wgc_status check_entry(wg_plan *p, wg_planned *e, uint64_t *stage_need) {
 }
 
 /* Creates the buffers of the plan's scratch handles and, when stage_need
- * exceeds the batch's staging buffer, a new one; then hands them all to the
- * batch. On failure releases what it created. */
-static wgc_status allocate(wg_plan *p, uint64_t stage_need) {
+ * exceeds the batch's staging buffer, a new one (*stage). Until the plan
+ * hands them to the batch, a failure releases them: the handles' buffers
+ * with the plan (wg_plan_free), *stage here. */
+static wgc_status allocate(wg_plan *p, uint64_t stage_need, wg_mem **stage) {
   wg_state *st = state(p->ctx);
-  wg_mem *stage = NULL;
+  *stage = NULL;
   if (stage_need && (!st->stage || st->stage->size < stage_need)) {
-    stage = calloc(1, sizeof *stage);
-    if (!stage)
+    *stage = calloc(1, sizeof **stage);
+    if (!*stage)
       return wgc_fail(p->ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory",
                       p->fn);
-    stage->size = stage_need;
+    (*stage)->size = stage_need;
   }
   size_t need = st->scratch_count + p->nscratch + 1;
   if (need > st->scratch_cap) {
@@ -463,17 +470,15 @@ static wgc_status allocate(wg_plan *p, uint64_t stage_need) {
     while (cap < need)
       cap *= 2;
     wg_mem **grown = realloc(st->scratch, cap * sizeof *grown);
-    if (!grown) {
-      free(stage);
+    if (!grown)
       return wgc_fail(p->ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory",
                       p->fn);
-    }
     st->scratch = grown;
     st->scratch_cap = cap;
   }
   wgc_status s = WGC_OK;
   for (size_t i = 0; i <= p->nscratch && s == WGC_OK; i++) {
-    wg_mem *m = i < p->nscratch ? p->scratch[i] : stage;
+    wg_mem *m = i < p->nscratch ? p->scratch[i] : *stage;
     if (!m)
       continue;
     if (st->fail_scratch && --st->fail_scratch == 0)
@@ -486,14 +491,21 @@ static wgc_status allocate(wg_plan *p, uint64_t stage_need) {
                             GPU_USAGE_COPY_DST,
                         "scratch memory", &m->buffer);
   }
-  if (s != WGC_OK) {
-    if (stage) {
-      if (stage->buffer)
-        gpu_buffer_release(stage->buffer);
-      free(stage);
-    }
-    return s; /* wg_plan_free releases the handles' buffers */
+  return s;
+}
+
+static void release_stage(wg_mem *stage) {
+  if (stage) {
+    if (stage->buffer)
+      gpu_buffer_release(stage->buffer);
+    free(stage);
   }
+}
+
+/* Hands the plan's scratch and new staging buffer to the batch, which
+ * releases them after the batch that uses them completes. */
+static void hand_over(wg_plan *p, wg_mem *stage) {
+  wg_state *st = state(p->ctx);
   for (size_t i = 0; i < p->nscratch; i++)
     st->scratch[st->scratch_count++] = p->scratch[i];
   p->nscratch = 0;
@@ -501,105 +513,159 @@ static wgc_status allocate(wg_plan *p, uint64_t stage_need) {
     st->scratch[st->scratch_count++] = stage;
     st->stage = stage;
   }
-  return WGC_OK;
 }
 
-/* Whether an arena slot of psize bytes holds params (size bytes, then
- * zeros). */
-static bool same_params(const uint8_t *slot, const void *params, size_t size,
-                        size_t psize) {
-  if (memcmp(slot, params, size))
-    return false;
-  for (size_t i = size; i < psize; i++)
-    if (slot[i])
-      return false;
-  return true;
+/* The clusters of staged entry e laid out in stage, and its operands as
+ * they bind there (in *bound). */
+static unsigned staged_launch(const wg_plan *p, const wg_launch *l,
+                              wg_mem *stage, cluster *cl, wg_launch *bound) {
+  unsigned n =
+      clusters_of(l->ops, l->nops, oversized(p->pol, l->ops, l->nops), cl);
+  stage_layout(p->pol, cl, n);
+  *bound = *l;
+  staged_ops(l, cl, n, stage, bound->ops);
+  return n;
 }
 
-/* Records the dispatch of launch l (operands bound as they are). */
-static wgc_status record_bound(wg_plan *p, const wg_planned *e,
-                               const wg_launch *l) {
+/* What the arena's last slot will hold when the next entry is recorded:
+ * its bytes and size (0: no slot, the batch starts afresh). */
+typedef struct last_slot {
+  const uint8_t *bytes;
+  uint32_t at, psize;
+} last_slot;
+
+/* Decides entry e's arena slot and batch boundaries, given the batch as the
+ * entries before it will leave it (*dispatches, *used, *last), and creates
+ * its bind group. The operand offsets go into its parameters here. */
+static wgc_status prepare_entry(wg_plan *p, wg_planned *e, wg_mem *stage,
+                                unsigned *dispatches, size_t *used,
+                                last_slot *last) {
   wg_state *st = state(p->ctx);
-  binding binds[WG_MAX_OPERANDS];
-  unsigned op_bind[WG_MAX_OPERANDS];
-  unsigned nb =
-      plan_bindings(l->ops, l->nops, p->pol->storage_align, binds, op_bind);
-  uint32_t *off = l->params;
-  for (unsigned i = 0; i < (l->nops > 4 ? 8u : 4u); i++)
-    off[i] = i < l->nops
-                 ? (uint32_t)((l->ops[i].ref.offset - binds[op_bind[i]].lo) / 4)
-                 : 0;
-
-  /* Parameters go to the arena; a full arena ends the batch. */
-  uint64_t ualign = p->pol->uniform_align;
-  size_t psize = (l->params_size + 15) & ~(size_t)15;
-  /* Parameters equal to the last ones written (a chain of one op) reuse
-   * their slot, and with it the bind group, which the GPU layer caches. */
-  size_t at = st->arena_used - psize;
-  if (st->arena_used < psize || at % ualign ||
-      !same_params(st->arena_host + at, l->params, l->params_size, psize)) {
-    at = (size_t)((st->arena_used + ualign - 1) / ualign * ualign);
-    if (at + psize > WG_ARENA_BYTES) {
-      wg_flush(st);
-      at = 0;
+  wg_launch l = entry_launch(e), bound = l;
+  e->group = 0;
+  e->flush_before = e->flush_after = e->new_slot = false;
+  if (l.kernel) {
+    cluster cl[WG_MAX_OPERANDS];
+    if (e->staged)
+      staged_launch(p, &l, stage, cl, &bound);
+    binding binds[WG_MAX_OPERANDS];
+    unsigned op_bind[WG_MAX_OPERANDS];
+    unsigned nb = plan_bindings(bound.ops, bound.nops, p->pol->storage_align,
+                                binds, op_bind);
+    uint32_t *off = (uint32_t *)e->params;
+    for (unsigned i = 0; i < (l.nops > 4 ? 8u : 4u); i++)
+      off[i] =
+          i < l.nops
+              ? (uint32_t)((bound.ops[i].ref.offset - binds[op_bind[i]].lo) / 4)
+              : 0;
+    /* Parameters equal to the last slot's (a chain of one op) reuse it,
+     * and with it the bind group, which the GPU layer caches. */
+    e->psize = (uint32_t)((l.params_size + 15) & ~(size_t)15);
+    memset(e->params + l.params_size, 0, e->psize - l.params_size);
+    if (last->psize == e->psize && !memcmp(last->bytes, e->params, e->psize)) {
+      e->slot = last->at;
+    } else {
+      uint64_t ualign = p->pol->uniform_align;
+      size_t at = (size_t)((*used + ualign - 1) / ualign * ualign);
+      if (at + e->psize > WG_ARENA_BYTES) { /* a full arena ends the batch */
+        e->flush_before = true;
+        *dispatches = 0;
+        at = 0;
+      }
+      e->slot = (uint32_t)at;
+      e->new_slot = true;
+      *used = at + e->psize;
+      *last = (last_slot){e->params, e->slot, e->psize};
     }
-    memcpy(st->arena_host + at, l->params, l->params_size);
-    memset(st->arena_host + at + l->params_size, 0, psize - l->params_size);
-    st->arena_used = at + psize;
+    gpu_binding gb[WG_MAX_OPERANDS + 1];
+    for (unsigned b = 0; b < nb; b++)
+      gb[b] = (gpu_binding){binds[b].mem->buffer, binds[b].lo,
+                            binds[b].hi - binds[b].lo};
+    gb[nb] = (gpu_binding){st->arena, e->slot, e->psize};
+    if (st->fail_bind_group && --st->fail_bind_group == 0)
+      return wgc_fail(p->ctx, WGC_ERR_DEVICE, "%s: bind group creation failed",
+                      p->fn);
+    e->group = gpu_bind_group_create(st->dev, e->pipe, nb + 1, gb);
+    if (!e->group) {
+      wgc_status s = wg_device_error(p->ctx, p->fn);
+      return s != WGC_OK ? s
+                         : wgc_fail(p->ctx, WGC_ERR_DEVICE,
+                                    "%s: bind group creation failed", p->fn);
+    }
   }
-
-  gpu_binding gb[WG_MAX_OPERANDS + 1];
-  for (unsigned b = 0; b < nb; b++)
-    gb[b] = (gpu_binding){binds[b].mem->buffer, binds[b].lo,
-                          binds[b].hi - binds[b].lo};
-  gb[nb] = (gpu_binding){st->arena, at, psize};
-  gpu_id group = gpu_bind_group_create(st->dev, e->pipe, nb + 1, gb);
-  if (!group) {
-    wgc_status s = wg_device_error(p->ctx, p->fn);
-    return s != WGC_OK ? s
-                       : wgc_fail(p->ctx, WGC_ERR_DEVICE,
-                                  "%s: bind group creation failed", p->fn);
+  if (++*dispatches >= WG_BATCH_DISPATCHES) {
+    e->flush_after = true;
+    *dispatches = 0;
+    *used = 0;
+    *last = (last_slot){0};
   }
-  gpu_encoder_dispatch(wg_encoder(st), e->pipe, group, e->x, e->y, e->z);
-  gpu_bind_group_release(group);
   return WGC_OK;
 }
 
-/* Records entry e, staged around the dispatch if the check said so. */
-static wgc_status record(wg_plan *p, wg_planned *e) {
+/* Records entry e as prepared (staged around the dispatch if the check said
+ * so). Nothing here can fail. */
+static void record(wg_plan *p, wg_planned *e, wg_mem *stage) {
   wg_state *st = state(p->ctx);
   wg_launch l = entry_launch(e);
+  if (e->flush_before)
+    wg_flush(st);
   if (!l.kernel) {
     gpu_encoder_copy(wg_encoder(st), ((const wg_mem *)l.ops[0].ref.mem)->buffer,
                      l.ops[0].ref.offset,
                      ((const wg_mem *)l.ops[1].ref.mem)->buffer,
                      l.ops[1].ref.offset, l.ops[0].bytes);
-    return WGC_OK;
-  }
-  if (!e->staged)
-    return record_bound(p, e, &l);
-  cluster cl[WG_MAX_OPERANDS];
-  unsigned n = clusters_of(l.ops, l.nops, oversized(p->pol, l.ops, l.nops), cl);
-  stage_layout(p->pol, cl, n);
-  /* One staging buffer serves every staged launch of a batch: commands run
-   * in order, so each launch's copies follow the previous one's. */
-  wg_mem *stage = st->stage;
-  wg_launch staged = l;
-  staged_ops(&l, cl, n, stage, staged.ops);
-  for (unsigned c = 0; c < n; c++) {
-    unsigned first = (unsigned)__builtin_ctz(cl[c].ops);
-    gpu_encoder_copy(wg_encoder(st),
-                     ((const wg_mem *)l.ops[first].ref.mem)->buffer, cl[c].lo,
-                     stage->buffer, cl[c].at, cl[c].hi - cl[c].lo);
-  }
-  wgc_status s = record_bound(p, e, &staged);
-  for (unsigned c = 0; c < n && s == WGC_OK; c++) {
-    unsigned first = (unsigned)__builtin_ctz(cl[c].ops);
-    if (cl[c].write)
-      gpu_encoder_copy(wg_encoder(st), stage->buffer, cl[c].at,
+  } else {
+    cluster cl[WG_MAX_OPERANDS];
+    wg_launch bound;
+    /* One staging buffer serves every staged launch of a batch: commands
+     * run in order, so each launch's copies follow the previous one's. */
+    unsigned n = e->staged ? staged_launch(p, &l, stage, cl, &bound) : 0;
+    for (unsigned c = 0; c < n; c++) {
+      unsigned first = (unsigned)__builtin_ctz(cl[c].ops);
+      gpu_encoder_copy(wg_encoder(st),
                        ((const wg_mem *)l.ops[first].ref.mem)->buffer, cl[c].lo,
-                       cl[c].hi - cl[c].lo);
+                       stage->buffer, cl[c].at, cl[c].hi - cl[c].lo);
+    }
+    if (e->new_slot) {
+      memcpy(st->arena_host + e->slot, e->params, e->psize);
+      st->arena_used = e->slot + e->psize;
+      st->arena_last = e->psize;
+    }
+    gpu_encoder_dispatch(wg_encoder(st), e->pipe, e->group, e->x, e->y, e->z);
+    gpu_bind_group_release(e->group);
+    e->group = 0;
+    for (unsigned c = 0; c < n; c++) {
+      unsigned first = (unsigned)__builtin_ctz(cl[c].ops);
+      if (cl[c].write)
+        gpu_encoder_copy(wg_encoder(st), stage->buffer, cl[c].at,
+                         ((const wg_mem *)l.ops[first].ref.mem)->buffer,
+                         cl[c].lo, cl[c].hi - cl[c].lo);
+    }
   }
+  st->dispatches++;
+  if (e->flush_after)
+    wg_flush(st);
+}
+
+/* Creates every entry's bind group before any is recorded, so that a
+ * failure there (the host or the device out of memory, a lost device)
+ * leaves the batch as it was; on failure releases those it made. */
+static wgc_status prepare(wg_plan *p, wg_mem *stage) {
+  wg_state *st = state(p->ctx);
+  unsigned dispatches = st->dispatches;
+  size_t used = st->arena_used;
+  last_slot last = {0};
+  if (st->arena_last)
+    last = (last_slot){st->arena_host + used - st->arena_last,
+                       (uint32_t)(used - st->arena_last), st->arena_last};
+  wgc_status s = WGC_OK;
+  size_t i = 0;
+  for (; i < p->count && s == WGC_OK; i++)
+    s = prepare_entry(p, &p->launches[i], stage, &dispatches, &used, &last);
+  if (s != WGC_OK)
+    for (size_t j = 0; j < i; j++)
+      if (p->launches[j].group)
+        gpu_bind_group_release(p->launches[j].group);
   return s;
 }
 
@@ -607,23 +673,26 @@ wgc_status wg_plan_run(wg_plan *p) {
   wg_state *st = state(p->ctx);
   wgc_status s = p->status;
   uint64_t stage_need = 0;
+  wg_mem *stage = NULL;
   for (size_t i = 0; i < p->count && s == WGC_OK; i++)
     s = check_entry(p, &p->launches[i], &stage_need);
   if (s == WGC_OK)
-    s = allocate(p, stage_need);
-  if (s == WGC_OK) {
-    /* Scratch must outlive a flush in the middle of the plan. */
-    bool in_op = st->in_op;
-    st->in_op = true;
-    for (size_t i = 0; i < p->count && s == WGC_OK; i++) {
-      s = record(p, &p->launches[i]);
-      if (s == WGC_OK && ++st->dispatches >= WG_BATCH_DISPATCHES)
-        wg_flush(st);
-    }
-    st->in_op = in_op;
-    if (s == WGC_OK)
-      s = wg_device_error(p->ctx, p->fn);
+    s = allocate(p, stage_need, &stage);
+  if (s == WGC_OK)
+    s = prepare(p, stage ? stage : st->stage);
+  if (s != WGC_OK) {
+    release_stage(stage);
+    wg_plan_free(p);
+    return s;
   }
+  hand_over(p, stage);
+  /* Scratch must outlive a flush in the middle of the plan. */
+  bool in_op = st->in_op;
+  st->in_op = true;
+  for (size_t i = 0; i < p->count; i++)
+    record(p, &p->launches[i], st->stage);
+  st->in_op = in_op;
+  s = wg_device_error(p->ctx, p->fn);
   wg_plan_free(p);
   return s;
 }

@@ -3,9 +3,8 @@
  * for scratch memory as symbolic handles into a wg_plan; wg_plan_run then
  * checks every launch against the device's limits, allocates the scratch,
  * and only when all of that succeeded records the launches. An op therefore
- * changes nothing when it fails for a reason known before recording (a
- * launch that cannot bind, scratch that cannot be allocated, a kernel that
- * does not compile). */
+ * changes nothing when it fails (a launch that cannot bind, scratch or a
+ * bind group that cannot be made, a kernel that does not compile). */
 #ifndef WGC_WEBGPU_PLAN_H
 #define WGC_WEBGPU_PLAN_H
 
@@ -40,9 +39,13 @@ wgc_status wg_plan_copy(wg_plan *p, wgc_ref dst, wgc_ref src, uint64_t bytes);
  * released after the batch that uses it completes. */
 wgc_status wg_plan_scratch(wg_plan *p, uint64_t bytes, wgc_ref *out);
 
-/* Checks, allocates and records the plan, then frees it. On failure nothing
- * is recorded, scratch allocated for it is released, and the status of the
- * first failure (while planning or running) is returned. */
+/* Checks, allocates and records the plan, then frees it. Everything that
+ * can fail (bindings, grid, pipelines, scratch, bind groups) is done before
+ * the first launch is recorded, so on failure nothing is recorded, what was
+ * allocated for the plan is released, and the status of the first failure
+ * (while planning or running) is returned. A device error that surfaces
+ * only after recording (a device lost meanwhile) is reported too, but the
+ * launches recorded before it stand. */
 wgc_status wg_plan_run(wg_plan *p);
 
 /* Drops the launches emitted after the plan held count of them, so a

@@ -119,15 +119,17 @@ struct wg_state {
   gpu_id arena;
   uint8_t *arena_host;
   size_t arena_used;
-  wg_mem **scratch; /* released at the first flush after their op ends */
+  uint32_t arena_last; /* size of the batch's last slot (at its end), or 0 */
+  wg_mem **scratch;    /* released at the first flush after their op ends */
   size_t scratch_count, scratch_cap;
   bool in_op;    /* an op is recording: its scratch must outlive flushes */
   wg_mem *stage; /* staging buffer of the batch (scratch), or NULL */
   /* the launch array of the last plan, kept for the next (webgpu/plan.c) */
   void *plan_spare;
   size_t plan_spare_cap;
-  /* Tests: the plan's nth scratch allocation (from 1) fails; 0: none. */
-  unsigned fail_scratch;
+  /* Tests: the plan's nth scratch allocation, or its nth bind group, fails
+   * (counted from 1 over the next plans); 0: none. */
+  unsigned fail_scratch, fail_bind_group;
   /* GEMM blocks whose compile costs more than it saves at first: seconds
    * lost so far by the calls that a cheaper block stood in for, which of
    * them are paid for (bit per block), and a factor on the compile
