@@ -52,6 +52,9 @@ deps-browser:
 $(WGPU_LIB):
 	@tools/bootstrap.sh native
 
+# A recipe that fails leaves no half-written target behind.
+.DELETE_ON_ERROR:
+
 lib: $(B)/lib/libwgc.a $(B)/lib/libwgc.so $(B)/lib/libwgpu_native.so
 
 $(B)/embed: tools/embed.c include/wgc.h

@@ -1,18 +1,22 @@
 /* Embeds WGSL files into C: embed OUT.c a.wgsl b.wgsl ... writes one string
  * per file and a table wgc_kernels[] of {name, source, length}, where name
- * is the file name without folder and extension. It adds the sources
- * "unary_ops" and "binary_ops": WGSL constants OP_<NAME> made from the op
- * lists of wgc.h, so the kernels switch on names in the enums' order. */
+ * is the file name without folder and extension. It adds the source
+ * "binary_ops": WGSL constants OP_<NAME> made from wgc.h's binary op list,
+ * so the kernels switch on names in the enum's order. It fails when
+ * unary.wgsl lacks the function unary_<name> of an op of wgc.h's unary
+ * list. */
 #include "wgc.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OP_NAME_(NAME, name) #NAME,
-static const char *const unary_ops[] = {WGC_UNARY_OPS(OP_NAME_)};
+#define FN_NAME_(NAME, name) "fn unary_" #name "(",
+static const char *const unary_fns[] = {WGC_UNARY_OPS(FN_NAME_)};
 static const char *const binary_ops[] = {WGC_BINARY_OPS(OP_NAME_)};
-_Static_assert(sizeof unary_ops / sizeof *unary_ops == WGC_UNARY_OP_COUNT,
-               "one constant per unary op");
+_Static_assert(sizeof unary_fns / sizeof *unary_fns == WGC_UNARY_OP_COUNT,
+               "one function per unary op");
 _Static_assert(sizeof binary_ops / sizeof *binary_ops == WGC_BINARY_OP_COUNT,
                "one constant per binary op");
 
@@ -31,6 +35,20 @@ static const char *base_name(const char *path, size_t *len) {
   const char *dot = strrchr(name, '.');
   *len = dot ? (size_t)(dot - name) : strlen(name);
   return name;
+}
+
+/* Whether the kernel source text (the file named name) lacks a function
+ * that the op lists require of it; says which on stderr. */
+static int missing_functions(const char *name, size_t len, const char *text) {
+  if (len != 5 || strncmp(name, "unary", 5))
+    return 0;
+  int missing = 0;
+  for (int op = 0; op < WGC_UNARY_OP_COUNT; op++)
+    if (!strstr(text, unary_fns[op])) {
+      fprintf(stderr, "embed: unary.wgsl lacks %s...)\n", unary_fns[op]);
+      missing = 1;
+    }
+  return missing;
 }
 
 int main(int argc, char **argv) {
@@ -53,15 +71,39 @@ int main(int argc, char **argv) {
       fclose(out);
       return 1;
     }
-    fprintf(out, "static const char k%d[] = {", i);
-    int ch, col = 0;
-    while ((ch = fgetc(in)) != EOF) {
-      fprintf(out, "%s%d,", col++ % 24 ? "" : "\n  ", ch);
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    int ch;
+    while (text && (ch = fgetc(in)) != EOF) {
+      if (n + 1 == cap) {
+        char *grown = realloc(text, cap *= 2);
+        if (!grown)
+          free(text);
+        text = grown;
+      }
+      if (text)
+        text[n++] = (char)ch;
     }
-    fprintf(out, "\n  0};\n");
     fclose(in);
+    if (!text) {
+      fprintf(stderr, "embed: out of memory\n");
+      fclose(out);
+      return 1;
+    }
+    text[n] = 0;
+    size_t len;
+    const char *name = base_name(argv[i], &len);
+    if (missing_functions(name, len, text)) {
+      free(text);
+      fclose(out);
+      return 1;
+    }
+    fprintf(out, "static const char k%d[] = {", i);
+    for (size_t j = 0; j < n; j++)
+      fprintf(out, "%s%d,", j % 24 ? "" : "\n  ", (unsigned char)text[j]);
+    fprintf(out, "\n  0};\n");
+    free(text);
   }
-  emit_ops(out, "unary_ops", unary_ops, WGC_UNARY_OP_COUNT);
   emit_ops(out, "binary_ops", binary_ops, WGC_BINARY_OP_COUNT);
   fprintf(out, "\nconst wgc_kernel_source wgc_kernels[] = {\n");
   for (int i = 2; i < argc; i++) {
@@ -69,8 +111,7 @@ int main(int argc, char **argv) {
     const char *name = base_name(argv[i], &len);
     fprintf(out, "  {\"%.*s\", k%d, sizeof k%d - 1},\n", (int)len, name, i, i);
   }
-  fprintf(out, "  {\"unary_ops\", unary_ops, sizeof unary_ops - 1},\n"
-               "  {\"binary_ops\", binary_ops, sizeof binary_ops - 1},\n"
+  fprintf(out, "  {\"binary_ops\", binary_ops, sizeof binary_ops - 1},\n"
                "  {NULL, NULL, 0}};\n");
   return fclose(out) ? 1 : 0;
 }

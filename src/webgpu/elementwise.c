@@ -95,12 +95,23 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
   return wg_plan_finish(&plan, s);
 }
 
+/* The op's function in kernels/unary.wgsl. */
+#define UNARY_FN_(NAME, name) "unary_" #name,
+static const char *const unary_fns[] = {WGC_UNARY_OPS(UNARY_FN_)};
+_Static_assert(sizeof unary_fns / sizeof *unary_fns == WGC_UNARY_OP_COUNT,
+               "one function per unary op");
+
 wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
-  char consts[32];
-  snprintf(consts, sizeof consts, "const OP: u32 = %uu;", (unsigned)u->op);
+  /* The prelude names the op's function, so that the kernel holds only
+   * that op's code (see kernels/unary.wgsl). */
+  char consts[160];
+  snprintf(consts, sizeof consts,
+           "fn unary_op(x: f32, a: f32, b: f32, z: u32) -> f32 "
+           "{ return %s(x, a, b, z); }",
+           unary_fns[u->op]);
   map_params p = {.alpha = u->alpha, .beta = u->beta};
-  return map_run(ctx, u->fn, "math+unary_ops+unary+unary_map", consts, &p,
-                 u->input, u->output, u->n);
+  return map_run(ctx, u->fn, "math+unary+unary_map", consts, &p, u->input,
+                 u->output, u->n);
 }
 
 typedef struct binary_params {
