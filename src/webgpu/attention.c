@@ -353,13 +353,13 @@ typedef struct split_run {
   wgc_context *ctx;
   const wgc_attention_args *a;
   wg_plan *plan;
-  bool staged; /* launches may stage operands (wg_plan_binds) */
+  uint64_t max_groups;
 } split_run;
 
 /* Emits l, or WGC_ERR_UNSUPPORTED when it does not bind (the caller
  * retries the whole plan with smaller windows). */
 static wgc_status split_launch(split_run *sr, wg_launch *l) {
-  if (!(sr->staged ? wg_plan_binds : wg_plan_fits)(sr->plan, l->ops, l->nops))
+  if (!wg_plan_admits(sr->plan, l->ops, l->nops))
     return WGC_ERR_UNSUPPORTED;
   return wg_plan_add(sr->plan, l);
 }
@@ -567,32 +567,21 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   return WGC_OK;
 }
 
-/* Head by head, at the largest windows that bind: a plan with a launch
- * that does not is dropped and retried with smaller windows. */
+static wgc_status split_window(wg_plan *p, void *user, uint64_t window) {
+  split_run *sr = user;
+  sr->plan = p;
+  return split_heads(sr, window, sr->max_groups);
+}
+
+/* Head by head, at the largest windows that bind; a query row beyond a
+ * binding (no window of 64 bytes or more binds) takes the unfused path. */
 static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
                              uint64_t window, uint64_t max_groups) {
-  wg_plan plan;
-  wg_plan_init(&plan, ctx, a->fn);
-  split_run sr = {.ctx = ctx, .a = a, .plan = &plan};
-  /* Windows that bind as they are first; where operands lie too close
-   * together in one allocation for any, launches that stage them. */
-  for (uint64_t top = window;; window /= 2) {
-    if (window < 64 && !sr.staged) {
-      sr.staged = true;
-      window = top;
-    }
-    if (window < 64) { /* a query row beyond a binding */
-      wg_plan_free(&plan);
-      return wg_attention_unfused(ctx, a);
-    }
-    wgc_status s = split_heads(&sr, window, max_groups);
-    if (s == WGC_OK)
-      return wg_plan_run(&plan);
-    wg_plan_free(&plan);
-    if (s != WGC_ERR_UNSUPPORTED)
-      return s;
-    wg_plan_init(&plan, ctx, a->fn);
-  }
+  split_run sr = {.ctx = ctx, .a = a, .max_groups = max_groups};
+  wgc_status s =
+      window < 64 ? WGC_ERR_UNSUPPORTED
+                  : wg_plan_search(ctx, a->fn, window, 64, split_window, &sr);
+  return s == WGC_ERR_UNSUPPORTED ? wg_attention_unfused(ctx, a) : s;
 }
 
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {

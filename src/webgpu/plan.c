@@ -362,6 +362,23 @@ bool wg_plan_binds(const wg_plan *p, const wg_operand *ops, unsigned nops) {
   return wg_operands_bind(p->ctx, ops, nops);
 }
 
+wgc_status wg_plan_search(wgc_context *ctx, const char *fn, uint64_t top,
+                          uint64_t least, wg_search_fn plan, void *user) {
+  for (int staging = 0; staging < 2; staging++)
+    for (uint64_t window = top; window >= least && window; window /= 2) {
+      wg_plan p;
+      wg_plan_init(&p, ctx, fn);
+      p.staging = staging;
+      wgc_status s = plan(&p, user, window);
+      if (s == WGC_OK)
+        return wg_plan_run(&p);
+      wg_plan_free(&p);
+      if (s != WGC_ERR_UNSUPPORTED)
+        return s;
+    }
+  return WGC_ERR_UNSUPPORTED;
+}
+
 wgc_status wg_plan_windows(wg_plan *p, uint64_t total, uint64_t most,
                            wg_window_fn fill, void *user) {
   _Alignas(16) uint8_t params[WG_PARAMS_MAX];

@@ -21,6 +21,7 @@ typedef struct wg_plan {
   wg_mem **scratch; /* handles; their buffers exist once the plan runs */
   size_t nscratch, scratch_cap;
   wgc_status status; /* the first failure while planning */
+  bool staging;      /* launches may stage operands (see wg_plan_search) */
 } wg_plan;
 
 /* An empty plan for an op of ctx entered through fn. */
@@ -71,6 +72,27 @@ bool wg_plan_fits(const wg_plan *p, const wg_operand *ops, unsigned nops);
 /* Whether it binds at all: as it is, or with groups of operands that lie
  * too close in one buffer staged through scratch (see wg_operands_bind). */
 bool wg_plan_binds(const wg_plan *p, const wg_operand *ops, unsigned nops);
+
+/* Whether a planner may emit a launch with these operands into p: they
+ * bind as they are (wg_plan_fits), or, in a plan that allows staging, at
+ * all (wg_plan_binds). */
+static inline bool wg_plan_admits(const wg_plan *p, const wg_operand *ops,
+                                  unsigned nops) {
+  return p->staging ? wg_plan_binds(p, ops, nops) : wg_plan_fits(p, ops, nops);
+}
+
+/* Emits an op's launches for windows of at most window (in the planner's
+ * own unit) into p; WGC_ERR_UNSUPPORTED when a launch is not admitted
+ * (wg_plan_admits). */
+typedef wgc_status (*wg_search_fn)(wg_plan *p, void *user, uint64_t window);
+
+/* Plans an op whose launches bind only below some window: plan at windows
+ * top, top/2, ... while at least least, launches binding as they are; then
+ * the same with staging allowed. Runs the first plan that plans, and
+ * returns what planning or running it returned. Returns
+ * WGC_ERR_UNSUPPORTED, having recorded nothing, when no window binds. */
+wgc_status wg_plan_search(wgc_context *ctx, const char *fn, uint64_t top,
+                          uint64_t least, wg_search_fn plan, void *user);
 
 /* Fills launch l (its parameters in params, WG_PARAMS_MAX bytes) for the
  * window [at, at + n) of a 1-D range. */

@@ -72,7 +72,6 @@ typedef struct planner {
   wg_plan *plan;
   unsigned op, map, sqrt; /* the kernel's OP, MAP and SQRT */
   bool pairs;             /* partials between passes are pairs */
-  bool staged;            /* launches may stage operands (wg_plan_binds) */
 } planner;
 
 static wgc_status scratch(planner *pl, uint64_t bytes, wgc_ref *out) {
@@ -131,7 +130,7 @@ static wgc_status run(planner *pl, unsigned mode, const pass *ps,
                  .params = p,
                  .params_size = sizeof *p,
                  .groups = groups};
-  if (!(pl->staged ? wg_plan_binds : wg_plan_fits)(pl->plan, l.ops, l.nops))
+  if (!wg_plan_admits(pl->plan, l.ops, l.nops))
     return WGC_ERR_UNSUPPORTED;
   return wg_plan_add(pl->plan, &l);
 }
@@ -488,35 +487,32 @@ static void kernel_op(const wgc_reduce_args *r, planner *pl) {
   }
 }
 
+/* What wg_plan_search hands the planner. */
+typedef struct reduce_job {
+  planner pl;
+  const wgc_reduce_args *r;
+} reduce_job;
+
+static wgc_status plan_window(wg_plan *p, void *user, uint64_t window) {
+  reduce_job *j = user;
+  j->pl.plan = p;
+  return reduce_plan(&j->pl, j->r, window);
+}
+
 wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
   /* A window that does not bind (operands sharing an allocation bind
-   * together) is retried at half the size. */
-  wg_plan plan;
-  wg_plan_init(&plan, ctx, r->fn);
-  planner pl = {.plan = &plan};
-  kernel_op(r, &pl);
-  uint64_t full = min64(plan.pol->window_elems, 0x40000000u), W = full;
-  for (;;) {
-    wgc_status s = reduce_plan(&pl, r, W);
-    if (s == WGC_OK)
-      return wg_plan_run(&plan);
-    wg_plan_free(&plan);
-    wg_plan_init(&plan, ctx, r->fn);
-    if (s == WGC_ERR_UNSUPPORTED && W < 512 && !pl.staged) {
-      /* operands too close together for any window: stage them */
-      pl.staged = true;
-      W = full;
-      continue;
-    }
-    if (s != WGC_ERR_UNSUPPORTED || W < 512)
-      return s != WGC_ERR_UNSUPPORTED
-                 ? s
-                 : wgc_fail(
-                       ctx, WGC_ERR_UNSUPPORTED,
-                       "%s: the operands of a reduction of [%zu, %zu, "
-                       "%zu] (outer, axis, inner) do not fit the "
-                       "device's storage binding limit (%" PRIu64 " bytes)",
-                       r->fn, r->outer, r->len, r->inner, plan.pol->window);
-    W /= 2;
-  }
+   * together) is retried at half the size, down to 256 elements. */
+  reduce_job j = {.r = r};
+  kernel_op(r, &j.pl);
+  const wg_policy *pol = wg_policy_of(ctx);
+  uint64_t top = min64(pol->window_elems, 0x40000000u);
+  wgc_status s =
+      wg_plan_search(ctx, r->fn, top, min64(top, 256), plan_window, &j);
+  if (s != WGC_ERR_UNSUPPORTED)
+    return s;
+  return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
+                  "%s: the operands of a reduction of [%zu, %zu, %zu] (outer, "
+                  "axis, inner) do not fit the device's storage binding "
+                  "limit (%" PRIu64 " bytes)",
+                  r->fn, r->outer, r->len, r->inner, pol->window);
 }
