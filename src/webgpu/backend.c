@@ -74,8 +74,8 @@ static wgc_status finish_init(wgc_context *ctx) {
   size_t cap = ctx->opt.max_binding_bytes;
   if (cap && cap < st->lim.max_storage_binding_size)
     st->lim.max_storage_binding_size = cap < 4096 ? 4096 : cap & ~(size_t)255;
-  wg_policy_init(st);
   gpu_device_name(st->dev, st->name, sizeof st->name);
+  wg_policy_init(st);
   /* GEMM blocks slow to compile start with a cheaper one standing in
    * (gemm_select.c); WGC_GEMM_EAGER=1 compiles the best block at once, for
    * long runs and benchmarks that measure the steady state. */

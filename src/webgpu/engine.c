@@ -4,6 +4,7 @@
  * src/gpu/gpu.h. */
 #include "wg.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,6 +72,36 @@ wgc_status wg_buffer_new(wgc_context *ctx, const char *fn, uint64_t size,
 
 /* ---- policy ------------------------------------------------------------ */
 
+static bool contains_nocase(const char *s, const char *word) {
+  size_t n = strlen(word);
+  for (; *s; s++) {
+    size_t i = 0;
+    while (i < n && s[i] &&
+           tolower((unsigned char)s[i]) == tolower((unsigned char)word[i]))
+      i++;
+    if (i == n)
+      return true;
+  }
+  return false;
+}
+
+/* The adapter's SIMD width in floats and whether it is llvmpipe, from its
+ * name: "llvmpipe (LLVM 15.0.6, 256 bits)"; SwiftShader and unknown CPU
+ * adapters run 4 lanes. */
+static uint32_t simd_lanes(const char *name, bool *llvmpipe) {
+  *llvmpipe = contains_nocase(name, "llvmpipe");
+  if (!*llvmpipe)
+    return 4;
+  const char *bits = strstr(name, " bits");
+  if (!bits)
+    return 8;
+  const char *p = bits;
+  while (p > name && isdigit((unsigned char)p[-1]))
+    p--;
+  unsigned long b = strtoul(p, NULL, 10);
+  return b >= 128 && b <= 512 ? (uint32_t)(b / 32) : 8;
+}
+
 const gpu_limits *wg_limits(const wgc_context *ctx) { return &state(ctx)->lim; }
 
 const wg_policy *wg_policy_of(const wgc_context *ctx) {
@@ -93,4 +124,5 @@ void wg_policy_init(wg_state *st) {
                       : 65535;
   p->loop_budget = lim->loop_budget;
   p->cpu_kernels = lim->cpu_adapter;
+  p->simd_lanes = simd_lanes(st->name, &p->llvmpipe);
 }

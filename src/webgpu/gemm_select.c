@@ -23,7 +23,6 @@
  * output, where padding would cost more. */
 #include "gemm_select.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,36 +92,6 @@ _Static_assert(GEMM_BLOCKS <= sizeof((wg_state *)0)->gemm_rent /
 /* SIMD batches below which a product leaves cores idle. */
 #define CPU_MIN_BATCHES 8u
 #define CPU_MAX_WY 4u
-
-static bool contains_nocase(const char *s, const char *word) {
-  size_t n = strlen(word);
-  for (; *s; s++) {
-    size_t i = 0;
-    while (i < n && s[i] &&
-           tolower((unsigned char)s[i]) == tolower((unsigned char)word[i]))
-      i++;
-    if (i == n)
-      return true;
-  }
-  return false;
-}
-
-/* The adapter's SIMD width in floats and whether it is llvmpipe, from its
- * name: "llvmpipe (LLVM 15.0.6, 256 bits)"; SwiftShader and unknown CPU
- * adapters run 4 lanes. */
-static uint32_t cpu_lanes(const char *name, bool *llvmpipe) {
-  *llvmpipe = contains_nocase(name, "llvmpipe");
-  if (!*llvmpipe)
-    return 4;
-  const char *bits = strstr(name, " bits");
-  if (!bits)
-    return 8;
-  const char *p = bits;
-  while (p > name && isdigit((unsigned char)p[-1]))
-    p--;
-  unsigned long b = strtoul(p, NULL, 10);
-  return b >= 128 && b <= 512 ? (uint32_t)(b / 32) : 8;
-}
 
 static double padded(uint64_t n, uint64_t unit) {
   return (double)(wg_ceil_div(n, unit) * unit);
@@ -225,8 +194,8 @@ static bool block_ready(const wg_state *st, size_t i, bool llvmpipe) {
 
 static gemm_choice choose_cpu(const wg_state *st, uint64_t nb, uint64_t mm,
                               uint64_t nn, uint64_t kk) {
-  bool llvmpipe;
-  uint32_t lanes = cpu_lanes(st->name, &llvmpipe);
+  bool llvmpipe = st->pol.llvmpipe;
+  uint32_t lanes = st->pol.simd_lanes;
   double out_cost = llvmpipe ? OUT_COST_LLVMPIPE : 0.0;
   double small =
       (double)nb * mm * nn * (kk * SMALL_WEIGHT_CPU / 100.0 + out_cost);
@@ -272,8 +241,7 @@ void wg_gemm_charge(wgc_context *ctx, const gemm_choice *c) {
   if (!c->wanted || c->wanted > GEMM_BLOCKS)
     return;
   size_t i = c->wanted - 1;
-  bool llvmpipe;
-  cpu_lanes(st->name, &llvmpipe);
+  bool llvmpipe = st->pol.llvmpipe;
   st->gemm_rent[i] += c->rent;
   if (st->gemm_rent[i] >=
       1e-3 * compile_ms(&BLOCKS[i], llvmpipe) * st->gemm_compile_scale)

@@ -73,6 +73,10 @@ typedef struct wg_policy {
    * limit (see gpu_limits.loop_budget) */
   uint32_t loop_budget;
   bool cpu_kernels; /* the kernel forms for CPU adapters (WGC_KERNELS) */
+  /* a CPU adapter's SIMD width in floats, and whether it is llvmpipe (from
+   * the adapter's name; GEMM blocks are chosen by them) */
+  uint32_t simd_lanes;
+  bool llvmpipe;
   uint64_t storage_align, uniform_align;
 } wg_policy;
 
@@ -182,7 +186,8 @@ bool wg_operands_bind(const wgc_context *ctx, const wg_operand *ops,
 
 /* Device limits of ctx's device. */
 const gpu_limits *wg_limits(const wgc_context *ctx);
-/* The policy derived from them (set by wg_policy_init at start-up). */
+/* The policy derived from them and the adapter's name (set by
+ * wg_policy_init at start-up). */
 const wg_policy *wg_policy_of(const wgc_context *ctx);
 void wg_policy_init(wg_state *st);
 
