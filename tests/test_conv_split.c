@@ -118,13 +118,8 @@ static void run_case(wgc_context **gpup, const split_case *sc) {
                   layout_name(sc->layout), d->c * d->h * d->w, d->k * p * q,
                   nf))
     return;
-  if (!*gpup) {
-    wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
-                       .max_binding_bytes = sc->limit};
-    if (wgc_create(&opt, gpup) != WGC_OK)
-      *gpup = NULL;
-    CHECK(*gpup, "wgc_create(webgpu) failed: %s", wgc_last_error(NULL));
-  }
+  if (!*gpup)
+    *gpup = new_ctx(WGC_BACKEND_WEBGPU, sc->limit);
   wgc_context *gpu = *gpup;
   wgc_context *cpu = test_ctx(WGC_BACKEND_CPU);
   float *x = falloc(nx + 1), *f = falloc(nf + 1), *b = falloc(d->k + 1);

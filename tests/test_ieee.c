@@ -364,10 +364,8 @@ static void attention_special(int bi, special sp, size_t nq, size_t nk,
   if (!capped) {
     ctx = test_ctx(test_backends[bi]);
   } else {
-    wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
-                       .max_binding_bytes = 4096};
     if (!*capped)
-      CHECK_STATUS(wgc_create(&opt, capped), WGC_OK);
+      *capped = new_ctx(WGC_BACKEND_WEBGPU, 4096);
     ctx = *capped;
   }
   wgc_attention_desc d = {.batch = 1,
@@ -518,10 +516,8 @@ static void attention_mask_special(int bi, mask_special sp, size_t nq,
   if (!capped) {
     ctx = test_ctx(test_backends[bi]);
   } else {
-    wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
-                       .max_binding_bytes = 4096};
     if (!*capped)
-      CHECK_STATUS(wgc_create(&opt, capped), WGC_OK);
+      *capped = new_ctx(WGC_BACKEND_WEBGPU, 4096);
     ctx = *capped;
   }
   bool cap = sp == MSP_CAP_INF || sp == MSP_CAP_ROW_NEG;

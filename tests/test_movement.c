@@ -231,11 +231,8 @@ TEST(movement_copy_strided_huge_strides) {
     if (bi == 2) {
       if (!case_begin("copy_strided huge strides[webgpu, 1 MiB bindings]"))
         continue;
-      wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
-                         .max_binding_bytes = 1 << 20};
-      wgc_status st = wgc_create(&opt, &capped);
-      CHECK(st == WGC_OK, "wgc_create: %s", wgc_last_error(NULL));
-      if (st != WGC_OK) {
+      capped = new_ctx(WGC_BACKEND_WEBGPU, 1 << 20);
+      if (!capped) {
         case_end();
         continue;
       }

@@ -94,14 +94,13 @@ TEST(plan_scratch_fault_records_nothing) {
 TEST(plan_layer_norm_fault_all_or_nothing) {
   if (!case_begin("plan_layer_norm_fault_all_or_nothing"))
     return;
-  wgc_context *ctx, *cpu = NULL;
+  wgc_context *ctx, *cpu;
   wg_state *st;
   if (!open_webgpu(&ctx, &st)) {
     case_end();
     return;
   }
-  wgc_options copt = {.backend = WGC_BACKEND_CPU};
-  CHECK_OK(NULL, wgc_create(&copt, &cpu));
+  cpu = new_ctx(WGC_BACKEND_CPU, 0);
   enum { ROWS = 6, LEN = 40, N = ROWS * LEN };
   float x[N], y0[N], sc[LEN], bi[LEN], got[N], want[N];
   fill_uniform(x, N, -2.0f, 2.0f, 11);
@@ -157,9 +156,7 @@ TEST(plan_layer_norm_fault_all_or_nothing) {
 TEST(plan_attention_unfused_fault_all_or_nothing) {
   if (!case_begin("plan_attention_unfused_fault_all_or_nothing"))
     return;
-  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU, .max_binding_bytes = 4096};
-  wgc_context *ctx = NULL;
-  CHECK_STATUS(wgc_create(&opt, &ctx), WGC_OK);
+  wgc_context *ctx = new_ctx(WGC_BACKEND_WEBGPU, 4096);
   if (!ctx) {
     case_end();
     return;

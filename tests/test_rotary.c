@@ -99,14 +99,8 @@ static void run_case(int bi, const rot_case *rc, wgc_context **small) {
   if (small ? !case_begin("rotary %s [webgpu, 4096 B bindings]", desc)
             : !backend_case(bi, &ctx, "rotary %s", desc))
     return;
-  if (small && !*small) {
-    wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
-                       .max_binding_bytes = 4096};
-    wgc_status s = wgc_create(&opt, small);
-    CHECK(s == WGC_OK, "wgc_create(4096 B bindings): %s", wgc_last_error(NULL));
-    if (s != WGC_OK)
-      *small = NULL;
-  }
+  if (small && !*small)
+    *small = new_ctx(WGC_BACKEND_WEBGPU, 4096);
   if (small && !(ctx = *small)) {
     case_end();
     return;

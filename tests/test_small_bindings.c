@@ -403,13 +403,8 @@ static wgc_context *capped(size_t limit) {
   static wgc_context *ctxs[NLIMITS];
   for (size_t i = 0; i < NLIMITS; i++)
     if (LIMITS[i] == limit) {
-      if (!ctxs[i]) {
-        wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
-                           .max_binding_bytes = limit};
-        wgc_status s = wgc_create(&opt, &ctxs[i]);
-        CHECK(s == WGC_OK, "wgc_create(webgpu, %zu B bindings): %s", limit,
-              wgc_last_error(NULL));
-      }
+      if (!ctxs[i])
+        ctxs[i] = new_ctx(WGC_BACKEND_WEBGPU, limit);
       return ctxs[i];
     }
   return NULL;
