@@ -1,0 +1,91 @@
+// 2-D pooling (host: src/webgpu/pool2d.c). One invocation per output
+// element of the launch: output rows g0 .. g0 + gn (a row: one output row
+// of one plane) by columns ox0 .. ox0 + qn, over the window taps
+// tr0 .. tr0 + trn by tc0 .. tc0 + tcn. A window larger than one launch
+// (binding windows, the loop budget of CPU adapters) takes several
+// launches in order: the first writes its part, the others fold theirs in,
+// and the last of AVG divides by the count.
+// Prelude consts: MODE 0 MAX (NaN wins), 1 AVG; INCLUDE_PAD 1: AVG counts
+// every window position.
+
+struct Params {
+  off: vec4<u32>,
+  g0: u32, gn: u32, ox0: u32, qn: u32,
+  tr0: u32, trn: u32, tc0: u32, tcn: u32,
+  h: u32, w: u32, p: u32, q: u32,
+  sh: u32, sw: u32, ph: u32, pw: u32,
+  dh: u32, dw: u32, r: u32, s: u32,
+  xstart: u32, // element of the input at x's element 0
+  ystart: u32, // element of the output at y's element 0
+  first: u32,
+  last: u32,
+}
+
+// The taps i < n with 0 <= base + i*step < limit (in u32: -base is below
+// 2^30 and limit below 2^31, so no sum here wraps).
+fn pool_count(base: i32, n: u32, step: u32, limit: u32) -> u32 {
+  if (limit == 0u) { return 0u; }
+  var lo = 0u;
+  var top = 0u; // the largest i*step inside
+  if (base < 0) {
+    lo = (u32(-base) + step - 1u) / step;
+    top = limit - 1u + u32(-base);
+  } else {
+    if (u32(base) >= limit) { return 0u; }
+    top = limit - 1u - u32(base);
+  }
+  let hi = min(top / step + 1u, n);
+  return select(0u, hi - lo, hi > lo);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+  let t = wg_linear_group(wid, nwg) * 256u + li;
+  if (t >= P.gn * P.qn) { return; }
+  let g = P.g0 + t / P.qn;
+  let ox = P.ox0 + t % P.qn;
+  let plane = g / P.p;
+  let oy = g % P.p;
+  let by = i32(oy * P.sh) - i32(P.ph);
+  let bx = i32(ox * P.sw) - i32(P.pw);
+  let base = plane * P.h * P.w - P.xstart; // wraps; the sums below do not
+  var acc = 0.0f;
+  if (MODE == 0u) { acc = bitcast<f32>(0xff800000u); } // -inf
+  var nan = false;
+  for (var i = P.tr0; i < P.tr0 + P.trn; i++) {
+    let iy = by + i32(i * P.dh);
+    if (iy < 0 || iy >= i32(P.h)) { continue; }
+    let row = base + u32(iy) * P.w;
+    for (var j = P.tc0; j < P.tc0 + P.tcn; j++) {
+      let ix = bx + i32(j * P.dw);
+      if (ix < 0 || ix >= i32(P.w)) { continue; }
+      let v = x_ld(row + u32(ix));
+      if (MODE == 0u) {
+        if (wgc_is_nan(v)) { nan = true; } else { acc = max(acc, v); }
+      } else {
+        acc = acc + v;
+      }
+    }
+  }
+  let yi = g * P.q + ox - P.ystart;
+  if (P.first == 0u) {
+    let prev = y_ld(yi);
+    if (MODE == 0u) {
+      if (wgc_is_nan(prev)) { nan = true; } else { acc = max(acc, prev); }
+    } else {
+      acc = prev + acc;
+    }
+  }
+  if (MODE == 0u && nan) { acc = wgc_nan(); }
+  if (MODE == 1u && P.last == 1u) {
+    var count = f32(P.r) * f32(P.s);
+    if (INCLUDE_PAD == 0u) {
+      count = f32(pool_count(by, P.r, P.dh, P.h)) *
+              f32(pool_count(bx, P.s, P.dw, P.w));
+    }
+    if (count > 0.0f) { acc = acc / count; } else { acc = 0.0f; }
+  }
+  y_st(yi, acc);
+}
