@@ -52,7 +52,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let bx = i32(ox * P.sw) - i32(P.pw);
   let base = plane * P.h * P.w - P.xstart; // wraps; the sums below do not
   var acc = 0.0f;
-  if (MODE == 0u) { acc = bitcast<f32>(0xff800000u); } // -inf
+  if (MODE == 0u) { var b = 0xff800000u; acc = bitcast<f32>(b); } // -inf (a constant -inf is an error to Tint)
   var nan = false;
   for (var i = P.tr0; i < P.tr0 + P.trn; i++) {
     let iy = by + i32(i * P.dh);
