@@ -410,7 +410,8 @@ WGC_API wgc_status wgc_pool2d_output_size(const wgc_pool2d_desc *d, size_t *p,
  *        window with no position inside the input and count_include_pad
  *        0. The CPU sums in double; WebGPU sums in float32, in windows of
  *        rows of the window, within (r*s + 1) * 2^-24 * mean(|x|) plus one
- *        rounding of the result.
+ *        rounding of the result; its partial sums may overflow to +-inf
+ *        where the window's sum of |x| exceeds FLT_MAX.
  * output must not overlap input. Input and output each hold fewer than
  * 2^31 elements, and h + 2*pad_h and w + 2*pad_w are below 2^31. */
 WGC_API wgc_status wgc_pool2d(wgc_context *ctx, const wgc_pool2d_desc *d,
