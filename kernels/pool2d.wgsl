@@ -21,21 +21,26 @@ struct Params {
   last: u32,
 }
 
-// The taps i < n with 0 <= base + i*step < limit (in u32: -base is below
-// 2^30 and limit below 2^31, so no sum here wraps).
-fn pool_count(base: i32, n: u32, step: u32, limit: u32) -> u32 {
-  if (limit == 0u) { return 0u; }
+// The taps i < n with 0 <= base + i*step < limit, as [lo, hi) (empty when
+// hi <= lo). In u32: -base is below 2^30 and limit below 2^31, so no sum
+// here wraps.
+fn pool_range(base: i32, n: u32, step: u32, limit: u32) -> vec2<u32> {
+  if (limit == 0u) { return vec2<u32>(0u, 0u); }
   var lo = 0u;
   var top = 0u; // the largest i*step inside
   if (base < 0) {
     lo = (u32(-base) + step - 1u) / step;
     top = limit - 1u + u32(-base);
   } else {
-    if (u32(base) >= limit) { return 0u; }
+    if (u32(base) >= limit) { return vec2<u32>(0u, 0u); }
     top = limit - 1u - u32(base);
   }
-  let hi = min(top / step + 1u, n);
-  return select(0u, hi - lo, hi > lo);
+  return vec2<u32>(lo, min(top / step + 1u, n));
+}
+
+fn pool_count(base: i32, n: u32, step: u32, limit: u32) -> u32 {
+  let r = pool_range(base, n, step, limit);
+  return select(0u, r.y - r.x, r.y > r.x);
 }
 
 @compute @workgroup_size(256)
@@ -50,18 +55,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let oy = g % P.p;
   let by = i32(oy * P.sh) - i32(P.ph);
   let bx = i32(ox * P.sw) - i32(P.pw);
-  let base = plane * P.h * P.w - P.xstart; // wraps; the sums below do not
+  // the launch's taps that lie inside the input: no test per tap
+  let ri = pool_range(by, P.tr0 + P.trn, P.dh, P.h);
+  let rj = pool_range(bx, P.tc0 + P.tcn, P.dw, P.w);
+  let i0 = max(ri.x, P.tr0);
+  let j0 = max(rj.x, P.tc0);
+  // element (by + i*dh, bx + j*dw) of the plane, less xstart; wraps, but
+  // the sums for the taps inside do not
+  let base = plane * P.h * P.w + u32(by) * P.w + u32(bx) - P.xstart;
   var acc = 0.0f;
   if (MODE == 0u) { var b = 0xff800000u; acc = bitcast<f32>(b); } // -inf (a constant -inf is an error to Tint)
   var nan = false;
-  for (var i = P.tr0; i < P.tr0 + P.trn; i++) {
-    let iy = by + i32(i * P.dh);
-    if (iy < 0 || iy >= i32(P.h)) { continue; }
-    let row = base + u32(iy) * P.w;
-    for (var j = P.tc0; j < P.tc0 + P.tcn; j++) {
-      let ix = bx + i32(j * P.dw);
-      if (ix < 0 || ix >= i32(P.w)) { continue; }
-      let v = x_ld(row + u32(ix));
+  for (var i = i0; i < ri.y; i++) {
+    let row = base + i * P.dh * P.w;
+    for (var j = j0; j < rj.y; j++) {
+      let v = x_ld(row + j * P.dw);
       if (MODE == 0u) {
         if (wgc_is_nan(v)) { nan = true; } else { acc = max(acc, v); }
       } else {
