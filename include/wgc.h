@@ -374,6 +374,49 @@ WGC_API wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d,
                               wgc_ptr input, wgc_ptr filter, wgc_ptr bias,
                               wgc_ptr output);
 
+typedef enum wgc_pool_mode {
+  WGC_POOL_MAX, /* the largest element of the window */
+  WGC_POOL_AVG  /* the mean of the window */
+} wgc_pool_mode;
+
+/* 2-D pooling of an NCHW tensor, as ONNX MaxPool and AveragePool (and
+ * PyTorch's max_pool2d and avg_pool2d) with ceil_mode 0: each channel of
+ * each image on its own. */
+typedef struct wgc_pool2d_desc {
+  size_t n, c, h, w;             /* input [n, c, h, w] */
+  size_t r, s;                   /* window rows and columns; >= 1 */
+  size_t stride_h, stride_w;     /* 0 means 1 */
+  size_t pad_h, pad_w;           /* on both sides */
+  size_t dilation_h, dilation_w; /* 0 means 1 */
+  wgc_pool_mode mode;
+  /* AVG: nonzero divides by all r*s positions of the window, padding
+   * included (ONNX count_include_pad = 1); 0 by the positions inside the
+   * input (ONNX's default). MAX ignores it. */
+  int count_include_pad;
+} wgc_pool2d_desc;
+
+/* p = (h + 2*pad_h - dilation_h*(r-1) - 1)/stride_h + 1, likewise q, as for
+ * conv2d; a dilated window larger than the padded input is invalid.
+ * Errors are read with wgc_last_error(NULL). */
+WGC_API wgc_status wgc_pool2d_output_size(const wgc_pool2d_desc *d, size_t *p,
+                                          size_t *q);
+/* output [n, c, p, q]: element (y, x) of a plane pools the input positions
+ * (y*stride_h - pad_h + i*dilation_h, x*stride_w - pad_w + j*dilation_w)
+ * for i < r, j < s that lie inside the input; padding takes no part (as
+ * ONNX's -inf for MAX, and excluded or counted as 0 for AVG).
+ *   MAX: exact; NaN when any of those elements is NaN; -inf for a window
+ *        with no position inside the input (dilation can make one).
+ *   AVG: their sum divided by the count (see count_include_pad); 0 for a
+ *        window with no position inside the input and count_include_pad
+ *        0. The CPU sums in double; WebGPU sums in float32, in windows of
+ *        rows of the window, within (r*s + 1) * 2^-24 * mean(|x|) plus one
+ *        rounding of the result; its partial sums may overflow to +-inf
+ *        where the window's sum of |x| exceeds FLT_MAX.
+ * output must not overlap input. Input and output each hold fewer than
+ * 2^31 elements, and h + 2*pad_h and w + 2*pad_w are below 2^31. */
+WGC_API wgc_status wgc_pool2d(wgc_context *ctx, const wgc_pool2d_desc *d,
+                              wgc_ptr input, wgc_ptr output);
+
 typedef enum wgc_causal {
   WGC_CAUSAL_NONE,
   WGC_CAUSAL_TOP_LEFT,    /* query i sees keys j <= i (PyTorch is_causal) */

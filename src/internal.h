@@ -50,6 +50,16 @@ typedef struct wgc_conv2d_args {
   const char *fn; /* the public entry point, named in messages */
 } wgc_conv2d_args;
 
+/* A pool2d desc with defaults applied (strides, dilations >= 1) and the
+ * output size; every dimension is > 0 here, and every index a kernel forms
+ * (an element of input or output, a padded coordinate) is below 2^31. */
+typedef struct wgc_pool2d_args {
+  wgc_pool2d_desc d;
+  size_t p, q;
+  wgc_ref input, output;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_pool2d_args;
+
 /* An attention desc with heads_kv, head_dim_v and the four operand strides
  * resolved (never all zero here); batch, heads, seq_q, head_dim,
  * head_dim_v > 0; seq_kv may be 0 (output zeros). mask is read only when
@@ -236,6 +246,7 @@ typedef struct wgc_backend_ops {
   wgc_status (*where)(wgc_context *ctx, const wgc_where_args *w);
   wgc_status (*norm)(wgc_context *ctx, const wgc_norm_args *n);
   wgc_status (*rotary)(wgc_context *ctx, const wgc_rotary_args *r);
+  wgc_status (*pool2d)(wgc_context *ctx, const wgc_pool2d_args *p);
 
   /* optional: pipelines compiled so far */
   size_t (*pipelines_compiled)(const wgc_context *ctx);

@@ -82,6 +82,7 @@ typedef enum fz_kind {
   FZ_STRIDED, /* wgc_copy_strided */
   FZ_GATHER,
   FZ_WHERE,
+  FZ_POOL, /* wgc_pool2d */
   FZ_KIND_COUNT
 } fz_kind;
 
@@ -125,6 +126,7 @@ typedef struct fz_step {
   int oor;           /* per thousand indices out of range (gather, rotary) */
   fz_shape shc;      /* where: cond's shape */
   fz_shape sst, dst; /* copy_strided: source and destination strides */
+  wgc_pool2d_desc pl;
 } fz_step;
 
 /* The contexts a seed runs on and their settings (printed with a step). */

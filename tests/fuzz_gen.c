@@ -574,6 +574,43 @@ static void gen_rotary(fz_rng *r, fz_step *s) {
   s->dist = fz_chance(r, 0.7) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
 }
 
+static void gen_pool(fz_rng *r, fz_step *s) {
+  wgc_pool2d_desc *d = &s->pl;
+  d->n = fz_chance(r, 0.05) ? 0 : 1 + fz_below(r, 3);
+  d->c = fz_chance(r, 0.05) ? 0 : 1 + fz_below(r, 8);
+  d->h = fz_chance(r, 0.04) ? 0 : 1 + fz_below(r, 24);
+  d->w = fz_chance(r, 0.04) ? 0 : 1 + fz_below(r, 24);
+  d->r = 1 + fz_below(r, 5);
+  d->s = 1 + fz_below(r, 5);
+  d->stride_h = fz_below(r, 4);
+  d->stride_w = fz_below(r, 4);
+  d->pad_h = fz_below(r, 3);
+  d->pad_w = fz_below(r, 3);
+  d->dilation_h = fz_below(r, 4);
+  d->dilation_w = fz_below(r, 4);
+  if (fz_chance(r, 0.05)) {
+    /* a window beyond the loop budget of CPU adapters (32768 taps) */
+    d->n = d->c = 1;
+    d->h = d->r = 150 + fz_below(r, 60);
+    d->w = d->s = 150 + fz_below(r, 60);
+    d->pad_h = d->pad_w = 0;
+    d->dilation_h = d->dilation_w = 0;
+  }
+  size_t dh = d->dilation_h ? d->dilation_h : 1;
+  size_t dw = d->dilation_w ? d->dilation_w : 1;
+  if (d->h + 2 * d->pad_h == 0)
+    d->pad_h = 1;
+  if (d->w + 2 * d->pad_w == 0)
+    d->pad_w = 1;
+  while (d->r > 1 && d->h + 2 * d->pad_h < dh * (d->r - 1) + 1)
+    d->r--;
+  while (d->s > 1 && d->w + 2 * d->pad_w < dw * (d->s - 1) + 1)
+    d->s--;
+  d->mode = (wgc_pool_mode)fz_below(r, 2);
+  d->count_include_pad = d->mode == WGC_POOL_AVG && fz_chance(r, 0.5);
+  s->dist = fz_chance(r, 0.8) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+}
+
 static void gen_strided(fz_rng *r, fz_step *s) {
   double big = fz_unit(r);
   if (big < 0.015) { /* beyond the grid: one dimension, unit strides */
@@ -677,7 +714,8 @@ static const int kind_weight[FZ_KIND_COUNT] = {
     [FZ_UNARY] = 12,  [FZ_BINARY] = 12,     [FZ_BCAST] = 8,    [FZ_COPY] = 5,
     [FZ_UPLOAD] = 4,  [FZ_CHAIN] = 6,       [FZ_INVALID] = 14, [FZ_GEMM_EX] = 8,
     [FZ_UNARY_P] = 5, [FZ_REDUCE_AXES] = 7, [FZ_ARG] = 4,      [FZ_NORM] = 10,
-    [FZ_ROTARY] = 5,  [FZ_STRIDED] = 6,     [FZ_GATHER] = 5,   [FZ_WHERE] = 5};
+    [FZ_ROTARY] = 5,  [FZ_STRIDED] = 6,     [FZ_GATHER] = 5,   [FZ_WHERE] = 5,
+    [FZ_POOL] = 6};
 
 /* Invalid-call kinds, fuzz_step.c's table. */
 extern const int fz_invalid_count;
@@ -758,6 +796,9 @@ void fz_gen_step(fz_rng *r, fz_step *s, fz_kind kind) {
     break;
   case FZ_WHERE:
     gen_where(r, s);
+    break;
+  case FZ_POOL:
+    gen_pool(r, s);
     break;
   default:
     s->op = (int)fz_below(r, (size_t)fz_invalid_count);
@@ -877,18 +918,34 @@ static const struct field {
     F("shape_c", shc, T_SHAPE),
     F("src_strides", sst, T_SHAPE),
     F("dst_strides", dst, T_SHAPE),
+    F("pl.n", pl.n, T_SIZE),
+    F("pl.c", pl.c, T_SIZE),
+    F("pl.h", pl.h, T_SIZE),
+    F("pl.w", pl.w, T_SIZE),
+    F("pl.r", pl.r, T_SIZE),
+    F("pl.s", pl.s, T_SIZE),
+    F("pl.stride_h", pl.stride_h, T_SIZE),
+    F("pl.stride_w", pl.stride_w, T_SIZE),
+    F("pl.pad_h", pl.pad_h, T_SIZE),
+    F("pl.pad_w", pl.pad_w, T_SIZE),
+    F("pl.dilation_h", pl.dilation_h, T_SIZE),
+    F("pl.dilation_w", pl.dilation_w, T_SIZE),
+    F("pl.mode", pl.mode, T_INT),
+    F("pl.include_pad", pl.count_include_pad, T_INT),
 #undef F
 };
 _Static_assert(sizeof(wgc_causal) == sizeof(int), "causal prints as an int");
 _Static_assert(sizeof(wgc_rotary_layout) == sizeof(int),
                "the rotary layout prints as an int");
+_Static_assert(sizeof(wgc_pool_mode) == sizeof(int),
+               "the pooling mode prints as an int");
 
 static const char *const kind_names[FZ_KIND_COUNT] = {
     "none",  "gemm",    "conv2d",    "attention",    "reduce",
     "unary", "binary",  "broadcast", "copy",         "upload",
     "chain", "invalid", "gemm_ex",   "unary_params", "reduce_axes",
     "arg",   "norm",    "rotary",    "copy_strided", "gather",
-    "where"};
+    "where", "pool2d"};
 
 fz_kind fz_kind_from_name(const char *name) {
   for (int k = 1; k < FZ_KIND_COUNT; k++)

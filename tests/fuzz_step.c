@@ -784,6 +784,7 @@ fz_pending *fz_issue(fz_env *e, const fz_step *s, fz_rng *r, char *msg,
   case FZ_STRIDED:
   case FZ_GATHER:
   case FZ_WHERE:
+  case FZ_POOL:
     ok = fz_build_model(e, p, msg, size);
     break;
   default:

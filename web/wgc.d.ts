@@ -26,6 +26,7 @@ export const POWER_DEFAULT: 0, POWER_LOW: 1, POWER_HIGH: 2;
 export const NO_TRANS: 0, TRANS: 1, CONJ_TRANS: 2;
 export const COL_MAJOR: 0, ROW_MAJOR: 1;
 export const CAUSAL_NONE: 0, CAUSAL_TOP_LEFT: 1, CAUSAL_BOTTOM_RIGHT: 2;
+export const POOL_MAX: 0, POOL_AVG: 1;
 export const ACTIVATION_NONE: 0, ACTIVATION_RELU: 1, ACTIVATION_GELU: 2,
   ACTIVATION_GELU_TANH: 3, ACTIVATION_SILU: 4;
 export const BIAS_PER_COLUMN: 0, BIAS_PER_ROW: 1;
@@ -39,6 +40,7 @@ export type Backend = 0 | 1 | 2;
 export type Layout = 0 | 1;
 export type Transpose = 0 | 1 | 2;
 export type Causal = 0 | 1 | 2;
+export type PoolMode = 0 | 1;
 export type Activation = 0 | 1 | 2 | 3 | 4;
 export type BiasKind = 0 | 1;
 export type RotaryLayout = 0 | 1;
@@ -59,6 +61,19 @@ export interface Conv2dDesc {
   k: number; r: number; s: number;
   stride_h?: number; stride_w?: number; pad_h?: number; pad_w?: number;
   dilation_h?: number; dilation_w?: number; groups?: number;
+}
+
+/** wgc_pool2d_desc: input [n, c, h, w], window [r, s], output [n, c, p, q]. */
+export interface Pool2dDesc {
+  n: number; c: number; h: number; w: number;
+  r: number; s: number;
+  stride_h?: number; stride_w?: number; pad_h?: number; pad_w?: number;
+  dilation_h?: number; dilation_w?: number;
+  /** POOL_MAX (the default, 0) or POOL_AVG */
+  mode?: PoolMode;
+  /** AVG: true (or nonzero) divides by all r*s positions, padding included;
+   * false (the default) by the positions inside the input. MAX ignores it. */
+  count_include_pad?: boolean | number;
 }
 
 /** wgc_attention_strides: element strides over (batch, head, seq); all 0
@@ -142,6 +157,8 @@ export interface Context {
                 ep: GemmEpilogue | null): void;
   conv2d(d: Conv2dDesc, input: Ptr, filter: Ptr, bias: Ptr, output: Ptr): void;
   conv2dOutputSize(d: Conv2dDesc): { p: number; q: number };
+  pool2d(d: Pool2dDesc, input: Ptr, output: Ptr): void;
+  pool2dOutputSize(d: Pool2dDesc): { p: number; q: number };
   attention(d: AttentionDesc, q: Ptr, k: Ptr, v: Ptr, o: Ptr): void;
   reduce(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
          axis: number): void;
@@ -193,6 +210,7 @@ export interface Context {
 export function create(options?: Options | null): Promise<Context>;
 /** The functions without a context; they need the module loaded by create(). */
 export function conv2dOutputSize(d: Conv2dDesc): { p: number; q: number };
+export function pool2dOutputSize(d: Pool2dDesc): { p: number; q: number };
 /** wgc_last_error(NULL): the last failure that had no context. */
 export function lastError(): string;
 export function statusName(s: number): string;

@@ -17,6 +17,7 @@ export const POWER_DEFAULT = 0, POWER_LOW = 1, POWER_HIGH = 2;
 export const NO_TRANS = 0, TRANS = 1, CONJ_TRANS = 2;
 export const COL_MAJOR = 0, ROW_MAJOR = 1;
 export const CAUSAL_NONE = 0, CAUSAL_TOP_LEFT = 1, CAUSAL_BOTTOM_RIGHT = 2;
+export const POOL_MAX = 0, POOL_AVG = 1;
 export const ACTIVATION_NONE = 0, ACTIVATION_RELU = 1, ACTIVATION_GELU = 2,
   ACTIVATION_GELU_TANH = 3, ACTIVATION_SILU = 4;
 export const BIAS_PER_COLUMN = 0, BIAS_PER_ROW = 1;
@@ -201,6 +202,11 @@ const CHECK = {
     if (typeof v !== 'number') throw invalid(fn, `${name} ${v} is not a number`);
     return v;
   },
+  b(fn, name, v) { // int flag: a boolean or an integer, written as 0 or 1
+    if (typeof v !== 'boolean' && !Number.isInteger(v))
+      throw invalid(fn, `${name} ${v} is not a boolean or an integer`);
+    return v ? 1 : 0;
+  },
 };
 
 // Writes a desc (plain object, C field names, missing fields 0) at DESC.
@@ -209,6 +215,8 @@ const CHECK = {
 const DESCS = {
   options: 'backend:e power:e cpu_threads:z max_binding_bytes:z',
   conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
+  pool: 'n:z c:z h:z w:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z ' +
+    'mode:e count_include_pad:b',
   attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e ' +
     'head_dim_v:z softcap:f mask:p' +
     ['mask_stride', 'q_stride', 'k_stride', 'v_stride', 'o_stride']
@@ -266,6 +274,7 @@ const SIGS = {
   gemmBatchedEx: 'wgc_gemm_batched_ex layout:e ta:e tb:e m:z n:z k:z alpha:f a:p lda:z stride_a:z ' +
     'b:p ldb:z stride_b:z beta:f c:p ldc:z stride_c:z batch_count:z ep:ep',
   conv2d: 'wgc_conv2d d:conv input:p filter:p bias:p output:p',
+  pool2d: 'wgc_pool2d d:pool input:p output:p',
   attention: 'wgc_attention d:attn q:p k:p v:p o:p',
   reduce: 'wgc_reduce op:e input:p output:p shape:shape rank:z axis:z',
   reduceAxes: 'wgc_reduce_axes op:e input:p output:p shape:shape rank:z axes:shape naxes:z',
@@ -291,7 +300,7 @@ function marshal(fn, params, args) {
   let shapes = 0;
   return params.map(([name, type], i) => {
     const v = args[i];
-    if (type === 'conv' || type === 'attn' || type === 'rotary' || type === 'ep')
+    if (type === 'conv' || type === 'pool' || type === 'attn' || type === 'rotary' || type === 'ep')
       return writeDesc(fn, type, v);
     if (type === 'shape') return writeShape(fn, name, v, args[i + 1], shapes++);
     // strides arrays have the call's rank entries, like its shape
@@ -406,6 +415,7 @@ class Context {
   lastError() { return str(W.exports.wgc_last_error(this._ptr)); }
   pipelinesCompiled() { return W.exports.wgc_pipelines_compiled(this._ptr) >>> 0; }
   conv2dOutputSize(d) { return conv2dOutputSize(d); }
+  pool2dOutputSize(d) { return pool2dOutputSize(d); }
   statusName(s) { return nameOf(s); }
   statusString(s) { return str(W.exports.wgc_status_string(s)); }
 }
@@ -449,6 +459,15 @@ export function conv2dOutputSize(d) {
   const fn = 'wgc_conv2d_output_size';
   loaded(fn);
   const s = W.exports.wgc_conv2d_output_size(writeDesc(fn, 'conv', d), W.scratch + OUT, W.scratch + OUT2);
+  if (s !== OK) throw fail(s, 0);
+  return { p: dv().getUint32(W.scratch + OUT, true), q: dv().getUint32(W.scratch + OUT2, true) };
+}
+
+// {p, q} of wgc_pool2d_output_size; needs the module loaded (by create).
+export function pool2dOutputSize(d) {
+  const fn = 'wgc_pool2d_output_size';
+  loaded(fn);
+  const s = W.exports.wgc_pool2d_output_size(writeDesc(fn, 'pool', d), W.scratch + OUT, W.scratch + OUT2);
   if (s !== OK) throw fail(s, 0);
   return { p: dv().getUint32(W.scratch + OUT, true), q: dv().getUint32(W.scratch + OUT2, true) };
 }

@@ -15,7 +15,8 @@ JS(created) void js_created(uint32_t token, int status, wgc_context *ctx);
 JS(done) void js_done(uint32_t token, int status);
 
 _Static_assert(sizeof(size_t) == 4 && sizeof(float) == 4 &&
-                   sizeof(wgc_backend) == 4 && sizeof(wgc_causal) == 4,
+                   sizeof(wgc_backend) == 4 && sizeof(wgc_causal) == 4 &&
+                   sizeof(wgc_pool_mode) == 4,
                "wgc.js assumes wasm32 sizes");
 _Static_assert(offsetof(wgc_options, backend) == 0 &&
                    offsetof(wgc_options, power) == 4 &&
@@ -31,6 +32,17 @@ _Static_assert(offsetof(wgc_conv2d_desc, n) == 0 &&
                    offsetof(wgc_conv2d_desc, groups) == 52 &&
                    sizeof(wgc_conv2d_desc) == 56,
                "wgc.js writes wgc_conv2d_desc as 14 words");
+_Static_assert(offsetof(wgc_pool2d_desc, n) == 0 &&
+                   offsetof(wgc_pool2d_desc, r) == 16 &&
+                   offsetof(wgc_pool2d_desc, stride_h) == 24 &&
+                   offsetof(wgc_pool2d_desc, pad_h) == 32 &&
+                   offsetof(wgc_pool2d_desc, dilation_h) == 40 &&
+                   offsetof(wgc_pool2d_desc, mode) == 48 &&
+                   offsetof(wgc_pool2d_desc, count_include_pad) == 52 &&
+                   sizeof(wgc_pool2d_desc) == 56,
+               "wgc.js writes wgc_pool2d_desc as 14 words");
+_Static_assert(WGC_POOL_MAX == 0 && WGC_POOL_AVG == 1,
+               "wgc.js exports POOL_MAX = 0 and POOL_AVG = 1");
 _Static_assert(offsetof(wgc_attention_desc, batch) == 0 &&
                    offsetof(wgc_attention_desc, seq_q) == 12 &&
                    offsetof(wgc_attention_desc, head_dim) == 20 &&

@@ -53,6 +53,8 @@ wgc_status cpu_work_run(wgc_context *ctx, const cpu_work *w) {
     return cpu_norm(ctx, &w->u.norm);
   case CPU_WORK_ROTARY:
     return cpu_rotary(ctx, &w->u.rotary);
+  case CPU_WORK_POOL2D:
+    return cpu_pool2d(ctx, &w->u.pool2d);
   case CPU_WORK_UPLOAD:
     memcpy(cpu_ptr(w->u.mem.dst), w->u.mem.host_src, w->u.mem.bytes);
     return WGC_OK;
@@ -193,6 +195,7 @@ CPU_OP(gather, CPU_WORK_GATHER, wgc_gather_args, gather)
 CPU_OP(where, CPU_WORK_WHERE, wgc_where_args, where)
 CPU_OP(norm, CPU_WORK_NORM, wgc_norm_args, norm)
 CPU_OP(rotary, CPU_WORK_ROTARY, wgc_rotary_args, rotary)
+CPU_OP(pool2d, CPU_WORK_POOL2D, wgc_pool2d_args, pool2d)
 #undef CPU_OP
 
 const wgc_backend_ops wgc_backend_cpu = {
@@ -220,5 +223,6 @@ const wgc_backend_ops wgc_backend_cpu = {
     .where = cpu_submit_where,
     .norm = cpu_submit_norm,
     .rotary = cpu_submit_rotary,
+    .pool2d = cpu_submit_pool2d,
     .pipelines_compiled = cpu_pipelines_compiled,
 };

@@ -46,5 +46,6 @@ wgc_status cpu_gather(wgc_context *ctx, const wgc_gather_args *g);
 wgc_status cpu_where(wgc_context *ctx, const wgc_where_args *w);
 wgc_status cpu_norm(wgc_context *ctx, const wgc_norm_args *n);
 wgc_status cpu_rotary(wgc_context *ctx, const wgc_rotary_args *r);
+wgc_status cpu_pool2d(wgc_context *ctx, const wgc_pool2d_args *a);
 
 #endif /* WGC_CPU_H */

@@ -170,6 +170,8 @@ static const char *fn_name(const cpu_work *w) {
     return w->u.norm.fn;
   case CPU_WORK_ROTARY:
     return w->u.rotary.fn;
+  case CPU_WORK_POOL2D:
+    return w->u.pool2d.fn;
   case CPU_WORK_UPLOAD:
     return "wgc_upload";
   case CPU_WORK_COPY:

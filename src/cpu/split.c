@@ -381,6 +381,15 @@ wgc_status cpu_split_plan(const cpu_work *w, double piece_work, cpu_split *s) {
     s->pieces = cpu_div_up(rows, s->group);
     break;
   }
+  case CPU_WORK_POOL2D: {
+    const wgc_pool2d_args *a = &w->u.pool2d;
+    size_t rows = a->d.n * a->d.c * a->p;
+    double row = cpu_pool2d_row_work(a);
+    s->work = (double)rows * row;
+    s->group = cpu_fit(s, row, rows);
+    s->pieces = cpu_div_up(rows, s->group);
+    break;
+  }
   case CPU_WORK_UPLOAD:
   case CPU_WORK_COPY:
   case CPU_WORK_DOWNLOAD:
@@ -435,6 +444,12 @@ wgc_status cpu_split_run(wgc_context *ctx, const cpu_work *w, cpu_split *s,
     size_t rows = w->u.rotary.d.batch * w->u.rotary.d.seq * w->u.rotary.d.heads;
     cpu_rotary_rows(&w->u.rotary, i * s->group,
                     cpu_min(rows, (i + 1) * s->group));
+    break;
+  }
+  case CPU_WORK_POOL2D: {
+    const wgc_pool2d_args *a = &w->u.pool2d;
+    size_t rows = a->d.n * a->d.c * a->p;
+    cpu_pool2d_rows(a, i * s->group, cpu_min(rows, (i + 1) * s->group));
     break;
   }
   case CPU_WORK_UPLOAD:

@@ -45,6 +45,10 @@ wgc_status cpu_split_norm_run(wgc_context *ctx, const wgc_norm_args *n,
                               cpu_split *s, size_t i);
 /* Rows [r0, r1) of a rotary embedding (rotary.c). */
 void cpu_rotary_rows(const wgc_rotary_args *r, size_t r0, size_t r1);
+/* Output rows [g0, g1) of a pooling, rows of all planes in order, and the
+ * work of one (pool2d.c). */
+void cpu_pool2d_rows(const wgc_pool2d_args *a, size_t g0, size_t g1);
+double cpu_pool2d_row_work(const wgc_pool2d_args *a);
 
 /* Strided copy, gather and where in ranges of output elements
  * (movement.c). */

@@ -19,6 +19,7 @@ typedef enum cpu_work_kind {
   CPU_WORK_WHERE,
   CPU_WORK_NORM,
   CPU_WORK_ROTARY,
+  CPU_WORK_POOL2D,
   CPU_WORK_UPLOAD,   /* dst <- host src */
   CPU_WORK_COPY,     /* dst <- src */
   CPU_WORK_DOWNLOAD, /* host dst <- src, then completes done */
@@ -40,6 +41,7 @@ typedef struct cpu_work {
     wgc_where_args where;
     wgc_norm_args norm;
     wgc_rotary_args rotary;
+    wgc_pool2d_args pool2d;
     struct {
       wgc_ref dst, src; /* device side; unused ones are {0} */
       const void *host_src;

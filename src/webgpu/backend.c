@@ -567,6 +567,7 @@ WG_OP_SCOPE(gather, wgc_gather_args)
 WG_OP_SCOPE(where, wgc_where_args)
 WG_OP_SCOPE(norm, wgc_norm_args)
 WG_OP_SCOPE(rotary, wgc_rotary_args)
+WG_OP_SCOPE(pool2d, wgc_pool2d_args)
 
 const wgc_backend_ops wgc_backend_webgpu = {
     .name = "webgpu",
@@ -594,5 +595,6 @@ const wgc_backend_ops wgc_backend_webgpu = {
     .where = scoped_where,
     .norm = scoped_norm,
     .rotary = scoped_rotary,
+    .pool2d = scoped_pool2d,
     .pipelines_compiled = wg_pipelines_compiled,
 };

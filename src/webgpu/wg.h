@@ -218,6 +218,7 @@ wgc_status wg_gather(wgc_context *ctx, const wgc_gather_args *g);
 wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w);
 wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n);
 wgc_status wg_rotary(wgc_context *ctx, const wgc_rotary_args *r);
+wgc_status wg_pool2d(wgc_context *ctx, const wgc_pool2d_args *a);
 
 /* The pipeline for launch l with its operands bound as op_bind maps them
  * onto nb bindings (write[b]: binding b is read-write; vec4[b]: declared

@@ -204,6 +204,66 @@ async function convCase(d, withBias = true) {
   compare(g, c, () => 2 * (1e-5 * K * maxAbs(X) * maxAbs(F) + 1e-6));
 }
 
+// ONNX MaxPool / AveragePool (ceil_mode 0) in float64, with each element's
+// bound: 0 for MAX (exact), for AVG wgc.h's (r*s + 1) * 2^-24 * mean(|x|)
+// plus a rounding of the result. A window with no position inside the
+// input gives -inf (MAX) or 0 (AVG counting only positions inside).
+function poolRef(d, X) {
+  const sh = d.stride_h || 1, sw = d.stride_w || 1, dh = d.dilation_h || 1, dw = d.dilation_w || 1;
+  const ph = d.pad_h || 0, pw = d.pad_w || 0;
+  const p = Math.floor((d.h + 2 * ph - dh * (d.r - 1) - 1) / sh) + 1;
+  const q = Math.floor((d.w + 2 * pw - dw * (d.s - 1) - 1) / sw) + 1;
+  const want = new Float64Array(d.n * d.c * p * q), tol = new Float64Array(want.length);
+  for (let plane = 0; plane < d.n * d.c; plane++)
+    for (let y = 0; y < p; y++)
+      for (let x = 0; x < q; x++) {
+        let m = -Infinity, nan = false, sum = 0, sabs = 0, inside = 0;
+        for (let i = 0; i < d.r; i++)
+          for (let j = 0; j < d.s; j++) {
+            const iy = y * sh - ph + i * dh, ix = x * sw - pw + j * dw;
+            if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
+            const v = X[(plane * d.h + iy) * d.w + ix];
+            inside++;
+            nan ||= Number.isNaN(v);
+            if (v > m) m = v;
+            sum += v;
+            sabs += Math.abs(v);
+          }
+        const k = (plane * p + y) * q + x;
+        if ((d.mode ?? W.POOL_MAX) === W.POOL_MAX) {
+          want[k] = nan ? NaN : m;
+        } else {
+          const count = d.count_include_pad ? d.r * d.s : inside;
+          want[k] = count ? sum / count : 0;
+          tol[k] = count ? (d.r * d.s + 1) * 2 ** -24 * sabs / count + 2 ** -24 * Math.abs(want[k]) : 0;
+        }
+      }
+  return { p, q, want, tol };
+}
+
+// pool2d on both backends against poolRef; the output sizes of both
+// exports against the header's formula, and guard floats after the output
+// that the call must leave alone.
+async function poolCase(d, X = randoms(d.n * d.c * d.h * d.w)) {
+  const { p, q, want, tol } = poolRef(d, X);
+  const GUARD = 4, SENTINEL = 7777;
+  const [g, c] = await both(async (ctx) => {
+    const x = put(ctx, X), o = put(ctx, new Float32Array(want.length + GUARD).fill(SENTINEL));
+    ctx.pool2d(d, x, o);
+    const r = await ctx.download(o, want.length + GUARD);
+    ctx.free(x); ctx.free(o);
+    return r;
+  });
+  for (const [who, size] of [['pool2dOutputSize', W.pool2dOutputSize(d)],
+                             ['ctx.pool2dOutputSize', G.pool2dOutputSize(d)]])
+    check(size.p === p && size.q === q, `${who} {p: ${size.p}, q: ${size.q}}, want {p: ${p}, q: ${q}}`);
+  for (const [r, who] of [[g, 'webgpu'], [c, 'cpu']]) {
+    for (let i = want.length; i < r.length; i++)
+      check(r[i] === SENTINEL, `${who}: guard ${i - want.length} after the output is ${r[i]}`);
+    compare(r.subarray(0, want.length), want, (w, i) => tol[i], `${who} vs float64: `);
+  }
+}
+
 async function attentionCase(d) {
   const hkv = d.heads_kv || d.heads;
   const Q = randoms(d.batch * d.heads * d.seq_q * d.head_dim);
@@ -812,6 +872,46 @@ async function mainPage() {
   await test('conv2d(n=2,c=5,h=9,w=7,k=19,r=3,s=3,pad=1,bias)', () =>
     convCase({ n: 2, c: 5, h: 9, w: 7, k: 19, r: 3, s: 3, pad_h: 1, pad_w: 1 }));
 
+  // pool2d
+  await test('pool2d(max,n=2,c=3,h=9,w=11,r=3,s=3,stride=2,pad=1)', () =>
+    poolCase({ n: 2, c: 3, h: 9, w: 11, r: 3, s: 3, stride_h: 2, stride_w: 2, pad_h: 1, pad_w: 1,
+               mode: W.POOL_MAX }));
+  for (const include of [false, true])
+    await test(`pool2d(avg,n=1,c=2,h=8,w=10,r=2,s=3,stride=(1,2),pad=(1,0),dilation=(2,1),` +
+               `count_include_pad=${Number(include)})`, () =>
+      poolCase({ n: 1, c: 2, h: 8, w: 10, r: 2, s: 3, stride_w: 2, pad_h: 1, dilation_h: 2,
+                 mode: W.POOL_AVG, count_include_pad: include }));
+  // 200 x 200 taps: beyond the loop budget of CPU adapters (SwiftShader), so
+  // WebGPU cuts the window into chunks that fold into the output
+  for (const [mode, mname] of [[W.POOL_MAX, 'max'], [W.POOL_AVG, 'avg']])
+    await test(`pool2d(${mname},n=1,c=1,h=200,w=200,r=200,s=200,pad=1)`, () =>
+      poolCase({ n: 1, c: 1, h: 200, w: 200, r: 200, s: 200, pad_h: 1, pad_w: 1, mode }));
+  await test('pool2d(max,n=2,c=3,h=9,w=11,r=3,s=3,stride=2,pad=1,NaN and +-inf)', () => {
+    const d = { n: 2, c: 3, h: 9, w: 11, r: 3, s: 3, stride_h: 2, stride_w: 2, pad_h: 1, pad_w: 1,
+                mode: W.POOL_MAX };
+    const X = randoms(d.n * d.c * d.h * d.w);
+    // window (y, x) reads rows 2y-1..2y+1 and columns 2x-1..2x+1
+    const at = (plane, y, x) => (plane * d.h + y) * d.w + x;
+    X[at(0, 0, 0)] = NaN; // window (0, 0), at the padded corner
+    X[at(0, 3, 5)] = NaN; // windows (1..2, 2..3)
+    X[at(0, 3, 6)] = Infinity; // windows (1..2, 3): NaN and +inf
+    X[at(1, 2, 2)] = Infinity; // window (1, 1)
+    X[at(1, 8, 10)] = -Infinity; // the last window
+    for (let y = 1; y <= 3; y++) // window (1, 1) all -inf
+      for (let x = 1; x <= 3; x++) X[at(3, y, x)] = -Infinity;
+    X[at(5, 6, 7)] = NaN;
+    X[at(5, 7, 7)] = -Infinity; // with the NaN in windows (3..4, 3..4)
+    return poolCase(d, X);
+  });
+  // dilation 4 over 3 rows padded by 2: output row 1 reads rows -1 and 3,
+  // none inside (MAX -inf, AVG 0 or 0 / (r*s))
+  for (const [mode, include, what] of [[W.POOL_MAX, 0, 'max'], [W.POOL_AVG, 0, 'avg'],
+                                       [W.POOL_AVG, 1, 'avg,count_include_pad=1']])
+    await test(`pool2d(${what},n=1,c=2,h=3,w=8,r=2,s=2,stride=(1,2),pad=(2,1),dilation=(4,1),` +
+               'windows with no input)', () =>
+      poolCase({ n: 1, c: 2, h: 3, w: 8, r: 2, s: 2, stride_w: 2, pad_h: 2, pad_w: 1, dilation_h: 4,
+                 mode, count_include_pad: include }));
+
   // attention
   for (const [causal, cname] of [[W.CAUSAL_NONE, 'none'], [W.CAUSAL_TOP_LEFT, 'top_left'],
                                  [W.CAUSAL_BOTTOM_RIGHT, 'bottom_right']])
@@ -979,6 +1079,17 @@ async function badInput() {
     await rejects(() => W.conv2dOutputSize({ n: 1, c: 1, h: 2, w: 2, k: 1, r: 5, s: 1 }),
                   'INVALID_ARGUMENT', 'wgc_conv2d_output_size', ['d->r']);
     check(W.lastError().startsWith('wgc_conv2d_output_size:'), `lastError() ${W.lastError()}`);
+  });
+  await test('errors: pool2dOutputSize with a window beyond the padded input, pool2d with mode 7', async () => {
+    await rejects(() => W.pool2dOutputSize({ n: 1, c: 1, h: 2, w: 2, r: 5, s: 1 }),
+                  'INVALID_ARGUMENT', 'wgc_pool2d_output_size', ['d->r']);
+    check(W.lastError().startsWith('wgc_pool2d_output_size:'), `lastError() ${W.lastError()}`);
+    const x = ctx().alloc(16), o = ctx().alloc(16);
+    const d = { n: 1, c: 1, h: 2, w: 2, r: 1, s: 1 };
+    await rejects(() => ctx().pool2d({ ...d, mode: 7 }, x, o), 'INVALID_ARGUMENT', 'wgc_pool2d', ['d->mode']);
+    await rejects(() => ctx().pool2d({ ...d, count_include_pad: 0.5 }, x, o), 'INVALID_ARGUMENT', 'wgc_pool2d',
+                  ['d->count_include_pad']);
+    ctx().free(x); ctx().free(o);
   });
   await test('errors: JavaScript arguments (sizes, addresses, arity)', async () => {
     await rejects(() => ctx().alloc(-4), 'INVALID_ARGUMENT', 'wgc_alloc', ['bytes']);

@@ -1,0 +1,94 @@
+/* 2-D pooling over output rows (a row: one output row of one plane): MAX
+ * in float with NaN winning, AVG summed in double. Padding takes no part;
+ * see wgc.h for the empty window. */
+#include "cpu.h"
+#include "split.h"
+
+#include <math.h>
+
+#define TASK_ROWS 64
+
+/* The window taps i < n with 0 <= base + i*step < limit: [*lo, *hi). */
+static void taps_inside(long long base, size_t n, size_t step, size_t limit,
+                        size_t *lo, size_t *hi) {
+  long long st = (long long)step, first = 0;
+  if (base < 0)
+    first = (-base + st - 1) / st;
+  long long last = (long long)limit - 1 - base; /* i*step <= last */
+  long long end = last < 0 ? 0 : last / st + 1;
+  if (end > (long long)n)
+    end = (long long)n;
+  *lo = (size_t)first;
+  *hi = first < end ? (size_t)end : (size_t)first;
+}
+
+void cpu_pool2d_rows(const wgc_pool2d_args *a, size_t g0, size_t g1) {
+  const wgc_pool2d_desc *d = &a->d;
+  const float *x = cpu_ptr(a->input);
+  float *y = cpu_ptr(a->output);
+  for (size_t g = g0; g < g1; g++) {
+    size_t plane = g / a->p, oy = g % a->p;
+    const float *xp = x + plane * d->h * d->w;
+    long long by = (long long)(oy * d->stride_h) - (long long)d->pad_h;
+    size_t i0, i1;
+    taps_inside(by, d->r, d->dilation_h, d->h, &i0, &i1);
+    for (size_t ox = 0; ox < a->q; ox++) {
+      long long bx = (long long)(ox * d->stride_w) - (long long)d->pad_w;
+      size_t j0, j1;
+      taps_inside(bx, d->s, d->dilation_w, d->w, &j0, &j1);
+      float out;
+      if (d->mode == WGC_POOL_MAX) {
+        float m = -INFINITY;
+        for (size_t i = i0; i < i1; i++) {
+          const float *row =
+              xp + (size_t)(by + (long long)(i * d->dilation_h)) * d->w;
+          for (size_t j = j0; j < j1; j++) {
+            float v = row[(size_t)(bx + (long long)(j * d->dilation_w))];
+            if (isnan(v) || isnan(m))
+              m = isnan(m) ? m : v;
+            else if (v > m)
+              m = v;
+          }
+        }
+        out = m;
+      } else {
+        double sum = 0;
+        for (size_t i = i0; i < i1; i++) {
+          const float *row =
+              xp + (size_t)(by + (long long)(i * d->dilation_h)) * d->w;
+          for (size_t j = j0; j < j1; j++)
+            sum += row[(size_t)(bx + (long long)(j * d->dilation_w))];
+        }
+        /* in double: r*s may exceed a 32-bit size_t */
+        double count = d->count_include_pad
+                           ? (double)d->r * (double)d->s
+                           : (double)(i1 - i0) * (double)(j1 - j0);
+        out = count > 0 ? (float)(sum / count) : 0.0f;
+      }
+      y[g * a->q + ox] = out;
+    }
+  }
+}
+
+typedef struct pool_job {
+  const wgc_pool2d_args *a;
+  size_t rows;
+} pool_job;
+
+static void pool_task(void *arg, size_t task, unsigned worker) {
+  (void)worker;
+  const pool_job *job = arg;
+  size_t g0 = task * TASK_ROWS;
+  cpu_pool2d_rows(job->a, g0, cpu_min(job->rows, g0 + TASK_ROWS));
+}
+
+double cpu_pool2d_row_work(const wgc_pool2d_args *a) {
+  return (double)a->q * (double)a->d.r * (double)a->d.s + (double)a->q;
+}
+
+wgc_status cpu_pool2d(wgc_context *ctx, const wgc_pool2d_args *a) {
+  pool_job job = {.a = a, .rows = a->d.n * a->d.c * a->p};
+  cpu_parallel(ctx, cpu_div_up(job.rows, TASK_ROWS),
+               (double)job.rows * cpu_pool2d_row_work(a), pool_task, &job);
+  return WGC_OK;
+}

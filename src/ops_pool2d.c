@@ -1,0 +1,92 @@
+/* pool2d entry points: desc defaults and checks, footprints, dispatch. */
+#include "internal.h"
+
+#include "validate.h"
+
+#define INDEX_LIMIT 0x7fffffffu /* kernels form indices below 2^31 */
+
+/* Applies defaults and checks d; ctx may be NULL (errors go to the thread
+ * slot). On success fills the defaulted desc and the output size. */
+static wgc_status pool_desc(wgc_context *ctx, const char *fn,
+                            const wgc_pool2d_desc *in, wgc_pool2d_desc *d,
+                            size_t *p, size_t *q) {
+  if (!in)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: d is NULL", fn);
+  *d = *in;
+  if (d->mode != WGC_POOL_MAX && d->mode != WGC_POOL_AVG)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d->mode %d is not a wgc_pool_mode", fn, (int)d->mode);
+  if (!d->stride_h)
+    d->stride_h = 1;
+  if (!d->stride_w)
+    d->stride_w = 1;
+  if (!d->dilation_h)
+    d->dilation_h = 1;
+  if (!d->dilation_w)
+    d->dilation_w = 1;
+  if (!d->r || !d->s)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d->r %zu and d->s %zu must be at least 1", fn, d->r,
+                    d->s);
+  size_t eff_h, eff_w, pad_h2, pad_w2, in_h, in_w;
+  if (!wgc_mul_ok(d->dilation_h, d->r - 1, &eff_h) ||
+      !wgc_mul_ok(d->dilation_w, d->s - 1, &eff_w) ||
+      !wgc_mul_ok(d->pad_h, 2, &pad_h2) || !wgc_mul_ok(d->pad_w, 2, &pad_w2) ||
+      !wgc_add_ok(d->h, pad_h2, &in_h) || !wgc_add_ok(d->w, pad_w2, &in_w) ||
+      in_h > INDEX_LIMIT || in_w > INDEX_LIMIT || eff_h > INDEX_LIMIT ||
+      eff_w > INDEX_LIMIT || d->stride_h > INDEX_LIMIT ||
+      d->stride_w > INDEX_LIMIT)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d's padded sizes, windows or strides reach 2^31", fn);
+  if (in_h < eff_h + 1)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d->r %zu with dilation_h %zu spans %zu rows, more "
+                    "than the padded input height %zu",
+                    fn, d->r, d->dilation_h, eff_h + 1, in_h);
+  if (in_w < eff_w + 1)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d->s %zu with dilation_w %zu spans %zu columns, more "
+                    "than the padded input width %zu",
+                    fn, d->s, d->dilation_w, eff_w + 1, in_w);
+  *p = (in_h - eff_h - 1) / d->stride_h + 1;
+  *q = (in_w - eff_w - 1) / d->stride_w + 1;
+  return WGC_OK;
+}
+
+wgc_status wgc_pool2d_output_size(const wgc_pool2d_desc *d, size_t *p,
+                                  size_t *q) {
+  if (!p || !q)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "wgc_pool2d_output_size: %s is NULL", p ? "q" : "p");
+  wgc_pool2d_desc full;
+  return pool_desc(NULL, "wgc_pool2d_output_size", d, &full, p, q);
+}
+
+wgc_status wgc_pool2d(wgc_context *ctx, const wgc_pool2d_desc *d, wgc_ptr input,
+                      wgc_ptr output) {
+  const char *fn = "wgc_pool2d";
+  if (!ctx)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  wgc_pool2d_args a = {.fn = fn};
+  wgc_status s = pool_desc(ctx, fn, d, &a.d, &a.p, &a.q);
+  if (s != WGC_OK)
+    return s;
+  const wgc_pool2d_desc *c = &a.d;
+  size_t in_n, out_n;
+  size_t in_dims[] = {c->n, c->c, c->h, c->w};
+  size_t out_dims[] = {c->n, c->c, a.p, a.q};
+  if (!wgc_product(in_dims, 4, &in_n) || !wgc_product(out_dims, 4, &out_n) ||
+      in_n > INDEX_LIMIT || out_n > INDEX_LIMIT)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d describes tensors of 2^31 elements or more", fn);
+  if (out_n == 0)
+    return WGC_OK;
+  wgc_operand ops[2] = {wgc_flat_operand("input", input, in_n),
+                        wgc_flat_operand("output", output, out_n)};
+  s = wgc_check_all(ctx, fn, ops, 2);
+  if (s != WGC_OK)
+    return s;
+  a.input = ops[0].ref;
+  a.output = ops[1].ref;
+  return ctx->be->pool2d(ctx, &a);
+}
