@@ -273,6 +273,7 @@ TEST(plan_bind_group_fault_all_or_nothing) {
   st->fail_bind_group = 0;
   CHECK(groups > WG_BATCH_DISPATCHES,
         "the plan makes %u bind groups, not more than a batch", groups);
+  case_note(" (%u bind groups)", groups);
   CHECK_OK(ctx, wgc_upload(ctx, dout, o0, 4 * no));
   settle(ctx);
 

@@ -130,8 +130,9 @@ static void run_case(wgc_context *ctx, const char *key,
     if (dev_read(ctx, got, dy, total)) {
       double *want = dalloc(ny), *tol = dalloc(ny);
       ref_pool(d, x, want, tol);
-      check_close_at(__FILE__, __LINE__, key, NULL, got + GUARD, want, ny, 0, 0,
-                     tol);
+      double worst = check_close_at(__FILE__, __LINE__, key, NULL, got + GUARD,
+                                    want, ny, 0, 0, tol);
+      case_note(" err/bound %.2g", worst);
       for (size_t g = 0; g < GUARD; g++)
         CHECK(same_bits(got[g], y[g]) &&
                   same_bits(got[total - 1 - g], y[total - 1 - g]),
