@@ -93,6 +93,22 @@ function checkGemm(what, a, b, c, n) {
   for (let t = 0; t < 16; t++) expectEntry(what, a, b, c, n, (t * 7919) % n, (t * 104729) % n);
 }
 
+// Max pool 3x3 / 2, pad 1, of x ([c, hw, hw]) at a few outputs, each got
+// through at(channel, row, column): exact.
+function checkPool(what, x, c, hw, at) {
+  const q = (hw + 2 - 3 >> 1) + 1;
+  for (let t = 0; t < 16; t++) {
+    const k = (t * 7) % c, i = (t * 13) % q, j = (t * 29) % q;
+    let want = -Infinity;
+    for (let a = 0; a < 3; a++)
+      for (let b = 0; b < 3; b++) {
+        const y = 2 * i - 1 + a, z = 2 * j - 1 + b;
+        if (y >= 0 && y < hw && z >= 0 && z < hw) want = Math.max(want, x[(k * hw + y) * hw + z]);
+      }
+    if (at(k, i, j) !== want) throw new Error(`${what}: pool [${k}][${i}][${j}] = ${at(k, i, j)}, expected ${want}`);
+  }
+}
+
 // ---- wgc ----
 function wgcSystem(ctx) {
   return {
@@ -109,6 +125,23 @@ function wgcSystem(ctx) {
         },
         check: () => checkGemm('wgc', a, b, c, n),
         done: () => { for (const p of [pa, pb, pc]) ctx.free(p); },
+      };
+    },
+    // max pool 3x3, stride 2, pad 1 over [1, c, hw, hw] (NCHW)
+    pool: (c, hw) => async () => {
+      const x = random(c * hw * hw, 4), q = (hw + 2 - 3 >> 1) + 1;
+      const px = ctx.alloc(4 * x.length), py = ctx.alloc(4 * c * q * q);
+      ctx.upload(px, x);
+      const d = { n: 1, c, h: hw, w: hw, r: 3, s: 3, stride_h: 2, stride_w: 2, pad_h: 1, pad_w: 1,
+                  mode: wgc.POOL_MAX };
+      let y;
+      return {
+        run: async () => {
+          ctx.pool2d(d, px, py);
+          y = await ctx.download(py, c * q * q);
+        },
+        check: () => checkPool('wgc', x, c, hw, (k, i, j) => y[(k * q + i) * q + j]),
+        done: () => { ctx.free(px); ctx.free(py); },
       };
     },
     tiny: (ops, downloads) => async () => {
@@ -147,6 +180,25 @@ function tfjsSystem(tf, system, cpuForward) {
         },
         check: () => checkGemm(system, a, b, c, n),
         done: () => { ta.dispose(); tb.dispose(); },
+      };
+    },
+    // the same pooling in TF.js's layout, [1, hw, hw, c] (NHWC)
+    pool: (c, hw) => async () => {
+      const x = random(c * hw * hw, 4), q = (hw + 2 - 3 >> 1) + 1;
+      const nhwc = new Float32Array(x.length);
+      for (let k = 0; k < c; k++)
+        for (let i = 0; i < hw * hw; i++) nhwc[i * c + k] = x[k * hw * hw + i];
+      const tx = tf.tensor4d(nhwc, [1, hw, hw, c]);
+      let y;
+      return {
+        run: async () => {
+          mode();
+          const ty = tf.maxPool(tx, 3, 2, 1);
+          y = await ty.data();
+          ty.dispose();
+        },
+        check: () => checkPool(system, x, c, hw, (k, i, j) => y[(i * q + j) * c + k]),
+        done: () => tx.dispose(),
       };
     },
     tiny: (ops, downloads) => async () => {
@@ -271,6 +323,12 @@ async function main() {
       { system: 'tfjs', setup: t.gemm(n) },
       { system: 'raw', setup: r.gemm(n) },
     ]);
+  // each library in its own layout (wgc NCHW, TF.js NHWC), the same
+  // windows; work: the input's bytes
+  await compare('pool', 'max pool 3x3/2 over 64x112x112', 4 * 64 * 112 * 112, 'GB/s', [
+    { system: 'wgc', setup: w.pool(64, 112) },
+    { system: 'tfjs', setup: t.pool(64, 112) },
+  ]);
   const tiny = (ops, downloads) => [
     { system: 'wgc', setup: w.tiny(ops, downloads) },
     { system: 'tfjs', setup: t.tiny(ops, downloads) },
