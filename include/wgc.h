@@ -82,9 +82,11 @@
  *
  * SPECIAL VALUES. NaN and infinities follow IEEE arithmetic on the math
  * each operation states, on both backends alike. A subnormal input to an
- * element-wise function counts either as its value or as a zero of its sign
+ * element-wise function, or a subnormal parameter of one (wgc_unary_params'
+ * alpha and beta), counts either as its value or as a zero of its sign
  * (WGSL lets GPUs flush them), with the matching result: log(1e-40) is
- * -92.1 or -inf, never in between. GEMM's beta = NaN makes C NaN; only an
+ * -92.1 or -inf, never in between; leaky_relu(-inf) with alpha 1e-40 is
+ * -inf or NaN (0 * -inf). GEMM's beta = NaN makes C NaN; only an
  * exact beta == 0 leaves C unread. Attention follows the unfused
  * softmax(softcap(scale*Q K^T) + mask) V, as PyTorch's math SDPA: see
  * wgc_attention.

@@ -118,13 +118,16 @@ static bool build_unary_p(fz_env *e, fz_pending *p, char *msg, size_t size) {
   bool uses = s->op >= WGC_UNARY_LEAKY_RELU;
   for (int v = 0; v < 2; v++) {
     const float *x = fz_in(p, v, X);
+    /* the flushed view flushes the parameters too: they are inputs of the
+     * element function (wgc.h, SPECIAL VALUES) */
+    float alpha = v ? fz_flush(s->alpha) : s->alpha;
+    float beta = v ? fz_flush(s->beta) : s->beta;
     for (size_t i = 0; i < s->n; i++) {
-      double y =
-          uses ? ref_unary_params((wgc_unary_op)s->op, x[i], s->alpha, s->beta)
-               : ref_unary((wgc_unary_op)s->op, x[i]);
+      double y = uses ? ref_unary_params((wgc_unary_op)s->op, x[i], alpha, beta)
+                      : ref_unary((wgc_unary_op)s->op, x[i]);
       double tol = rel * fabs(y) + abs_tol;
       if (s->op == WGC_UNARY_HARD_SIGMOID)
-        tol += 1.2e-7 * (fin((double)s->alpha * x[i]) + fin(s->beta));
+        tol += 1.2e-7 * (fin((double)alpha * x[i]) + fin(beta));
       set_want(p, v, i, y, tol, 0);
     }
   }
