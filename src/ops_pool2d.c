@@ -16,41 +16,17 @@ static wgc_status pool_desc(wgc_context *ctx, const char *fn,
   if (d->mode != WGC_POOL_MAX && d->mode != WGC_POOL_AVG)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d->mode %d is not a wgc_pool_mode", fn, (int)d->mode);
-  if (!d->stride_h)
-    d->stride_h = 1;
-  if (!d->stride_w)
-    d->stride_w = 1;
-  if (!d->dilation_h)
-    d->dilation_h = 1;
-  if (!d->dilation_w)
-    d->dilation_w = 1;
-  if (!d->r || !d->s)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: d->r %zu and d->s %zu must be at least 1", fn, d->r,
-                    d->s);
-  size_t eff_h, eff_w, pad_h2, pad_w2, in_h, in_w;
-  if (!wgc_mul_ok(d->dilation_h, d->r - 1, &eff_h) ||
-      !wgc_mul_ok(d->dilation_w, d->s - 1, &eff_w) ||
-      !wgc_mul_ok(d->pad_h, 2, &pad_h2) || !wgc_mul_ok(d->pad_w, 2, &pad_w2) ||
-      !wgc_add_ok(d->h, pad_h2, &in_h) || !wgc_add_ok(d->w, pad_w2, &in_w) ||
-      in_h > INDEX_LIMIT || in_w > INDEX_LIMIT || eff_h > INDEX_LIMIT ||
-      eff_w > INDEX_LIMIT || d->stride_h > INDEX_LIMIT ||
-      d->stride_w > INDEX_LIMIT)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: d's padded sizes, windows or strides reach 2^31", fn);
-  if (in_h < eff_h + 1)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: d->r %zu with dilation_h %zu spans %zu rows, more "
-                    "than the padded input height %zu",
-                    fn, d->r, d->dilation_h, eff_h + 1, in_h);
-  if (in_w < eff_w + 1)
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: d->s %zu with dilation_w %zu spans %zu columns, more "
-                    "than the padded input width %zu",
-                    fn, d->s, d->dilation_w, eff_w + 1, in_w);
-  *p = (in_h - eff_h - 1) / d->stride_h + 1;
-  *q = (in_w - eff_w - 1) / d->stride_w + 1;
-  return WGC_OK;
+  wgc_window2d win = {.h = d->h,
+                      .w = d->w,
+                      .r = d->r,
+                      .s = d->s,
+                      .pad_h = d->pad_h,
+                      .pad_w = d->pad_w,
+                      .stride_h = &d->stride_h,
+                      .stride_w = &d->stride_w,
+                      .dilation_h = &d->dilation_h,
+                      .dilation_w = &d->dilation_w};
+  return wgc_window2d_size(ctx, fn, &win, INDEX_LIMIT, p, q);
 }
 
 wgc_status wgc_pool2d_output_size(const wgc_pool2d_desc *d, size_t *p,

@@ -219,3 +219,45 @@ wgc_status wgc_broadcast(wgc_context *ctx, const char *fn, size_t n,
   *rank = r;
   return WGC_OK;
 }
+
+wgc_status wgc_window2d_size(wgc_context *ctx, const char *fn,
+                             const wgc_window2d *win, size_t limit, size_t *p,
+                             size_t *q) {
+  size_t *one[] = {win->stride_h, win->stride_w, win->dilation_h,
+                   win->dilation_w};
+  for (size_t i = 0; i < 4; i++)
+    if (!*one[i])
+      *one[i] = 1;
+  size_t r = win->r, s = win->s, dh = *win->dilation_h, dw = *win->dilation_w;
+  if (!r || !s)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d->r %zu and d->s %zu must be at least 1", fn, r, s);
+  size_t eff_h, eff_w, pad_h2, pad_w2, in_h, in_w;
+  if (!wgc_mul_ok(dh, r - 1, &eff_h) || !wgc_mul_ok(dw, s - 1, &eff_w) ||
+      !wgc_mul_ok(win->pad_h, 2, &pad_h2) ||
+      !wgc_mul_ok(win->pad_w, 2, &pad_w2) ||
+      !wgc_add_ok(win->h, pad_h2, &in_h) ||
+      !wgc_add_ok(win->w, pad_w2, &in_w) || eff_h == SIZE_MAX ||
+      eff_w == SIZE_MAX)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d has sizes whose products overflow", fn);
+  if (limit &&
+      (in_h > limit || in_w > limit || eff_h > limit || eff_w > limit ||
+       *win->stride_h > limit || *win->stride_w > limit))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d's padded sizes, windows or strides exceed %zu", fn,
+                    limit);
+  if (in_h < eff_h + 1)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d->r %zu with dilation_h %zu spans %zu rows, more "
+                    "than the padded input height %zu",
+                    fn, r, dh, eff_h + 1, in_h);
+  if (in_w < eff_w + 1)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d->s %zu with dilation_w %zu spans %zu columns, more "
+                    "than the padded input width %zu",
+                    fn, s, dw, eff_w + 1, in_w);
+  *p = (in_h - eff_h - 1) / *win->stride_h + 1;
+  *q = (in_w - eff_w - 1) / *win->stride_w + 1;
+  return WGC_OK;
+}

@@ -49,6 +49,22 @@ bool wgc_product(const size_t *dims, size_t count, size_t *out);
 wgc_status wgc_check_all(wgc_context *ctx, const char *fn, wgc_operand *ops,
                          size_t count);
 
+/* The fields of a 2-D window desc (wgc_conv2d_desc, wgc_pool2d_desc) that
+ * fix its output size; strides and dilations by address, so that their
+ * defaults land in the desc. */
+typedef struct wgc_window2d {
+  size_t h, w, r, s, pad_h, pad_w;
+  size_t *stride_h, *stride_w, *dilation_h, *dilation_w;
+} wgc_window2d;
+
+/* Sets strides and dilations of 0 to 1, checks r, s >= 1 and that the
+ * dilated window fits the padded input, and gives the output size p x q.
+ * Fails naming d when products overflow or, with limit nonzero, when a
+ * padded size, dilated window or stride exceeds limit. */
+wgc_status wgc_window2d_size(wgc_context *ctx, const char *fn,
+                             const wgc_window2d *win, size_t limit, size_t *p,
+                             size_t *q);
+
 /* numpy broadcasting of n input shapes (n <= 4): input i is shapes[i] of
  * ranks[i] (0..8), named "shape_<names[i]>" and "rank_<names[i]>" in
  * messages. Fills the broadcast shape[*rank] (rank 0 gives shape {1}, rank
