@@ -29,7 +29,7 @@ TEST_OBJ   := $(TEST_SRC:%.c=$(B)/test/%.o)
 DEPFLAGS   := -MMD -MP
 LIBS       := -ldl -lpthread -lm
 
-.PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
+.PHONY: all lib deps deps-browser test test-c check-layers test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
 all: lib
 
 help:
@@ -123,6 +123,10 @@ test: deps-browser
 
 test-c: lib $(B)/test_wgc
 	$(B)/test_wgc $(FILTER)
+
+# No two files of src/ depend on each other in a cycle (calls or includes).
+check-layers:
+	@python3 tools/check_layers.py src
 
 test-tsan: $(B)/test_wgc_tsan
 	WGC_WGPU_LIBRARY=$(abspath $(B)/lib/libwgpu_native.so) TSAN_OPTIONS="suppressions=$(abspath tools/tsan.supp) halt_on_error=1" $(B)/test_wgc_tsan $(FILTER)

@@ -8,7 +8,7 @@
 #include "ops_ref.h"
 #include "util.h"
 
-#include "cpu/split.h"
+#include "cpu/work.h"
 
 #include <math.h>
 #include <stdint.h>

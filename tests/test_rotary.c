@@ -6,7 +6,7 @@
 #include "util.h"
 
 #include "cpu/cpu.h"
-#include "cpu/split.h"
+#include "cpu/work.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -55,6 +55,8 @@ build() {
   fi
 }
 
+# No two files of src/ depend on each other, by calls or includes.
+section layers python3 tools/check_layers.py src
 if build lib build/test_wgc; then
   section c build/test_wgc
   # The adapters here run on the CPU and get the kernels made for that;
