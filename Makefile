@@ -156,6 +156,10 @@ demo: deps
 	@$(MAKE) --no-print-directory $(B)/gpt
 	$(B)/gpt
 
+# The smallest program that also builds for the browser (web.mk).
+$(B)/hello_gemm: examples/hello_gemm.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $< $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+
 # The baselines call wgpu-native directly (webgpu.h), beside libwgc.
 BENCH_SRC := $(wildcard bench/*.c)
 $(B)/bench_wgc: $(BENCH_SRC) $(wildcard bench/*.h) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so

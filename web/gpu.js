@@ -27,8 +27,10 @@ const POWER = [undefined, 'low-power', 'high-performance'];
 const STAGING = 0x0001 | 0x0008, POOL = 8, POOL_BYTES = 1 << 20;
 const poolSize = (size) => 2 ** Math.ceil(Math.log2(Math.max(size, 256)));
 
-// wasm: {exports} of the instance, filled in once it exists.
-export function gpuImports(wasm) {
+// wasm: {exports} of the instance, filled in once it exists; schedulePoll
+// queues a task that runs wgc_poll_all (C asks for one after registering a
+// callback that may be due before any GPU event).
+export function gpuImports(wasm, schedulePoll) {
   const objs = new Map(); // id -> {dev, device|buffer|pipeline|group|enc, ...}
   let lastId = 0;
   // Ids stay below 2^31: gpu_browser.c gives its cached bind groups
@@ -245,6 +247,7 @@ export function gpuImports(wasm) {
       new Promise((ok) => ok(objs.get(dev).queue.onSubmittedWorkDone()))
         .then(() => complete(token, OK), (e) => complete(token, failure(e)));
     },
+    request_poll: () => schedulePoll(),
   };
   for (const k of Object.keys(imports))
     if (k !== 'request_device') imports[k] = guard(k, imports[k]);
