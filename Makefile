@@ -8,7 +8,8 @@ PREFIX  ?= /usr/local
 # Debian's, which has python3-matplotlib (the bench's chart)
 PYTHON3 ?= /usr/bin/python3
 WGPU_LIB := third_party/wgpu/lib/libwgpu_native.so
-VERSION := 0.1.0
+# The one version number, from include/wgc.h's WGC_VERSION_* lines.
+VERSION := $(shell sed -n 's/^\#define WGC_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' include/wgc.h | paste -sd.)
 
 # Sources by layer: the front end, the CPU backend and the WebGPU backend are
 # shared by the native and the browser builds; each build adds its own GPU

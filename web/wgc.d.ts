@@ -222,6 +222,8 @@ export function instantiate(
   imports?: WebAssembly.Imports,
 ): Promise<WebAssembly.Exports>;
 /** The functions without a context; they need the module loaded by create(). */
+/** wgc_version(): "MAJOR.MINOR.PATCH" of the loaded wgc.wasm. */
+export function version(): string;
 export function conv2dOutputSize(d: Conv2dDesc): { p: number; q: number };
 export function pool2dOutputSize(d: Pool2dDesc): { p: number; q: number };
 /** wgc_last_error(NULL): the last failure that had no context. */

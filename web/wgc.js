@@ -514,6 +514,8 @@ export function pool2dOutputSize(d) {
   return { p: dv().getUint32(W.scratch + OUT, true), q: dv().getUint32(W.scratch + OUT2, true) };
 }
 
+// wgc_version(): "MAJOR.MINOR.PATCH" of the loaded module.
+export function version() { loaded('wgc_version'); return str(W.exports.wgc_version()); }
 export function statusName(s) { loaded('wgc_status_name'); return nameOf(s); }
 export function statusString(s) { loaded('wgc_status_string'); return str(W.exports.wgc_status_string(s)); }
 // wgc_last_error(NULL): the last failure that had no context.

@@ -927,6 +927,14 @@ async function mainPage() {
     attentionUnfusedCase);
 
   await test('constants: wgc.js op constants match wgc.h op lists', opConstantsMatch);
+  await test('version: wgc.js reports the wasm module\'s wgc_version', async () => {
+    (await W.create({ backend: W.BACKEND_CPU })).destroy(); // loads the module
+    const v = W.version();
+    check(/^\d+\.\d+\.\d+$/.test(v), `version "${v}"`);
+    const header = await (await fetch('/include/wgc.h')).text();
+    const part = (p) => header.match(new RegExp(`#define WGC_VERSION_${p} (\\d+)`))?.[1];
+    check(v === `${part('MAJOR')}.${part('MINOR')}.${part('PATCH')}`, `version ${v}, header ${part('MAJOR')}.${part('MINOR')}.${part('PATCH')}`);
+  });
 
   // reduce
   for (const name of REDUCE)
