@@ -18,13 +18,6 @@
 
 #define GUARD 3
 
-static float sentinel(void) {
-  uint32_t bits = 0x7FC5A5A5u;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 static size_t dflt(size_t v) { return v ? v : 1; }
 
 /* The output size by the header's formula. */
