@@ -18,13 +18,6 @@
 /* |error| <= REL * (|x1 cos| + |x2 sin|): two products and a sum. */
 #define REL 4e-7
 
-static float sentinel(void) {
-  uint32_t bits = 0x7FC5A5A5u;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 static float int_bits(int32_t v) {
   float f;
   memcpy(&f, &v, sizeof f);
