@@ -30,7 +30,7 @@ TEST_OBJ   := $(TEST_SRC:%.c=$(B)/test/%.o)
 DEPFLAGS   := -MMD -MP
 LIBS       := -ldl -lpthread -lm
 
-.PHONY: all lib deps deps-browser test test-c check-layers test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
+.PHONY: all lib deps deps-browser test test-c check-layers npm test-npm print-version test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
 all: lib
 
 help:
@@ -43,6 +43,7 @@ help:
 	@echo "make bench-web  the same in headless Chromium: wgc.js, TF.js, raw WebGPU"
 	@echo "make install PREFIX=dir"
 	@echo "make wasm     build the browser module into build/web"
+	@echo "make npm      the npm package, build/wgc-<version>.tgz (make test-npm: its tests)"
 	@echo "make serve    serve the browser demo on 127.0.0.1"
 
 deps:

@@ -84,6 +84,15 @@ $(B)/web/hello_gemm.wasm: examples/hello_gemm.c $(WASM_LIB) $(B)/web/include/wgc
 wasm: $(B)/web/wgc.wasm $(B)/web/.copied $(B)/web/ops.js $(B)/web/ops.d.ts \
       $(WASM_LIB) $(B)/web/include/wgc.h $(B)/web/hello_gemm.wasm
 
+# The npm package: build/wgc-<version>.tgz (tools/npm_pack.mjs), and its
+# tests on every host it promises (tests/npm/run.mjs).
+npm: wasm
+	@node tools/npm_pack.mjs $(B)/web $(B)
+test-npm: npm
+	node tests/npm/run.mjs $(abspath $(B))/wgc-$(VERSION).tgz
+print-version:
+	@echo $(VERSION)
+
 # the demo at /, the browser tests at /tests/test.html
 serve: wasm
 	node tools/serve.mjs $(B)/web $(PORT) /tests/=tests/browser

@@ -71,10 +71,14 @@ export function gpuImports(wasm, schedulePoll) {
   const complete = (token, status) => { x().wgc_gpu_complete(token, status); poll(); };
   const failure = (e) => (e?.name === 'AbortError' ? CANCELLED : DEVICE);
 
-  async function requestDevice(power, token) {
+  // The GPU object of the create() being served: its options' gpu (hosts
+  // without navigator.gpu: Node with the webgpu package), else the page's.
+  const gpuOf = () => wasm.gpu ?? (typeof navigator !== 'undefined' ? navigator.gpu : undefined);
+
+  async function requestDevice(gpu, power, token) {
     let status = NO_ADAPTER, id = 0;
     try {
-      const adapter = await navigator.gpu.requestAdapter({ powerPreference: POWER[power] });
+      const adapter = await gpu.requestAdapter({ powerPreference: POWER[power] });
       if (adapter) {
         status = DEVICE;
         const requiredLimits = {};
@@ -111,8 +115,8 @@ export function gpuImports(wasm, schedulePoll) {
   }
 
   const imports = {
-    has_gpu: () => (typeof navigator !== 'undefined' && !!navigator.gpu ? 1 : 0),
-    request_device: (power, token) => { requestDevice(power, token); },
+    has_gpu: () => (gpuOf() ? 1 : 0),
+    request_device: (power, token) => { requestDevice(gpuOf(), power, token); },
     device_release: (dev) => {
       const d = objs.get(dev);
       for (const [id, rec] of objs)

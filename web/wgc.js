@@ -81,8 +81,11 @@ function token(fn) {
 // nested.
 function runtime(mod) {
   const POLL = 0, PUMP = 1;
-  let pollQueued = false, pumpQueued = false;
-  const channel = new MessageChannel();
+  let pollQueued = false, pumpQueued = false, channel = null;
+  // Outside browsers (Node, Deno: their ports have unref) an open port
+  // keeps the process alive, so the channel is closed whenever no task is
+  // queued and made again for the next one.
+  const closeWhenIdle = typeof MessagePort !== 'undefined' && 'unref' in MessagePort.prototype;
   const onTask = (kind) => {
     if (kind === PUMP) {
       pumpQueued = false;
@@ -91,12 +94,22 @@ function runtime(mod) {
       pollQueued = false;
     }
     mod.exports.wgc_poll_all();
+    if (closeWhenIdle && channel && !pollQueued && !pumpQueued) {
+      channel.port1.close();
+      channel = null;
+    }
   };
-  channel.port1.onmessage = (e) => onTask(e.data);
+  const post = (kind) => {
+    if (!channel) {
+      channel = new MessageChannel();
+      channel.port1.onmessage = (e) => onTask(e.data);
+    }
+    channel.port2.postMessage(kind);
+  };
   function schedulePoll() {
     if (pollQueued) return;
     pollQueued = true;
-    channel.port2.postMessage(POLL);
+    post(POLL);
   }
   function schedulePump() {
     if (pumpQueued) return;
@@ -104,7 +117,7 @@ function runtime(mod) {
     if (globalThis.scheduler?.postTask)
       globalThis.scheduler.postTask(() => onTask(PUMP), { priority: 'background' });
     else
-      channel.port2.postMessage(PUMP);
+      post(PUMP);
   }
   const answer = (t, ...a) => {
     const fn = mod.tokens.get(t);
@@ -167,6 +180,15 @@ function badResponse(response) {
   return '';
 }
 
+// Node's fetch does not read files: a file: URL (Node, Deno) is read from
+// disk. The module name is a variable so that bundlers leave it alone.
+async function fetchModule(url) {
+  if (!String(url).startsWith('file:')) return fetch(url);
+  const fs = 'node:fs/promises';
+  const { readFile } = await import(/* @vite-ignore */ fs);
+  return new Response(await readFile(new URL(url)), { headers: { 'content-type': 'application/wasm' } });
+}
+
 // Fetches and instantiates the module at url with the runtime of mod (and
 // the application's own imports), runs its _initialize and fills in
 // mod.exports; rejects with a WgcError naming the url and the cause.
@@ -176,7 +198,7 @@ async function load(url, mod, own = {}) {
   const imports = { ...own, ...rt.imports };
   let response, result;
   try {
-    response = await fetch(url);
+    response = await fetchModule(url);
   } catch (e) {
     throw failed(`the request failed (${e?.message ?? e})`);
   }
@@ -474,12 +496,17 @@ for (const [method, sig] of Object.entries(SIGS)) {
 // ---- module functions ----
 
 // options: {backend, power, cpu_threads, max_binding_bytes} as wgc_options
-// (missing fields 0, the defaults); resolves to a
+// (missing fields 0, the defaults), and gpu: the GPU object to use where
+// there is no navigator.gpu (Node: the webgpu package's create()); resolves
+// to a
 // context, rejects with a WgcError (e.g. status "NO_ADAPTER" for
 // {backend: BACKEND_WEBGPU} without an adapter).
 export async function create(options) {
   await instance();
   const opt = writeDesc('wgc_create_async', 'options', options);
+  if (options?.gpu !== undefined && (typeof options.gpu !== 'object' || typeof options.gpu?.requestAdapter !== 'function'))
+    throw invalid('wgc_create_async', 'opt->gpu is not a GPU object (one with requestAdapter)');
+  W.gpu = options?.gpu ?? null; // read by gpu.js while this call starts
   return new Promise((resolve, reject) => {
     const t = token((s, ptr) => (s === OK ? resolve(new Context(ptr)) : reject(fail(s, 0))));
     const s = W.exports.wgc_js_create_async(opt, t);
