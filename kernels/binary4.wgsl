@@ -1,27 +1,25 @@
 // binary.wgsl over vec4s: out4[i] = a OP b lane by lane for i < count
 // (count counts vec4s), over rows of P.rank vec4s (ROWS; otherwise one
 // row). An operand with unit inner stride (A_VEC, B_VEC) is read as vec4s,
-// row r from vec4 r * P.sa[0].x (P.sb[0].x for b); one broadcast along
-// the inner dimension as the float at r * P.sa[0].x, splat. The invocation
-// layout is map4.wgsl's.
+// row r from vec4 r * P.dim[0].y (P.dim[0].z for b); one broadcast along
+// the inner dimension as the float at r * P.dim[0].y, splat. The invocation
+// layout is map4.wgsl's; Params is binary.wgsl's.
 
 struct Params {
   off: vec4<u32>,
   count: u32,
   rank: u32,
-  shape: array<vec4<u32>, 2>,
-  sa: array<vec4<u32>, 2>,
-  sb: array<vec4<u32>, 2>,
+  dim: array<vec4<u32>, 8>,
 }
 
 fn operand_a(r: u32, c: u32) -> vec4<f32> {
-  if (A_VEC) { return a_ld4(r * P.sa[0].x + c); }
-  return vec4<f32>(a_ld(r * P.sa[0].x));
+  if (A_VEC) { return a_ld4(r * P.dim[0].y + c); }
+  return vec4<f32>(a_ld(r * P.dim[0].y));
 }
 
 fn operand_b(r: u32, c: u32) -> vec4<f32> {
-  if (B_VEC) { return b_ld4(r * P.sb[0].x + c); }
-  return vec4<f32>(b_ld(r * P.sb[0].x));
+  if (B_VEC) { return b_ld4(r * P.dim[0].z + c); }
+  return vec4<f32>(b_ld(r * P.dim[0].z));
 }
 
 @compute @workgroup_size(256)

@@ -1,14 +1,13 @@
 // dst[sum(idx * sd)] = src[sum(idx * ss)] for every index idx of shape, up
 // to 8 dimensions, one element per step of the flat index i (row-major in
-// shape). The value moves as loaded: no arithmetic touches it.
+// shape; dim[d] is (extent, ss, sd, 0) of dimension d, see unravel.wgsl).
+// The value moves as loaded: no arithmetic touches it.
 
 struct Params {
   off: vec4<u32>,
   count: u32,
   rank: u32,
-  shape: array<vec4<u32>, 2>,
-  ss: array<vec4<u32>, 2>,
-  sd: array<vec4<u32>, 2>,
+  dim: array<vec4<u32>, 8>,
 }
 
 @compute @workgroup_size(256)
@@ -19,18 +18,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   for (var j = 0u; j < 4u; j++) {
     let i = base + j * 256u;
     if (i >= P.count) { return; }
-    var rest = i;
-    var os = 0u;
-    var od = 0u;
-    for (var d = P.rank; d > 0u; d--) {
-      let q = (d - 1u) / 4u;
-      let r = (d - 1u) % 4u;
-      let n = P.shape[q][r];
-      let idx = rest % n;
-      rest = rest / n;
-      os += idx * P.ss[q][r];
-      od += idx * P.sd[q][r];
-    }
-    dst_st(od, src_ld(os));
+    let o = wgc_unravel(i);
+    dst_st(o.y, src_ld(o.x));
   }
 }

@@ -114,10 +114,12 @@ wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
                  u->output, u->n);
 }
 
+/* Matches struct Params of kernels/binary.wgsl and binary4.wgsl: dim[d] is
+ * (extent, stride of a, stride of b, 0), see kernels/unravel.wgsl. */
 typedef struct binary_params {
   uint32_t off[4];
   uint32_t count, rank, pad[2];
-  uint32_t shape[8], sa[8], sb[8];
+  uint32_t dim[8][4];
 } binary_params;
 
 /* Span in elements of an operand read with strides over shape. */
@@ -135,12 +137,12 @@ static wg_launch binary_plan(const wgc_binary_args *b, binary_params *p,
            (unsigned)b->op, b->rank == 1 ? 1u : 0u);
   *p = (binary_params){.count = (uint32_t)b->count, .rank = (uint32_t)b->rank};
   for (size_t d = 0; d < b->rank; d++) {
-    p->shape[d] = (uint32_t)b->shape[d];
-    p->sa[d] = (uint32_t)b->stride_a[d];
-    p->sb[d] = (uint32_t)b->stride_b[d];
+    p->dim[d][0] = (uint32_t)b->shape[d];
+    p->dim[d][1] = (uint32_t)b->stride_a[d];
+    p->dim[d][2] = (uint32_t)b->stride_b[d];
   }
   return (wg_launch){
-      .kernel = "math+binary_ops+binary_apply+binary",
+      .kernel = "math+binary_ops+binary_apply+unravel+binary",
       .consts = consts,
       .ops = {{"a", b->a, 4 * strided_span(b, b->stride_a), false},
               {"b", b->b, 4 * strided_span(b, b->stride_b), false},
@@ -176,8 +178,8 @@ static wgc_status binary4_add(wg_plan *plan, const wgc_binary_args *b,
   p.count = (uint32_t)(body / 4);
   p.rank = (uint32_t)(cols / 4);
   /* row strides in the units the kernel reads the operand in */
-  p.sa[0] = rows ? (uint32_t)(va ? b->stride_a[0] / 4 : b->stride_a[0]) : 0;
-  p.sb[0] = rows ? (uint32_t)(vb ? b->stride_b[0] / 4 : b->stride_b[0]) : 0;
+  p.dim[0][1] = rows ? (uint32_t)(va ? b->stride_a[0] / 4 : b->stride_a[0]) : 0;
+  p.dim[0][2] = rows ? (uint32_t)(vb ? b->stride_b[0] / 4 : b->stride_b[0]) : 0;
   l.kernel = "math+binary_ops+binary_apply+binary4";
   l.consts = consts4;
   if (!rows) {

@@ -24,11 +24,12 @@ typedef struct nd_launch {
   wgc_ref ref[WG_MAX_OPERANDS];
 } nd_launch;
 
+/* dim[d] is (extent, then the strides of the operands whose strides the
+ * kernel reads), see kernels/unravel.wgsl. */
 typedef struct nd_params {
   uint32_t off[4];
   uint32_t count, rank, pad[2];
-  uint32_t shape[8];
-  uint32_t stride[3][8]; /* of the operands whose strides the kernel reads */
+  uint32_t dim[8][4];
 } nd_params;
 
 static uint64_t nd_span(const nd_launch *n, unsigned k) {
@@ -58,9 +59,9 @@ static wgc_status nd_split(wg_plan *plan, const nd_launch *n, unsigned strided,
   if (whole || n->count == 1) {
     nd_params p = {.count = (uint32_t)n->count, .rank = (uint32_t)n->rank};
     for (size_t d = 0; d < n->rank; d++) {
-      p.shape[d] = (uint32_t)n->shape[d];
+      p.dim[d][0] = (uint32_t)n->shape[d];
       for (unsigned k = 0; k < strided; k++)
-        p.stride[k][d] = (uint32_t)n->stride[k][d];
+        p.dim[d][1 + k] = (uint32_t)n->stride[k][d];
     }
     l.params = &p;
     l.params_size = sizeof p;
@@ -92,7 +93,7 @@ static wgc_status nd_run(wgc_context *ctx, const nd_launch *n,
 }
 
 wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
-  nd_launch n = {.kernel = "copy_strided",
+  nd_launch n = {.kernel = "unravel+copy_strided",
                  .fn = c->fn,
                  .names = {"src", "dst"},
                  .nops = 2,
@@ -106,7 +107,7 @@ wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
 }
 
 wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w) {
-  nd_launch n = {.kernel = "where",
+  nd_launch n = {.kernel = "unravel+where",
                  .fn = w->fn,
                  .names = {"cond", "a", "b", "out"},
                  .nops = 4,
