@@ -197,11 +197,16 @@ typedef struct wgc_options {
  * device fails to start).
  * Under a capped address space (RLIMIT_AS) the software drivers themselves
  * may kill the process, which wgc cannot prevent: lavapipe's
- * vkCreateDevice crashes (a double free) at some caps, wgpu aborts when the
- * Vulkan adapter query runs out of host memory, llvmpipe's shader compiler
- * aborts ("Unable to allocate section memory") when compiling a kernel,
- * and SwiftShader aborts when it cannot start a thread; running each
- * operation once while memory is ample compiles its kernels beforehand.
+ * vkCreateDevice crashes (a double free) at some caps, wgpu aborts when a
+ * host allocation fails (the Vulkan adapter query, and operations once
+ * little address space is left), llvmpipe's shader compiler aborts
+ * ("Unable to allocate section memory") when compiling a kernel, and
+ * SwiftShader aborts when it cannot start a thread. Under such a cap
+ * WebGPU transfers and operations (not wgc_alloc) first check that 64 MiB
+ * of address space remain and otherwise fail with WGC_ERR_OUT_OF_MEMORY,
+ * which narrows the window without closing it (queued work runs later);
+ * running each operation once while memory is ample compiles its kernels
+ * beforehand.
  * Some kernels come in two forms, one for GPUs (staging through
  * workgroup memory) and one for software adapters on the CPU (lavapipe,
  * SwiftShader), chosen from the adapter's type; WGC_KERNELS=gpu|cpu forces
@@ -488,8 +493,18 @@ typedef struct wgc_attention_desc {
  * a key it sees, in its scores or in its mask entries, or a +inf score or
  * mask entry (exp(inf - inf)), makes the row NaN; a -inf score (a -inf
  * mask entry) gives weight 0, and a row whose visible scores are all -inf
- * is NaN; a NaN or infinity in V reaches every row that gives its key a
- * non-zero weight. With softcap a +inf scale*q.k becomes softcap (tanh),
+ * is NaN. A weight exp(s - max) below e^-87 (1.6e-38, the bottom of
+ * float32's normal range, so devices that flush subnormals agree), a score
+ * more than 87 below the row's largest, is 0 too: such a key, like a
+ * masked one, does not reach the row whatever its V holds. A NaN or
+ * infinity in V reaches every row that gives its key a non-zero weight.
+ * The fused WebGPU kernels stream keys against a running max and decide a
+ * key's weight when they read it, dropping everything read so far when
+ * the max then rises by more than 87 at once (also across split-KV
+ * blocks); a key of non-finite V whose score ends more than 87 below the
+ * max only through several smaller rises of the max still reaches its
+ * row there (+-inf or NaN), where the CPU backend and the unfused path
+ * give it weight 0. With softcap a +inf scale*q.k becomes softcap (tanh),
  * a finite score. Keys hidden by the causal mask contribute nothing. The
  * WebGPU kernels sum unnormalised weights times V in f32 before dividing,
  * so values whose magnitude times the visible keys exceeds FLT_MAX may give

@@ -149,5 +149,11 @@ void gpu_describe(gpu_id dev, char *out, size_t size);
 
 /* Whether this build can wait at all (false in the browser). */
 bool gpu_can_wait(void);
+/* Whether the process can map bytes more of address space under its cap
+ * (RLIMIT_AS): natively the WebGPU runtime aborts the process when a host
+ * allocation fails, so calls into it check for headroom first. True
+ * without a cap (a getrlimit) and in the browser. Nothing is mapped to
+ * find out, so other threads never see less memory for it. */
+bool gpu_host_headroom(size_t bytes);
 
 #endif /* WGC_GPU_H */

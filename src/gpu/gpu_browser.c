@@ -657,6 +657,10 @@ bool gpu_process_events(gpu_id dev, bool wait) {
 }
 
 bool gpu_can_wait(void) { return false; }
+bool gpu_host_headroom(size_t bytes) {
+  (void)bytes;
+  return true;
+}
 
 void gpu_describe(gpu_id dev, char *out, size_t size) {
   snprintf(out, size, "device %u: completions are the browser's",
