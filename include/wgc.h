@@ -81,12 +81,15 @@
  *     accumulate compensated or in double, within about 1e-6*sum|x|.
  *
  * SPECIAL VALUES. NaN and infinities follow IEEE arithmetic on the math
- * each operation states, on both backends alike. A subnormal input to an
- * element-wise function, or a subnormal parameter of one (wgc_unary_params'
- * alpha and beta), counts either as its value or as a zero of its sign
- * (WGSL lets GPUs flush them), with the matching result: log(1e-40) is
- * -92.1 or -inf, never in between; leaky_relu(-inf) with alpha 1e-40 is
- * -inf or NaN (0 * -inf). GEMM's beta = NaN makes C NaN; only an
+ * each operation states (the unfused formula), on both backends alike; it
+ * decides every special case an entry does not name. A subnormal input to
+ * any operation, or a subnormal parameter of one (wgc_unary_params' alpha
+ * and beta, a scale or epsilon), counts either as its value or as a zero
+ * of its sign (WGSL lets GPUs flush them), with the matching result:
+ * log(1e-40) is -92.1 or -inf, never in between; leaky_relu(-inf) with
+ * alpha 1e-40 is -inf or NaN (0 * -inf); the reduce PROD of [-inf, 1e-40]
+ * is -inf or NaN, and SUM of [-3e-42] is -3e-42 or 0. GEMM's beta = NaN
+ * makes C NaN; only an
  * exact beta == 0 leaves C unread. Attention follows the unfused
  * softmax(softcap(scale*Q K^T) + mask) V, as PyTorch's math SDPA: see
  * wgc_attention.
@@ -207,11 +210,16 @@ typedef struct wgc_options {
  * device fails to start).
  * Under a capped address space (RLIMIT_AS) the software drivers themselves
  * may kill the process, which wgc cannot prevent: lavapipe's
- * vkCreateDevice crashes (a double free) at some caps, wgpu aborts when the
- * Vulkan adapter query runs out of host memory, llvmpipe's shader compiler
- * aborts ("Unable to allocate section memory") when compiling a kernel,
- * and SwiftShader aborts when it cannot start a thread; running each
- * operation once while memory is ample compiles its kernels beforehand.
+ * vkCreateDevice crashes (a double free) at some caps, wgpu aborts when a
+ * host allocation fails (the Vulkan adapter query, and operations once
+ * little address space is left), llvmpipe's shader compiler aborts
+ * ("Unable to allocate section memory") when compiling a kernel, and
+ * SwiftShader aborts when it cannot start a thread. Under such a cap
+ * WebGPU transfers and operations (not wgc_alloc) first check that 64 MiB
+ * of address space remain and otherwise fail with WGC_ERR_OUT_OF_MEMORY,
+ * which narrows the window without closing it (queued work runs later);
+ * running each operation once while memory is ample compiles its kernels
+ * beforehand.
  * Some kernels come in two forms, one for GPUs (staging through
  * workgroup memory) and one for software adapters on the CPU (lavapipe,
  * SwiftShader), chosen from the adapter's type; WGC_KERNELS=gpu|cpu forces
@@ -411,8 +419,11 @@ typedef struct wgc_pool2d_desc {
 } wgc_pool2d_desc;
 
 /* p = (h + 2*pad_h - dilation_h*(r-1) - 1)/stride_h + 1, likewise q, as for
- * conv2d; a dilated window larger than the padded input is invalid.
- * Errors are read with wgc_last_error(NULL). */
+ * conv2d; a dilated window larger than the padded input is invalid. It
+ * checks the whole desc as wgc_pool2d does, mode included (a value outside
+ * wgc_pool_mode is WGC_ERR_INVALID_ARGUMENT naming d->mode), so every size
+ * it returns is one wgc_pool2d accepts. Errors are read with
+ * wgc_last_error(NULL). */
 WGC_API wgc_status wgc_pool2d_output_size(const wgc_pool2d_desc *d, size_t *p,
                                           size_t *q);
 /* output [n, c, p, q]: element (y, x) of a plane pools the input positions
@@ -486,19 +497,27 @@ typedef struct wgc_attention_desc {
  * between theirs. head_dim 0 with head_dim_v > 0 is rejected (scores need
  * a key dimension); softcap must be finite and >= 0.
  *
- * Softcap and the mask, where wgc differs from ONNX: ONNX Attention (opset
- * 23) adds attn_mask first and applies softcap to the sum, so a -inf mask
- * entry becomes -softcap and the masked key gets weight again. wgc applies
- * softcap to the scores and then adds the mask, as Gemma 2, PyTorch and
- * flash-attention do, so -inf still masks; without softcap (or with a
- * mask of finite entries far below -softcap) the two orders agree.
+ * Softcap and the mask: softcap applies to the scores and the mask is
+ * added after it, as ONNX Attention (opset 23: its schema's diagram and
+ * reference implementation), Gemma 2, PyTorch and flash-attention do, so
+ * a -inf mask entry still masks its key.
  *
  * Special values as in the unfused formula: a NaN in the row's query, in
  * a key it sees, in its scores or in its mask entries, or a +inf score or
  * mask entry (exp(inf - inf)), makes the row NaN; a -inf score (a -inf
  * mask entry) gives weight 0, and a row whose visible scores are all -inf
- * is NaN; a NaN or infinity in V reaches every row that gives its key a
- * non-zero weight. With softcap a +inf scale*q.k becomes softcap (tanh),
+ * is NaN. A weight exp(s - max) below e^-87 (1.6e-38, the bottom of
+ * float32's normal range, so devices that flush subnormals agree), a score
+ * more than 87 below the row's largest, is 0 too: such a key, like a
+ * masked one, does not reach the row whatever its V holds. A NaN or
+ * infinity in V reaches every row that gives its key a non-zero weight.
+ * The fused WebGPU kernels stream keys against a running max and decide a
+ * key's weight when they read it, dropping everything read so far when
+ * the max then rises by more than 87 at once (also across split-KV
+ * blocks); a key of non-finite V whose score ends more than 87 below the
+ * max only through several smaller rises of the max still reaches its
+ * row there (+-inf or NaN), where the CPU backend and the unfused path
+ * give it weight 0. With softcap a +inf scale*q.k becomes softcap (tanh),
  * a finite score. Keys hidden by the causal mask contribute nothing. The
  * WebGPU kernels sum unnormalised weights times V in f32 before dividing,
  * so values whose magnitude times the visible keys exceeds FLT_MAX may give
@@ -540,7 +559,9 @@ typedef enum wgc_reduce_op {
  * anywhere in the span gives NaN (MAX and MIN too, as numpy); SUM of +inf
  * and -inf is NaN; PROD of 0 and inf is NaN. LOG_SUM_EXP is computed as
  * m + log(sum(exp(x - m))) with m the largest element, so inputs up to
- * FLT_MAX do not overflow; a +inf element gives +inf, an all -inf span -inf.
+ * FLT_MAX do not overflow; a +inf element gives +inf, an all -inf span -i
+ * -inf. A subnormal element counts as its value or as a zero of its sign
+ * (SPECIAL VALUES at the top: PROD of [-inf, 1e-40] is -inf or NaN).
  *
  * Accuracy (float32 result vs the exact value): SUM, MEAN, SUM_SQUARE, L1
  * and L2 are accumulated as if in double (CPU: double; WebGPU: float pairs
@@ -713,7 +734,8 @@ WGC_API wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input,
  * the biased one, mean and variance in two passes (or an equally stable
  * form). scale and bias are contiguous of shape[axis..rank-1]; scale 0
  * means ones, bias 0 zeros. epsilon finite and >= 0 (ONNX's default 1e-5).
- * A constant group gives exactly bias (x - mean is exactly 0); a NaN or
+ * A constant group gives exactly bias when epsilon > 0 (x - mean is
+ * exactly 0), and NaN with epsilon 0 (0 / 0, as the formula); a NaN or
  * infinity makes its group NaN. Within 1e-5 * |y| + 1e-5 for |scale| and
  * |bias| up to a few. The WebGPU backend keeps the statistics in float32
  * (as ONNX's default stash_type), so a group whose |x - mean| exceeds
@@ -726,7 +748,11 @@ WGC_API wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input,
                                   const size_t *shape, size_t rank, size_t axis,
                                   float epsilon);
 /* ONNX RMSNormalization: x / sqrt(mean(x^2) + epsilon) * scale over the axes
- * axis..rank-1; scale as for wgc_layer_norm. Within 1e-5 * |y| + 1e-6. As
+ * axis..rank-1; scale as for wgc_layer_norm. epsilon finite and >= 0. As
+ * the formula gives: a group holding an infinity (and no NaN) is NaN at
+ * the infinities and 0 (of x's sign) at its finite elements (x / inf); a
+ * NaN makes its group NaN; an all-zero group with epsilon 0 is NaN (0 / 0).
+ * Within 1e-5 * |y| + 1e-6. As
  * for wgc_layer_norm, the WebGPU backend sums x^2 in float32 (compensated),
  * so |x| beyond about 1e19 overflows there, and groups whose squares fall
  * below float32's range (|x| under about 1e-19, epsilon 0) lose digits or
@@ -752,8 +778,10 @@ typedef struct wgc_rotary_desc {
 
 /* ONNX RotaryEmbedding (opset 23). cos_cache and sin_cache are
  * [max_positions, rotary_dim/2]; position_ids holds int32 [batch, seq]
- * rows of them. With position_ids 0 the caches are [batch, seq,
- * rotary_dim/2] (max_positions ignored). A position id outside
+ * rows of them; with position_ids, max_positions must be at least 1 (0 is
+ * WGC_ERR_INVALID_ARGUMENT on both backends: caches of no rows). With
+ * position_ids 0 the caches are [batch, seq, rotary_dim/2] (max_positions
+ * ignored). A position id outside
  * [0, max_positions) rotates by cos = sin = 0, which gives zeros for its
  * rotated dimensions of finite input (an enqueued GPU op cannot report
  * it), and is never read outside the caches. output may equal input.
@@ -771,9 +799,16 @@ WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
  * slice, concatenation into a destination, expand. Values are copied
  * exactly. Rank 0 copies one element (shape and strides may be NULL). A
  * source stride of 0 broadcasts; the stride of a dimension of size 1 is
- * ignored; destination strides must give every index its own element
- * (sorted by stride, each must pass the last element the smaller ones
- * reach). The spans of source and destination (first to last element each
+ * ignored; destination strides must give every index its own element.
+ * That is checked exactly wherever it is cheap: taken by increasing
+ * stride, a dimension whose stride passes the last element the smaller
+ * ones reach keeps indices distinct; where one does not, it and the
+ * smaller ones are decided exactly, two dimensions by their strides' gcd
+ * (strides {2, 3} for shape {3, 2} address 0 2 4 3 5 7: accepted), more
+ * element by element when they span at most 2^20 elements. Interleaved
+ * dimensions beyond that span are rejected as not provably free of
+ * overlap (WGC_ERR_INVALID_ARGUMENT, as for a layout that does overlap).
+ * The spans of source and destination (first to last element each
  * touches) must not overlap, even where their elements would interleave.
  * An empty shape is a no-op. */
 WGC_API wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,

@@ -155,7 +155,7 @@ fn attn_tiles(g: u32, li: u32) {
     m = m_new;
     l *= alpha;
     for (var a = 0u; a < NV4 * NVC; a++) {
-      acc[a] *= alpha;
+      acc[a] = attn_rescale(acc[a], alpha);
     }
 
     // 3. output, V chunk by chunk (the K chunk is no longer read)
@@ -286,7 +286,7 @@ fn attn_rows(g: u32, li: u32) {
     m = m_new;
     l *= alpha;
     for (var d4 = 0u; d4 < RV4; d4++) {
-      acc[d4] *= alpha;
+      acc[d4] = attn_rescale(acc[d4], alpha);
     }
     for (var j = 0u; j < nv; j++) {
       let p = select(0.0f, attn_exp(s[j] - m_new), attn_finite(s[j]));

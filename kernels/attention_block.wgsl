@@ -117,7 +117,7 @@ fn ab_pv(acc: vec4<f32>, alpha: f32, a: vec4<f32>, b: vec4<f32>,
          y0: vec4<f32>, y1: vec4<f32>, y2: vec4<f32>, y3: vec4<f32>,
          y4: vec4<f32>, y5: vec4<f32>, y6: vec4<f32>, y7: vec4<f32>)
     -> vec4<f32> {
-  var x = acc * alpha;
+  var x = attn_rescale(acc, alpha);
   x += attn_pv(a.x, y0) + attn_pv(a.y, y1) + attn_pv(a.z, y2) +
        attn_pv(a.w, y3);
   x += attn_pv(b.x, y4) + attn_pv(b.y, y5) + attn_pv(b.z, y6) +

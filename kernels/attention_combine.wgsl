@@ -72,7 +72,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (lb > 0.0f && (bitcast<u32>(lb) & 0x7fffffffu) <= 0x7f800000u) {
       let w = cmb_exp(p_ld(at + P.hd) - m);
       l += w * lb;
-      acc += w * p_ld(at + d);
+      // a block of weight 0 adds nothing, not 0 * inf (attn_rescale)
+      if (w > 0.0f) {
+        acc += w * p_ld(at + d);
+      }
     }
   }
   let nan_row = bad || (keys && !seen);

@@ -132,6 +132,14 @@ fn attn_pv(p: f32, v: vec4<f32>) -> vec4<f32> {
   return select(vec4<f32>(0.0f), p * v, p > 0.0f);
 }
 
+// acc rescaled by alpha = exp(m - m_new) to a new running max; alpha 0 (the
+// max rose by more than 87) drops the whole sum, since every key in it now
+// has weight 0 (attn_exp), so that a NaN or infinite value summed before
+// does not come back as 0 * inf.
+fn attn_rescale(acc: vec4<f32>, alpha: f32) -> vec4<f32> {
+  return select(acc * alpha, vec4<f32>(0.0f), alpha == 0.0f);
+}
+
 // The output of a row from its sums: NaN (bad, or keys seen but none with
 // a finite score), zeros (no key seen), else acc / l.
 fn attn_out(acc: vec4<f32>, l: f32, bad: bool, vis: u32) -> vec4<f32> {

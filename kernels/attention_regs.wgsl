@@ -144,7 +144,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let c7 = v_head + j7 * P.vs.z;
     for (var d4 = 0u; d4 < RV4; d4++) {
       let d = 4u * d4;
-      var x = acc[d4] * alpha;
+      var x = attn_rescale(acc[d4], alpha);
       x += attn_pv(pa.x, attn_ld_v(c0 + d, d, hdv));
       x += attn_pv(pa.y, attn_ld_v(c1 + d, d, hdv));
       x += attn_pv(pa.z, attn_ld_v(c2 + d, d, hdv));

@@ -1,6 +1,7 @@
 /* Data movement entry points: strided copy, gather and where. */
 #include "internal.h"
 
+#include "layout.h"
 #include "validate.h"
 
 #include <inttypes.h>
@@ -99,21 +100,29 @@ wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
     c.stride_dst[at] = dst_strides[d];
     c.stride_src[at] = src_strides[d];
   }
-  /* Every index has its own destination element when each stride, in
-   * increasing order, passes the last element the smaller ones reach. */
-  uint64_t reach = 0; /* last offset reached by the inner dimensions */
-  for (size_t i = c.rank; i-- > 0;) {
-    if (c.stride_dst[i] <= reach) {
-      size_t d = 0; /* the caller's index of this dimension, for the message */
-      while (d < rank && (shape[d] == 1 || dst_strides[d] != c.stride_dst[i]))
-        d++;
+  size_t i;
+  uint64_t span;
+  wgc_layout_verdict v =
+      wgc_layout_check(c.shape, c.stride_dst, c.rank, &i, &span);
+  if (v != WGC_LAYOUT_DISTINCT) {
+    size_t d = 0; /* the caller's index of this dimension, for the message */
+    while (d < rank && (shape[d] == 1 || dst_strides[d] != c.stride_dst[i]))
+      d++;
+    if (v == WGC_LAYOUT_NO_MEMORY)
+      return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                      "%s: no host memory to check the destination layout", fn);
+    if (v == WGC_LAYOUT_UNPROVEN)
       return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                      "%s: dst_strides[%zu] = %zu makes distinct indices "
-                      "write one element of dst (the dimensions inside it "
-                      "reach %" PRIu64 " elements)",
-                      fn, d, c.stride_dst[i], reach);
-    }
-    reach = wgc_sat_add(reach, wgc_sat_mul(c.shape[i] - 1, c.stride_dst[i]));
+                      "%s: dst_strides[%zu] = %zu interleaves with the smaller "
+                      "destination strides over %" PRIu64 " elements, more "
+                      "than the %" PRIu64 " checked element by element: the "
+                      "layout is not provably free of overlap",
+                      fn, d, c.stride_dst[i], span, WGC_LAYOUT_EXACT_SPAN);
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: dst_strides[%zu] = %zu makes distinct indices "
+                    "write one element of dst (with the smaller destination "
+                    "strides it reaches %" PRIu64 " elements)",
+                    fn, d, c.stride_dst[i], span);
   }
   wgc_operand ops[2] = {
       span_operand("src", src, strided_span(c.shape, c.stride_src, c.rank)),

@@ -645,7 +645,7 @@ static void gen_strided(fz_rng *r, fz_step *s) {
   size_t rank = s->sh.rank;
   s->sst.rank = s->dst.rank = rank;
   /* dst: a permutation of the dimensions, each padded: every index its
-   * own element. */
+   * own element, */
   size_t perm[8];
   for (size_t i = 0; i < rank; i++)
     perm[i] = i;
@@ -654,11 +654,23 @@ static void gen_strided(fz_rng *r, fz_step *s) {
     perm[i - 1] = perm[j];
     perm[j] = t;
   }
+  /* or the two innermost interleaved: strides n1 and n1 + 1 for extents
+   * n0 and n1 (coprime, the smaller stride at least the extent n1 of the
+   * larger one's dimension) address distinct elements though neither
+   * passes the other's reach, as {2, 3} over {3, 2} */
+  size_t n1 =
+      rank >= 2 && s->sh.d[perm[rank - 2]] ? s->sh.d[perm[rank - 2]] : 1;
+  bool weave = big >= 0.05 && rank >= 2 && n1 <= 64 && fz_chance(r, 0.25);
   size_t span = 1;
   for (size_t i = rank; i-- > 0;) {
     size_t d = perm[i];
-    s->dst.d[d] = span;
     size_t ext = s->sh.d[d] ? s->sh.d[d] : 1;
+    if (weave && i + 2 >= rank) {
+      s->dst.d[d] = i + 1 == rank ? n1 : n1 + 1;
+      span = i + 1 == rank ? (ext - 1) * n1 + 1 : span + (ext - 1) * (n1 + 1);
+      continue;
+    }
+    s->dst.d[d] = span;
     span = span * ext + (fz_chance(r, 0.3) ? fz_below(r, 4) : 0);
     if (s->sh.d[d] == 1 && fz_chance(r, 0.3))
       s->dst.d[d] = fz_below(r, 5); /* ignored for size 1 */

@@ -192,7 +192,8 @@ void ref_pool2d(const wgc_pool2d_desc *d, const float *x, double *y,
  * s = softcap(scale * q.k) + mask over the keys the causal mask shows,
  * then softmax and the weighted mean of V. out is contiguous
  * [batch, heads, seq_q, head_dim_v]. Non-finite scores as the header says:
- * NaN or +inf makes the row NaN, -inf weighs 0, all -inf is NaN. */
+ * NaN or +inf makes the row NaN, -inf weighs 0, all -inf is NaN; a score
+ * more than 87 below the max weighs 0 too. */
 void ref_attention(const wgc_attention_desc *d, const float *q, const float *k,
                    const float *v, double *out) {
   size_t hkv = d->heads_kv ? d->heads_kv : d->heads;
@@ -252,8 +253,10 @@ void ref_attention(const wgc_attention_desc *d, const float *q, const float *k,
           continue;
         }
         double l = 0;
+        /* a weight below e^-87 (float32's normal range) is 0: its key
+         * does not reach the row, whatever its V holds */
         for (size_t j = 0; j < visible; j++) {
-          s[j] = exp(s[j] - mx);
+          s[j] = s[j] - mx >= -87.0 ? exp(s[j] - mx) : 0.0;
           l += s[j];
         }
         for (size_t j = 0; j < visible; j++)

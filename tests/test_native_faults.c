@@ -326,6 +326,52 @@ TEST(native_faults_memory) {
   case_end();
 }
 
+/* Under a cap that leaves less address space than the WebGPU runtime may
+ * need on the host (it aborts the process when an allocation fails there:
+ * seen at 32 MiB to spare), transfers and operations fail first with
+ * OUT_OF_MEMORY naming the cap, change nothing, and work once it is
+ * lifted. */
+TEST(child_faults_headroom) {
+  wgc_context *ctx = new_ctx(WGC_BACKEND_WEBGPU, 0);
+  if (!ctx)
+    return;
+  enum { N = 4096 };
+  float *x = falloc(N), *got = falloc(N);
+  fill_uniform(x, N, -1, 1, 5);
+  wgc_ptr dx = dev_from(ctx, x, N), dy = dev_from(ctx, x, N);
+  /* compiled and run before the cap */
+  CHECK_STATUS(wgc_unary(ctx, WGC_UNARY_NEG, dx, dy, N), WGC_OK);
+  CHECK_STATUS(wgc_upload(ctx, dy, x, (size_t)N * 4), WGC_OK);
+  CHECK_STATUS(wgc_synchronize(ctx), WGC_OK);
+  cap_memory((size_t)40 << 20);
+  check_oom(ctx, wgc_unary(ctx, WGC_UNARY_NEG, dx, dy, N), "wgc_unary");
+  CHECK(strstr(wgc_last_error(ctx), "RLIMIT_AS") != NULL,
+        "the error names not the cap: %s", wgc_last_error(ctx));
+  check_oom(ctx, wgc_upload(ctx, dy, got, (size_t)N * 4), "wgc_upload");
+  check_oom(ctx, wgc_copy(ctx, dy, dx, (size_t)N * 4), "wgc_copy");
+  check_oom(ctx, wgc_download(ctx, got, dx, (size_t)N * 4), "wgc_download");
+  uncap_memory();
+  CHECK_DEVICE_EQUALS(ctx, dy, x, N, "y after the refused calls");
+  CHECK_STATUS(wgc_unary(ctx, WGC_UNARY_NEG, dx, dy, N), WGC_OK);
+  if (dev_read(ctx, got, dy, N))
+    for (size_t i = 0; i < N; i++)
+      if (got[i] != -x[i]) {
+        CHECK(false, "element %zu of the negation is %g", i, (double)got[i]);
+        break;
+      }
+  free(x);
+  free(got);
+  wgc_destroy(ctx);
+}
+
+TEST(native_faults_headroom) {
+  if (!case_begin("native faults: calls refused under a tight address-space "
+                  "cap"))
+    return;
+  run_child("child_faults_headroom", NULL);
+  case_end();
+}
+
 /* A device request that runs out of memory is OUT_OF_MEMORY; the contexts
  * that exist go on working, and a later request succeeds. */
 TEST(child_faults_create_oom) {

@@ -292,6 +292,49 @@ TEST(norm_special) {
   }
 }
 
+/* The header's sentences, value by value: LayerNorm of a constant group
+ * is exactly bias with epsilon > 0 and NaN (0/0) with epsilon 0; RMSNorm
+ * of a group holding an infinity is NaN there and 0, of x's sign, at the
+ * finite elements (x / inf). */
+TEST(norm_header_special) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "norm: constant group, epsilon 0, infinity"))
+      continue;
+    const float flat[4] = {2, 2, 2, 2}, bias[4] = {1, -2, 3, 0.5f};
+    const float inf_row[4] = {1, INFINITY, -2, 3};
+    wgc_ptr x = dev_from(ctx, flat, 4), b = dev_from(ctx, bias, 4);
+    wgc_ptr r = dev_from(ctx, inf_row, 4), y = dev_alloc(ctx, 16);
+    size_t shape[1] = {4};
+    float got[4];
+    if (x && b && r && y) {
+      CHECK_OK(ctx, wgc_layer_norm(ctx, x, 0, b, y, shape, 1, 0, 1e-5f));
+      if (dev_read(ctx, got, y, 4))
+        for (int i = 0; i < 4; i++)
+          CHECK(got[i] == bias[i], "LayerNorm eps 1e-5 [%d] = %g, want %g", i,
+                (double)got[i], (double)bias[i]);
+      CHECK_OK(ctx, wgc_layer_norm(ctx, x, 0, b, y, shape, 1, 0, 0.0f));
+      if (dev_read(ctx, got, y, 4))
+        for (int i = 0; i < 4; i++)
+          CHECK(isnan(got[i]), "LayerNorm eps 0 [%d] = %g, want NaN", i,
+                (double)got[i]);
+      CHECK_OK(ctx, wgc_rms_norm(ctx, r, 0, y, shape, 1, 0, 1e-5f));
+      if (dev_read(ctx, got, y, 4)) {
+        CHECK(isnan(got[1]), "RMSNorm [1] = %g, want NaN", (double)got[1]);
+        CHECK(got[0] == 0 && !signbit(got[0]) && got[2] == 0 &&
+                  signbit(got[2]) && got[3] == 0 && !signbit(got[3]),
+              "RMSNorm finite elements %g %g %g, want 0 -0 0", (double)got[0],
+              (double)got[2], (double)got[3]);
+      }
+    }
+    dev_free(ctx, x);
+    dev_free(ctx, b);
+    dev_free(ctx, r);
+    dev_free(ctx, y);
+    case_end();
+  }
+}
+
 /* An infinity in a row long enough for several statistics chunks: RMSNorm's
  * mean square is inf, so the finite elements are x/inf = 0 and the
  * infinity itself NaN, as a short row gives (the compensation term of an

@@ -313,6 +313,10 @@ TEST(pool2d_invalid) {
       bad.mode = (wgc_pool_mode)7;
       CHECK_REJECTED(ctx, wgc_pool2d(ctx, &bad, x, y), F, "d->mode");
       CHECK_ERROR_VALUE(ctx, "7");
+      /* the size helper checks the whole desc, mode included */
+      CHECK_REJECTED(NULL, wgc_pool2d_output_size(&bad, &p, &q),
+                     "wgc_pool2d_output_size", "d->mode");
+      CHECK_ERROR_VALUE(NULL, "7");
       bad = d;
       bad.r = 0;
       CHECK_REJECTED(ctx, wgc_pool2d(ctx, &bad, x, y), F, "d->r");

@@ -229,6 +229,40 @@ static bool in_range(wgc_reduce_op op, size_t r, int bi) {
   return true;
 }
 
+/* A subnormal input counts as its value or as a zero of its sign (wgc.h,
+ * SPECIAL VALUES): PROD of [-inf, 1e-40] is -inf or NaN (0 * inf, as
+ * lavapipe gives), SUM of [-3e-42] is -3e-42 or 0 (as SwiftShader gives;
+ * the sum of nothing is +0, so either sign).
+ * Exactly one of the two readings, never a value between; the CPU backend
+ * keeps the value. */
+TEST(reduce_subnormal_readings) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "reduce subnormal inputs: value or zero"))
+      continue;
+    const float x[4] = {-INFINITY, 1e-40f, -3e-42f, 0.0f};
+    wgc_ptr in = dev_from(ctx, x, 4), out = dev_alloc(ctx, 8);
+    size_t shape[1] = {2};
+    float got[2] = {0, 0};
+    if (in && out) {
+      CHECK_OK(ctx, wgc_reduce(ctx, WGC_REDUCE_PROD, in, out, shape, 1, 0));
+      shape[0] = 1;
+      CHECK_OK(ctx,
+               wgc_reduce(ctx, WGC_REDUCE_SUM, in + 8, out + 4, shape, 1, 0));
+      if (dev_read(ctx, got, out, 2)) {
+        bool cpu = test_backends[bi] == WGC_BACKEND_CPU;
+        CHECK(got[0] == -INFINITY || (!cpu && isnan(got[0])),
+              "PROD of [-inf, 1e-40] is %g", (double)got[0]);
+        CHECK(got[1] == -3e-42f || (!cpu && got[1] == 0.0f),
+              "SUM of [-3e-42] is %g", (double)got[1]);
+      }
+    }
+    dev_free(ctx, in);
+    dev_free(ctx, out);
+    case_end();
+  }
+}
+
 TEST(reduce_special_values) {
   for (int op = 0; op < WGC_REDUCE_OP_COUNT; op++)
     for (int bi = 0; bi < 2; bi++) {

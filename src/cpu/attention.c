@@ -13,6 +13,9 @@
 #include <stdlib.h>
 
 #define ROWS_PER_TASK 16
+/* exp(x) for x below this is a weight of 0: e^-87 is 1.6e-38, the bottom
+ * of float32's normal range, where devices that flush subnormals agree. */
+#define WEIGHT_MIN_LOG (-87.0)
 
 typedef struct attn_job {
   const wgc_attention_desc *d;
@@ -52,7 +55,8 @@ static void attn_row(const attn_job *job, const float *q, const float *k,
   /* Non-finite scores follow the unfused softmax(s) V (API.md): a NaN or
    * +inf score makes the row NaN (exp(inf - inf)), a -inf one gets weight
    * 0, and a row whose scores are all -inf is NaN (exp(-inf - -inf)). A
-   * key of weight 0 contributes nothing, not even a NaN value. */
+   * key of weight 0 (score more than 87 below the max) contributes
+   * nothing, not even a NaN value. */
   double scale = d->scale, cap = d->softcap, top = -INFINITY;
   bool bad = false;
   for (size_t j = 0; j < len; j++) {
@@ -81,9 +85,12 @@ static void attn_row(const attn_job *job, const float *q, const float *k,
   for (size_t x = 0; x < hdv; x++)
     acc[x] = 0.0;
   for (size_t j = 0; j < len; j++) {
-    double p = exp(s[j] - top);
-    if (p == 0.0)
+    /* A weight below float32's normal range is 0 (as the kernels'
+     * attn_exp): its key does not reach the row, even with an infinite or
+     * NaN value. */
+    if (!(s[j] - top >= WEIGHT_MIN_LOG))
       continue;
+    double p = exp(s[j] - top);
     const float *vj = v + j * vs;
     sum += p;
     for (size_t x = 0; x < hdv; x++)

@@ -153,5 +153,11 @@ bool gpu_can_wait(void);
  * just registered may be due without a GPU event of its own (the CPU
  * backend completes at once). Natively a no-op: the program polls. */
 void gpu_request_poll(void);
+/* Whether the process can map bytes more of address space under its cap
+ * (RLIMIT_AS): natively the WebGPU runtime aborts the process when a host
+ * allocation fails, so calls into it check for headroom first. True
+ * without a cap (a getrlimit) and in the browser. Nothing is mapped to
+ * find out, so other threads never see less memory for it. */
+bool gpu_host_headroom(size_t bytes);
 
 #endif /* WGC_GPU_H */

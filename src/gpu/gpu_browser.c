@@ -657,6 +657,10 @@ bool gpu_process_events(gpu_id dev, bool wait) {
 }
 
 bool gpu_can_wait(void) { return false; }
+bool gpu_host_headroom(size_t bytes) {
+  (void)bytes;
+  return true;
+}
 
 JS(request_poll) void js_request_poll(void);
 void gpu_request_poll(void) { js_request_poll(); }

@@ -4,10 +4,12 @@
  * requests and the device's limits and name. */
 #include "gpu/native.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* SwiftShader from Debian's chromium package: the fallback Vulkan driver
@@ -82,6 +84,24 @@ static bool nw_memory_to_spare(size_t bytes) {
     return false;
   munmap(p, bytes);
   return true;
+}
+
+bool gpu_host_headroom(size_t bytes) {
+  struct rlimit r;
+  if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY)
+    return true;
+  /* VmSize in pages, read without allocating (no stdio buffer) */
+  char buf[64];
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return false;
+  buf[n] = 0;
+  uint64_t used = strtoull(buf, NULL, 10) * (uint64_t)sysconf(_SC_PAGESIZE);
+  return used < r.rlim_cur && r.rlim_cur - used >= bytes;
 }
 
 /* About what SwiftShader needs to start (it maps 300 MiB); lavapipe needs

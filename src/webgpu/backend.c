@@ -177,6 +177,23 @@ static const char *wg_adapter_name(const wgc_context *ctx) {
 
 /* ---- memory ------------------------------------------------------------ */
 
+/* Address space a call into the runtime may need on the host. wgpu aborts
+ * the process when a host allocation fails (seen under RLIMIT_AS with 32
+ * MiB to spare), which no status can report, so transfers and operations
+ * under a tighter cap fail first. Allocations need no check: a buffer the
+ * driver cannot back fails cleanly. */
+#define WG_HOST_HEADROOM ((size_t)64 << 20)
+
+static wgc_status wg_headroom(wgc_context *ctx, const char *fn) {
+  if (gpu_host_headroom(WG_HOST_HEADROOM))
+    return WGC_OK;
+  return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                  "%s: under the address-space cap (RLIMIT_AS) less than %zu "
+                  "MiB is left, which the WebGPU runtime may need on the host "
+                  "(it aborts the process when it cannot get it)",
+                  fn, WG_HOST_HEADROOM >> 20);
+}
+
 static wgc_status wg_alloc(wgc_context *ctx, size_t bytes, void **out) {
   wg_state *st = state(ctx);
   if (bytes > st->lim.max_buffer_size)
@@ -210,6 +227,9 @@ static void wg_free(wgc_context *ctx, void *mem) {
 
 static wgc_status wg_upload(wgc_context *ctx, wgc_ref dst, const void *src,
                             size_t bytes) {
+  wgc_status hs = wg_headroom(ctx, "wgc_upload");
+  if (hs != WGC_OK)
+    return hs;
   wg_state *st = state(ctx);
   /* A queue write lands before every later submit: submit what is recorded
    * first, so the write cannot overtake earlier operations. */
@@ -227,6 +247,9 @@ static wgc_status wg_upload(wgc_context *ctx, wgc_ref dst, const void *src,
 
 static wgc_status wg_copy(wgc_context *ctx, wgc_ref dst, wgc_ref src,
                           size_t bytes) {
+  wgc_status hs = wg_headroom(ctx, "wgc_copy");
+  if (hs != WGC_OK)
+    return hs;
   wg_plan plan;
   wg_plan_init(&plan, ctx, "wgc_copy");
   return wg_plan_finish(&plan, wg_plan_copy(&plan, dst, src, bytes));
@@ -345,6 +368,8 @@ static wgc_status start_download(wgc_context *ctx, const char *fn, void *dst,
   wg_state *st = state(ctx);
   /* a lost device never maps: refuse rather than owe a callback */
   wgc_status s = wg_device_error(ctx, fn);
+  if (s == WGC_OK)
+    s = wg_headroom(ctx, fn);
   if (s != WGC_OK)
     return s;
   wg_transfer *t = calloc(1, sizeof *t);
@@ -533,6 +558,9 @@ static size_t wg_pipelines_compiled(const wgc_context *ctx) {
 #define WG_OP_SCOPE_(NAME, name)                                               \
   static wgc_status scoped_##name(wgc_context *ctx,                            \
                                   const wgc_##name##_args *a) {                \
+    wgc_status hs = wg_headroom(ctx, a->fn);                                   \
+    if (hs != WGC_OK)                                                          \
+      return hs;                                                               \
     wg_state *st = state(ctx);                                                 \
     st->in_op = true;                                                          \
     wgc_status s = wg_##name(ctx, a);                                          \
