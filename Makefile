@@ -29,7 +29,7 @@ TEST_OBJ   := $(TEST_SRC:%.c=$(B)/test/%.o)
 DEPFLAGS   := -MMD -MP
 LIBS       := -ldl -lpthread -lm
 
-.PHONY: all lib deps deps-browser test test-c test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
+.PHONY: all lib deps deps-browser deps-model demo-gpt test test-c test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
 all: lib
 
 help:
@@ -47,7 +47,9 @@ help:
 deps:
 	@tools/bootstrap.sh native
 deps-browser:
-	@tools/bootstrap.sh browser
+	@tools/bootstrap.sh browser model
+deps-model:
+	@tools/bootstrap.sh model
 
 $(WGPU_LIB):
 	@tools/bootstrap.sh native
