@@ -94,6 +94,14 @@ $(B)/lib/libwgpu_native.so: $(WGPU_LIB)
 	@mkdir -p $(@D)
 	cp $< $@
 
+# The MiniLM model (examples/minilm, all but its command line) is tested in
+# the test binary; its loaders come from examples/common.
+MINILM_LIB_SRC := $(filter-out examples/minilm/minilm.c,$(wildcard examples/minilm/*.c))
+TEST_SRC       += $(MINILM_LIB_SRC)
+TEST_OBJ       := $(TEST_SRC:%.c=$(B)/test/%.o)
+EXAMPLE_INC    := -Iexamples/common -Iexamples/minilm
+$(B)/test/%.o $(B)/asan/%.o $(B)/tsan/%.o: CPPFLAGS_ALL += $(EXAMPLE_INC)
+
 # ---- tests ---------------------------------------------------------------
 $(B)/test/%.o: %.c $(B)/test/%.d | $(WGPU_LIB)
 	@mkdir -p $(@D)
