@@ -23,7 +23,10 @@ LIB_SRC    := $(CORE_SRC) $(NATIVE_SRC)
 KERNELS    := $(sort $(wildcard kernels/*.wgsl))
 LIB_OBJ    := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/kernels.o
 PIC_OBJ    := $(LIB_SRC:%.c=$(B)/pic/%.o) $(B)/pic/gen/kernels.o
-TEST_SRC   := $(wildcard tests/*.c)
+# The model examples' loaders (json, safetensors, wordpiece) are tested in
+# the test binary.
+COMMON_SRC := $(wildcard examples/common/*.c)
+TEST_SRC   := $(wildcard tests/*.c) $(COMMON_SRC)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/test/%.o)
 # The compiler writes each object's header dependencies next to it.
 DEPFLAGS   := -MMD -MP
@@ -194,6 +197,7 @@ install: lib
 # Every folder with C sources; clang-format comes from
 # `tools/bootstrap.sh format` (Debian package clang-format).
 FORMAT_FILES := $(wildcard include/*.h src/*.[ch] src/*/*.[ch] tests/*.[ch] examples/*.c bench/*.[ch] bench/gpu/*.c tools/*.c)
+FORMAT_FILES += $(wildcard examples/common/*.[ch])
 format:
 	@command -v clang-format >/dev/null || { echo "clang-format missing: run tools/bootstrap.sh format" >&2; exit 1; }
 	clang-format -i $(FORMAT_FILES)
