@@ -77,6 +77,12 @@ $(B)/pic/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
+# The tokenizer's Unicode tables, from Python's unicodedata.
+$(B)/gen/unicode_tables.h: tools/gen_unicode.py
+	@mkdir -p $(@D)
+	$(PYTHON3) tools/gen_unicode.py $@
+$(foreach d,obj test asan tsan wasm,$(B)/$(d)/examples/common/unicode.o): $(B)/gen/unicode_tables.h
+
 # wgpu-native's headers must exist before anything compiles; its timestamp
 # must not rebuild everything, hence order-only.
 $(B)/obj/%.o: %.c $(B)/obj/%.d | $(WGPU_LIB)
