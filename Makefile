@@ -40,7 +40,8 @@ help:
 	@echo "make test     install deps, run every test (C on both backends, sanitizers, browser)"
 	@echo "make soak     the long soak and load runs (minutes)"
 	@echo "make fuzz     differential fuzzing, fresh seeds for SECONDS (60); SEED=n replays one"
-	@echo "make demo     a small GPT decoder generating on WebGPU, checked against the CPU backend"
+	@echo "make demo     sentence embeddings (all-MiniLM-L6-v2) on WebGPU, checked against the CPU backend"
+	@echo "make demo-gpt a small GPT decoder generating on WebGPU, checked against the CPU backend"
 	@echo "make bench    benchmarks against every baseline, side by side (build/bench)"
 	@echo "make bench-web  the same in headless Chromium: wgc.js, TF.js, raw WebGPU"
 	@echo "make install PREFIX=dir"
@@ -167,9 +168,24 @@ GPT_SRC := examples/gpt.c examples/gpt_model.c
 $(B)/gpt: $(GPT_SRC) examples/gpt_model.h $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $(GPT_SRC) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
-demo: deps
+demo-gpt: deps
 	@$(MAKE) --no-print-directory $(B)/gpt
 	$(B)/gpt
+
+# The sentence-embedding demo: all-MiniLM-L6-v2's real weights on WebGPU,
+# checked against the CPU backend (examples/minilm).
+MINILM_SRC := examples/minilm/minilm.c $(MINILM_LIB_SRC) $(COMMON_SRC)
+$(B)/minilm: $(MINILM_SRC) $(wildcard examples/minilm/*.h examples/common/*.h) $(B)/gen/unicode_tables.h $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(EXAMPLE_INC) $(WFLAGS) $(CFLAGS) -o $@ $(MINILM_SRC) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+DEMO_SENTENCES := "A man is playing a guitar." \
+  "Someone is playing an acoustic guitar on stage." \
+  "The stock market fell sharply after the announcement." \
+  "Shares dropped steeply once the news came out." \
+  "A cat is sleeping on the warm windowsill." \
+  "The kitten naps in the sun by the window."
+demo: deps-model
+	@$(MAKE) --no-print-directory $(B)/minilm
+	$(B)/minilm --backend webgpu --repeat 3 --check $(DEMO_SENTENCES)
 
 # The baselines call wgpu-native directly (webgpu.h), beside libwgc.
 BENCH_SRC := $(wildcard bench/*.c)
@@ -203,7 +219,7 @@ install: lib
 # Every folder with C sources; clang-format comes from
 # `tools/bootstrap.sh format` (Debian package clang-format).
 FORMAT_FILES := $(wildcard include/*.h src/*.[ch] src/*/*.[ch] tests/*.[ch] examples/*.c bench/*.[ch] bench/gpu/*.c tools/*.c)
-FORMAT_FILES += $(wildcard examples/common/*.[ch])
+FORMAT_FILES += $(wildcard examples/common/*.[ch] examples/minilm/*.[ch])
 format:
 	@command -v clang-format >/dev/null || { echo "clang-format missing: run tools/bootstrap.sh format" >&2; exit 1; }
 	clang-format -i $(FORMAT_FILES)

@@ -42,8 +42,8 @@ static void on_done(wgc_status s, void *user) {
 
 /* One embedding pass, waited for natively (the browser gets its callback
  * from the event loop instead); its time in *ms. */
-static int embed(minilm_model *m, const int32_t *const *ids,
-                 const size_t *lens, size_t n, float *out, double *ms) {
+static int embed(minilm_model *m, const int32_t *const *ids, const size_t *lens,
+                 size_t n, float *out, double *ms) {
   char err[512];
   pass p = {0};
   double t0 = now_ms();
@@ -55,8 +55,7 @@ static int embed(minilm_model *m, const int32_t *const *ids,
     s = p.fired ? p.status : WGC_ERR_DEVICE;
   *ms = now_ms() - t0;
   if (s != WGC_OK) {
-    fprintf(stderr, "minilm: %s\n",
-            err[0] ? err : wgc_last_error(m->ctx));
+    fprintf(stderr, "minilm: %s\n", err[0] ? err : wgc_last_error(m->ctx));
     return 1;
   }
   return 0;
@@ -68,8 +67,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Loads the model on a new context of the backend; non-zero on failure. */
-static int open_model(wgc_backend backend, const char *dir,
-                      minilm_model *m, wgc_context **ctx) {
+static int open_model(wgc_backend backend, const char *dir, minilm_model *m,
+                      wgc_context **ctx) {
   wgc_options opt = {.backend = backend};
   wgc_status s = wgc_create(&opt, ctx);
   if (s != WGC_OK) {
@@ -107,8 +106,10 @@ static int write_json(const char *path, const char *backend, char **sentences,
     perror(path);
     return 1;
   }
-  fprintf(f, "{\"model\": \"all-MiniLM-L6-v2\", \"backend\": \"%s\", "
-          "\"dim\": %zu,\n \"sentences\": [", backend, dim);
+  fprintf(f,
+          "{\"model\": \"all-MiniLM-L6-v2\", \"backend\": \"%s\", "
+          "\"dim\": %zu,\n \"sentences\": [",
+          backend, dim);
   for (size_t i = 0; i < n; i++) {
     fprintf(f, "%s\n  {\"text\": ", i ? "," : "");
     json_string_out(f, sentences[i]);
@@ -133,9 +134,8 @@ static double dot(const float *a, const float *b, size_t n) {
 }
 
 static int usage(void) {
-  fprintf(stderr,
-          "usage: build/minilm [--backend cpu|webgpu] [--json FILE] "
-          "[--model DIR] [--repeat N] [--check] \"sentence\" ...\n");
+  fprintf(stderr, "usage: build/minilm [--backend cpu|webgpu] [--json FILE] "
+                  "[--model DIR] [--repeat N] [--check] \"sentence\" ...\n");
   return 2;
 }
 
@@ -177,8 +177,7 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/tokenizer.json", dir);
   wp_tokenizer *tok;
   if (wp_load(path, &tok, err, sizeof err)) {
-    fprintf(stderr, "minilm: %s (tools/bootstrap.sh model fetches it)\n",
-            err);
+    fprintf(stderr, "minilm: %s (tools/bootstrap.sh model fetches it)\n", err);
     return 1;
   }
   minilm_model m;
@@ -194,8 +193,8 @@ int main(int argc, char **argv) {
   int rc = !ids || !lens || !emb;
   for (size_t i = 0; !rc && i < n; i++) {
     ids[i] = malloc(max_seq * sizeof **ids);
-    rc = !ids[i] || wp_encode(tok, sentences[i], strlen(sentences[i]),
-                              max_seq, ids[i], &lens[i], err, sizeof err);
+    rc = !ids[i] || wp_encode(tok, sentences[i], strlen(sentences[i]), max_seq,
+                              ids[i], &lens[i], err, sizeof err);
     if (rc)
       fprintf(stderr, "minilm: sentence %zu: %s\n", i + 1,
               ids[i] ? err : "out of memory");
@@ -217,8 +216,8 @@ int main(int argc, char **argv) {
     printf("first pass (kernels compiled on first use): %.1f ms\n", cold);
     if (repeat) {
       qsort(times, (size_t)repeat, sizeof *times, cmp_double);
-      printf("median of %d more passes: %.1f ms (min %.1f, max %.1f)\n",
-             repeat, times[repeat / 2], times[0], times[repeat - 1]);
+      printf("median of %d more passes: %.1f ms (min %.1f, max %.1f)\n", repeat,
+             times[repeat / 2], times[0], times[repeat - 1]);
     }
     printf("\ncosine similarity\n");
     for (size_t i = 0; i < n; i++) {
