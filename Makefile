@@ -40,6 +40,7 @@ help:
 	@echo "make test     install deps, run every test (C on both backends, sanitizers, browser)"
 	@echo "make soak     the long soak and load runs (minutes)"
 	@echo "make fuzz     differential fuzzing, fresh seeds for SECONDS (60); SEED=n replays one"
+	@echo "make fuzz-parsers  the model loaders (JSON, safetensors, tokenizer) fuzzed under ASan"
 	@echo "make demo     sentence embeddings (all-MiniLM-L6-v2) on WebGPU, checked against the CPU backend"
 	@echo "make demo-gpt a small GPT decoder generating on WebGPU, checked against the CPU backend"
 	@echo "make bench    benchmarks against every baseline, side by side (build/bench)"
@@ -161,6 +162,13 @@ test-asan: $(B)/test_wgc_asan
 SECONDS ?= 60
 fuzz: lib $(B)/test_wgc
 	FUZZ_SECONDS=$(SECONDS) FUZZ_SEED=$(SEED) FUZZ_STEPS=$(STEPS) $(B)/test_wgc child_fuzz_random
+
+# The model loaders' fuzzer (tests/fuzz_parsers.c), built with ASan and
+# UBSan so that a read past an input is caught: fresh seeds for SECONDS, or
+# SEED=n replayed.
+.PHONY: fuzz-parsers
+fuzz-parsers: $(B)/test_wgc_asan
+	LSAN_OPTIONS=suppressions=$(abspath tools/lsan.supp) FUZZ_SECONDS=$(SECONDS) FUZZ_SEED=$(SEED) $(B)/test_wgc_asan child_fuzz_parsers
 
 # ---- demo, bench, examples -----------------------------------------------
 # The decoder demo: examples/gpt.c and the model in examples/gpt_model.c.

@@ -4,6 +4,7 @@
  * compared exactly; small tokenizers written here, whose ids follow by hand
  * from their vocabularies and settings; and bad files and bad input. */
 #include "../examples/common/json.h"
+#include "../examples/common/unicode.h"
 #include "../examples/common/wordpiece.h"
 #include "harness.h"
 
@@ -315,4 +316,65 @@ TEST(wordpiece_bad_input) {
             ids[1] == 9 && ids[2] == 17,
         "NUL inside a word: n=%zu", n);
   wp_free(t);
+}
+
+/* Spot checks of the generated tables against values from the Unicode
+ * Character Database, and of the UTF-8 codec at its boundaries. */
+TEST(unicode_tables) {
+  uint32_t m[UNI_MAX_MAP];
+  CHECK(uni_nfd(0xE9, m) == 2 && m[0] == 'e' && m[1] == 0x301,
+        "NFD of e-acute");
+  CHECK(uni_nfd(0x1E69, m) == 3 && m[0] == 's' && m[1] == 0x323 &&
+            m[2] == 0x307,
+        "NFD of s with dots below and above");
+  CHECK(uni_nfd(0xAC01, m) == 3 && m[0] == 0x1100 && m[1] == 0x1161 &&
+            m[2] == 0x11A8,
+        "NFD of Hangul GAG");
+  CHECK(uni_nfd(0xD7A3, m) == 3 && m[2] == 0x11C2 && uni_nfd(0xAC00, m) == 2,
+        "NFD at the ends of the Hangul syllables");
+  CHECK(uni_nfd('a', m) == 1 && m[0] == 'a' && uni_nfd(0xFB01, m) == 1,
+        "no canonical decomposition (fi ligature is compatibility only)");
+  CHECK(uni_lower(0x130, m) == 2 && m[0] == 'i' && m[1] == 0x307,
+        "lowercase of I with dot above");
+  CHECK(uni_lower(0x3A3, m) == 1 && m[0] == 0x3C3 && uni_lower('A', m) == 1 &&
+            m[0] == 'a' && uni_lower(0x1C5, m) == 1 && m[0] == 0x1C6,
+        "lowercase of Sigma, A, Dz with caron");
+  CHECK(uni_ccc(0x301) == 230 && uni_ccc(0x323) == 220 && uni_ccc('a') == 0,
+        "combining classes");
+  CHECK(uni_is_mn(0x301) && !uni_is_mn('a') && uni_is_punct(0x3002) &&
+            uni_is_punct('!') && !uni_is_punct('$') && uni_is_space(0x3000) &&
+            uni_is_space(0x85) && !uni_is_space(0x1C) && !uni_is_space(0x200B),
+        "categories");
+  CHECK(uni_is_other(0x7) && uni_is_other(0x200B) && uni_is_other(0xE000) &&
+            !uni_is_other(0x378) && !uni_is_other('a'),
+        "Cc, Cf and Co, not Cn");
+  static const struct {
+    const char *s;
+    size_t n, len;
+    uint32_t c;
+  } utf8[] = {{"\x7F", 1, 1, 0x7F},
+              {"\xC2\x80", 2, 2, 0x80},
+              {"\xDF\xBF", 2, 2, 0x7FF},
+              {"\xE0\xA0\x80", 3, 3, 0x800},
+              {"\xED\x9F\xBF", 3, 3, 0xD7FF},
+              {"\xEE\x80\x80", 3, 3, 0xE000},
+              {"\xF0\x90\x80\x80", 4, 4, 0x10000},
+              {"\xF4\x8F\xBF\xBF", 4, 4, 0x10FFFF},
+              {"\xC1\xBF", 2, 0, 0},
+              {"\xE0\x9F\xBF", 3, 0, 0},
+              {"\xED\xA0\x80", 3, 0, 0},
+              {"\xF4\x90\x80\x80", 4, 0, 0},
+              {"\xF5\x80\x80\x80", 4, 0, 0},
+              {"\xE2\x82", 2, 0, 0}};
+  for (size_t i = 0; i < sizeof utf8 / sizeof utf8[0]; i++) {
+    uint32_t c = 0;
+    size_t len =
+        uni_utf8_decode((const unsigned char *)utf8[i].s, utf8[i].n, &c);
+    CHECK(len == utf8[i].len && (!len || c == utf8[i].c), "UTF-8 case %zu", i);
+    unsigned char b[4];
+    if (len)
+      CHECK(uni_utf8_encode(c, b) == len && !memcmp(b, utf8[i].s, len),
+            "UTF-8 encode of case %zu", i);
+  }
+  case_note(" (Unicode %s)", uni_version());
 }

@@ -416,7 +416,8 @@ static bool close_container(parser *p, size_t node, size_t base) {
     fail(p, "out of memory");
     return false;
   }
-  memcpy(d->kids + d->n_kids, p->stack + base, k * sizeof *d->kids);
+  if (k) /* an empty container may come before any kids array exists */
+    memcpy(d->kids + d->n_kids, p->stack + base, k * sizeof *d->kids);
   d->nodes[node].a = d->n_kids;
   d->n_kids += k;
   p->top = base;

@@ -22,10 +22,16 @@
  *
  * Truncation is the caller's max_len, as sentence-transformers does with its
  * max_seq_length (256 for all-MiniLM-L6-v2); tokenizer.json's own
- * "truncation" and "padding" are ignored. Character data comes from
- * unicode.h's tables (Python's unicodedata); the reference library mixes
- * Unicode versions, and tools/wordpiece_reference.py --unicode-check lists
- * the code points where the two disagree (recently added characters).
+ * "truncation" and "padding" are ignored (its 128 is not sentence-
+ * transformers' 256). Character data comes from unicode.h's tables
+ * (Python's unicodedata); the reference library mixes Unicode versions, and
+ * tools/wordpiece_reference.py --unicode-check lists where the two differ:
+ * against unicodedata 14.0, tokenizers 0.23.3 differs on 559 of 1,112,064
+ * code points: 501 marks (Mn), format characters (Cf) and punctuation,
+ * mostly added in Unicode 9 to 14, that it keeps or leaves inside words;
+ * 55 letters assigned after 14.0 that it lowercases; and U+1734,
+ * U+11938, U+166D, whose category or decomposition changed. Every other
+ * code point is normalized and split the same way.
  *
  * Everything is read from the file: vocabulary, unknown token, continuing
  * prefix, word length limit, normalizer flags, special tokens. A file with
