@@ -8,7 +8,8 @@ PREFIX  ?= /usr/local
 # Debian's, which has python3-matplotlib (the bench's chart)
 PYTHON3 ?= /usr/bin/python3
 WGPU_LIB := third_party/wgpu/lib/libwgpu_native.so
-VERSION := 0.1.0
+# The one version number, from include/wgc.h's WGC_VERSION_* lines.
+VERSION := $(shell sed -n 's/^\#define WGC_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' include/wgc.h | paste -sd.)
 
 # Sources by layer: the front end, the CPU backend and the WebGPU backend are
 # shared by the native and the browser builds; each build adds its own GPU
@@ -32,7 +33,7 @@ TEST_OBJ   := $(TEST_SRC:%.c=$(B)/test/%.o)
 DEPFLAGS   := -MMD -MP
 LIBS       := -ldl -lpthread -lm
 
-.PHONY: all lib deps deps-browser deps-model demo-gpt test test-c test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
+.PHONY: all lib deps deps-browser deps-model demo-gpt test test-c check-layers npm test-npm print-version test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
 all: lib
 
 help:
@@ -47,6 +48,7 @@ help:
 	@echo "make bench-web  the same in headless Chromium: wgc.js, TF.js, raw WebGPU"
 	@echo "make install PREFIX=dir"
 	@echo "make wasm     build the browser module into build/web"
+	@echo "make npm      the npm package, build/wgc-<version>.tgz (make test-npm: its tests)"
 	@echo "make serve    serve the browser demo on 127.0.0.1"
 
 deps:
@@ -145,6 +147,10 @@ test: deps-browser
 test-c: lib $(B)/test_wgc
 	$(B)/test_wgc $(FILTER)
 
+# No two files of src/ depend on each other in a cycle (calls or includes).
+check-layers:
+	@python3 tools/check_layers.py src
+
 test-tsan: $(B)/test_wgc_tsan
 	WGC_WGPU_LIBRARY=$(abspath $(B)/lib/libwgpu_native.so) TSAN_OPTIONS="suppressions=$(abspath tools/tsan.supp) halt_on_error=1" $(B)/test_wgc_tsan $(FILTER)
 
@@ -191,6 +197,10 @@ DEMO_SENTENCES := "A man is playing a guitar." "A man plays the guitar." \
 demo: deps-model
 	@$(MAKE) --no-print-directory $(B)/minilm
 	$(B)/minilm --backend webgpu --repeat 3 --check $(DEMO_SENTENCES)
+
+# The smallest program that also builds for the browser (web.mk).
+$(B)/hello_gemm: examples/hello_gemm.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $< $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
 # The baselines call wgpu-native directly (webgpu.h), beside libwgc.
 BENCH_SRC := $(wildcard bench/*.c)

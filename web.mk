@@ -60,7 +60,38 @@ $(B)/web/ops.js: $(B)/jsops
 	$(B)/jsops $@ $(B)/web/ops.d.ts
 $(B)/web/ops.d.ts: $(B)/web/ops.js
 
-wasm: $(B)/web/wgc.wasm $(B)/web/.copied $(B)/web/ops.js $(B)/web/ops.d.ts
+# C programs in the browser (README): wgc as a wasm32 static library and
+# its header, which an application links into one module of its own; the
+# application is linked as wgc.wasm is (a reactor exporting what wgc.js
+# calls), and wgc.js's instantiate() loads it.
+WASM_AR      ?= llvm-ar-14
+WASM_LIB     := $(B)/web/lib/libwgc.a
+WASM_APP_LDFLAGS := $(WASM_LDFLAGS)
+WASM_APP_LIBS    := $(WASM_LIB) $(WASM_LIBS)
+$(WASM_LIB): $(WASM_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && $(WASM_AR) rcs $@ $^
+$(B)/web/include/wgc.h: include/wgc.h
+	@mkdir -p $(@D)
+	cp $< $@
+
+# The smallest such application (examples/hello_gemm.c), built as a user
+# would: from the installed header and library only.
+$(B)/web/hello_gemm.wasm: examples/hello_gemm.c $(WASM_LIB) $(B)/web/include/wgc.h
+	$(WASM_CC) $(WASM_TARGET) -isystem $(WASI_SYSROOT)/include/wasm32-wasi -I$(B)/web/include \
+	  $(WFLAGS) -O2 $(WASM_APP_LDFLAGS) -o $@ $< $(WASM_APP_LIBS)
+
+wasm: $(B)/web/wgc.wasm $(B)/web/.copied $(B)/web/ops.js $(B)/web/ops.d.ts \
+      $(WASM_LIB) $(B)/web/include/wgc.h $(B)/web/hello_gemm.wasm
+
+# The npm package: build/wgc-<version>.tgz (tools/npm_pack.mjs), and its
+# tests on every host it promises (tests/npm/run.mjs).
+npm: wasm
+	@node tools/npm_pack.mjs $(B)/web $(B)
+test-npm: npm
+	node tests/npm/run.mjs $(abspath $(B))/wgc-$(VERSION).tgz
+print-version:
+	@echo $(VERSION)
 
 # the demo at /, the browser tests at /tests/test.html
 serve: wasm

@@ -24,8 +24,8 @@ int main(void) {
     wgc_destroy(ctx);
     return 1;
   }
-  printf("%s on %s: [[%g, %g], [%g, %g]]\n", wgc_backend_name(ctx),
-         wgc_adapter_name(ctx), c[0], c[1], c[2], c[3]);
+  printf("wgc %s, %s on %s: [[%g, %g], [%g, %g]]\n", wgc_version(),
+         wgc_backend_name(ctx), wgc_adapter_name(ctx), c[0], c[1], c[2], c[3]);
   wgc_destroy(ctx);
   /* 1*7+2*9+3*11 = 58, 64, 139, 154 */
   return c[0] == 58 && c[1] == 64 && c[2] == 139 && c[3] == 154 ? 0 : 1;

@@ -107,6 +107,19 @@ extern "C" {
 #define WGC_API
 #endif
 
+/* ---- Version ------------------------------------------------------------ */
+
+/* The one version of wgc: the C library, wgc.pc, the npm package and the
+ * Python wheel all take their number from these lines (the Makefile reads
+ * them). Semantic versioning; CHANGELOG.md says what each version added. */
+#define WGC_VERSION_MAJOR 0
+#define WGC_VERSION_MINOR 2
+#define WGC_VERSION_PATCH 0
+
+/* "MAJOR.MINOR.PATCH" of the library actually linked, which may differ
+ * from the header a program was compiled with. */
+WGC_API const char *wgc_version(void);
+
 /* ---- Status ------------------------------------------------------------ */
 
 /* X(name, message): one list makes the enum, the names and the messages. */

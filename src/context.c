@@ -3,6 +3,8 @@
 
 #include "table.h"
 
+#include "gpu/gpu.h"
+
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +190,7 @@ wgc_status wgc_create_async(const wgc_options *opt,
     tail = &(*tail)->next;
   *tail = r;
   unlock();
+  gpu_request_poll(); /* in the browser: it may be due before any event */
   if (o.backend == WGC_BACKEND_CPU) {
     async_init_done(ctx, context_init(ctx, &wgc_backend_cpu));
   } else {
@@ -259,6 +262,7 @@ wgc_status wgc_pending_new(wgc_context *ctx, const char *fn,
     ctx->pending_head = p;
   ctx->pending_tail = p;
   *out = p;
+  gpu_request_poll(); /* in the browser: it may be due before any event */
   return WGC_OK;
 }
 

@@ -189,6 +189,27 @@ typedef struct wgc_rotary_args {
   const char *fn; /* the public entry point, named in messages */
 } wgc_rotary_args;
 
+/* Every op family, in one list: X(NAME, name) for the family whose
+ * resolved arguments are wgc_<name>_args, which the CPU backend runs as
+ * cpu_<name> (cut into pieces by cpu_split_<name>_plan/_run) and the WebGPU
+ * backend plans as wg_<name>. The backend interface, the CPU backend's work
+ * kinds and their union, its piece planners, both backends' tables and the
+ * deferred queue's names all follow this list, so a family missing from
+ * one of them fails the build. */
+#define WGC_OP_FAMILIES(X)                                                     \
+  X(GEMM, gemm)                                                                \
+  X(CONV2D, conv2d)                                                            \
+  X(ATTENTION, attention)                                                      \
+  X(REDUCE, reduce)                                                            \
+  X(UNARY, unary)                                                              \
+  X(BINARY, binary)                                                            \
+  X(COPY_STRIDED, copy_strided)                                                \
+  X(GATHER, gather)                                                            \
+  X(WHERE, where)                                                              \
+  X(NORM, norm)                                                                \
+  X(ROTARY, rotary)                                                            \
+  X(POOL2D, pool2d)
+
 /* A callback the context owes its user. Backends complete it with
  * wgc_pending_complete (from any thread: the status is published by the
  * release store of ready); the front end fires it from poll/synchronize. */
@@ -235,18 +256,12 @@ typedef struct wgc_backend_ops {
   /* makes progress without waiting (completes due pendings) */
   wgc_status (*poll)(wgc_context *ctx);
 
-  wgc_status (*gemm)(wgc_context *ctx, const wgc_gemm_args *g);
-  wgc_status (*conv2d)(wgc_context *ctx, const wgc_conv2d_args *c);
-  wgc_status (*attention)(wgc_context *ctx, const wgc_attention_args *a);
-  wgc_status (*reduce)(wgc_context *ctx, const wgc_reduce_args *r);
-  wgc_status (*unary)(wgc_context *ctx, const wgc_unary_args *u);
-  wgc_status (*binary)(wgc_context *ctx, const wgc_binary_args *b);
-  wgc_status (*copy_strided)(wgc_context *ctx, const wgc_copy_strided_args *c);
-  wgc_status (*gather)(wgc_context *ctx, const wgc_gather_args *g);
-  wgc_status (*where)(wgc_context *ctx, const wgc_where_args *w);
-  wgc_status (*norm)(wgc_context *ctx, const wgc_norm_args *n);
-  wgc_status (*rotary)(wgc_context *ctx, const wgc_rotary_args *r);
-  wgc_status (*pool2d)(wgc_context *ctx, const wgc_pool2d_args *p);
+  /* one member per op family, in WGC_OP_FAMILIES order:
+   * wgc_status (*gemm)(wgc_context *ctx, const wgc_gemm_args *args); ... */
+#define WGC_BACKEND_OP_(NAME, name)                                            \
+  wgc_status (*name)(wgc_context * ctx, const wgc_##name##_args *args);
+  WGC_OP_FAMILIES(WGC_BACKEND_OP_)
+#undef WGC_BACKEND_OP_
 
   /* optional: pipelines compiled so far */
   size_t (*pipelines_compiled)(const wgc_context *ctx);

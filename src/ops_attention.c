@@ -6,6 +6,29 @@
 
 #include <math.h>
 
+/* The browser build: wgc.js writes wgc_attention_desc into wasm memory field by
+ * field (4-byte fields, 8-byte device addresses, in declaration order). */
+#if UINTPTR_MAX == UINT32_MAX
+#include <stddef.h>
+_Static_assert(offsetof(wgc_attention_desc, batch) == 0 &&
+                   offsetof(wgc_attention_desc, seq_q) == 12 &&
+                   offsetof(wgc_attention_desc, head_dim) == 20 &&
+                   offsetof(wgc_attention_desc, scale) == 24 &&
+                   offsetof(wgc_attention_desc, causal) == 28 &&
+                   offsetof(wgc_attention_desc, head_dim_v) == 32 &&
+                   offsetof(wgc_attention_desc, softcap) == 36 &&
+                   offsetof(wgc_attention_desc, mask) == 40 &&
+                   offsetof(wgc_attention_desc, mask_stride) == 48 &&
+                   offsetof(wgc_attention_desc, q_stride) == 60 &&
+                   offsetof(wgc_attention_desc, k_stride) == 72 &&
+                   offsetof(wgc_attention_desc, v_stride) == 84 &&
+                   offsetof(wgc_attention_desc, o_stride) == 96 &&
+                   sizeof(wgc_attention_strides) == 12 &&
+                   sizeof(wgc_attention_desc) <= 256,
+               "wgc.js writes wgc_attention_desc as 10 words, the 8-byte "
+               "mask at 40, then 15 words of strides, into a 256-byte area");
+#endif
+
 /* One strided operand's extents: dims counts over (batch, head, seq), the
  * row length, and its strides (resolved). */
 typedef struct attn_layout {

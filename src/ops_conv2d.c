@@ -3,6 +3,20 @@
 
 #include "validate.h"
 
+/* The browser build: wgc.js writes wgc_conv2d_desc into wasm memory field by
+ * field (4-byte fields, 8-byte device addresses, in declaration order). */
+#if UINTPTR_MAX == UINT32_MAX
+#include <stddef.h>
+_Static_assert(offsetof(wgc_conv2d_desc, n) == 0 &&
+                   offsetof(wgc_conv2d_desc, k) == 16 &&
+                   offsetof(wgc_conv2d_desc, stride_h) == 28 &&
+                   offsetof(wgc_conv2d_desc, pad_h) == 36 &&
+                   offsetof(wgc_conv2d_desc, dilation_h) == 44 &&
+                   offsetof(wgc_conv2d_desc, groups) == 52 &&
+                   sizeof(wgc_conv2d_desc) == 56,
+               "wgc.js writes wgc_conv2d_desc as 14 words");
+#endif
+
 /* Applies defaults and checks d; ctx may be NULL (errors go to the thread
  * slot). On success fills the defaulted desc and the output size. */
 static wgc_status conv_desc(wgc_context *ctx, const char *fn,

@@ -5,6 +5,18 @@
 
 #include <math.h>
 
+/* The browser build: wgc.js writes wgc_gemm_epilogue into wasm memory field by
+ * field (4-byte fields, 8-byte device addresses, in declaration order). */
+#if UINTPTR_MAX == UINT32_MAX
+#include <stddef.h>
+_Static_assert(offsetof(wgc_gemm_epilogue, bias) == 0 &&
+                   offsetof(wgc_gemm_epilogue, bias_kind) == 8 &&
+                   offsetof(wgc_gemm_epilogue, activation) == 12 &&
+                   sizeof(wgc_gemm_epilogue) == 16,
+               "wgc.js writes wgc_gemm_epilogue as an 8-byte address and 2 "
+               "words");
+#endif
+
 static size_t max1(size_t x) { return x ? x : 1; }
 
 /* A rows x cols strided matrix, repeated batch times stride elements

@@ -3,6 +3,23 @@
 
 #include "validate.h"
 
+/* The browser build: wgc.js writes wgc_pool2d_desc into wasm memory field by
+ * field (4-byte fields, 8-byte device addresses, in declaration order). */
+#if UINTPTR_MAX == UINT32_MAX
+#include <stddef.h>
+_Static_assert(offsetof(wgc_pool2d_desc, n) == 0 &&
+                   offsetof(wgc_pool2d_desc, r) == 16 &&
+                   offsetof(wgc_pool2d_desc, stride_h) == 24 &&
+                   offsetof(wgc_pool2d_desc, pad_h) == 32 &&
+                   offsetof(wgc_pool2d_desc, dilation_h) == 40 &&
+                   offsetof(wgc_pool2d_desc, mode) == 48 &&
+                   offsetof(wgc_pool2d_desc, count_include_pad) == 52 &&
+                   sizeof(wgc_pool2d_desc) == 56,
+               "wgc.js writes wgc_pool2d_desc as 14 words");
+_Static_assert(WGC_POOL_MAX == 0 && WGC_POOL_AVG == 1,
+               "wgc.js exports POOL_MAX = 0 and POOL_AVG = 1");
+#endif
+
 #define INDEX_LIMIT 0x7fffffffu /* kernels form indices below 2^31 */
 
 /* Applies defaults and checks d; ctx may be NULL (errors go to the thread

@@ -248,6 +248,53 @@ static void gen_gemm(fz_rng *r, fz_step *s) {
   s->dist = fz_chance(r, 0.7) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
 }
 
+/* The window of a conv2d or pool2d step over an h x w input (either may
+ * be 0): sizes, strides, pads and dilations (0: the default 1), then the
+ * window shrunk until it fits the padded input. */
+typedef struct window2d {
+  size_t h, w, r, s, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+} window2d;
+
+/* Copies g into a conv2d or pool2d desc, whose fields have the same names. */
+#define SET_WINDOW(d, g)                                                       \
+  ((d)->h = (g).h, (d)->w = (g).w, (d)->r = (g).r, (d)->s = (g).s,             \
+   (d)->stride_h = (g).stride_h, (d)->stride_w = (g).stride_w,                 \
+   (d)->pad_h = (g).pad_h, (d)->pad_w = (g).pad_w,                             \
+   (d)->dilation_h = (g).dilation_h, (d)->dilation_w = (g).dilation_w)
+
+/* may_exceed_budget: sometimes (true returned) a single-plane input and a
+ * window over all of it, beyond the loop budget of CPU adapters. */
+static bool gen_window(fz_rng *r, window2d *g, bool may_exceed_budget) {
+  g->r = 1 + fz_below(r, 5);
+  g->s = 1 + fz_below(r, 5);
+  g->stride_h = fz_below(r, 4);
+  g->stride_w = fz_below(r, 4);
+  g->pad_h = fz_below(r, 3);
+  g->pad_w = fz_below(r, 3);
+  g->dilation_h = fz_below(r, 4);
+  g->dilation_w = fz_below(r, 4);
+  /* Steps that cannot exceed the budget draw no chance for it. */
+  bool big = may_exceed_budget && fz_chance(r, 0.05);
+  if (big) { /* 150^2 taps or more; the budget is 32768 */
+    g->h = g->r = 150 + fz_below(r, 60);
+    g->w = g->s = 150 + fz_below(r, 60);
+    g->pad_h = g->pad_w = 0;
+    g->dilation_h = g->dilation_w = 0;
+  }
+  /* an empty input keeps a padded row or column to hold the window */
+  if (g->h + 2 * g->pad_h == 0)
+    g->pad_h = 1;
+  if (g->w + 2 * g->pad_w == 0)
+    g->pad_w = 1;
+  size_t dh = g->dilation_h ? g->dilation_h : 1;
+  size_t dw = g->dilation_w ? g->dilation_w : 1;
+  while (g->r > 1 && g->h + 2 * g->pad_h < dh * (g->r - 1) + 1)
+    g->r--;
+  while (g->s > 1 && g->w + 2 * g->pad_w < dw * (g->s - 1) + 1)
+    g->s--;
+  return big;
+}
+
 static void gen_conv(fz_rng *r, fz_step *s) {
   wgc_conv2d_desc *d = &s->cv;
   d->n = fz_chance(r, 0.05) ? 0 : 1 + fz_below(r, 3);
@@ -256,21 +303,10 @@ static void gen_conv(fz_rng *r, fz_step *s) {
   d->w = 1 + fz_below(r, 24);
   /* sometimes past 16 channels: the register kernel of 16-channel blocks */
   d->k = 1 + fz_below(r, fz_chance(r, 0.25) ? 40 : 8);
-  d->r = 1 + fz_below(r, 5);
-  d->s = 1 + fz_below(r, 5);
-  d->stride_h = fz_below(r, 4);
-  d->stride_w = fz_below(r, 4);
-  d->pad_h = fz_below(r, 3);
-  d->pad_w = fz_below(r, 3);
-  d->dilation_h = fz_below(r, 4);
-  d->dilation_w = fz_below(r, 4);
+  window2d g = {.h = d->h, .w = d->w};
+  gen_window(r, &g, false);
+  SET_WINDOW(d, g);
   d->groups = fz_chance(r, 0.4) ? divisor(r, d->c ? gcd(d->c, d->k) : d->k) : 0;
-  size_t dh = d->dilation_h ? d->dilation_h : 1;
-  size_t dw = d->dilation_w ? d->dilation_w : 1;
-  while (d->r > 1 && d->h + 2 * d->pad_h < dh * (d->r - 1) + 1)
-    d->r--;
-  while (d->s > 1 && d->w + 2 * d->pad_w < dw * (d->s - 1) + 1)
-    d->s--;
   if (fz_chance(r, 0.12)) {
     /* Many same-sign taps under a bias of 1e6..1e8: float32 accumulation
      * that starts from the bias loses them. */
@@ -580,32 +616,10 @@ static void gen_pool(fz_rng *r, fz_step *s) {
   d->c = fz_chance(r, 0.05) ? 0 : 1 + fz_below(r, 8);
   d->h = fz_chance(r, 0.04) ? 0 : 1 + fz_below(r, 24);
   d->w = fz_chance(r, 0.04) ? 0 : 1 + fz_below(r, 24);
-  d->r = 1 + fz_below(r, 5);
-  d->s = 1 + fz_below(r, 5);
-  d->stride_h = fz_below(r, 4);
-  d->stride_w = fz_below(r, 4);
-  d->pad_h = fz_below(r, 3);
-  d->pad_w = fz_below(r, 3);
-  d->dilation_h = fz_below(r, 4);
-  d->dilation_w = fz_below(r, 4);
-  if (fz_chance(r, 0.05)) {
-    /* a window beyond the loop budget of CPU adapters (32768 taps) */
+  window2d g = {.h = d->h, .w = d->w};
+  if (gen_window(r, &g, true))
     d->n = d->c = 1;
-    d->h = d->r = 150 + fz_below(r, 60);
-    d->w = d->s = 150 + fz_below(r, 60);
-    d->pad_h = d->pad_w = 0;
-    d->dilation_h = d->dilation_w = 0;
-  }
-  size_t dh = d->dilation_h ? d->dilation_h : 1;
-  size_t dw = d->dilation_w ? d->dilation_w : 1;
-  if (d->h + 2 * d->pad_h == 0)
-    d->pad_h = 1;
-  if (d->w + 2 * d->pad_w == 0)
-    d->pad_w = 1;
-  while (d->r > 1 && d->h + 2 * d->pad_h < dh * (d->r - 1) + 1)
-    d->r--;
-  while (d->s > 1 && d->w + 2 * d->pad_w < dw * (d->s - 1) + 1)
-    d->s--;
+  SET_WINDOW(d, g);
   d->mode = (wgc_pool_mode)fz_below(r, 2);
   d->count_include_pad = d->mode == WGC_POOL_AVG && fz_chance(r, 0.5);
   s->dist = fz_chance(r, 0.8) ? FZ_DIST_UNIT : FZ_DIST_WIDE;

@@ -516,11 +516,8 @@ static bool build_rotary(fz_env *e, fz_pending *p, char *msg, size_t size) {
 static bool build_pool(fz_env *e, fz_pending *p, char *msg, size_t size) {
   const fz_step *s = &p->s;
   const wgc_pool2d_desc *d = &s->pl;
-  size_t sh = d->stride_h ? d->stride_h : 1, sw = d->stride_w ? d->stride_w : 1;
-  size_t dh = d->dilation_h ? d->dilation_h : 1;
-  size_t dw = d->dilation_w ? d->dilation_w : 1;
-  size_t pp = (d->h + 2 * d->pad_h - dh * (d->r - 1) - 1) / sh + 1;
-  size_t qq = (d->w + 2 * d->pad_w - dw * (d->s - 1) - 1) / sw + 1;
+  size_t pp, qq;
+  ref_pool2d_size(d, &pp, &qq);
   size_t planes = d->n * d->c, nx = planes * d->h * d->w, ny = planes * pp * qq;
   int X = fz_add_opnd(p, "input", nx, false, -1);
   int O = fz_add_opnd(p, "output", ny, true, -1);
@@ -536,47 +533,18 @@ static bool build_pool(fz_env *e, fz_pending *p, char *msg, size_t size) {
     return false;
   fz_want_alloc(p, ny);
   fz_map_contiguous(p, 0, O, ny);
+  double *y = mz(ny * sizeof *y), *tol = mz(ny * sizeof *tol);
+  double *mag = mz(ny * sizeof *mag);
   for (int v = 0; v < 2; v++) {
-    const float *x = fz_in(p, v, X);
-    for (size_t pl = 0; pl < planes; pl++)
-      for (size_t oy = 0; oy < pp; oy++)
-        for (size_t ox = 0; ox < qq; ox++) {
-          double m = -INFINITY, sum = 0, sabs = 0;
-          size_t inside = 0;
-          bool nan = false;
-          for (size_t i = 0; i < d->r; i++)
-            for (size_t j = 0; j < d->s; j++) {
-              long long iy =
-                  (long long)(oy * sh + i * dh) - (long long)d->pad_h;
-              long long ix =
-                  (long long)(ox * sw + j * dw) - (long long)d->pad_w;
-              if (iy < 0 || ix < 0 || iy >= (long long)d->h ||
-                  ix >= (long long)d->w)
-                continue;
-              double xv = x[(pl * d->h + (size_t)iy) * d->w + (size_t)ix];
-              inside++;
-              nan |= isnan(xv);
-              m = xv > m ? xv : m;
-              sum += xv;
-              sabs += isfinite(xv) ? fabs(xv) : 0;
-            }
-          size_t o = (pl * pp + oy) * qq + ox;
-          if (d->mode == WGC_POOL_MAX) {
-            set_want(p, v, o, nan ? NAN : m, FZ_FLUSH_ALLOW, 0);
-          } else {
-            double count =
-                d->count_include_pad ? (double)d->r * d->s : (double)inside;
-            double y = count > 0 ? sum / count : 0;
-            double tol =
-                count > 0 ? ((double)d->r * d->s + 1) * 0x1p-24 * sabs / count +
-                                0x1p-24 * fin(y)
-                          : 0;
-            /* float32 partial sums of finite taps may overflow where the
-             * double sum does not */
-            set_want(p, v, o, y, tol + FZ_FLUSH_ALLOW, sabs > FZ_OVERFLOW);
-          }
-        }
+    ref_pool2d(d, fz_in(p, v, X), y, tol, mag);
+    /* float32 partial sums of finite taps may overflow where the double
+     * sum does not */
+    for (size_t o = 0; o < ny; o++)
+      set_want(p, v, o, y[o], tol[o] + FZ_FLUSH_ALLOW, mag[o] > FZ_OVERFLOW);
   }
+  free(y);
+  free(tol);
+  free(mag);
   return true;
 }
 

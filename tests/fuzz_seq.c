@@ -5,6 +5,7 @@
 #include "fuzz.h"
 
 #include "ops_ref.h"
+#include "util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,21 +20,12 @@ bool fz_env_create(fz_env *e, size_t mbb, int gpu_kernels, unsigned threads) {
   e->mbb = mbb;
   e->gpu_kernels = gpu_kernels;
   e->threads = threads;
-  /* The kernel form is read at wgc_create. */
-  const char *old = getenv("WGC_KERNELS");
-  char *saved = old ? strdup(old) : NULL;
-  if (gpu_kernels)
-    setenv("WGC_KERNELS", "gpu", 1);
-  else
-    unsetenv("WGC_KERNELS");
+  /* The seed chooses the kernel form: never the suite's WGC_KERNELS, so
+   * that a seed replays alike in every run. Failures are the seed's own
+   * FUZZ lines, not a harness case. */
   wgc_options w = {.backend = WGC_BACKEND_WEBGPU, .max_binding_bytes = mbb};
-  wgc_status s0 = wgc_create(&w, &e->ctx[0]);
-  if (saved) {
-    setenv("WGC_KERNELS", saved, 1);
-    free(saved);
-  } else {
-    unsetenv("WGC_KERNELS");
-  }
+  wgc_status s0 =
+      create_ctx(&w, gpu_kernels ? KERNELS_GPU : KERNELS_ADAPTER, &e->ctx[0]);
   wgc_options c = {.backend = WGC_BACKEND_CPU, .cpu_threads = threads};
   wgc_status s1 = wgc_create(&c, &e->ctx[1]);
   if (s0 != WGC_OK || s1 != WGC_OK) {

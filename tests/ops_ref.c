@@ -130,6 +130,62 @@ void ref_conv2d(const wgc_conv2d_desc *d, const float *x, const float *w,
     }
 }
 
+/* ---- pool2d -------------------------------------------------------------- */
+
+void ref_pool2d_size(const wgc_pool2d_desc *d, size_t *p, size_t *q) {
+  size_t eh = or_one(d->dilation_h) * (d->r - 1) + 1;
+  size_t ew = or_one(d->dilation_w) * (d->s - 1) + 1;
+  *p = (d->h + 2 * d->pad_h - eh) / or_one(d->stride_h) + 1;
+  *q = (d->w + 2 * d->pad_w - ew) / or_one(d->stride_w) + 1;
+}
+
+void ref_pool2d(const wgc_pool2d_desc *d, const float *x, double *y,
+                double *tol, double *mag) {
+  size_t p, q;
+  ref_pool2d_size(d, &p, &q);
+  size_t sh = or_one(d->stride_h), sw = or_one(d->stride_w);
+  size_t dh = or_one(d->dilation_h), dw = or_one(d->dilation_w);
+  for (size_t plane = 0; plane < d->n * d->c; plane++)
+    for (size_t oy = 0; oy < p; oy++)
+      for (size_t ox = 0; ox < q; ox++) {
+        double m = -INFINITY, sum = 0, sabs = 0;
+        size_t inside = 0;
+        bool nan = false;
+        for (size_t i = 0; i < d->r; i++)
+          for (size_t j = 0; j < d->s; j++) {
+            long long iy = (long long)(oy * sh + i * dh) - (long long)d->pad_h;
+            long long ix = (long long)(ox * sw + j * dw) - (long long)d->pad_w;
+            if (iy < 0 || ix < 0 || iy >= (long long)d->h ||
+                ix >= (long long)d->w)
+              continue;
+            double v = x[(plane * d->h + (size_t)iy) * d->w + (size_t)ix];
+            inside++;
+            nan |= isnan(v);
+            if (v > m)
+              m = v;
+            sum += v;
+            sabs += isfinite(v) ? fabs(v) : 0;
+          }
+        size_t k = (plane * p + oy) * q + ox;
+        if (d->mode == WGC_POOL_MAX) {
+          y[k] = nan ? NAN : m;
+          tol[k] = 0;
+          if (mag)
+            mag[k] = 0;
+          continue;
+        }
+        double count =
+            d->count_include_pad ? (double)d->r * d->s : (double)inside;
+        y[k] = count > 0 ? sum / count : 0;
+        tol[k] = count > 0
+                     ? ((double)d->r * d->s + 1) * 0x1p-24 * sabs / count +
+                           0x1p-24 * (isfinite(y[k]) ? fabs(y[k]) : 0)
+                     : 0;
+        if (mag)
+          mag[k] = sabs;
+      }
+}
+
 /* ---- attention ----------------------------------------------------------- */
 
 /* The unfused formula in double on the (possibly strided) operands:

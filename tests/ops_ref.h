@@ -41,6 +41,19 @@ bool ref_conv2d_size(const wgc_conv2d_desc *d, size_t *p, size_t *q);
 void ref_conv2d(const wgc_conv2d_desc *d, const float *x, const float *w,
                 const float *bias, double *out);
 
+/* ---- pool2d -------------------------------------------------------------
+ * Output size of a valid desc with its defaults (0 stride/dilation = 1). */
+void ref_pool2d_size(const wgc_pool2d_desc *d, size_t *p, size_t *q);
+/* ONNX's MaxPool / AveragePool (ceil_mode 0) over x [n, c, h, w] into
+ * y [n, c, p, q], with each element's bound in tol: 0 for MAX (exact), for
+ * AVG the header's (r*s + 1) * 2^-24 * mean(|x|) plus a rounding of y.
+ * Infinite inputs are left out of the mean: they make y an infinity or NaN,
+ * which must match exactly. mag (NULL: not wanted): for AVG the sum of the
+ * window's finite |x|, which float32 partial sums may overflow where the
+ * float64 sum does not; 0 for MAX. */
+void ref_pool2d(const wgc_pool2d_desc *d, const float *x, double *y,
+                double *tol, double *mag);
+
 /* ---- attention ---------------------------------------------------------- */
 /* Follows d's strides, softcap and head_dim_v; d->mask, when set, is a
  * host pointer (cast to wgc_ptr) to the mask in d->mask_stride's layout. */

@@ -54,6 +54,22 @@ static bool poll_until(wgc_context *ctx, const int *calls, int want) {
   return false;
 }
 
+/* ---- version
+ * ------------------------------------------------------------------
+ */
+
+TEST(api_version) {
+  if (!case_begin("api_version"))
+    return;
+  char want[64];
+  snprintf(want, sizeof want, "%d.%d.%d", WGC_VERSION_MAJOR, WGC_VERSION_MINOR,
+           WGC_VERSION_PATCH);
+  const char *got = wgc_version();
+  CHECK(got && strcmp(got, want) == 0, "wgc_version() \"%s\", header %s",
+        got ? got : "(null)", want);
+  case_end();
+}
+
 /* ---- status and error text ------------------------------------------------
  */
 

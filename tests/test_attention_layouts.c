@@ -170,24 +170,6 @@ typedef struct own_ctx {
   wgc_context *ctx;
 } own_ctx;
 
-static wgc_status own_create(own_ctx *own) {
-  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU,
-                     .max_binding_bytes = own->max_binding_bytes};
-  if (!own->gpu_kernels)
-    return wgc_create(&opt, &own->ctx);
-  const char *old = getenv("WGC_KERNELS");
-  char *saved = old ? strdup(old) : NULL;
-  setenv("WGC_KERNELS", "gpu", 1);
-  wgc_status st = wgc_create(&opt, &own->ctx);
-  if (saved) {
-    setenv("WGC_KERNELS", saved, 1);
-    free(saved);
-  } else {
-    unsetenv("WGC_KERNELS");
-  }
-  return st;
-}
-
 /* own (NULL: the shared context of backend bi): a WebGPU context of the
  * test's own. */
 static void run_case(int bi, const lay_case *c, own_ctx *own) {
@@ -196,7 +178,8 @@ static void run_case(int bi, const lay_case *c, own_ctx *own) {
     if (!case_begin("attention layout %s[webgpu %s]", c->name, own->label))
       return;
     if (!own->ctx)
-      CHECK_STATUS(own_create(own), WGC_OK);
+      own->ctx = new_ctx_kernels(WGC_BACKEND_WEBGPU, own->max_binding_bytes,
+                                 own->gpu_kernels ? KERNELS_GPU : KERNELS_ENV);
     ctx = own->ctx;
     if (!ctx) {
       case_end();

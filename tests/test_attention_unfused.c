@@ -81,8 +81,6 @@ static void plant(uf_special sp, wgc_attention_desc *d, float *q, float *k,
   }
 }
 
-static wgc_context *capped_ctx(bool gpu);
-
 /* *ctx is created by the first case the filter lets run, so that a run of
  * other cases (the CPU-only run under valgrind) starts no adapter. */
 static void unfused_special(wgc_context **ctxp, bool gpu, const char *label,
@@ -91,7 +89,8 @@ static void unfused_special(wgc_context **ctxp, bool gpu, const char *label,
                   UF_NAMES[sp], hdv))
     return;
   if (!*ctxp)
-    *ctxp = capped_ctx(gpu);
+    *ctxp = new_ctx_kernels(WGC_BACKEND_WEBGPU, 4096,
+                            gpu ? KERNELS_GPU : KERNELS_ENV);
   wgc_context *ctx = *ctxp;
   if (!ctx) {
     case_end();
@@ -155,26 +154,6 @@ static void unfused_special(wgc_context **ctxp, bool gpu, const char *label,
   free(m);
   free(o);
   case_end();
-}
-
-/* A WebGPU context with 4 KiB bindings; gpu: the kernel forms made for
- * GPUs (WGC_KERNELS=gpu) whatever the adapter. */
-static wgc_context *capped_ctx(bool gpu) {
-  wgc_options opt = {.backend = WGC_BACKEND_WEBGPU, .max_binding_bytes = 4096};
-  const char *old = getenv("WGC_KERNELS");
-  char *saved = old ? strdup(old) : NULL;
-  if (gpu)
-    setenv("WGC_KERNELS", "gpu", 1);
-  wgc_context *ctx = NULL;
-  wgc_status s = wgc_create(&opt, &ctx);
-  if (saved) {
-    setenv("WGC_KERNELS", saved, 1);
-    free(saved);
-  } else {
-    unsetenv("WGC_KERNELS");
-  }
-  CHECK(s == WGC_OK, "wgc_create(4 KiB bindings): %s", wgc_last_error(NULL));
-  return s == WGC_OK ? ctx : NULL;
 }
 
 TEST(attention_unfused_special) {

@@ -22,13 +22,6 @@ typedef struct tile_case {
   bool bias;
 } tile_case;
 
-static float sentinel(void) {
-  uint32_t bits = 0x7FC5A5A5u;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 static double max_abs(const float *x, size_t n) {
   double m = 0;
   for (size_t i = 0; i < n; i++)

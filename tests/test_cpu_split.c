@@ -11,7 +11,7 @@
 #include "util.h"
 
 #include "cpu/cpu.h"
-#include "cpu/split.h"
+#include "cpu/work.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -176,14 +176,14 @@ TEST(cpu_split_conv2d) {
       float *x = random_floats(nx, 4), *f = random_floats(nf, 5);
       float *bi = random_floats(d.k, 6), *y1 = falloc(ny), *y2 = falloc(ny);
       cpu_work w = {.kind = CPU_WORK_CONV2D};
-      w.u.conv = (wgc_conv2d_args){.d = d,
-                                   .p = p,
-                                   .q = q,
-                                   .input = ref(x),
-                                   .filter = ref(f),
-                                   .bias = ref(bias ? bi : 0),
-                                   .has_bias = bias};
-      compare_split(ctx, &w, &w.u.conv.output, y1, y2, ny, 0.0, p + 1);
+      w.u.conv2d = (wgc_conv2d_args){.d = d,
+                                     .p = p,
+                                     .q = q,
+                                     .input = ref(x),
+                                     .filter = ref(f),
+                                     .bias = ref(bias ? bi : 0),
+                                     .has_bias = bias};
+      compare_split(ctx, &w, &w.u.conv2d.output, y1, y2, ny, 0.0, p + 1);
       free(x), free(f), free(bi), free(y1), free(y2);
       case_end();
     }
@@ -252,9 +252,9 @@ TEST(cpu_split_attention) {
     float *q = random_floats(nq, 7), *k = random_floats(nk, 8);
     float *v = random_floats(nk, 9), *o1 = falloc(nq), *o2 = falloc(nq);
     cpu_work w = {.kind = CPU_WORK_ATTENTION};
-    w.u.attn =
+    w.u.attention =
         (wgc_attention_args){.d = d, .q = ref(q), .k = ref(k), .v = ref(v)};
-    compare_split(ctx, &w, &w.u.attn.o, o1, o2, nq, 0.0,
+    compare_split(ctx, &w, &w.u.attention.o, o1, o2, nq, 0.0,
                   d.batch * d.heads * d.seq_q);
     free(q), free(k), free(v), free(o1), free(o2);
     case_end();
@@ -295,13 +295,13 @@ TEST(cpu_split_attention_layout) {
       m[i] = -INFINITY;
     float *o1 = falloc(no), *o2 = falloc(no);
     cpu_work w = {.kind = CPU_WORK_ATTENTION};
-    w.u.attn = (wgc_attention_args){.d = d,
-                                    .q = ref(q),
-                                    .k = ref(k),
-                                    .v = ref(v),
-                                    .mask = ref(m),
-                                    .has_mask = true};
-    compare_split(ctx, &w, &w.u.attn.o, o1, o2, no, 0.0, B * H * SQ);
+    w.u.attention = (wgc_attention_args){.d = d,
+                                         .q = ref(q),
+                                         .k = ref(k),
+                                         .v = ref(v),
+                                         .mask = ref(m),
+                                         .has_mask = true};
+    compare_split(ctx, &w, &w.u.attention.o, o1, o2, no, 0.0, B * H * SQ);
     free(q), free(k), free(v), free(m), free(o1), free(o2);
     case_end();
   }

@@ -150,15 +150,11 @@ static void compare(const outputs *got, const outputs *want) {
   }
 }
 
-static wgc_context *webgpu_with_limit(size_t max_binding_bytes) {
-  return new_ctx(WGC_BACKEND_WEBGPU, max_binding_bytes);
-}
-
 TEST(engine_split_bindings) {
   if (!case_begin("engine[webgpu] every op split to 64 KiB bindings"))
     return;
   wgc_context *cpu = test_ctx(WGC_BACKEND_CPU);
-  wgc_context *gpu = webgpu_with_limit(64 * 1024);
+  wgc_context *gpu = new_ctx(WGC_BACKEND_WEBGPU, 64 * 1024);
   if (cpu && gpu) {
     outputs want = {0}, got = {0};
     workload(cpu, &want);
@@ -175,7 +171,7 @@ TEST(engine_pipeline_cache) {
   if (!case_begin("engine[webgpu] a second run compiles no pipeline"))
     return;
   wgc_context *cpu = test_ctx(WGC_BACKEND_CPU);
-  wgc_context *gpu = webgpu_with_limit(0);
+  wgc_context *gpu = new_ctx(WGC_BACKEND_WEBGPU, 0);
   if (cpu && gpu) {
     outputs want = {0}, first = {0}, second = {0};
     workload(cpu, &want);
@@ -345,7 +341,7 @@ TEST(engine_one_allocation) {
   if (!case_begin("engine[webgpu] operands of one allocation, 64 KiB bindings"))
     return;
   wgc_context *cpu = test_ctx(WGC_BACKEND_CPU);
-  wgc_context *gpu = webgpu_with_limit(64 * 1024);
+  wgc_context *gpu = new_ctx(WGC_BACKEND_WEBGPU, 64 * 1024);
   if (cpu && gpu) {
     outputs want = {0}, got = {0};
     one_allocation(cpu, &want);

@@ -5,7 +5,7 @@
 #include "harness.h"
 #include "util.h"
 
-#include "cpu/split.h"
+#include "cpu/work.h"
 
 #include <math.h>
 #include <stdint.h>

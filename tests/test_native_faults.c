@@ -193,24 +193,13 @@ static bool close_to(const float *got, const float *want, size_t n,
   return true;
 }
 
-/* An explicit WebGPU context; fails the child without one. */
-static wgc_context *webgpu_context(size_t max_binding_bytes) {
-  wgc_options o = {.backend = WGC_BACKEND_WEBGPU,
-                   .max_binding_bytes = max_binding_bytes};
-  wgc_context *ctx = NULL;
-  wgc_status s = wgc_create(&o, &ctx);
-  CHECK(s == WGC_OK, "wgc_create(WEBGPU) gave %s: %s", wgc_status_name(s),
-        wgc_last_error(NULL));
-  return ctx;
-}
-
 /* Memory exhaustion: wgc_alloc, a download's staging buffer, the scratch of
  * a split-K GEMM and of a reduction fail with OUT_OF_MEMORY, change
  * nothing, and the context works on once memory is back. */
 TEST(child_faults_memory) {
-  wgc_context *ctx = webgpu_context(0);
+  wgc_context *ctx = new_ctx(WGC_BACKEND_WEBGPU, 0);
   /* Small bindings make the reduction keep partial sums in scratch. */
-  wgc_context *rctx = webgpu_context(64 << 10);
+  wgc_context *rctx = new_ctx(WGC_BACKEND_WEBGPU, 64 << 10);
   if (!ctx || !rctx) {
     wgc_destroy(ctx);
     wgc_destroy(rctx);
@@ -340,7 +329,7 @@ TEST(native_faults_memory) {
 /* A device request that runs out of memory is OUT_OF_MEMORY; the contexts
  * that exist go on working, and a later request succeeds. */
 TEST(child_faults_create_oom) {
-  wgc_context *ctx = webgpu_context(0);
+  wgc_context *ctx = new_ctx(WGC_BACKEND_WEBGPU, 0);
   if (!ctx)
     return;
   float x[4] = {1, -2, 3, -4};
@@ -357,7 +346,7 @@ TEST(child_faults_create_oom) {
   CHECK(strstr(wgc_last_error(NULL), "wgc_create") != NULL,
         "the error names not wgc_create: %s", wgc_last_error(NULL));
   wgc_destroy(second);
-  second = webgpu_context(0);
+  second = new_ctx(WGC_BACKEND_WEBGPU, 0);
   wgc_destroy(second);
   CHECK_DEVICE_EQUALS(ctx, p, x, 4, "a buffer of the first context");
   wgc_destroy(ctx);
@@ -423,7 +412,7 @@ TEST(child_faults_driver_retry) {
   wgc_destroy(ctx);
   env_check(env, "after the capped wgc_create");
   for (int i = 0; i < 2; i++) {
-    ctx = webgpu_context(0);
+    ctx = new_ctx(WGC_BACKEND_WEBGPU, 0);
     if (ctx)
       CHECK(!strcmp(wgc_adapter_name(ctx), want),
             "wgc_create %d after a failed one chose %s, want %s", i + 1,

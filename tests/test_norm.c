@@ -8,7 +8,7 @@
 #include "util.h"
 
 #include "cpu/cpu.h"
-#include "cpu/split.h"
+#include "cpu/work.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -25,13 +25,6 @@ static const char *const kind_names[] = {"softmax", "log_softmax", "layer_norm",
 /* The bounds stated in wgc.h: rel * |want| + abs. */
 static const double bound_rel[] = {1e-5, 1e-5, 1e-5, 1e-5};
 static const double bound_abs[] = {1e-6, 2e-6, 1e-5, 1e-6};
-
-static float sentinel(void) {
-  uint32_t bits = 0x7FC5A5A5u;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
 
 /* float64 reference of [outer, len, inner] rows (inner 1 for the norms). */
 static void ref_norm(kind k, const float *x, size_t outer, size_t len,

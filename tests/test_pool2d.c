@@ -8,7 +8,7 @@
 #include "ops_ref.h"
 #include "util.h"
 
-#include "cpu/split.h"
+#include "cpu/work.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -17,68 +17,6 @@
 #include <string.h>
 
 #define GUARD 3
-
-static float sentinel(void) {
-  uint32_t bits = 0x7FC5A5A5u;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-static size_t dflt(size_t v) { return v ? v : 1; }
-
-/* The output size by the header's formula. */
-static void out_size(const wgc_pool2d_desc *d, size_t *p, size_t *q) {
-  size_t eh = dflt(d->dilation_h) * (d->r - 1) + 1;
-  size_t ew = dflt(d->dilation_w) * (d->s - 1) + 1;
-  *p = (d->h + 2 * d->pad_h - eh) / dflt(d->stride_h) + 1;
-  *q = (d->w + 2 * d->pad_w - ew) / dflt(d->stride_w) + 1;
-}
-
-/* ONNX's pooling in float64, and each element's bound: 0 for MAX (exact),
- * for AVG the header's (r*s + 1) * 2^-24 * mean(|x|) plus a rounding. */
-static void ref_pool(const wgc_pool2d_desc *d, const float *x, double *y,
-                     double *tol) {
-  size_t p, q;
-  out_size(d, &p, &q);
-  size_t sh = dflt(d->stride_h), sw = dflt(d->stride_w);
-  size_t dh = dflt(d->dilation_h), dw = dflt(d->dilation_w);
-  for (size_t plane = 0; plane < d->n * d->c; plane++)
-    for (size_t oy = 0; oy < p; oy++)
-      for (size_t ox = 0; ox < q; ox++) {
-        double m = -INFINITY, sum = 0, sabs = 0;
-        size_t inside = 0;
-        bool nan = false;
-        for (size_t i = 0; i < d->r; i++)
-          for (size_t j = 0; j < d->s; j++) {
-            long long iy = (long long)(oy * sh + i * dh) - (long long)d->pad_h;
-            long long ix = (long long)(ox * sw + j * dw) - (long long)d->pad_w;
-            if (iy < 0 || ix < 0 || iy >= (long long)d->h ||
-                ix >= (long long)d->w)
-              continue;
-            double v = x[(plane * d->h + (size_t)iy) * d->w + (size_t)ix];
-            inside++;
-            nan |= isnan(v);
-            if (v > m)
-              m = v;
-            sum += v;
-            sabs += fabs(v);
-          }
-        size_t k = (plane * p + oy) * q + ox;
-        if (d->mode == WGC_POOL_MAX) {
-          y[k] = nan ? NAN : m;
-          tol[k] = 0;
-        } else {
-          double count =
-              d->count_include_pad ? (double)d->r * d->s : (double)inside;
-          y[k] = count > 0 ? sum / count : 0;
-          tol[k] = count > 0
-                       ? ((double)d->r * d->s + 1) * 0x1p-24 * sabs / count +
-                             0x1p-24 * fabs(y[k])
-                       : 0;
-        }
-      }
-}
 
 typedef enum fill_kind { FILL_UNIFORM, FILL_SPECIAL, FILL_TIES } fill_kind;
 
@@ -104,7 +42,7 @@ static void fill_input(float *x, size_t n, fill_kind kind, unsigned seed) {
 static void run_case(wgc_context *ctx, const char *key,
                      const wgc_pool2d_desc *d, fill_kind kind, bool packed) {
   size_t p, q;
-  out_size(d, &p, &q);
+  ref_pool2d_size(d, &p, &q);
   size_t nx = d->n * d->c * d->h * d->w, ny = d->n * d->c * p * q;
   size_t total = ny + 2 * GUARD;
   float *x = falloc(nx + 1), *y = falloc(total), *got = falloc(total);
@@ -129,7 +67,7 @@ static void run_case(wgc_context *ctx, const char *key,
     CHECK_OK(ctx, wgc_pool2d(ctx, d, dx, at(dy, GUARD)));
     if (dev_read(ctx, got, dy, total)) {
       double *want = dalloc(ny), *tol = dalloc(ny);
-      ref_pool(d, x, want, tol);
+      ref_pool2d(d, x, want, tol, NULL);
       double worst = check_close_at(__FILE__, __LINE__, key, NULL, got + GUARD,
                                     want, ny, 0, 0, tol);
       case_note(" err/bound %.2g", worst);
@@ -252,7 +190,7 @@ TEST(pool2d_special_values) {
         if (dx && dy) {
           CHECK_OK(ctx, wgc_pool2d(ctx, &d, dx, dy));
           if (dev_read(ctx, got, dy, 4)) {
-            ref_pool(&d, x, want, tol);
+            ref_pool2d(&d, x, want, tol, NULL);
             check_close_at(__FILE__, __LINE__, "pool2d special", NULL, got,
                            want, 4, 0, 0, tol);
           }

@@ -480,20 +480,8 @@ TEST(reduce_long_row_small_window_gpu_kernels) {
   if (!case_begin("reduce[webgpu] sum of 368641 under 4160-byte bindings, "
                   "gpu kernels"))
     return;
-  const char *old = getenv("WGC_KERNELS");
-  char *saved = old ? strdup(old) : NULL;
-  setenv("WGC_KERNELS", "gpu", 1);
-  wgc_options o = {.backend = WGC_BACKEND_WEBGPU, .max_binding_bytes = 4160};
-  wgc_context *ctx = NULL;
-  wgc_status st = wgc_create(&o, &ctx);
-  if (saved) {
-    setenv("WGC_KERNELS", saved, 1);
-    free(saved);
-  } else {
-    unsetenv("WGC_KERNELS");
-  }
-  CHECK_STATUS(st, WGC_OK);
-  if (st == WGC_OK) {
+  wgc_context *ctx = new_ctx_kernels(WGC_BACKEND_WEBGPU, 4160, KERNELS_GPU);
+  if (ctx) {
     size_t n = 368641;
     float *x = falloc(n);
     fill_uniform(x, n, -1, 1, 77);

@@ -6,7 +6,7 @@
 #include "util.h"
 
 #include "cpu/cpu.h"
-#include "cpu/split.h"
+#include "cpu/work.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -17,13 +17,6 @@
 #define GUARD 3
 /* |error| <= REL * (|x1 cos| + |x2 sin|): two products and a sum. */
 #define REL 4e-7
-
-static float sentinel(void) {
-  uint32_t bits = 0x7FC5A5A5u;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
 
 static float int_bits(int32_t v) {
   float f;

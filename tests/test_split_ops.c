@@ -14,10 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static wgc_context *capped(size_t max_binding_bytes) {
-  return new_ctx(WGC_BACKEND_WEBGPU, max_binding_bytes);
-}
-
 /* ---- reduce ------------------------------------------------------------ */
 
 /* Reduces x (of shape) over axis on the CPU backend and on gpu; the input
@@ -123,7 +119,7 @@ TEST(split_reduce) {
                       cases[c].shared ? " one allocation" : ""))
         continue;
       if (!gpu)
-        gpu = capped(64 * 1024);
+        gpu = new_ctx(WGC_BACKEND_WEBGPU, 64 * 1024);
       float *y = falloc(n);
       memcpy(y, x, n * sizeof *x);
       if (nan) { /* NaN in the first, a middle and the last element */
@@ -155,7 +151,7 @@ static void attention_case(size_t cap, size_t batch, size_t heads,
                   cap / 1024))
     return;
   wgc_context *cpu = test_ctx(WGC_BACKEND_CPU);
-  wgc_context *gpu = capped(cap);
+  wgc_context *gpu = new_ctx(WGC_BACKEND_WEBGPU, cap);
   wgc_attention_desc d = {.batch = batch,
                           .heads = heads,
                           .heads_kv = heads_kv,

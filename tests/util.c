@@ -18,13 +18,40 @@ const char *backend_label(wgc_backend b) {
   }
 }
 
-wgc_context *new_ctx(wgc_backend b, size_t max_binding_bytes) {
+wgc_status create_ctx(const wgc_options *opt, test_kernels k,
+                      wgc_context **ctx) {
+  if (k == KERNELS_ENV)
+    return wgc_create(opt, ctx);
+  const char *old = getenv("WGC_KERNELS");
+  char *saved = old ? strdup(old) : NULL;
+  if (k == KERNELS_GPU)
+    setenv("WGC_KERNELS", "gpu", 1);
+  else
+    unsetenv("WGC_KERNELS");
+  wgc_status s = wgc_create(opt, ctx);
+  if (saved) {
+    setenv("WGC_KERNELS", saved, 1);
+    free(saved);
+  } else {
+    unsetenv("WGC_KERNELS");
+  }
+  return s;
+}
+
+wgc_context *new_ctx_kernels(wgc_backend b, size_t max_binding_bytes,
+                             test_kernels k) {
   wgc_options opt = {.backend = b, .max_binding_bytes = max_binding_bytes};
   wgc_context *ctx = NULL;
-  wgc_status s = wgc_create(&opt, &ctx);
-  CHECK(s == WGC_OK, "wgc_create(%s) returned %s: %s", backend_label(b),
-        wgc_status_name(s), wgc_last_error(NULL));
+  wgc_status s = create_ctx(&opt, k, &ctx);
+  CHECK(s == WGC_OK, "wgc_create(%s, %zu-byte bindings%s) returned %s: %s",
+        backend_label(b), max_binding_bytes,
+        k == KERNELS_GPU ? ", gpu kernels" : "", wgc_status_name(s),
+        wgc_last_error(NULL));
   return s == WGC_OK ? ctx : NULL;
+}
+
+wgc_context *new_ctx(wgc_backend b, size_t max_binding_bytes) {
+  return new_ctx_kernels(b, max_binding_bytes, KERNELS_ENV);
 }
 
 void *xmalloc(size_t bytes) {
@@ -162,6 +189,13 @@ void check_error_value_at(const char *file, int line, const wgc_context *ctx,
 }
 
 bool same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+float sentinel(void) {
+  uint32_t bits = 0x7FC5A5A5u;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
 
 void check_device_equals_at(const char *file, int line, wgc_context *ctx,
                             wgc_ptr p, const float *want, size_t n,

@@ -12,10 +12,25 @@
 /* "cpu" or "webgpu": the label of a case line, known even when the context
  * could not be created. */
 const char *backend_label(wgc_backend b);
+/* The kernel form a WebGPU context is made with. WGC_KERNELS is read only
+ * at wgc_create, so it is set for the call and restored after. */
+typedef enum test_kernels {
+  KERNELS_ENV,     /* whatever WGC_KERNELS says (the suite's gpu-kernels run) */
+  KERNELS_ADAPTER, /* the form for the adapter found (WGC_KERNELS unset) */
+  KERNELS_GPU      /* the form made for GPUs, whatever the adapter */
+} test_kernels;
+
+/* wgc_create(opt) under the kernel form k; fails no case, for callers that
+ * report failures their own way. */
+wgc_status create_ctx(const wgc_options *opt, test_kernels k,
+                      wgc_context **ctx);
 /* A context of the case's own (not test_ctx's shared one), on backend b
  * with bindings capped at max_binding_bytes (0: the device's limit); NULL
  * with the case failed when wgc_create fails. */
 wgc_context *new_ctx(wgc_backend b, size_t max_binding_bytes);
+/* new_ctx under the kernel form k. */
+wgc_context *new_ctx_kernels(wgc_backend b, size_t max_binding_bytes,
+                             test_kernels k);
 
 /* Host memory for tests; aborts when the host is out of memory. */
 void *xmalloc(size_t bytes);
@@ -94,6 +109,11 @@ void check_device_equals_at(const char *file, int line, wgc_context *ctx,
 
 /* Bitwise float equality (NaN payloads included). */
 bool same_bits(float a, float b);
+
+/* A quiet NaN with a payload no operation produces by itself: output
+ * buffers start filled with it, so an element left unwritten, or a guard
+ * element written, shows bit for bit. */
+float sentinel(void);
 
 /* An address no allocation has: slot bits far beyond any table, plus
  * xorshift noise, never 0. */

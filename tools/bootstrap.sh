@@ -44,8 +44,9 @@ debs=""
 [ $want_native = 1 ] && debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip valgrind"
 [ $want_format = 1 ] && debs="$debs clang-format"
 # libclang-rt-14-dev-wasm32: compiler-rt builtins for wasm32 (64-bit
-# multiply with overflow checks needs __multi3).
-[ $want_browser = 1 ] && debs="$debs chromium clang lld wasi-libc libclang-rt-14-dev-wasm32 nodejs npm"
+# multiply with overflow checks needs __multi3); llvm-14: llvm-ar, which
+# indexes wasm32 archives for lld (libwgc.a for C programs in the browser).
+[ $want_browser = 1 ] && debs="$debs chromium clang lld llvm-14 wasi-libc libclang-rt-14-dev-wasm32 nodejs npm"
 # The bench's baselines and chart: Debian's python3-matplotlib goes with
 # /usr/bin/python3.
 [ $want_bench = 1 ] && debs="$debs libopenblas-dev python3-matplotlib"

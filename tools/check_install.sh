@@ -31,5 +31,8 @@ check "installed shared program runs on webgpu" \
   env -i PATH=/usr/bin:/bin WGC_BACKEND=webgpu "$prefix/hello"
 check "installed static program runs on webgpu" \
   env -i PATH=/usr/bin:/bin WGC_BACKEND=webgpu "$prefix/hello_static"
+# One version: the installed wgc.pc says the number the library reports.
+check "wgc.pc's version is the library's" \
+  sh -c "env -i PATH=/usr/bin:/bin WGC_BACKEND=cpu '$prefix/hello' | grep -q \"^wgc \$(pkg-config --modversion wgc),\""
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

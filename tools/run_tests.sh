@@ -55,6 +55,8 @@ build() {
   fi
 }
 
+# No two files of src/ depend on each other, by calls or includes.
+section layers python3 tools/check_layers.py src
 if build lib build/test_wgc; then
   section c build/test_wgc
   # The adapters here run on the CPU and get the kernels made for that;
@@ -109,6 +111,11 @@ fi
 section install tools/check_install.sh
 if build wasm; then
   section browser node tests/browser/run.mjs
+  # The npm package installed into a fresh project: a Vite page in
+  # Chromium, Deno, Node with and without a GPU.
+  if build npm; then
+    section npm node tests/npm/run.mjs "$PWD/build/wgc-$(make -s --no-print-directory print-version).tgz"
+  fi
 fi
 # The failures again, last, where a log cut to its tail still shows them.
 if [ -s "$log/failures" ]; then

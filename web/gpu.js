@@ -27,8 +27,10 @@ const POWER = [undefined, 'low-power', 'high-performance'];
 const STAGING = 0x0001 | 0x0008, POOL = 8, POOL_BYTES = 1 << 20;
 const poolSize = (size) => 2 ** Math.ceil(Math.log2(Math.max(size, 256)));
 
-// wasm: {exports} of the instance, filled in once it exists.
-export function gpuImports(wasm) {
+// wasm: {exports} of the instance, filled in once it exists; schedulePoll
+// queues a task that runs wgc_poll_all (C asks for one after registering a
+// callback that may be due before any GPU event).
+export function gpuImports(wasm, schedulePoll) {
   const objs = new Map(); // id -> {dev, device|buffer|pipeline|group|enc, ...}
   let lastId = 0;
   // Ids stay below 2^31: gpu_browser.c gives its cached bind groups
@@ -69,10 +71,14 @@ export function gpuImports(wasm) {
   const complete = (token, status) => { x().wgc_gpu_complete(token, status); poll(); };
   const failure = (e) => (e?.name === 'AbortError' ? CANCELLED : DEVICE);
 
-  async function requestDevice(power, token) {
+  // The GPU object of the create() being served: its options' gpu (hosts
+  // without navigator.gpu: Node with the webgpu package), else the page's.
+  const gpuOf = () => wasm.gpu ?? (typeof navigator !== 'undefined' ? navigator.gpu : undefined);
+
+  async function requestDevice(gpu, power, token) {
     let status = NO_ADAPTER, id = 0;
     try {
-      const adapter = await navigator.gpu.requestAdapter({ powerPreference: POWER[power] });
+      const adapter = await gpu.requestAdapter({ powerPreference: POWER[power] });
       if (adapter) {
         status = DEVICE;
         const requiredLimits = {};
@@ -109,8 +115,8 @@ export function gpuImports(wasm) {
   }
 
   const imports = {
-    has_gpu: () => (typeof navigator !== 'undefined' && !!navigator.gpu ? 1 : 0),
-    request_device: (power, token) => { requestDevice(power, token); },
+    has_gpu: () => (gpuOf() ? 1 : 0),
+    request_device: (power, token) => { requestDevice(gpuOf(), power, token); },
     device_release: (dev) => {
       const d = objs.get(dev);
       for (const [id, rec] of objs)
@@ -245,6 +251,7 @@ export function gpuImports(wasm) {
       new Promise((ok) => ok(objs.get(dev).queue.onSubmittedWorkDone()))
         .then(() => complete(token, OK), (e) => complete(token, failure(e)));
     },
+    request_poll: () => schedulePoll(),
   };
   for (const k of Object.keys(imports))
     if (k !== 'request_device') imports[k] = guard(k, imports[k]);

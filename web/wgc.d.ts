@@ -208,7 +208,22 @@ export interface Context {
  * application/wasm, not a module) it rejects with a WgcError of status
  * DEVICE whose message names the URL and the cause. */
 export function create(options?: Options | null): Promise<Context>;
+/**
+ * Loads an application module: C code written against wgc.h and linked
+ * with wgc's wasm32 static library (make wasm: build/web/lib/libwgc.a)
+ * into one wasm file. Supplies the imports wgc inside it needs (GPU layer,
+ * WASI, event-loop tasks) plus the application's own (e.g. `{env: {...}}`),
+ * runs its `_initialize`, and resolves to its exports. Its C code uses the
+ * `_async` calls, whose callbacks fire from the event loop. Rejects with a
+ * WgcError naming the URL and the cause when the module cannot be loaded.
+ */
+export function instantiate(
+  url: string | URL,
+  imports?: WebAssembly.Imports,
+): Promise<WebAssembly.Exports>;
 /** The functions without a context; they need the module loaded by create(). */
+/** wgc_version(): "MAJOR.MINOR.PATCH" of the loaded wgc.wasm. */
+export function version(): string;
 export function conv2dOutputSize(d: Conv2dDesc): { p: number; q: number };
 export function pool2dOutputSize(d: Pool2dDesc): { p: number; q: number };
 /** wgc_last_error(NULL): the last failure that had no context. */

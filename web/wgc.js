@@ -64,72 +64,109 @@ function token(fn) {
   W.tokens.set(W.lastToken, fn);
   return W.lastToken;
 }
-function answer(t, ...a) {
-  const fn = W.tokens.get(t);
-  W.tokens.delete(t);
-  fn?.(...a);
-}
 
-// Fires the callbacks C made due without an event of their own (the CPU
-// backend completes at once): as a task, never inside the registering call.
-// The CPU backend's queued work runs in slices of a few milliseconds, one
-// task each (C asks for them through schedule_pump), so timers, input and
-// rendering run in between. Both go through one MessageChannel: unlike
-// setTimeout(0) it is not throttled to 4 ms once nested.
-const POLL = 0, PUMP = 1;
-let pollQueued = false, pumpQueued = false, channel = null;
-function schedulePoll() {
-  if (pollQueued) return;
-  pollQueued = true;
-  channel.port2.postMessage(POLL);
-}
-function schedulePump() {
-  if (pumpQueued) return;
-  pumpQueued = true;
-  if (globalThis.scheduler?.postTask)
-    globalThis.scheduler.postTask(() => onTask({ data: PUMP }), { priority: 'background' });
-  else
-    channel.port2.postMessage(PUMP);
-}
-function onTask(e) {
-  if (e.data === PUMP) {
-    pumpQueued = false;
-    if (W.exports.wgc_js_cpu_pump()) schedulePump();
-  } else {
-    pollQueued = false;
+// What a wasm module with wgc inside needs from its page: the WASI calls
+// wasi-libc makes, the GPU layer (gpu.js), the continuations of the JS
+// glue's callbacks (tokens), and the event-loop tasks that run the CPU
+// backend's queued work and fire the callbacks C made due. mod is the
+// module's {exports, tokens}, its exports filled in once instantiated:
+// wgc.wasm's (W) or an application module's (instantiate).
+//
+// Callbacks C made due without an event of their own (the CPU backend
+// completes at once) fire from a poll queued as a task, never inside the
+// registering call. The CPU backend's queued work runs in slices of a few
+// milliseconds, one task each (C asks for them through schedule_pump), so
+// timers, input and rendering run in between. Both go through one
+// MessageChannel: unlike setTimeout(0) it is not throttled to 4 ms once
+// nested.
+function runtime(mod) {
+  const POLL = 0, PUMP = 1;
+  let pollQueued = false, pumpQueued = false, channel = null;
+  // Outside browsers (Node, Deno: their ports have unref) an open port
+  // keeps the process alive, so the channel is closed whenever no task is
+  // queued and made again for the next one.
+  const closeWhenIdle = typeof MessagePort !== 'undefined' && 'unref' in MessagePort.prototype;
+  const onTask = (kind) => {
+    if (kind === PUMP) {
+      pumpQueued = false;
+      if (mod.exports.wgc_js_cpu_pump()) schedulePump();
+    } else {
+      pollQueued = false;
+    }
+    mod.exports.wgc_poll_all();
+    if (closeWhenIdle && channel && !pollQueued && !pumpQueued) {
+      channel.port1.close();
+      channel = null;
+    }
+  };
+  const post = (kind) => {
+    if (!channel) {
+      channel = new MessageChannel();
+      channel.port1.onmessage = (e) => onTask(e.data);
+    }
+    channel.port2.postMessage(kind);
+  };
+  function schedulePoll() {
+    if (pollQueued) return;
+    pollQueued = true;
+    post(POLL);
   }
-  W.exports.wgc_poll_all();
+  function schedulePump() {
+    if (pumpQueued) return;
+    pumpQueued = true;
+    if (globalThis.scheduler?.postTask)
+      globalThis.scheduler.postTask(() => onTask(PUMP), { priority: 'background' });
+    else
+      post(PUMP);
+  }
+  const answer = (t, ...a) => {
+    const fn = mod.tokens.get(t);
+    mod.tokens.delete(t);
+    fn?.(...a);
+  };
+  const imports = {
+    wasi_snapshot_preview1: wasi(mod),
+    wgc_gpu: gpuImports(mod, schedulePoll),
+    wgc_js: {
+      created: (t, s, ctx) => answer(t, s, ctx),
+      done: (t, s) => answer(t, s),
+      schedule_pump: schedulePump,
+    },
+  };
+  return { imports, schedulePoll };
 }
 
 // The WASI calls wasi-libc may make; others answer ENOSYS (52).
-function wasi() {
+function wasi(mod) {
+  const mem8 = () => new Uint8Array(mod.exports.memory.buffer);
+  const view = () => new DataView(mod.exports.memory.buffer);
   const known = {
     fd_write(fd, iovs, n, nwritten) {
       let total = 0, s = '';
       for (let i = 0; i < n; i++) {
-        const p = dv().getUint32(iovs + 8 * i, true), len = dv().getUint32(iovs + 8 * i + 4, true);
-        s += new TextDecoder().decode(u8().subarray(p, p + len));
+        const p = view().getUint32(iovs + 8 * i, true), len = view().getUint32(iovs + 8 * i + 4, true);
+        s += new TextDecoder().decode(mem8().subarray(p, p + len));
         total += len;
       }
-      dv().setUint32(nwritten, total, true);
+      view().setUint32(nwritten, total, true);
       if (s) (fd === 2 ? console.error : console.log)(s);
       return 0;
     },
-    environ_sizes_get(count, size) { dv().setUint32(count, 0, true); dv().setUint32(size, 0, true); return 0; },
+    environ_sizes_get(count, size) { view().setUint32(count, 0, true); view().setUint32(size, 0, true); return 0; },
     environ_get: () => 0,
-    args_sizes_get(count, size) { dv().setUint32(count, 0, true); dv().setUint32(size, 0, true); return 0; },
+    args_sizes_get(count, size) { view().setUint32(count, 0, true); view().setUint32(size, 0, true); return 0; },
     args_get: () => 0,
     clock_time_get(id, precision, out) {
-      dv().setBigUint64(out, BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6)), true);
+      view().setBigUint64(out, BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6)), true);
       return 0;
     },
     random_get(buf, len) {
       for (let i = 0; i < len; i += 65536)
-        crypto.getRandomValues(u8().subarray(buf + i, buf + Math.min(len, i + 65536)));
+        crypto.getRandomValues(mem8().subarray(buf + i, buf + Math.min(len, i + 65536)));
       return 0;
     },
     fd_close: () => 0,
-    proc_exit(code) { throw new Error(`wgc.wasm exited with status ${code}`); },
+    proc_exit(code) { throw new Error(`wasm module exited with status ${code}`); },
   };
   return new Proxy(known, { get: (t, k) => t[k] ?? (() => 52) });
 }
@@ -143,42 +180,69 @@ function badResponse(response) {
   return '';
 }
 
+// Node's fetch does not read files: a file: URL (Node, Deno) is read from
+// disk. The module name is a variable so that bundlers leave it alone.
+async function fetchModule(url) {
+  if (!String(url).startsWith('file:')) return fetch(url);
+  const fs = 'node:fs/promises';
+  const { readFile } = await import(/* @vite-ignore */ fs);
+  return new Response(await readFile(new URL(url)), { headers: { 'content-type': 'application/wasm' } });
+}
+
+// Fetches and instantiates the module at url with the runtime of mod (and
+// the application's own imports), runs its _initialize and fills in
+// mod.exports; rejects with a WgcError naming the url and the cause.
+async function load(url, mod, own = {}) {
+  const failed = (why) => new WgcError('DEVICE', `${url} could not be loaded: ${why}`);
+  const rt = runtime(mod);
+  const imports = { ...own, ...rt.imports };
+  let response, result;
+  try {
+    response = await fetchModule(url);
+  } catch (e) {
+    throw failed(`the request failed (${e?.message ?? e})`);
+  }
+  const why = badResponse(response);
+  if (why) throw failed(why);
+  try {
+    result = await WebAssembly.instantiateStreaming(response, imports);
+  } catch (e) {
+    throw failed(`${e?.name ?? 'Error'}: ${e?.message ?? e}`);
+  }
+  mod.exports = result.instance.exports;
+  mod.exports._initialize?.();
+  return rt;
+}
+
+let schedulePoll = () => {};
 function instance() {
   loading ??= (async () => {
-    const url = new URL('wgc.wasm', import.meta.url);
-    const failed = (why) => new WgcError('DEVICE', `wgc.wasm could not be loaded from ${url}: ${why}`);
-    const imports = {
-      wasi_snapshot_preview1: wasi(),
-      wgc_gpu: gpuImports(W),
-      wgc_js: {
-        created: (t, s, ctx) => answer(t, s, ctx),
-        done: (t, s) => answer(t, s),
-        schedule_pump: () => schedulePump(),
-      },
-    };
-    let response, result;
-    try {
-      response = await fetch(url);
-    } catch (e) {
-      throw failed(`the request failed (${e?.message ?? e})`);
-    }
-    const why = badResponse(response);
-    if (why) throw failed(why);
-    try {
-      result = await WebAssembly.instantiateStreaming(response, imports);
-    } catch (e) {
-      throw failed(`${e?.name ?? 'Error'}: ${e?.message ?? e}`);
-    }
-    W.exports = result.instance.exports;
-    W.exports._initialize();
+    const rt = await load(new URL('wgc.wasm', import.meta.url), W);
+    schedulePoll = rt.schedulePoll;
     W.scratch = W.exports.malloc(SCRATCH_BYTES);
-    channel = new MessageChannel();
-    channel.port1.onmessage = onTask;
   })().catch((e) => {
     loading = null;
     throw e instanceof WgcError ? e : new WgcError('DEVICE', `wgc.wasm could not be loaded: ${e?.message ?? e}`);
   });
   return loading;
+}
+
+// An application module: C code written against wgc.h, linked with wgc's
+// wasm32 static library (make wasm: build/web/lib/libwgc.a, README "C
+// programs in the browser") into one wasm file. Fetches and instantiates
+// it with everything wgc inside it imports (the GPU layer, WASI, the event
+// loop's tasks) plus the application's own imports ({env: {...}}), runs
+// its _initialize, and resolves to its exports. Its C code uses the _async
+// calls; their callbacks fire from the event loop. Rejects with a WgcError
+// naming the url and the cause when the module cannot be loaded.
+export async function instantiate(url, imports = {}) {
+  const mod = { exports: null, tokens: new Map() };
+  try {
+    await load(url, mod, imports);
+  } catch (e) {
+    throw e instanceof WgcError ? e : new WgcError('DEVICE', `${url} could not be loaded: ${e?.message ?? e}`);
+  }
+  return mod.exports;
 }
 
 // ---- argument marshalling ----
@@ -432,12 +496,17 @@ for (const [method, sig] of Object.entries(SIGS)) {
 // ---- module functions ----
 
 // options: {backend, power, cpu_threads, max_binding_bytes} as wgc_options
-// (missing fields 0, the defaults); resolves to a
+// (missing fields 0, the defaults), and gpu: the GPU object to use where
+// there is no navigator.gpu (Node: the webgpu package's create()); resolves
+// to a
 // context, rejects with a WgcError (e.g. status "NO_ADAPTER" for
 // {backend: BACKEND_WEBGPU} without an adapter).
 export async function create(options) {
   await instance();
   const opt = writeDesc('wgc_create_async', 'options', options);
+  if (options?.gpu !== undefined && (typeof options.gpu !== 'object' || typeof options.gpu?.requestAdapter !== 'function'))
+    throw invalid('wgc_create_async', 'opt->gpu is not a GPU object (one with requestAdapter)');
+  W.gpu = options?.gpu ?? null; // read by gpu.js while this call starts
   return new Promise((resolve, reject) => {
     const t = token((s, ptr) => (s === OK ? resolve(new Context(ptr)) : reject(fail(s, 0))));
     const s = W.exports.wgc_js_create_async(opt, t);
@@ -472,6 +541,8 @@ export function pool2dOutputSize(d) {
   return { p: dv().getUint32(W.scratch + OUT, true), q: dv().getUint32(W.scratch + OUT2, true) };
 }
 
+// wgc_version(): "MAJOR.MINOR.PATCH" of the loaded module.
+export function version() { loaded('wgc_version'); return str(W.exports.wgc_version()); }
 export function statusName(s) { loaded('wgc_status_name'); return nameOf(s); }
 export function statusString(s) { loaded('wgc_status_string'); return str(W.exports.wgc_status_string(s)); }
 // wgc_last_error(NULL): the last failure that had no context.

@@ -6,24 +6,17 @@
 // build/bench), WGC_BENCH_REPS, WGC_BENCH_QUICK=1 (one GEMM size, fewer
 // round trips), WGC_BENCH_ONLY (only the cases whose "group name" contains
 // it, e.g. "host").
-import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { arch } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '../../tools/serve.mjs';
+import { launch } from '../../tools/chromium.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
-const { chromium } = createRequire(resolve(root, 'web/package.json'))('playwright-core');
-
-// The tests' flags (tests/browser/run.mjs): WebGPU on SwiftShader, the
-// adapter Chromium has on a machine without a GPU.
-const ARGS = [
-  '--no-sandbox', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--enable-unsafe-webgpu',
-  '--use-webgpu-adapter=swiftshader', '--use-angle=swiftshader', '--enable-features=Vulkan',
-];
+// Chromium as the tests run it (tools/chromium.mjs): WebGPU on SwiftShader,
+// the adapter it has on a machine without a GPU.
 const ADAPTER = 'chromium';
 const TIMEOUT_MS = 600000;
 
@@ -38,9 +31,7 @@ const { server, url } = await serve(web, 0, {
   '/bench/': here, '/kernels/': resolve(root, 'bench/kernels'),
 });
 let result;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true, args: ARGS,
-});
+const browser = await launch();
 try {
   const page = await browser.newPage();
   await page.exposeFunction('__benchLine', (l) => console.log(l));

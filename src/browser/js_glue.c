@@ -1,8 +1,8 @@
 /* Glue for web/wgc.js (wasm32 only): the _async entry points with C
  * callbacks that hand a JavaScript token back through the imports of module
- * "wgc_js", and compile-time checks of the struct layouts wgc.js writes into
- * wasm memory (fields of 4 bytes, device addresses of 8, in declaration
- * order). */
+ * "wgc_js", and compile-time checks of the sizes wgc.js assumes. Each op
+ * family checks the layout of its own desc, as wgc.js writes it into wasm
+ * memory, beside its entry point (src/ops_<family>.c). */
 #include "wgc.h"
 
 #include <stddef.h>
@@ -24,48 +24,6 @@ _Static_assert(offsetof(wgc_options, backend) == 0 &&
                    offsetof(wgc_options, max_binding_bytes) == 12 &&
                    sizeof(wgc_options) == 16,
                "wgc.js writes wgc_options as 4 words");
-_Static_assert(offsetof(wgc_conv2d_desc, n) == 0 &&
-                   offsetof(wgc_conv2d_desc, k) == 16 &&
-                   offsetof(wgc_conv2d_desc, stride_h) == 28 &&
-                   offsetof(wgc_conv2d_desc, pad_h) == 36 &&
-                   offsetof(wgc_conv2d_desc, dilation_h) == 44 &&
-                   offsetof(wgc_conv2d_desc, groups) == 52 &&
-                   sizeof(wgc_conv2d_desc) == 56,
-               "wgc.js writes wgc_conv2d_desc as 14 words");
-_Static_assert(offsetof(wgc_pool2d_desc, n) == 0 &&
-                   offsetof(wgc_pool2d_desc, r) == 16 &&
-                   offsetof(wgc_pool2d_desc, stride_h) == 24 &&
-                   offsetof(wgc_pool2d_desc, pad_h) == 32 &&
-                   offsetof(wgc_pool2d_desc, dilation_h) == 40 &&
-                   offsetof(wgc_pool2d_desc, mode) == 48 &&
-                   offsetof(wgc_pool2d_desc, count_include_pad) == 52 &&
-                   sizeof(wgc_pool2d_desc) == 56,
-               "wgc.js writes wgc_pool2d_desc as 14 words");
-_Static_assert(WGC_POOL_MAX == 0 && WGC_POOL_AVG == 1,
-               "wgc.js exports POOL_MAX = 0 and POOL_AVG = 1");
-_Static_assert(offsetof(wgc_attention_desc, batch) == 0 &&
-                   offsetof(wgc_attention_desc, seq_q) == 12 &&
-                   offsetof(wgc_attention_desc, head_dim) == 20 &&
-                   offsetof(wgc_attention_desc, scale) == 24 &&
-                   offsetof(wgc_attention_desc, causal) == 28 &&
-                   offsetof(wgc_attention_desc, head_dim_v) == 32 &&
-                   offsetof(wgc_attention_desc, softcap) == 36 &&
-                   offsetof(wgc_attention_desc, mask) == 40 &&
-                   offsetof(wgc_attention_desc, mask_stride) == 48 &&
-                   offsetof(wgc_attention_desc, q_stride) == 60 &&
-                   offsetof(wgc_attention_desc, k_stride) == 72 &&
-                   offsetof(wgc_attention_desc, v_stride) == 84 &&
-                   offsetof(wgc_attention_desc, o_stride) == 96 &&
-                   sizeof(wgc_attention_strides) == 12 &&
-                   sizeof(wgc_attention_desc) <= 256,
-               "wgc.js writes wgc_attention_desc as 10 words, the 8-byte "
-               "mask at 40, then 15 words of strides, into a 256-byte area");
-_Static_assert(offsetof(wgc_gemm_epilogue, bias) == 0 &&
-                   offsetof(wgc_gemm_epilogue, bias_kind) == 8 &&
-                   offsetof(wgc_gemm_epilogue, activation) == 12 &&
-                   sizeof(wgc_gemm_epilogue) == 16,
-               "wgc.js writes wgc_gemm_epilogue as an 8-byte address and 2 "
-               "words");
 
 static void created(wgc_status s, wgc_context *ctx, void *user) {
   js_created((uint32_t)(uintptr_t)user, (int)s, ctx);

@@ -5,6 +5,7 @@
  * row of scores and one of output accumulators. Operands are addressed
  * through their (resolved) element strides. */
 #include "cpu.h"
+#include "split.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -146,4 +147,75 @@ wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
   cpu_parallel(ctx, tasks, work, attn_task, &job);
   free(job.scratch);
   return WGC_OK;
+}
+
+/* ---- pieces for the wasm32 queue (split.h) -------------------------------
+ * Pieces are block_size[0] query rows of one (batch, head). A causal block
+ * becomes a BOTTOM_RIGHT call on the keys its rows can see: query i sees
+ * keys j < i + 1 + delta (delta 0 for TOP_LEFT, seq_kv - seq_q for
+ * BOTTOM_RIGHT), so rows [r0, r1) with seq_kv' = r1 + delta see exactly
+ * that; rows past the point where every key is visible run unmasked. */
+wgc_status cpu_split_attention_plan(const wgc_attention_args *a, cpu_split *s) {
+  const wgc_attention_desc *d = &a->d;
+  double row =
+      2.0 * (double)(d->seq_kv + 1) * (double)(d->head_dim + d->head_dim_v);
+  s->work = row * (double)(d->seq_q * d->batch * d->heads);
+  s->block_size[0] = cpu_fit(s, row, d->seq_q);
+  s->blocks[0] = cpu_div_up(d->seq_q, s->block_size[0]);
+  s->pieces = d->batch * d->heads * s->blocks[0];
+  return WGC_OK;
+}
+
+static wgc_status attention_rows(wgc_context *ctx, const wgc_attention_args *a,
+                                 size_t bh, size_t r0, size_t r1,
+                                 wgc_causal causal, size_t seq_kv) {
+  const wgc_attention_desc *d = &a->d;
+  size_t group = d->heads / d->heads_kv;
+  size_t b = bh / d->heads, h = bh % d->heads, hk = h / group;
+  wgc_attention_args p = *a;
+  p.d.batch = p.d.heads = p.d.heads_kv = 1;
+  p.d.seq_q = r1 - r0;
+  p.d.seq_kv = seq_kv;
+  p.d.causal = causal;
+  p.q = cpu_ref_at(a->q, b * d->q_stride.batch + h * d->q_stride.head +
+                             r0 * d->q_stride.seq);
+  p.o = cpu_ref_at(a->o, b * d->o_stride.batch + h * d->o_stride.head +
+                             r0 * d->o_stride.seq);
+  p.k = cpu_ref_at(a->k, b * d->k_stride.batch + hk * d->k_stride.head);
+  p.v = cpu_ref_at(a->v, b * d->v_stride.batch + hk * d->v_stride.head);
+  p.has_mask = a->has_mask && seq_kv;
+  if (p.has_mask)
+    p.mask =
+        cpu_ref_at(a->mask, b * d->mask_stride.batch + h * d->mask_stride.head +
+                                r0 * d->mask_stride.seq);
+  return cpu_attention(ctx, &p);
+}
+
+wgc_status cpu_split_attention_run(wgc_context *ctx,
+                                   const wgc_attention_args *a, cpu_split *s,
+                                   size_t i) {
+  const wgc_attention_desc *d = &a->d;
+  size_t bh = i / s->blocks[0];
+  size_t r0 = i % s->blocks[0] * s->block_size[0];
+  size_t r1 = cpu_min(r0 + s->block_size[0], d->seq_q);
+  if (d->causal == WGC_CAUSAL_NONE)
+    return attention_rows(ctx, a, bh, r0, r1, WGC_CAUSAL_NONE, d->seq_kv);
+  long long n = (long long)d->seq_kv;
+  long long delta =
+      d->causal == WGC_CAUSAL_TOP_LEFT ? 0 : n - (long long)d->seq_q;
+  long long seen = (long long)r1 + delta; /* keys the last row sees */
+  if (seen <= 0)
+    return attention_rows(ctx, a, bh, r0, r1, WGC_CAUSAL_BOTTOM_RIGHT, 0);
+  if (seen <= n)
+    return attention_rows(ctx, a, bh, r0, r1, WGC_CAUSAL_BOTTOM_RIGHT,
+                          (size_t)seen);
+  size_t all = (size_t)(n - delta); /* the first row that sees every key */
+  if (all > r0) {
+    wgc_status st =
+        attention_rows(ctx, a, bh, r0, all, WGC_CAUSAL_BOTTOM_RIGHT, d->seq_kv);
+    if (st != WGC_OK)
+      return st;
+    r0 = all;
+  }
+  return attention_rows(ctx, a, bh, r0, r1, WGC_CAUSAL_NONE, d->seq_kv);
 }

@@ -5,6 +5,10 @@
  * inner loop has no bounds tests). Planes are summed in tiles of TILE
  * doubles. */
 #include "cpu.h"
+#include "split.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct conv_job {
   const wgc_conv2d_args *c;
@@ -118,4 +122,96 @@ wgc_status cpu_conv2d(wgc_context *ctx, const wgc_conv2d_args *c) {
   double work = 2.0 * tasks * c->p * c->q * (d->c / d->groups) * d->r * d->s;
   cpu_parallel(ctx, tasks, work + (double)tasks * c->p * c->q, conv_task, &job);
   return WGC_OK;
+}
+
+/* ---- pieces for the wasm32 queue (split.h) -------------------------------
+ * group > 0: pieces are runs of group output channels of one image and one
+ * channel group. Otherwise one plane is too big: pieces are block_size[0]
+ * output rows of one plane, and the input rows they read (all of the
+ * group's channels) are gathered into a buffer first, since a window of
+ * rows is not a tensor the conv call can address in place. Padding rows
+ * stay virtual (pad_h, and a shorter h below), so every tap is the same. */
+static double conv_row_cost(const wgc_conv2d_args *c) {
+  const wgc_conv2d_desc *d = &c->d;
+  return (2.0 * (double)(d->c / d->groups) * (double)(d->r * d->s) + 1.0) *
+         (double)c->q;
+}
+
+wgc_status cpu_split_conv2d_plan(const wgc_conv2d_args *c, cpu_split *s) {
+  const wgc_conv2d_desc *d = &c->d;
+  double plane = conv_row_cost(c) * (double)c->p;
+  size_t kg = d->k / d->groups;
+  s->work = plane * (double)(d->n * d->k);
+  if (plane <= s->piece_work) {
+    s->group = cpu_fit(s, plane, kg);
+    s->blocks[0] = cpu_div_up(kg, s->group);
+    s->pieces = d->n * d->groups * s->blocks[0];
+  } else {
+    s->block_size[0] = cpu_fit(s, conv_row_cost(c), c->p);
+    s->blocks[0] = cpu_div_up(c->p, s->block_size[0]);
+    s->pieces = d->n * d->k * s->blocks[0];
+  }
+  return WGC_OK;
+}
+
+/* The parts of a piece shared by both forms: image img, channel group gi,
+ * out_count output channels from oc (absolute). */
+static wgc_conv2d_args conv_piece(const wgc_conv2d_args *c, size_t img,
+                                  size_t oc, size_t out_count) {
+  const wgc_conv2d_desc *d = &c->d;
+  size_t cg = d->c / d->groups, gi = oc / (d->k / d->groups);
+  wgc_conv2d_args a = *c;
+  a.d.n = 1;
+  a.d.c = cg;
+  a.d.groups = 1;
+  a.d.k = out_count;
+  a.input = cpu_ref_at(c->input, (img * d->c + gi * cg) * d->h * d->w);
+  a.filter = cpu_ref_at(c->filter, oc * cg * d->r * d->s);
+  if (c->has_bias)
+    a.bias = cpu_ref_at(c->bias, oc);
+  a.output = cpu_ref_at(c->output, (img * d->k + oc) * c->p * c->q);
+  return a;
+}
+
+wgc_status cpu_split_conv2d_run(wgc_context *ctx, const wgc_conv2d_args *c,
+                                cpu_split *s, size_t i) {
+  const wgc_conv2d_desc *d = &c->d;
+  size_t kg = d->k / d->groups, cg = d->c / d->groups;
+  if (s->group) {
+    size_t per_image = d->groups * s->blocks[0];
+    size_t img = i / per_image, rem = i % per_image;
+    size_t oc0 = rem % s->blocks[0] * s->group;
+    size_t oc = rem / s->blocks[0] * kg + oc0;
+    wgc_conv2d_args a = conv_piece(c, img, oc, cpu_min(s->group, kg - oc0));
+    return cpu_conv2d(ctx, &a);
+  }
+  size_t plane = i / s->blocks[0], rows = s->block_size[0];
+  size_t img = plane / d->k, oc = plane % d->k;
+  size_t p0 = i % s->blocks[0] * rows, pn = cpu_min(rows, c->p - p0);
+  /* input rows [lo, hi) are read; [real_lo, real_hi) of them exist */
+  long long lo = (long long)(p0 * d->stride_h) - (long long)d->pad_h;
+  long long hi =
+      lo + (long long)((pn - 1) * d->stride_h + (d->r - 1) * d->dilation_h + 1);
+  long long real_lo = lo > 0 ? lo : 0;
+  long long real_hi = hi < (long long)d->h ? hi : (long long)d->h;
+  size_t hr = real_hi > real_lo ? (size_t)(real_hi - real_lo) : 0;
+  size_t floats = cg * hr * d->w;
+  float *rows_in = malloc((floats ? floats : 1) * sizeof *rows_in);
+  if (!rows_in)
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                    "%s: out of host memory for %zu input rows", c->fn,
+                    cg * hr);
+  wgc_conv2d_args a = conv_piece(c, img, oc, 1);
+  const float *in = cpu_ptr(a.input) + (size_t)real_lo * d->w;
+  for (size_t ci = 0; ci < cg; ci++)
+    memcpy(rows_in + ci * hr * d->w, in + ci * d->h * d->w,
+           hr * d->w * sizeof *rows_in);
+  a.input = (wgc_ref){.mem = rows_in};
+  a.d.h = hr;
+  a.d.pad_h = (size_t)(real_lo - lo);
+  a.p = pn;
+  a.output = cpu_ref_at(a.output, p0 * c->q);
+  wgc_status st = cpu_conv2d(ctx, &a);
+  free(rows_in);
+  return st;
 }

@@ -1,5 +1,6 @@
-/* Private interface of the CPU reference backend (backend.c and one file
- * per op family in this folder). */
+/* Private interface of the CPU reference backend: its state, the pool's
+ * helpers (parallel.c) and each family's reference (one file per op family
+ * in this folder). backend.c holds the backend table above them. */
 #ifndef WGC_CPU_H
 #define WGC_CPU_H
 
@@ -29,23 +30,16 @@ static inline float *cpu_ptr(wgc_ref r) {
 }
 
 /* How many workers cpu_parallel will use for n_tasks tasks of work total
- * flops: per-worker scratch needs this many slots. */
+ * flops: per-worker scratch needs this many slots (parallel.c). */
 unsigned cpu_workers(const wgc_context *ctx, size_t n_tasks, double work);
 /* Runs fn over [0, n_tasks) on cpu_workers(ctx, n_tasks, work) workers. */
 void cpu_parallel(wgc_context *ctx, size_t n_tasks, double work, cpu_task_fn fn,
                   void *arg);
 
-wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g);
-wgc_status cpu_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
-wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a);
-wgc_status cpu_reduce(wgc_context *ctx, const wgc_reduce_args *r);
-wgc_status cpu_unary(wgc_context *ctx, const wgc_unary_args *u);
-wgc_status cpu_binary(wgc_context *ctx, const wgc_binary_args *b);
-wgc_status cpu_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c);
-wgc_status cpu_gather(wgc_context *ctx, const wgc_gather_args *g);
-wgc_status cpu_where(wgc_context *ctx, const wgc_where_args *w);
-wgc_status cpu_norm(wgc_context *ctx, const wgc_norm_args *n);
-wgc_status cpu_rotary(wgc_context *ctx, const wgc_rotary_args *r);
-wgc_status cpu_pool2d(wgc_context *ctx, const wgc_pool2d_args *a);
+/* Each family's reference, run whole on the pool (cpu/<family>.c). */
+#define CPU_OP_DECLARE_(NAME, name)                                            \
+  wgc_status cpu_##name(wgc_context *ctx, const wgc_##name##_args *a);
+WGC_OP_FAMILIES(CPU_OP_DECLARE_)
+#undef CPU_OP_DECLARE_
 
 #endif /* WGC_CPU_H */

@@ -10,7 +10,6 @@
 #include "defer.h"
 
 #include "cpu.h"
-#include "split.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -145,47 +144,6 @@ EXPORT int wgc_js_cpu_pump(void) {
   return busy_head != NULL;
 }
 
-/* The entry point that queued w: ops carry theirs from the front end. */
-static const char *fn_name(const cpu_work *w) {
-  switch (w->kind) {
-  case CPU_WORK_GEMM:
-    return w->u.gemm.fn;
-  case CPU_WORK_CONV2D:
-    return w->u.conv.fn;
-  case CPU_WORK_ATTENTION:
-    return w->u.attn.fn;
-  case CPU_WORK_REDUCE:
-    return w->u.reduce.fn;
-  case CPU_WORK_UNARY:
-    return w->u.unary.fn;
-  case CPU_WORK_BINARY:
-    return w->u.binary.fn;
-  case CPU_WORK_COPY_STRIDED:
-    return w->u.copy_strided.fn;
-  case CPU_WORK_GATHER:
-    return w->u.gather.fn;
-  case CPU_WORK_WHERE:
-    return w->u.where.fn;
-  case CPU_WORK_NORM:
-    return w->u.norm.fn;
-  case CPU_WORK_ROTARY:
-    return w->u.rotary.fn;
-  case CPU_WORK_POOL2D:
-    return w->u.pool2d.fn;
-  case CPU_WORK_UPLOAD:
-    return "wgc_upload";
-  case CPU_WORK_COPY:
-    return "wgc_copy";
-  case CPU_WORK_DOWNLOAD:
-    return "wgc_download_async";
-  case CPU_WORK_SYNC:
-    return "wgc_synchronize_async";
-  case CPU_WORK_FREE:
-    return "wgc_free";
-  }
-  return "wgc";
-}
-
 /* Finishes everything queued on q now: only when memory to queue a free
  * has run out, where holding the thread beats leaking or a fault. */
 static void drain(struct cpu_queue *q) {
@@ -202,7 +160,7 @@ static wgc_status enqueue(wgc_context *ctx, struct cpu_queue *q,
   if (!j)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
                     "%s: out of host memory to queue %zu bytes of work",
-                    fn_name(w), sizeof *j + staged);
+                    cpu_work_fn(w), sizeof *j + staged);
   *j = (cpu_job){.w = *w, .s = *plan};
   if (staged) {
     memcpy(j + 1, w->u.mem.host_src, staged);
@@ -228,7 +186,8 @@ wgc_status cpu_defer_submit(wgc_context *ctx, const cpu_work *w) {
   cpu_split plan;
   if (cpu_split_plan(w, CPU_PIECE_WORK, &plan) != WGC_OK)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
-                    "%s: out of host memory for partial results", fn_name(w));
+                    "%s: out of host memory for partial results",
+                    cpu_work_fn(w));
   /* an upload costs one copy either way: straight to its place if it can */
   if (!q->head && (plan.pieces == 1 || w->kind == CPU_WORK_UPLOAD)) {
     wgc_status s = WGC_OK;

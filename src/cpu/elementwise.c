@@ -6,6 +6,7 @@
  * gelu(-100), silu(-100)). An output may be exactly an input (in place):
  * every element is read before the same element is written. */
 #include "cpu.h"
+#include "split.h"
 
 #include <math.h>
 
@@ -311,4 +312,78 @@ wgc_status cpu_binary(wgc_context *ctx, const wgc_binary_args *b) {
   double cost = b->op == WGC_BINARY_POW ? 20.0 : 1.0;
   cpu_parallel(ctx, tasks, cost * (double)b->count, binary_task, &job);
   return WGC_OK;
+}
+
+/* ---- pieces for the wasm32 queue (split.h) -------------------------------
+ * Unary: element ranges. Binary: the output is cut at dimension
+ * blocks[0], the outermost whose inner elements (block_size[0]) fit a
+ * piece: each piece is one index of the dimensions before it and a run of
+ * group indices along it, a smaller broadcast of the same strides. */
+/* A libm call in wasm32 costs some 50 ns, as much as 100 flops of GEMM. */
+static double unary_cost(wgc_unary_op op) {
+  return op == WGC_UNARY_RELU || op == WGC_UNARY_ABS || op == WGC_UNARY_NEG
+             ? 1.0
+             : 100.0;
+}
+
+wgc_status cpu_split_unary_plan(const wgc_unary_args *u, cpu_split *s) {
+  s->work = unary_cost(u->op) * (double)u->n;
+  s->group = cpu_fit(s, unary_cost(u->op), u->n);
+  s->pieces = cpu_div_up(u->n, s->group);
+  return WGC_OK;
+}
+
+wgc_status cpu_split_unary_run(wgc_context *ctx, const wgc_unary_args *u,
+                               cpu_split *s, size_t i) {
+  wgc_unary_args a = *u;
+  size_t i0 = i * s->group;
+  a.n = cpu_min(s->group, u->n - i0);
+  a.input = cpu_ref_at(u->input, i0);
+  a.output = cpu_ref_at(u->output, i0);
+  return cpu_unary(ctx, &a);
+}
+
+wgc_status cpu_split_binary_plan(const wgc_binary_args *b, cpu_split *s) {
+  double cost = b->op == WGC_BINARY_POW ? 100.0 : 1.0;
+  s->work = cost * (double)b->count;
+  s->pieces = 1;
+  if (b->rank == 0)
+    return WGC_OK;
+  size_t fit = cpu_fit(s, cost, b->count), inner = 1, d = b->rank - 1;
+  while (d > 0 && inner * b->shape[d] <= fit)
+    inner *= b->shape[d--];
+  s->blocks[0] = d;
+  s->block_size[0] = inner;
+  s->group = cpu_fit(s, cost * (double)inner, b->shape[d]);
+  s->blocks[1] = cpu_div_up(b->shape[d], s->group);
+  s->pieces = b->count / (inner * b->shape[d]) * s->blocks[1];
+  return WGC_OK;
+}
+
+wgc_status cpu_split_binary_run(wgc_context *ctx, const wgc_binary_args *b,
+                                cpu_split *s, size_t i) {
+  if (b->rank == 0)
+    return cpu_binary(ctx, b);
+  size_t d = s->blocks[0], inner = s->block_size[0];
+  size_t j0 = i % s->blocks[1] * s->group, outer = i / s->blocks[1];
+  size_t oa = j0 * b->stride_a[d], ob = j0 * b->stride_b[d];
+  size_t out = (outer * b->shape[d] + j0) * inner;
+  for (size_t x = d, rest = outer; x-- > 0;) {
+    size_t idx = rest % b->shape[x];
+    rest /= b->shape[x];
+    oa += idx * b->stride_a[x];
+    ob += idx * b->stride_b[x];
+  }
+  wgc_binary_args a = {.op = b->op, .rank = b->rank - d, .fn = b->fn};
+  for (size_t x = d; x < b->rank; x++) {
+    a.shape[x - d] = b->shape[x];
+    a.stride_a[x - d] = b->stride_a[x];
+    a.stride_b[x - d] = b->stride_b[x];
+  }
+  a.shape[0] = cpu_min(s->group, b->shape[d] - j0);
+  a.count = a.shape[0] * inner;
+  a.a = cpu_ref_at(b->a, oa);
+  a.b = cpu_ref_at(b->b, ob);
+  a.out = cpu_ref_at(b->out, out);
+  return cpu_binary(ctx, &a);
 }

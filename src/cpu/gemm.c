@@ -11,6 +11,7 @@
  * Tasks are (batch, row block, column block) tiles of C, which never
  * overlap, so they run in parallel. */
 #include "cpu.h"
+#include "split.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -311,4 +312,84 @@ wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
   free(job.scratch);
   free(job.sums);
   return WGC_OK;
+}
+
+/* ---- pieces for the wasm32 queue (split.h) -------------------------------
+ * group > 0: pieces are runs of whole batches. Otherwise tiles of
+ * block_size[0] rows x [1] columns x [2] depth of one batch, depth
+ * innermost, so the depth pieces of a tile run in order: the first applies
+ * beta and the others add to C (beta 1), as the whole call does from one
+ * KC block to the next. Tiles keep some 48 rows and columns so that packing
+ * stays a few percent of the work. */
+#define GEMM_EDGE 48
+#define GEMM_KC 256
+
+static bool gemm_scales_only(const wgc_gemm_args *g) {
+  return g->k == 0 || g->alpha == 0.0f;
+}
+
+wgc_status cpu_split_gemm_plan(const wgc_gemm_args *g, cpu_split *s) {
+  double e = gemm_scales_only(g) ? 1.0 : 2.0 * (double)g->k; /* per C item */
+  double per_batch = e * (double)g->m * (double)g->n;
+  s->work = per_batch * (double)g->batch;
+  if (per_batch <= s->piece_work) {
+    s->group = cpu_fit(s, per_batch, g->batch);
+    s->pieces = cpu_div_up(g->batch, s->group);
+    return WGC_OK;
+  }
+  size_t mb, nb = g->n, kb = gemm_scales_only(g) ? 1 : g->k;
+  if (e * (double)g->n * 8.0 <= s->piece_work) {
+    mb = cpu_fit(s, e * (double)g->n, g->m);
+  } else if (gemm_scales_only(g) || e * GEMM_EDGE * 8.0 <= s->piece_work) {
+    mb = cpu_min(g->m, GEMM_EDGE);
+    nb = cpu_fit(s, e * (double)mb, g->n);
+  } else {
+    mb = cpu_min(g->m, GEMM_EDGE);
+    nb = cpu_min(g->n, GEMM_EDGE);
+    size_t kc = cpu_fit(s, 2.0 * (double)mb * (double)nb, g->k);
+    kb = kc < GEMM_KC ? GEMM_KC : kc / GEMM_KC * GEMM_KC;
+    kb = cpu_min(kb, g->k);
+  }
+  size_t sizes[3] = {mb, nb, kb}, extents[3] = {g->m, g->n, kb};
+  if (!gemm_scales_only(g))
+    extents[2] = g->k;
+  s->pieces = g->batch;
+  for (int d = 0; d < 3; d++) {
+    s->block_size[d] = sizes[d];
+    s->blocks[d] = cpu_div_up(extents[d], sizes[d]);
+    s->pieces *= s->blocks[d];
+  }
+  return WGC_OK;
+}
+
+wgc_status cpu_split_gemm_run(wgc_context *ctx, const wgc_gemm_args *g,
+                              cpu_split *s, size_t i) {
+  wgc_gemm_args a = *g;
+  if (s->group) {
+    size_t b0 = i * s->group;
+    a.batch = cpu_min(s->group, g->batch - b0);
+    a.a = cpu_ref_at(g->a, b0 * g->batch_a);
+    a.b = cpu_ref_at(g->b, b0 * g->batch_b);
+    a.c = cpu_ref_at(g->c, b0 * g->batch_c);
+    return cpu_gemm(ctx, &a);
+  }
+  size_t kbk = i % s->blocks[2];
+  i /= s->blocks[2];
+  size_t jb = i % s->blocks[1];
+  i /= s->blocks[1];
+  size_t ib = i % s->blocks[0], t = i / s->blocks[0];
+  size_t i0 = ib * s->block_size[0], j0 = jb * s->block_size[1];
+  size_t p0 = gemm_scales_only(g) ? 0 : kbk * s->block_size[2];
+  a.batch = 1;
+  a.m = cpu_min(s->block_size[0], g->m - i0);
+  a.n = cpu_min(s->block_size[1], g->n - j0);
+  if (!gemm_scales_only(g)) {
+    a.k = cpu_min(s->block_size[2], g->k - p0);
+    if (kbk)
+      a.beta = 1.0f;
+  }
+  a.a = cpu_ref_at(g->a, t * g->batch_a + i0 * g->rs_a + p0 * g->cs_a);
+  a.b = cpu_ref_at(g->b, t * g->batch_b + p0 * g->rs_b + j0 * g->cs_b);
+  a.c = cpu_ref_at(g->c, t * g->batch_c + i0 * g->rs_c + j0 * g->cs_c);
+  return cpu_gemm(ctx, &a);
 }

@@ -159,27 +159,27 @@ wgc_status cpu_where(wgc_context *ctx, const wgc_where_args *w) {
 /* ---- pieces for the wasm32 queue ------------------------------------------
  */
 
-static size_t movement_count(const cpu_work *w) {
-  if (w->kind == CPU_WORK_COPY_STRIDED)
-    return w->u.copy_strided.count;
-  if (w->kind == CPU_WORK_GATHER)
-    return w->u.gather.outer * w->u.gather.n_indices * w->u.gather.inner;
-  return w->u.where.count;
-}
-
-void cpu_split_movement_plan(const cpu_work *w, cpu_split *s) {
-  size_t n = movement_count(w);
+/* Ranges of output elements. */
+static void plan_range(size_t n, cpu_split *s) {
   s->work = (double)n;
   s->group = cpu_fit(s, 1.0, n);
   s->pieces = cpu_div_up(n, s->group);
 }
 
-void cpu_split_movement_run(const cpu_work *w, const cpu_split *s, size_t i) {
-  size_t pos = i * s->group, end = cpu_min(movement_count(w), pos + s->group);
-  if (w->kind == CPU_WORK_COPY_STRIDED)
-    cpu_copy_strided_range(&w->u.copy_strided, pos, end);
-  else if (w->kind == CPU_WORK_GATHER)
-    cpu_gather_range(&w->u.gather, pos, end);
-  else if (w->kind == CPU_WORK_WHERE)
-    cpu_where_range(&w->u.where, pos, end);
-}
+#define MOVEMENT_PIECES(name, count)                                           \
+  wgc_status cpu_split_##name##_plan(const wgc_##name##_args *a,               \
+                                     cpu_split *s) {                           \
+    plan_range(count, s);                                                      \
+    return WGC_OK;                                                             \
+  }                                                                            \
+  wgc_status cpu_split_##name##_run(                                           \
+      wgc_context *ctx, const wgc_##name##_args *a, cpu_split *s, size_t i) {  \
+    (void)ctx;                                                                 \
+    size_t pos = i * s->group;                                                 \
+    cpu_##name##_range(a, pos, cpu_min(count, pos + s->group));                \
+    return WGC_OK;                                                             \
+  }
+MOVEMENT_PIECES(copy_strided, a->count)
+MOVEMENT_PIECES(gather, a->outer * a->n_indices * a->inner)
+MOVEMENT_PIECES(where, a->count)
+#undef MOVEMENT_PIECES

@@ -22,7 +22,7 @@ static void taps_inside(long long base, size_t n, size_t step, size_t limit,
   *hi = first < end ? (size_t)end : (size_t)first;
 }
 
-void cpu_pool2d_rows(const wgc_pool2d_args *a, size_t g0, size_t g1) {
+static void pool2d_rows(const wgc_pool2d_args *a, size_t g0, size_t g1) {
   const wgc_pool2d_desc *d = &a->d;
   const float *x = cpu_ptr(a->input);
   float *y = cpu_ptr(a->output);
@@ -79,16 +79,35 @@ static void pool_task(void *arg, size_t task, unsigned worker) {
   (void)worker;
   const pool_job *job = arg;
   size_t g0 = task * TASK_ROWS;
-  cpu_pool2d_rows(job->a, g0, cpu_min(job->rows, g0 + TASK_ROWS));
+  pool2d_rows(job->a, g0, cpu_min(job->rows, g0 + TASK_ROWS));
 }
 
-double cpu_pool2d_row_work(const wgc_pool2d_args *a) {
+static double pool2d_row_work(const wgc_pool2d_args *a) {
   return (double)a->q * (double)a->d.r * (double)a->d.s + (double)a->q;
 }
 
 wgc_status cpu_pool2d(wgc_context *ctx, const wgc_pool2d_args *a) {
   pool_job job = {.a = a, .rows = a->d.n * a->d.c * a->p};
   cpu_parallel(ctx, cpu_div_up(job.rows, TASK_ROWS),
-               (double)job.rows * cpu_pool2d_row_work(a), pool_task, &job);
+               (double)job.rows * pool2d_row_work(a), pool_task, &job);
+  return WGC_OK;
+}
+
+/* ---- pieces for the wasm32 queue (split.h): runs of output rows ----------
+ */
+wgc_status cpu_split_pool2d_plan(const wgc_pool2d_args *a, cpu_split *s) {
+  size_t rows = a->d.n * a->d.c * a->p;
+  double row = pool2d_row_work(a);
+  s->work = (double)rows * row;
+  s->group = cpu_fit(s, row, rows);
+  s->pieces = cpu_div_up(rows, s->group);
+  return WGC_OK;
+}
+
+wgc_status cpu_split_pool2d_run(wgc_context *ctx, const wgc_pool2d_args *a,
+                                cpu_split *s, size_t i) {
+  (void)ctx;
+  size_t rows = a->d.n * a->d.c * a->p;
+  pool2d_rows(a, i * s->group, cpu_min(rows, (i + 1) * s->group));
   return WGC_OK;
 }

@@ -10,7 +10,7 @@
 #define TASK_ROWS 256
 
 /* Rows [r0, r1) of the tensor, rows numbered in its layout. */
-void cpu_rotary_rows(const wgc_rotary_args *r, size_t r0, size_t r1) {
+static void rotary_rows(const wgc_rotary_args *r, size_t r0, size_t r1) {
   const wgc_rotary_desc *d = &r->d;
   size_t half = d->rotary_dim / 2, hd = d->head_dim;
   const float *x = cpu_ptr(r->input);
@@ -63,7 +63,7 @@ static void rotary_task(void *arg, size_t task, unsigned worker) {
   (void)worker;
   const rotary_job *job = arg;
   size_t r0 = task * TASK_ROWS;
-  cpu_rotary_rows(job->r, r0, cpu_min(job->rows, r0 + TASK_ROWS));
+  rotary_rows(job->r, r0, cpu_min(job->rows, r0 + TASK_ROWS));
 }
 
 wgc_status cpu_rotary(wgc_context *ctx, const wgc_rotary_args *r) {
@@ -71,5 +71,27 @@ wgc_status cpu_rotary(wgc_context *ctx, const wgc_rotary_args *r) {
   rotary_job job = {.r = r, .rows = d->batch * d->seq * d->heads};
   cpu_parallel(ctx, cpu_div_up(job.rows, TASK_ROWS),
                4.0 * (double)job.rows * d->head_dim, rotary_task, &job);
+  return WGC_OK;
+}
+
+/* ---- pieces for the wasm32 queue (split.h): runs of rows ------------------
+ */
+static size_t rotary_row_count(const wgc_rotary_args *r) {
+  return r->d.batch * r->d.seq * r->d.heads;
+}
+
+wgc_status cpu_split_rotary_plan(const wgc_rotary_args *r, cpu_split *s) {
+  size_t rows = rotary_row_count(r);
+  s->work = 4.0 * (double)rows * (double)r->d.head_dim;
+  s->group = cpu_fit(s, 4.0 * (double)r->d.head_dim, rows);
+  s->pieces = cpu_div_up(rows, s->group);
+  return WGC_OK;
+}
+
+wgc_status cpu_split_rotary_run(wgc_context *ctx, const wgc_rotary_args *r,
+                                cpu_split *s, size_t i) {
+  (void)ctx;
+  rotary_rows(r, i * s->group,
+              cpu_min(rotary_row_count(r), (i + 1) * s->group));
   return WGC_OK;
 }

@@ -1,6 +1,6 @@
-/* Cuts one piece of work (work.h) into pieces small enough that each runs
- * in a few milliseconds on one wasm32 thread, so a queue can stop between
- * any two of them. Each operation's piece is a smaller call of the same
+/* How one piece of work (work.h) is cut into pieces small enough that each
+ * runs in a few milliseconds on one wasm32 thread, so a queue can stop
+ * between any two of them. Each operation's piece is a smaller call of the same
  * cpu_*() function on a window of its operands (rows of C, output planes or
  * their rows, query blocks of one head, outer blocks, element ranges), so
  * the pieces compute exactly what the whole call does. Only a reduction
@@ -9,7 +9,9 @@
 #ifndef WGC_CPU_SPLIT_H
 #define WGC_CPU_SPLIT_H
 
-#include "work.h"
+#include "internal.h"
+
+#include <stddef.h>
 
 /* About this many flops (or element visits) per piece: 1-3 ms in wasm32;
  * a memory copy moves twice as many bytes per piece. */
@@ -25,35 +27,17 @@ typedef struct cpu_split {
   double *acc; /* partials of a split reduction line; owned */
 } cpu_split;
 
-/* Plans w in pieces of about piece_work (CPU_PIECE_WORK; tests use less).
- * Fails (out of memory, for a long reduction's partials) with nothing to
- * release. */
-wgc_status cpu_split_plan(const cpu_work *w, double piece_work, cpu_split *s);
-/* Runs piece i of w (pieces run in order, each once). Memory kinds only
- * move bytes: completing callbacks and freeing are the caller's. */
-wgc_status cpu_split_run(wgc_context *ctx, const cpu_work *w, cpu_split *s,
-                         size_t i);
-void cpu_split_release(cpu_split *s);
-
-/* The long-line reduction (split_reduce.c). */
-wgc_status cpu_split_reduce_plan(const wgc_reduce_args *r, cpu_split *s);
-void cpu_split_reduce_run(const wgc_reduce_args *r, cpu_split *s, size_t i);
-/* softmax and the norms (norm.c): runs of outer slabs, or a long slab in
- * chunks with its statistics kept in s->acc. */
-wgc_status cpu_split_norm_plan(const wgc_norm_args *n, cpu_split *s);
-wgc_status cpu_split_norm_run(wgc_context *ctx, const wgc_norm_args *n,
-                              cpu_split *s, size_t i);
-/* Rows [r0, r1) of a rotary embedding (rotary.c). */
-void cpu_rotary_rows(const wgc_rotary_args *r, size_t r0, size_t r1);
-/* Output rows [g0, g1) of a pooling, rows of all planes in order, and the
- * work of one (pool2d.c). */
-void cpu_pool2d_rows(const wgc_pool2d_args *a, size_t g0, size_t g1);
-double cpu_pool2d_row_work(const wgc_pool2d_args *a);
-
-/* Strided copy, gather and where in ranges of output elements
- * (movement.c). */
-void cpu_split_movement_plan(const cpu_work *w, cpu_split *s);
-void cpu_split_movement_run(const cpu_work *w, const cpu_split *s, size_t i);
+/* Each family's pieces, beside its reference (cpu/<family>.c): plan fills
+ * s for the whole call (it may fail, out of memory for partials, with
+ * nothing to release beyond s->acc); run computes piece i (pieces run in
+ * order, each once). */
+#define CPU_SPLIT_DECLARE_(NAME, name)                                         \
+  wgc_status cpu_split_##name##_plan(const wgc_##name##_args *a,               \
+                                     cpu_split *s);                            \
+  wgc_status cpu_split_##name##_run(                                           \
+      wgc_context *ctx, const wgc_##name##_args *a, cpu_split *s, size_t i);
+WGC_OP_FAMILIES(CPU_SPLIT_DECLARE_)
+#undef CPU_SPLIT_DECLARE_
 
 static inline wgc_ref cpu_ref_at(wgc_ref r, size_t elems) {
   r.offset += (uint64_t)elems * 4;

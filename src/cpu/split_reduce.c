@@ -1,4 +1,6 @@
-/* A reduction whose one output line is too long for a piece: pieces are
+/* Pieces of a reduction for the wasm32 queue (split.h): runs of whole
+ * outer slices, or, for a reduction whose one output line is too long for
+ * a piece: pieces are
  * (outer index, block of block_size[0] adjacent outputs, chunk of
  * block_size[1] rows of the axis), chunks innermost. The partials stay in
  * double between chunks (reduce_acc.h's state, as the whole call keeps
@@ -53,7 +55,7 @@ static void run_multi(const wgc_reduce_args *r, cpu_split *s, size_t i) {
   }
 }
 
-wgc_status cpu_split_reduce_plan(const wgc_reduce_args *r, cpu_split *s) {
+static wgc_status plan_line(const wgc_reduce_args *r, cpu_split *s) {
   if (r->nd)
     return plan_multi(r, s);
   size_t cols = cpu_fit(s, (double)r->len, r->inner);
@@ -69,7 +71,7 @@ wgc_status cpu_split_reduce_plan(const wgc_reduce_args *r, cpu_split *s) {
   return s->acc ? WGC_OK : WGC_ERR_OUT_OF_MEMORY;
 }
 
-void cpu_split_reduce_run(const wgc_reduce_args *r, cpu_split *s, size_t i) {
+static void run_line(const wgc_reduce_args *r, cpu_split *s, size_t i) {
   if (r->nd) {
     run_multi(r, s, i);
     return;
@@ -95,4 +97,29 @@ void cpu_split_reduce_run(const wgc_reduce_args *r, cpu_split *s, size_t i) {
   float *out = cpu_ptr(r->output) + o * r->inner + j0;
   for (size_t j = 0; j < w; j++)
     racc_store(r, &acc[j], r->len, &out[j]);
+}
+
+/* Runs of whole outer slices, or one long line in chunks (above). */
+wgc_status cpu_split_reduce_plan(const wgc_reduce_args *r, cpu_split *s) {
+  double slab = (double)(r->len ? r->len : 1) * (double)r->inner;
+  s->work = slab * (double)r->outer;
+  if (r->nd || (slab > s->piece_work && r->len > 1))
+    return plan_line(r, s);
+  s->group = cpu_fit(s, slab, r->outer);
+  s->pieces = cpu_div_up(r->outer, s->group);
+  return WGC_OK;
+}
+
+wgc_status cpu_split_reduce_run(wgc_context *ctx, const wgc_reduce_args *r,
+                                cpu_split *s, size_t i) {
+  if (!s->group) {
+    run_line(r, s, i);
+    return WGC_OK;
+  }
+  wgc_reduce_args a = *r;
+  size_t o0 = i * s->group;
+  a.outer = cpu_min(s->group, r->outer - o0);
+  a.input = cpu_ref_at(r->input, o0 * r->len * r->inner);
+  a.output = cpu_ref_at(r->output, o0 * r->inner);
+  return cpu_reduce(ctx, &a);
 }

@@ -149,5 +149,9 @@ void gpu_describe(gpu_id dev, char *out, size_t size);
 
 /* Whether this build can wait at all (false in the browser). */
 bool gpu_can_wait(void);
+/* Asks the host to run wgc_poll_all soon, from its event loop: a callback
+ * just registered may be due without a GPU event of its own (the CPU
+ * backend completes at once). Natively a no-op: the program polls. */
+void gpu_request_poll(void);
 
 #endif /* WGC_GPU_H */

@@ -658,6 +658,9 @@ bool gpu_process_events(gpu_id dev, bool wait) {
 
 bool gpu_can_wait(void) { return false; }
 
+JS(request_poll) void js_request_poll(void);
+void gpu_request_poll(void) { js_request_poll(); }
+
 void gpu_describe(gpu_id dev, char *out, size_t size) {
   snprintf(out, size, "device %u: completions are the browser's",
            (unsigned)dev);

@@ -236,22 +236,14 @@ static wgc_status wg_copy(wgc_context *ctx, wgc_ref dst, wgc_ref src,
 
 /* Downloads go through staging slabs. Natively, small downloads share one
  * MAP_READ buffer, recorded into the current batch, until that batch is
- * submitted (wg_flush seals the slab and maps it once): N downloads cost a
+ * submitted (wg_flush seals the slab and maps it once, calling
+ * slab_mapped): N downloads cost a
  * few buffers and maps rather than N of each. One buffer per download made
  * N outstanding downloads cost O(N^2), as the runtime sizes each command
  * buffer's resource tracking by the number of live buffers. Large
  * downloads, and every download in the browser (where nothing may be left
  * for a later poll to submit), get a slab of their own, mapped at once. */
 #define WG_SLAB_BYTES (4u * 1024u)
-
-typedef struct wg_slab {
-  struct wg_slab *prev, *next; /* st->slabs, newest first */
-  wg_state *st;
-  gpu_id buf;
-  uint64_t size, used;
-  wg_transfer *first, *last; /* its downloads, in order */
-  bool sealed, orphan;
-} wg_slab;
 
 static void slab_unlink(wg_state *st, wg_slab *sl) {
   if (sl->prev)
@@ -306,17 +298,6 @@ static void slab_mapped(wgc_status s, void *user) {
   free(sl);
 }
 
-void wg_seal_downloads(wg_state *st) {
-  if (!st->slabs || st->slabs->sealed)
-    return;
-  st->open = NULL;
-  for (wg_slab *sl = st->slabs, *next; sl && !sl->sealed; sl = next) {
-    next = sl->next;
-    sl->sealed = true;
-    gpu_buffer_map_read(sl->buf, 0, sl->used, slab_mapped, sl);
-  }
-}
-
 void wg_describe(const wgc_context *ctx, char *out, size_t size) {
   const wg_state *st = state(ctx);
   unsigned slabs = 0, unsealed = 0;
@@ -340,6 +321,7 @@ static wgc_status slab_new(wgc_context *ctx, const char *fn, uint64_t size,
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
   sl->st = st;
   sl->size = size;
+  sl->mapped = slab_mapped;
   wgc_status s =
       wg_buffer_new(ctx, fn, size, GPU_USAGE_MAP_READ | GPU_USAGE_COPY_DST,
                     "staging memory", &sl->buf);
@@ -548,26 +530,17 @@ static size_t wg_pipelines_compiled(const wgc_context *ctx) {
 
 /* Each op runs inside a scope so that a flush in the middle of it (a full
  * batch) keeps the scratch memory its later launches use. */
-#define WG_OP_SCOPE(op, args_type)                                             \
-  static wgc_status scoped_##op(wgc_context *ctx, const args_type *a) {        \
+#define WG_OP_SCOPE_(NAME, name)                                               \
+  static wgc_status scoped_##name(wgc_context *ctx,                            \
+                                  const wgc_##name##_args *a) {                \
     wg_state *st = state(ctx);                                                 \
     st->in_op = true;                                                          \
-    wgc_status s = wg_##op(ctx, a);                                            \
+    wgc_status s = wg_##name(ctx, a);                                          \
     st->in_op = false;                                                         \
     return s;                                                                  \
   }
-WG_OP_SCOPE(gemm, wgc_gemm_args)
-WG_OP_SCOPE(conv2d, wgc_conv2d_args)
-WG_OP_SCOPE(attention, wgc_attention_args)
-WG_OP_SCOPE(reduce, wgc_reduce_args)
-WG_OP_SCOPE(unary, wgc_unary_args)
-WG_OP_SCOPE(binary, wgc_binary_args)
-WG_OP_SCOPE(copy_strided, wgc_copy_strided_args)
-WG_OP_SCOPE(gather, wgc_gather_args)
-WG_OP_SCOPE(where, wgc_where_args)
-WG_OP_SCOPE(norm, wgc_norm_args)
-WG_OP_SCOPE(rotary, wgc_rotary_args)
-WG_OP_SCOPE(pool2d, wgc_pool2d_args)
+WGC_OP_FAMILIES(WG_OP_SCOPE_)
+#undef WG_OP_SCOPE_
 
 const wgc_backend_ops wgc_backend_webgpu = {
     .name = "webgpu",
@@ -584,17 +557,8 @@ const wgc_backend_ops wgc_backend_webgpu = {
     .synchronize = wg_synchronize,
     .synchronize_async = wg_synchronize_async,
     .poll = wg_poll,
-    .gemm = scoped_gemm,
-    .conv2d = scoped_conv2d,
-    .attention = scoped_attention,
-    .reduce = scoped_reduce,
-    .unary = scoped_unary,
-    .binary = scoped_binary,
-    .copy_strided = scoped_copy_strided,
-    .gather = scoped_gather,
-    .where = scoped_where,
-    .norm = scoped_norm,
-    .rotary = scoped_rotary,
-    .pool2d = scoped_pool2d,
-    .pipelines_compiled = wg_pipelines_compiled,
+#define WG_MEMBER_(NAME, name) .name = scoped_##name,
+    WGC_OP_FAMILIES(WG_MEMBER_)
+#undef WG_MEMBER_
+        .pipelines_compiled = wg_pipelines_compiled,
 };

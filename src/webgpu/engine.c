@@ -27,6 +27,19 @@ wgc_status wg_device_error(wgc_context *ctx, const char *fn) {
 
 /* ---- batching ---------------------------------------------------------- */
 
+/* Maps the slabs whose copies were just submitted (newest first, up to the
+ * first one already sealed). */
+static void seal_downloads(wg_state *st) {
+  if (!st->slabs || st->slabs->sealed)
+    return;
+  st->open = NULL;
+  for (wg_slab *sl = st->slabs, *next; sl && !sl->sealed; sl = next) {
+    next = sl->next;
+    sl->sealed = true;
+    gpu_buffer_map_read(sl->buf, 0, sl->used, sl->mapped, sl);
+  }
+}
+
 /* Submits the batch being recorded, if any. Never waits. */
 void wg_flush(wg_state *st) {
   if (st->enc) {
@@ -40,7 +53,7 @@ void wg_flush(wg_state *st) {
     st->arena_used = 0;
     st->arena_last = 0;
   }
-  wg_seal_downloads(st); /* their copies are submitted: map after them */
+  seal_downloads(st); /* their copies are submitted: map after them */
   if (st->in_op)
     return; /* the op records more launches that use its scratch */
   /* Submitted work keeps the buffers alive; only our handles go. */

@@ -158,12 +158,24 @@ struct wg_state {
   wgc_context *ctx;
 };
 
-/* Submits the batch being recorded, if any, and (outside an op) releases
- * scratch memory. Never waits. */
+/* Download staging (its downloads are webgpu/backend.c's): a MAP_READ
+ * buffer that copies recorded into the open batch fill. Once the batch
+ * holding them is submitted, wg_flush seals the slabs not yet sealed and
+ * maps each, and mapped(status, slab) completes its downloads. */
+typedef struct wg_slab {
+  struct wg_slab *prev, *next; /* st->slabs, newest first */
+  wg_state *st;
+  gpu_id buf;
+  uint64_t size, used;
+  struct wg_transfer *first, *last; /* its downloads, in order */
+  bool sealed, orphan;
+  void (*mapped)(wgc_status s, void *slab);
+} wg_slab;
+
+/* Submits the batch being recorded, if any, maps the download staging
+ * its copies filled, and (outside an op) releases scratch memory. Never
+ * waits. */
 void wg_flush(wg_state *st);
-/* Maps the download staging whose copies were just submitted
- * (webgpu/backend.c; wg_flush calls it). */
-void wg_seal_downloads(wg_state *st);
 /* Test hook: one line on the context's completions in flight (its own
  * records and the GPU layer's). */
 void wg_describe(const wgc_context *ctx, char *out, size_t size);
@@ -201,24 +213,16 @@ static inline uint64_t wg_ceil_div(uint64_t a, uint64_t b) {
   return (a + b - 1) / b;
 }
 
-/* Op implementations (webgpu/<family>.c). */
-wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g);
-wgc_status wg_conv2d(wgc_context *ctx, const wgc_conv2d_args *c);
-wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a);
+/* Each family's planner (webgpu/<family>.c): emits its launches into a
+ * plan and runs it. */
+#define WG_OP_DECLARE_(NAME, name)                                             \
+  wgc_status wg_##name(wgc_context *ctx, const wgc_##name##_args *a);
+WGC_OP_FAMILIES(WG_OP_DECLARE_)
+#undef WG_OP_DECLARE_
 /* Attention as a GEMM and softmax steps over blocks of query rows, in one
  * plan (webgpu/attention_unfused.c): for head_dim beyond what one binding
  * of the fused kernels holds. */
 wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a);
-wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r);
-wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u);
-wgc_status wg_binary(wgc_context *ctx, const wgc_binary_args *b);
-/* Strided copy, gather and where (webgpu/movement.c). */
-wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c);
-wgc_status wg_gather(wgc_context *ctx, const wgc_gather_args *g);
-wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w);
-wgc_status wg_norm(wgc_context *ctx, const wgc_norm_args *n);
-wgc_status wg_rotary(wgc_context *ctx, const wgc_rotary_args *r);
-wgc_status wg_pool2d(wgc_context *ctx, const wgc_pool2d_args *a);
 
 /* The pipeline for launch l with its operands bound as op_bind maps them
  * onto nb bindings (write[b]: binding b is read-write; vec4[b]: declared

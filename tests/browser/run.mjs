@@ -8,23 +8,13 @@
 // Environment: CHROMIUM (default /usr/bin/chromium), WGC_WEB (the built
 // module's folder, default build/web), WGC_FILTER (run only the tests whose
 // name contains it).
-import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '../../tools/serve.mjs';
+import { launch } from '../../tools/chromium.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const require = createRequire(resolve(root, 'web/package.json'));
-const { chromium } = require('playwright-core');
-
-// WebGPU in headless Chromium without a GPU: --enable-unsafe-webgpu exposes
-// the SwiftShader (Vulkan on the CPU) fallback adapter; the others pin it.
-const ARGS = [
-  '--no-sandbox', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--enable-unsafe-webgpu',
-  '--use-webgpu-adapter=swiftshader', '--use-angle=swiftshader', '--enable-features=Vulkan',
-];
 const PAGE_TIMEOUT_MS = 170000;
 
 let passed = 0, failed = 0;
@@ -68,9 +58,7 @@ if (!existsSync(resolve(web, 'wgc.wasm'))) {
 const { server, url } = await serve(web, 0, { '/tests/': resolve(root, 'tests/browser') }, { faults: true });
 let browser;
 try {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true, args: ARGS,
-  });
+  browser = await launch();
   const filter = process.env.WGC_FILTER ? `filter=${encodeURIComponent(process.env.WGC_FILTER)}` : '';
   await runPage(browser, `${url}tests/test.html?${filter}`, 'page');
   // SwiftShader spends most of a minute compiling the decoder's kernels.

@@ -927,6 +927,14 @@ async function mainPage() {
     attentionUnfusedCase);
 
   await test('constants: wgc.js op constants match wgc.h op lists', opConstantsMatch);
+  await test('version: wgc.js reports the wasm module\'s wgc_version', async () => {
+    (await W.create({ backend: W.BACKEND_CPU })).destroy(); // loads the module
+    const v = W.version();
+    check(/^\d+\.\d+\.\d+$/.test(v), `version "${v}"`);
+    const header = await (await fetch('/include/wgc.h')).text();
+    const part = (p) => header.match(new RegExp(`#define WGC_VERSION_${p} (\\d+)`))?.[1];
+    check(v === `${part('MAJOR')}.${part('MINOR')}.${part('PATCH')}`, `version ${v}, header ${part('MAJOR')}.${part('MINOR')}.${part('PATCH')}`);
+  });
 
   // reduce
   for (const name of REDUCE)
@@ -1017,6 +1025,7 @@ async function mainPage() {
   await responsiveness();
   await cpuSlices();
   await loadErrors();
+  await cProgram([['WebGPU', W.BACKEND_WEBGPU], ['the CPU backend', W.BACKEND_CPU]]);
 
   await test('destroy: pending downloads reject with CANCELLED', async () => {
     const ctx = await W.create({ backend: W.BACKEND_WEBGPU });
@@ -1387,6 +1396,38 @@ async function cpuSlices() {
   });
 }
 
+// ---- a C program linked with wgc, in the browser ------------------------------
+
+// examples/hello_gemm.c built as its own wasm module (make wasm): the same
+// C file as the native program, with its callbacks fired from the event
+// loop. It reports its status and its largest difference from double.
+async function cProgram(backends) {
+  for (const [label, backend] of backends)
+    await test(`C program: hello_gemm.wasm runs its async GEMM on ${label}`, async () => {
+      let report;
+      const done = new Promise((resolve) => { report = resolve; });
+      const app = await W.instantiate(new URL('/hello_gemm.wasm', location.origin), {
+        env: { hello_report: (status, error) => report({ status, error }) },
+      });
+      check(app.hello_start(backend) === W.OK, 'hello_start failed');
+      const r = await done;
+      check(r.status === W.OK, `status ${r.status}`);
+      // 3 products of values below 6: a float32 GEMM is exact here
+      check(r.error === 0, `largest difference from double ${r.error}`);
+    });
+  await test('C program: instantiate rejects naming the URL of a missing module', async () => {
+    const url = new URL('/no_such_app.wasm', location.origin);
+    let err = null;
+    try {
+      await W.instantiate(url);
+    } catch (e) {
+      err = e;
+    }
+    check(err instanceof W.WgcError, `threw ${err?.name}: ${err?.message}`);
+    check(err.message.includes(String(url)) && err.message.includes('HTTP 404'), err.message);
+  });
+}
+
 // ---- a module that cannot load --------------------------------------------------
 
 async function loadErrors() {
@@ -1420,6 +1461,7 @@ async function fallbackPage() {
   await test('fallback: navigator.gpu is absent', async () => {
     check(navigator.gpu === undefined, 'navigator.gpu is still defined');
   });
+  await cProgram([['BACKEND_AUTO without navigator.gpu', W.BACKEND_AUTO]]);
   let ctx = null;
   await test('fallback: BACKEND_AUTO gives the CPU backend', async () => {
     ctx = await W.create({ backend: W.BACKEND_AUTO });
