@@ -79,19 +79,30 @@ TEST(cpu_split_gemm) {
     size_t m, n, k, batch;
     bool ta, tb, share_b;
     float alpha, beta;
+    int bias; /* 0 none, 1 per column, 2 per row */
+    wgc_activation act;
   } cases[] = {
-      {100, 70, 600, 1, false, false, false, 1.5f, 0.5f},
-      {100, 70, 600, 1, true, true, false, -1.0f, 0.0f},
-      {5, 300, 7, 3, false, true, false, 1.0f, 1.0f},
-      {16, 20, 8, 40, true, false, true, 0.5f, 2.0f},
-      {9, 8, 0, 2, false, false, false, 1.0f, 2.0f},
-      {9, 8, 5, 2, false, false, false, 0.0f, -1.0f},
+      {100, 70, 600, 1, false, false, false, 1.5f, 0.5f, 0, 0},
+      {100, 70, 600, 1, true, true, false, -1.0f, 0.0f, 0, 0},
+      {5, 300, 7, 3, false, true, false, 1.0f, 1.0f, 0, 0},
+      {16, 20, 8, 40, true, false, true, 0.5f, 2.0f, 0, 0},
+      {9, 8, 0, 2, false, false, false, 1.0f, 2.0f, 0, 0},
+      {9, 8, 5, 2, false, false, false, 0.0f, -1.0f, 0, 0},
+      /* the epilogue: tiles take their own part of the bias, and the
+       * activation sees the whole sum (depth pieces) */
+      {100, 70, 600, 1, false, false, false, 1.0f, 1.0f, 1,
+       WGC_ACTIVATION_GELU},
+      {100, 70, 600, 1, false, true, false, 1.0f, 0.0f, 2, WGC_ACTIVATION_RELU},
+      {9, 8, 0, 2, false, false, false, 1.0f, 0.5f, 1, WGC_ACTIVATION_SILU},
+      {16, 20, 8, 40, true, false, true, 0.5f, 2.0f, 2,
+       WGC_ACTIVATION_GELU_TANH},
   };
   wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
   for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
-    if (!case_begin("split[cpu] gemm(m=%zu,n=%zu,k=%zu,batch=%zu,ta=%d,tb=%d)",
+    if (!case_begin("split[cpu] gemm(m=%zu,n=%zu,k=%zu,batch=%zu,ta=%d,tb=%d,"
+                    "bias=%d,act=%d)",
                     cases[t].m, cases[t].n, cases[t].k, cases[t].batch,
-                    cases[t].ta, cases[t].tb))
+                    cases[t].ta, cases[t].tb, cases[t].bias, (int)cases[t].act))
       continue;
     size_t m = cases[t].m, n = cases[t].n, k = cases[t].k, nb = cases[t].batch;
     float *a = random_floats(m * k * nb, 1), *b = random_floats(k * n * nb, 2);
@@ -116,8 +127,16 @@ TEST(cpu_split_gemm) {
                          .batch_a = m * k,
                          .batch_b = cases[t].share_b ? 0 : k * n,
                          .batch_c = m * n};
+    float *bias = random_floats(m > n ? m : n, 4);
+    if (cases[t].bias) {
+      g->has_bias = true;
+      g->bias = ref(bias);
+      g->bias_kind =
+          cases[t].bias == 2 ? WGC_BIAS_PER_ROW : WGC_BIAS_PER_COLUMN;
+    }
+    g->act = cases[t].act;
     compare_split(ctx, &w, &g->c, c1, c2, m * n * nb, 1e-6 * (k + 1), 4);
-    free(a), free(b), free(c1), free(c2);
+    free(a), free(b), free(c1), free(c2), free(bias);
     case_end();
   }
 }

@@ -387,7 +387,14 @@ wgc_status cpu_split_gemm_run(wgc_context *ctx, const wgc_gemm_args *g,
     a.k = cpu_min(s->block_size[2], g->k - p0);
     if (kbk)
       a.beta = 1.0f;
+    /* the epilogue acts on the whole sum: after the last depth piece */
+    if (kbk + 1 < s->blocks[2]) {
+      a.has_bias = false;
+      a.act = WGC_ACTIVATION_NONE;
+    }
   }
+  if (a.has_bias) /* the tile's own entries of the bias */
+    a.bias = cpu_ref_at(g->bias, g->bias_kind == WGC_BIAS_PER_ROW ? i0 : j0);
   a.a = cpu_ref_at(g->a, t * g->batch_a + i0 * g->rs_a + p0 * g->cs_a);
   a.b = cpu_ref_at(g->b, t * g->batch_b + p0 * g->rs_b + j0 * g->cs_b);
   a.c = cpu_ref_at(g->c, t * g->batch_c + i0 * g->rs_c + j0 * g->cs_c);
