@@ -24,13 +24,16 @@ LIB_SRC    := $(CORE_SRC) $(NATIVE_SRC)
 KERNELS    := $(sort $(wildcard kernels/*.wgsl))
 LIB_OBJ    := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/kernels.o
 PIC_OBJ    := $(LIB_SRC:%.c=$(B)/pic/%.o) $(B)/pic/gen/kernels.o
-TEST_SRC   := $(wildcard tests/*.c)
+# The model examples' loaders (json, safetensors, wordpiece) are tested in
+# the test binary.
+COMMON_SRC := $(wildcard examples/common/*.c)
+TEST_SRC   := $(wildcard tests/*.c) $(COMMON_SRC)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/test/%.o)
 # The compiler writes each object's header dependencies next to it.
 DEPFLAGS   := -MMD -MP
 LIBS       := -ldl -lpthread -lm
 
-.PHONY: all lib deps deps-browser test test-c check-layers npm test-npm print-version test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
+.PHONY: all lib deps deps-browser deps-model demo-gpt test test-c check-layers npm test-npm print-version test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
 all: lib
 
 help:
@@ -38,7 +41,9 @@ help:
 	@echo "make test     install deps, run every test (C on both backends, sanitizers, browser)"
 	@echo "make soak     the long soak and load runs (minutes)"
 	@echo "make fuzz     differential fuzzing, fresh seeds for SECONDS (60); SEED=n replays one"
-	@echo "make demo     a small GPT decoder generating on WebGPU, checked against the CPU backend"
+	@echo "make fuzz-parsers  the model loaders (JSON, safetensors, tokenizer) fuzzed under ASan"
+	@echo "make demo     sentence embeddings (all-MiniLM-L6-v2) on WebGPU, checked against the CPU backend"
+	@echo "make demo-gpt a small GPT decoder generating on WebGPU, checked against the CPU backend"
 	@echo "make bench    benchmarks against every baseline, side by side (build/bench)"
 	@echo "make bench-web  the same in headless Chromium: wgc.js, TF.js, raw WebGPU"
 	@echo "make install PREFIX=dir"
@@ -49,7 +54,9 @@ help:
 deps:
 	@tools/bootstrap.sh native
 deps-browser:
-	@tools/bootstrap.sh browser
+	@tools/bootstrap.sh browser model
+deps-model:
+	@tools/bootstrap.sh model
 
 $(WGPU_LIB):
 	@tools/bootstrap.sh native
@@ -74,6 +81,12 @@ $(B)/pic/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
+# The tokenizer's Unicode tables, from Python's unicodedata.
+$(B)/gen/unicode_tables.h: tools/gen_unicode.py
+	@mkdir -p $(@D)
+	$(PYTHON3) tools/gen_unicode.py $@
+$(foreach d,obj test asan tsan wasm,$(B)/$(d)/examples/common/unicode.o): $(B)/gen/unicode_tables.h
+
 # wgpu-native's headers must exist before anything compiles; its timestamp
 # must not rebuild everything, hence order-only.
 $(B)/obj/%.o: %.c $(B)/obj/%.d | $(WGPU_LIB)
@@ -93,6 +106,14 @@ $(B)/lib/libwgc.so: $(PIC_OBJ)
 $(B)/lib/libwgpu_native.so: $(WGPU_LIB)
 	@mkdir -p $(@D)
 	cp $< $@
+
+# The MiniLM model (examples/minilm, all but its command line) is tested in
+# the test binary; its loaders come from examples/common.
+MINILM_LIB_SRC := $(filter-out examples/minilm/minilm.c,$(wildcard examples/minilm/*.c))
+TEST_SRC       += $(MINILM_LIB_SRC)
+TEST_OBJ       := $(TEST_SRC:%.c=$(B)/test/%.o)
+EXAMPLE_INC    := -Iexamples/common -Iexamples/minilm
+$(B)/test/%.o $(B)/asan/%.o $(B)/tsan/%.o: CPPFLAGS_ALL += $(EXAMPLE_INC)
 
 # ---- tests ---------------------------------------------------------------
 $(B)/test/%.o: %.c $(B)/test/%.d | $(WGPU_LIB)
@@ -148,15 +169,34 @@ SECONDS ?= 60
 fuzz: lib $(B)/test_wgc
 	FUZZ_SECONDS=$(SECONDS) FUZZ_SEED=$(SEED) FUZZ_STEPS=$(STEPS) $(B)/test_wgc child_fuzz_random
 
+# The model loaders' fuzzer (tests/fuzz_parsers.c), built with ASan and
+# UBSan so that a read past an input is caught: fresh seeds for SECONDS, or
+# SEED=n replayed.
+.PHONY: fuzz-parsers
+fuzz-parsers: $(B)/test_wgc_asan
+	LSAN_OPTIONS=suppressions=$(abspath tools/lsan.supp) FUZZ_SECONDS=$(SECONDS) FUZZ_SEED=$(SEED) $(B)/test_wgc_asan child_fuzz_parsers
+
 # ---- demo, bench, examples -----------------------------------------------
 # The decoder demo: examples/gpt.c and the model in examples/gpt_model.c.
 GPT_SRC := examples/gpt.c examples/gpt_model.c
 $(B)/gpt: $(GPT_SRC) examples/gpt_model.h $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $(GPT_SRC) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
-demo: deps
+demo-gpt: deps
 	@$(MAKE) --no-print-directory $(B)/gpt
 	$(B)/gpt
+
+# The sentence-embedding demo: all-MiniLM-L6-v2's real weights on WebGPU,
+# checked against the CPU backend (examples/minilm).
+MINILM_SRC := examples/minilm/minilm.c $(MINILM_LIB_SRC) $(COMMON_SRC)
+$(B)/minilm: $(MINILM_SRC) $(wildcard examples/minilm/*.h examples/common/*.h) $(B)/gen/unicode_tables.h $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+	$(CC) $(CPPFLAGS_ALL) $(EXAMPLE_INC) $(WFLAGS) $(CFLAGS) -o $@ $(MINILM_SRC) $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
+DEMO_SENTENCES := "A man is playing a guitar." "A man plays the guitar." \
+  "The stock market fell sharply today." "Stock prices dropped steeply today." \
+  "A cat sleeps on the windowsill." "A kitten is napping by the window."
+demo: deps-model
+	@$(MAKE) --no-print-directory $(B)/minilm
+	$(B)/minilm --backend webgpu --repeat 3 --check $(DEMO_SENTENCES)
 
 # The smallest program that also builds for the browser (web.mk).
 $(B)/hello_gemm: examples/hello_gemm.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
@@ -194,6 +234,7 @@ install: lib
 # Every folder with C sources; clang-format comes from
 # `tools/bootstrap.sh format` (Debian package clang-format).
 FORMAT_FILES := $(wildcard include/*.h src/*.[ch] src/*/*.[ch] tests/*.[ch] examples/*.c bench/*.[ch] bench/gpu/*.c tools/*.c)
+FORMAT_FILES += $(wildcard examples/common/*.[ch] examples/minilm/*.[ch])
 format:
 	@command -v clang-format >/dev/null || { echo "clang-format missing: run tools/bootstrap.sh format" >&2; exit 1; }
 	clang-format -i $(FORMAT_FILES)

@@ -81,8 +81,17 @@ $(B)/web/hello_gemm.wasm: examples/hello_gemm.c $(WASM_LIB) $(B)/web/include/wgc
 	$(WASM_CC) $(WASM_TARGET) -isystem $(WASI_SYSROOT)/include/wasm32-wasi -I$(B)/web/include \
 	  $(WFLAGS) -O2 $(WASM_APP_LDFLAGS) -o $@ $< $(WASM_APP_LIBS)
 
+# all-MiniLM-L6-v2 as a browser application: the model's C files, the
+# same as build/minilm's, with examples/minilm/browser/minilm_app.c's
+# exports, linked with libwgc.a (web/minilm.js drives it).
+MINILM_APP_SRC := examples/minilm/browser/minilm_app.c $(MINILM_LIB_SRC) $(COMMON_SRC)
+$(B)/web/minilm.wasm: $(MINILM_APP_SRC) $(wildcard examples/minilm/*.h examples/common/*.h) \
+                      $(B)/gen/unicode_tables.h $(WASM_LIB) $(B)/web/include/wgc.h
+	$(WASM_CC) $(WASM_TARGET) -isystem $(WASI_SYSROOT)/include/wasm32-wasi -I$(B)/web/include \
+	  $(EXAMPLE_INC) -I$(B)/gen -D_GNU_SOURCE $(WFLAGS) -O2 $(WASM_APP_LDFLAGS) -o $@ $(MINILM_APP_SRC) $(WASM_APP_LIBS)
+
 wasm: $(B)/web/wgc.wasm $(B)/web/.copied $(B)/web/ops.js $(B)/web/ops.d.ts \
-      $(WASM_LIB) $(B)/web/include/wgc.h $(B)/web/hello_gemm.wasm
+      $(WASM_LIB) $(B)/web/include/wgc.h $(B)/web/hello_gemm.wasm $(B)/web/minilm.wasm
 
 # The npm package: build/wgc-<version>.tgz (tools/npm_pack.mjs), and its
 # tests on every host it promises (tests/npm/run.mjs).
@@ -95,7 +104,7 @@ print-version:
 
 # the demo at /, the browser tests at /tests/test.html
 serve: wasm
-	node tools/serve.mjs $(B)/web $(PORT) /tests/=tests/browser
+	node tools/serve.mjs $(B)/web $(PORT) /tests/=tests/browser /model/=third_party/minilm
 
 test-browser: wasm
 	node tests/browser/run.mjs

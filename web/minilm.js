@@ -1,0 +1,153 @@
+// all-MiniLM-L6-v2 in the page: loads minilm.wasm (the model's C code
+// linked with wgc, examples/minilm/browser/minilm_app.c) through wgc.js,
+// fetches the model's files into its memory, and embeds sentences. The
+// model itself is C; this file only moves bytes and turns the module's
+// callbacks into promises.
+import { instantiate, BACKEND_WEBGPU, BACKEND_CPU } from './wgc.js';
+
+export { BACKEND_WEBGPU, BACKEND_CPU };
+
+const utf8 = new TextEncoder();
+
+// Fetches url's body into the module's memory, reporting progress(bytes,
+// total); resolves to [pointer, length]. Streams into one malloc'ed block,
+// so the 90 MB of weights are never held twice in JavaScript.
+async function fetchInto(app, url, progress) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  const total = Number(response.headers.get('content-length')) || 0;
+  if (!total || !response.body) {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const p = app.malloc(bytes.length || 1);
+    if (!p) throw new Error(`${url}: out of wasm memory for ${bytes.length} bytes`);
+    new Uint8Array(app.memory.buffer).set(bytes, p);
+    progress?.(bytes.length, bytes.length);
+    return [p, bytes.length];
+  }
+  const p = app.malloc(total);
+  if (!p) throw new Error(`${url}: out of wasm memory for ${total} bytes`);
+  let got = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (got + value.length > total) {
+      app.free(p);
+      throw new Error(`${url}: longer than its content-length ${total}`);
+    }
+    new Uint8Array(app.memory.buffer).set(value, p + got);
+    got += value.length;
+    progress?.(got, total);
+  }
+  if (got !== total) {
+    app.free(p);
+    throw new Error(`${url}: ${got} of ${total} bytes arrived`);
+  }
+  return [p, total];
+}
+
+function cstring(app, ptr) {
+  const m = new Uint8Array(app.memory.buffer);
+  let end = ptr;
+  while (m[end]) end++;
+  return new TextDecoder().decode(m.subarray(ptr, end));
+}
+
+// Loads the module and the model's configuration and tokenizer from
+// modelUrl (a folder with config.json, sentence_bert_config.json,
+// tokenizer.json and model.safetensors). Resolves to a MiniLM object.
+export async function loadMiniLM({ wasmUrl = new URL('minilm.wasm', import.meta.url),
+                                   modelUrl = new URL('model/', import.meta.url) } = {}) {
+  const waiting = { created: new Map(), embedded: new Map() };
+  const settle = (map, slot, value) => {
+    const r = map.get(slot);
+    map.delete(slot);
+    r?.(value);
+  };
+  const app = await instantiate(wasmUrl, {
+    env: {
+      mw_created: (slot, status) => settle(waiting.created, slot, { status }),
+      mw_embedded: (slot, status, ptr, n, dim) => {
+        const vectors = [];
+        if (status === 0)
+          for (let i = 0; i < n; i++)
+            vectors.push(new Float32Array(app.memory.buffer.slice(ptr + 4 * i * dim, ptr + 4 * (i + 1) * dim)));
+        settle(waiting.embedded, slot, { status, vectors });
+      },
+    },
+  });
+  const fail = (what) => new Error(`${what}: ${cstring(app, app.mw_error())}`);
+  const files = [];
+  try {
+    for (const name of ['config.json', 'sentence_bert_config.json', 'tokenizer.json'])
+      files.push(await fetchInto(app, new URL(name, modelUrl)));
+    if (app.mw_configure(files[0][0], files[0][1], files[1][0], files[1][1], files[2][0], files[2][1]))
+      throw fail('the model configuration');
+  } finally {
+    files.forEach(([p]) => app.free(p));
+  }
+  let weights = null;
+  return {
+    // Opens slot's context on backend (BACKEND_WEBGPU, BACKEND_CPU, ...).
+    async create(slot, backend) {
+      const created = new Promise((ok) => waiting.created.set(slot, ok));
+      if (app.mw_create(slot, backend)) {
+        waiting.created.delete(slot);
+        throw fail('wgc_create_async');
+      }
+      const { status } = await created;
+      if (status) throw fail(`wgc_create_async (status ${status})`);
+      return { backend: cstring(app, app.mw_backend_name(slot)), adapter: cstring(app, app.mw_adapter_name(slot)) };
+    },
+    // Fetches model.safetensors once (progress(bytes, total) as it comes)
+    // and uploads it to each slot's context; the host copy then goes.
+    async load(slots, progress) {
+      weights ??= await fetchInto(app, new URL('model.safetensors', modelUrl), progress);
+      try {
+        for (const slot of slots)
+          if (app.mw_load(slot, weights[0], weights[1])) throw fail('model.safetensors');
+      } finally {
+        app.free(weights[0]);
+        weights = null;
+      }
+    },
+    // Embeds sentences in one pass on slot's model: resolves to
+    // {vectors: Float32Array[] (unit length), ids: the token ids of each}.
+    async embed(slot, sentences) {
+      const bytes = sentences.map((s) => utf8.encode(s));
+      const size = bytes.reduce((n, b) => n + b.length, 0);
+      const p = app.malloc(size + 4 * bytes.length);
+      if (!p) throw new Error('out of wasm memory for the sentences');
+      const m = new Uint8Array(app.memory.buffer), view = new DataView(app.memory.buffer);
+      let at = p + 4 * bytes.length;
+      bytes.forEach((b, i) => {
+        view.setUint32(p + 4 * i, b.length, true);
+        m.set(b, at);
+        at += b.length;
+      });
+      const done = new Promise((ok) => waiting.embedded.set(slot, ok));
+      const rc = app.mw_embed(slot, p + 4 * bytes.length, p, sentences.length);
+      app.free(p); // tokenized by now
+      if (rc) {
+        waiting.embedded.delete(slot);
+        throw fail('minilm');
+      }
+      const { status, vectors } = await done;
+      if (status) throw fail(`minilm (status ${status})`);
+      const ids = sentences.map((_, i) =>
+        Array.from(new Int32Array(app.memory.buffer, app.mw_token_ids(slot, i), app.mw_tokens(slot, i))));
+      return { vectors, ids };
+    },
+    destroy(slot) { app.mw_destroy(slot); },
+  };
+}
+
+export function cosine(a, b) {
+  let ab = 0, aa = 0, bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    ab += a[i] * b[i];
+    aa += a[i] * a[i];
+    bb += b[i] * b[i];
+  }
+  return ab / Math.sqrt(aa * bb);
+}
