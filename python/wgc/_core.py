@@ -44,6 +44,16 @@ def _check(code, handle):
         raise WgcError(_status_name(code), lib.wgc_last_error(handle).decode(), code)
 
 
+def status_name(code):
+    """ "OK", "INVALID_ARGUMENT", ... (wgc_status_name)."""
+    return _status_name(code)
+
+
+def status_string(code):
+    """ "success", "invalid argument", ... (wgc_status_string)."""
+    return lib.wgc_status_string(code).decode()
+
+
 def version():
     """The linked library's "MAJOR.MINOR.PATCH" (wgc_version)."""
     return lib.wgc_version().decode()
@@ -105,7 +115,7 @@ class Context:
         handle = ctypes.c_void_p()
         self._lock = threading.RLock()
         self._handle = None
-        # Downloads registered and not yet fired, which keeps their
+        # Futures registered and not yet fired: this keeps their
         # callbacks and destinations alive.
         self._pending = set()
         code = lib.wgc_create(ctypes.byref(opt), ctypes.byref(handle))
@@ -203,12 +213,12 @@ class Context:
 
     def download_async(self, dst, src, nbytes=None, callback=None):
         """Registers a download into the numpy array dst and returns a
-        Download at once; it completes in a later poll(), synchronize() or
-        Download.result(). callback(download) runs when it completes."""
+        Future at once; it completes in a later poll(), synchronize() or
+        Future.result(). callback(future) runs when it completes."""
         dst = _host("wgc_download_async", "dst", dst, writable=True)
         src = self._addr("wgc_download_async", "src", src)
         nbytes = _nbytes("wgc_download_async", dst, nbytes)
-        fut = Download(self, dst, callback)
+        fut = Future(self, dst, callback)
         with self._lock:
             h = self._h("wgc_download_async")
             self._pending.add(fut)
@@ -232,6 +242,18 @@ class Context:
         with self._lock:
             h = self._h("wgc_synchronize")
             _check(lib.wgc_synchronize(h), h)
+
+    def synchronize_async(self, callback=None):
+        """A Future that completes once all queued work has."""
+        fut = Future(self, None, callback, "wgc_synchronize_async")
+        with self._lock:
+            h = self._h("wgc_synchronize_async")
+            self._pending.add(fut)
+            code = lib.wgc_synchronize_async(h, fut._cb, None)
+            if code != _OK:
+                self._pending.discard(fut)
+                _check(code, h)
+        return fut
 
     def poll(self):
         """Runs due callbacks; never waits."""
@@ -318,7 +340,7 @@ class DeviceArray:
         return self.ctx.download(out, self.ptr, self.nbytes)
 
     def numpy_async(self, callback=None):
-        """A Download whose result() is the numpy array of the contents."""
+        """A Future whose result() is the numpy array of the contents."""
         self._check_live("wgc_download_async")
         out = np.empty(self.shape, self.dtype)
         return self.ctx.download_async(out, self.ptr, self.nbytes, callback)
@@ -336,12 +358,15 @@ class DeviceArray:
                 f"ptr={self.ptr:#x})")
 
 
-class Download:
-    """A registered wgc_download_async. done() polls once; result(timeout)
-    polls until it completes and returns the destination array or raises
-    WgcError with the status it completed with."""
+class Future:
+    """A registered wgc_download_async or wgc_synchronize_async. done()
+    polls once; result(timeout) polls until it completes and returns the
+    download's destination array (None for a synchronize), or raises
+    WgcError with the status it completed with; status is that name once
+    complete, else None. callback(future) runs when it completes."""
 
-    def __init__(self, ctx, dst, callback):
+    def __init__(self, ctx, dst, callback, cname="wgc_download_async"):
+        self._cname = cname
         self.ctx = ctx
         self.array = dst
         self.status = None
@@ -365,10 +390,10 @@ class Download:
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.done():
             if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError("wgc_download_async: not complete yet")
+                raise TimeoutError(f"{self._cname}: not complete yet")
             time.sleep(0.0002)
         if self.status != "OK":
-            raise WgcError(self.status, f"wgc_download_async: completed with {self.status}")
+            raise WgcError(self.status, f"{self._cname}: completed with {self.status}")
         return self.array
 
 
