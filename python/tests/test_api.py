@@ -195,6 +195,31 @@ def test_context_manager_and_gc_of_live_arrays():
     assert ctx.closed
 
 
+def test_array_collected_while_another_thread_holds_the_context():
+    with wgc.Context(backend="cpu") as ctx:
+        a = ctx.empty(4)
+        base = a.ptr
+        held, release = threading.Event(), threading.Event()
+
+        def hold():
+            with ctx._lock:
+                held.set()
+                release.wait(10)
+
+        t = threading.Thread(target=hold)
+        t.start()
+        held.wait(10)
+        del a  # the finalizer must not wait for the other thread
+        assert ctx._graveyard == [base]
+        release.set()
+        t.join()
+        ctx.poll()  # the next call frees it
+        assert ctx._graveyard == []
+        with pytest.raises(wgc.WgcError) as e:
+            ctx.free(base)
+        assert e.value.status == "INVALID_ARGUMENT"
+
+
 # ---- threads and async ---------------------------------------------------------------
 @pytest.mark.parametrize("backend", ["cpu", "webgpu"])
 def test_two_threads_on_one_context(backend):

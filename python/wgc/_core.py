@@ -118,6 +118,9 @@ class Context:
         # Futures registered and not yet fired: this keeps their
         # callbacks and destinations alive.
         self._pending = set()
+        # Addresses of arrays collected while another thread held the lock;
+        # the next call frees them (a finalizer must never wait for it).
+        self._graveyard = []
         code = lib.wgc_create(ctypes.byref(opt), ctypes.byref(handle))
         if code != _OK:
             raise WgcError(_status_name(code), lib.wgc_last_error(None).decode(), code)
@@ -150,9 +153,24 @@ class Context:
                 pass
 
     def _h(self, cname):
+        """The handle, for a call made under the lock."""
         if self._handle is None:
             raise WgcError(_INVALID, f"{cname}: the context is closed")
+        while self._graveyard:
+            lib.wgc_free(self._handle, self._graveyard.pop())
         return self._handle
+
+    def _release(self, base):
+        """Frees base from a finalizer: at once when the lock is free (or
+        held by this thread), else at the next call."""
+        if self._lock.acquire(blocking=False):
+            try:
+                if self._handle is not None:
+                    lib.wgc_free(self._handle, base)
+            finally:
+                self._lock.release()
+        else:
+            self._graveyard.append(base)
 
     # ---- introspection
     @property
@@ -323,11 +341,12 @@ class DeviceArray:
             ctx.free(self.ptr)
 
     def __del__(self):
-        try:
-            if not getattr(self, "_freed", True):
-                self.free()
-        except Exception:
-            pass
+        if not getattr(self, "_freed", True):
+            self._freed = True
+            try:
+                self.ctx._release(self.ptr)
+            except Exception:
+                pass
 
     def _check_live(self, cname):
         if self._freed and self.ctx._handle is not None:
