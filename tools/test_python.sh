@@ -2,9 +2,10 @@
 # The Python package's tests, as `make test-python` and the python section
 # of `make test` run them: a fresh virtual environment under build/python
 # that installs only the wheel and the pinned numpy and pytest (binary
-# wheels: no compiler), then pytest over python/tests from outside the
-# source tree, so `import wgc` is the installed wheel. The last line is
-# the harness's "N passed, N failed" (python/tests/conftest.py counts).
+# wheels: no compiler), then pytest over python/tests with the repository's
+# python/ off sys.path, so `import wgc` is the installed wheel, and no
+# bytecode written into the tree. The last line is the harness's
+# "N passed, N failed" (python/tests/conftest.py counts).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 NUMPY_VERSION=2.1.3
@@ -24,8 +25,8 @@ rm -rf "$venv" "$summary"
 "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
   "numpy==$NUMPY_VERSION" "pytest==$PYTEST_VERSION" "$wheel" ||
   fail "pip install of the wheel, numpy and pytest"
-# From the tests' folder, with the repository's python/ kept off sys.path.
-(cd python/tests && WGC_PY_SUMMARY="$PWD/../../$summary" WGC_REPO="$PWD/../.." \
+# importlib mode: pytest puts no test folder's parent on sys.path.
+(cd python/tests && PYTHONDONTWRITEBYTECODE=1 WGC_PY_SUMMARY="$PWD/../../$summary" WGC_REPO="$PWD/../.." \
   ../../"$venv"/bin/python -m pytest -q -p no:cacheprovider --import-mode=importlib \
   "$@" .)
 rc=$?
