@@ -419,3 +419,44 @@ def test_copy_upload_download_offsets(ctx, rng):
     want = np.zeros(16, f32)
     want[:4], want[8:] = x[8:12], x[:8]
     np.testing.assert_array_equal(dst.numpy(), want)
+
+
+def test_attention_strides_and_mask(ctx, rng):
+    # Q and O in [batch, seq, heads, dim] through the nested stride structs,
+    # and a shared additive mask row.
+    b, h, sq, skv, dh = 2, 2, 3, 4, 4
+    q = rng.uniform(-1, 1, (b, sq, h, dh))
+    k, v = rng.uniform(-1, 1, (b, h, skv, dh)), rng.uniform(-1, 1, (b, h, skv, dh))
+    mask = rng.uniform(-2, 0, skv)
+    s = 0.5 * np.einsum("bqhd,bhkd->bhqk", q, k) + mask
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    want = np.einsum("bhqk,bhkd->bqhd", e / e.sum(axis=-1, keepdims=True), v)
+    bshd = wgc.AttentionStrides(batch=sq * h * dh, head=dh, seq=h * dh)
+    d = wgc.AttentionDesc(batch=b, heads=h, seq_q=sq, seq_kv=skv, head_dim=dh,
+                          scale=0.5, q_stride=bshd, o_stride=bshd)
+    dmask = upload(ctx, mask)
+    d.mask = dmask  # an array where C takes an address
+    assert d.mask == dmask.ptr and d.q_stride == bshd
+    o = ctx.empty((b, sq, h, dh))
+    ctx.attention(d, upload(ctx, q), upload(ctx, k), upload(ctx, v), o)
+    close(o.numpy(), want, 0, 1e-5 * dh + 4e-6 + 1e-6 * 2 + 1e-6)
+
+
+def test_empty_arrays(ctx):
+    a, out = ctx.empty((0, 3)), ctx.empty((3, 0))
+    assert a.nbytes == 0 and a.numpy().shape == (0, 3)
+    ctx.unary(wgc.UNARY_EXP, a, out, 0)  # an empty output is a no-op
+    assert ctx.array(np.zeros((2, 0), np.int32)).numpy().dtype == np.int32
+
+
+def test_options_split_path(rng):
+    # A 4 KiB binding window makes wgc split operations (WebGPU), and two
+    # CPU threads: the options reach wgc_create.
+    x = rng.uniform(-1, 1, (40, 50)).astype(f32)
+    for backend in ("cpu", "webgpu"):
+        with wgc.Context(backend=backend, cpu_threads=2, max_binding_bytes=4096) as ctx:
+            out = ctx.empty(50)
+            ctx.reduce(wgc.REDUCE_SUM, ctx.array(x), out, x.shape, 0)
+            close(out.numpy(), x.astype(np.float64).sum(0), 1e-6, 1e-6)
+            if backend == "cpu":
+                assert "2 threads" in ctx.adapter_name
