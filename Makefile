@@ -185,8 +185,9 @@ bench-gpu-build: deps
 
 # ---- Python package --------------------------------------------------------
 # A wheel over libwgc.so and the pinned libwgpu_native.so (README.md, Python);
-# its constants come from wgc.h through tools/pyops.c, its version from VERSION.
-PY_SRC := $(wildcard python/wgc/*.py python/wgc/*.pyi) python/wgc/py.typed
+# its constants come from wgc.h through tools/pyops.c, its version from
+# VERSION. Phony (python/ is a folder): the wheel is rewritten each time,
+# byte for byte the same for the same inputs.
 $(B)/pyops: tools/pyops.c include/wgc.h
 	@mkdir -p $(@D)
 	$(CC) -O1 -Wall -Wextra -Werror -std=c11 -Iinclude -o $@ $<
