@@ -33,7 +33,7 @@ TEST_OBJ   := $(TEST_SRC:%.c=$(B)/test/%.o)
 DEPFLAGS   := -MMD -MP
 LIBS       := -ldl -lpthread -lm
 
-.PHONY: all lib deps deps-browser deps-model demo-gpt test test-c check-layers npm test-npm print-version test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
+.PHONY: all lib deps deps-browser deps-model demo-gpt test test-c python test-python check-layers npm test-npm print-version test-asan test-tsan soak test-browser fuzz demo bench bench-web bench-gpu-build install wasm serve format clean help
 all: lib
 
 help:
@@ -47,6 +47,7 @@ help:
 	@echo "make bench    benchmarks against every baseline, side by side (build/bench)"
 	@echo "make bench-web  the same in headless Chromium: wgc.js, TF.js, raw WebGPU"
 	@echo "make install PREFIX=dir"
+	@echo "make python  the Python wheel in build/python (make test-python: its tests)"
 	@echo "make wasm     build the browser module into build/web"
 	@echo "make npm      the npm package, build/wgc-<version>.tgz (make test-npm: its tests)"
 	@echo "make serve    serve the browser demo on 127.0.0.1"
@@ -222,6 +223,27 @@ $(B)/gpu_bench: bench/gpu/gpu_bench.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.
 
 bench-gpu-build: deps
 	@$(MAKE) --no-print-directory $(B)/gpu_bench
+
+# ---- Python package --------------------------------------------------------
+# A wheel over libwgc.so and the pinned libwgpu_native.so (README.md, Python);
+# its constants come from wgc.h through tools/pyops.c, its version from
+# VERSION. Phony (python/ is a folder): the wheel is rewritten each time,
+# byte for byte the same for the same inputs.
+$(B)/pyops: tools/pyops.c include/wgc.h
+	@mkdir -p $(@D)
+	$(CC) -O1 -Wall -Wextra -Werror -std=c11 -Iinclude -o $@ $<
+$(B)/python/gen/_consts.py: $(B)/pyops
+	@mkdir -p $(@D)
+	$(B)/pyops $@
+
+python: lib $(B)/python/gen/_consts.py
+	@$(PYTHON3) tools/python_wheel.py $(VERSION) $(B)/python python/wgc \
+	  $(B)/python/gen/_consts.py $(B)/lib/libwgc.so $(B)/lib/libwgpu_native.so
+
+# Installs the wheel into a fresh virtual environment and runs pytest there;
+# ends on "N passed, N failed".
+test-python: python
+	@tools/test_python.sh
 
 # ---- install -------------------------------------------------------------
 install: lib

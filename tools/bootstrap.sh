@@ -41,7 +41,7 @@ done
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 debs=""
-[ $want_native = 1 ] && debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip valgrind"
+[ $want_native = 1 ] && debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip python3-venv valgrind"
 [ $want_format = 1 ] && debs="$debs clang-format"
 # libclang-rt-14-dev-wasm32: compiler-rt builtins for wasm32 (64-bit
 # multiply with overflow checks needs __multi3); llvm-14: llvm-ar, which

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it: the C tests on both
 # backends, the same tests built with ASan+UBSan and with TSan, the
-# installed-library check, and the browser tests in headless Chromium. Every section prints one line
+# installed-library check, the Python package's tests, and the browser tests in headless Chromium. Every section prints one line
 # per case; the last line sums them up as "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -109,6 +109,11 @@ if [ -x build/test_wgc ]; then
     --errors-for-leak-kinds=definite build/test_wgc "[cpu]"
 fi
 section install tools/check_install.sh
+# The wheel installed into a fresh virtual environment, and its pytest
+# suite on both backends.
+if build python; then
+  section python tools/test_python.sh
+fi
 if build wasm; then
   section browser node tests/browser/run.mjs
   # The npm package installed into a fresh project: a Vite page in
