@@ -743,8 +743,9 @@ typedef struct wgc_rotary_desc {
  * rotary_dim/2] (max_positions ignored). A position id outside
  * [0, max_positions) rotates by cos = sin = 0, which gives zeros for its
  * rotated dimensions of finite input (an enqueued GPU op cannot report
- * it), and is never read outside the caches. output may equal input.
- * Each rotated element is within 4e-7 * (|x1| + |x2|) * (|cos| + |sin|)
+ * it), and is never read outside the caches. output may equal input. Any
+ * head_dim runs on every device: a row longer than a storage binding is
+ * rotated in pieces. Each rotated element is within 4e-7 * (|x1| + |x2|) * (|cos| + |sin|)
  * of the exact result. */
 WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
                                         const wgc_rotary_desc *d, wgc_ptr input,

@@ -556,6 +556,10 @@ static void gen_rotary(fz_rng *r, fz_step *s) {
   d->seq = dim(r, 40, 0.03);
   d->heads = 1 + fz_below(r, 5);
   d->head_dim = fz_chance(r, 0.05) ? 0 : 2 * (1 + fz_below(r, 40));
+  if (fz_chance(r, 0.06)) { /* rows beyond a 4 or 8 KiB binding window */
+    d->head_dim = 2 * (480 + fz_below(r, 700));
+    d->seq = 1 + fz_below(r, 3);
+  }
   if (fz_chance(r, 0.2))
     d->head_dim++; /* odd: rotary_dim must then be smaller and even */
   size_t pairs = d->head_dim / 2;
