@@ -366,12 +366,18 @@ typedef struct wgc_conv2d_desc {
 } wgc_conv2d_desc;
 
 /* p = (h + 2*pad_h - dilation_h*(r-1) - 1)/stride_h + 1, likewise q.
- * A dilated filter larger than the padded input is invalid. Errors are read
- * with wgc_last_error(NULL). */
+ * A dilated filter larger than the padded input is invalid, and so are
+ * h + 2*pad_h, w + 2*pad_w, dilation_h*(r-1), dilation_w*(s-1), stride_h
+ * or stride_w of 2^31 or more (the kernels' 32-bit coordinates; the same
+ * limit as pool2d, on every backend). Errors are read with
+ * wgc_last_error(NULL). */
 WGC_API wgc_status wgc_conv2d_output_size(const wgc_conv2d_desc *d, size_t *p,
                                           size_t *q);
 /* output [n, k, p, q] = conv(input, filter) + bias; bias 0 = none, else [k].
- * No input channels (c == 0) gives the bias (or zeros). */
+ * No input channels (c == 0) gives the bias (or zeros), as does an output
+ * whose window lies wholly in the padding. d is checked as by
+ * wgc_conv2d_output_size (sizes below 2^31 there); within that, any
+ * padding, stride and dilation runs on every backend. */
 WGC_API wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d,
                               wgc_ptr input, wgc_ptr filter, wgc_ptr bias,
                               wgc_ptr output);

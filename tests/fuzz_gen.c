@@ -265,6 +265,23 @@ static void gen_conv(fz_rng *r, fz_step *s) {
   d->dilation_h = fz_below(r, 4);
   d->dilation_w = fz_below(r, 4);
   d->groups = fz_chance(r, 0.4) ? divisor(r, d->c ? gcd(d->c, d->k) : d->k) : 0;
+  /* Padding, strides and dilation near wgc.h's 2^31 limit on coordinates
+   * (on either side of it): a few outputs, most windows wholly in the
+   * padding. */
+  if (fz_chance(r, 0.06)) {
+    size_t *pad[2] = {&d->pad_h, &d->pad_w},
+           *st[2] = {&d->stride_h, &d->stride_w};
+    size_t *dil[2] = {&d->dilation_h, &d->dilation_w}, *len[2] = {&d->h, &d->w};
+    for (int a = 0; a < 2; a++) {
+      if (a == 1 && fz_chance(r, 0.5))
+        break;
+      size_t big = ((size_t)1 << (28 + fz_below(r, 3))) - fz_below(r, 2);
+      *len[a] = 1 + fz_below(r, 4);
+      *pad[a] = fz_chance(r, 0.8) ? big : fz_below(r, 2);
+      *st[a] = *pad[a] > 1 ? big / (1 + fz_below(r, 2)) : fz_below(r, 4);
+      *dil[a] = fz_chance(r, 0.3) ? 2 * big - fz_below(r, 3) : fz_below(r, 2);
+    }
+  }
   size_t dh = d->dilation_h ? d->dilation_h : 1;
   size_t dw = d->dilation_w ? d->dilation_w : 1;
   while (d->r > 1 && d->h + 2 * d->pad_h < dh * (d->r - 1) + 1)
