@@ -477,7 +477,12 @@ typedef struct wgc_attention_desc {
  * not overlap one another, and o's span (first to last element) may not
  * overlap the span of q, k, v or the mask, even where its rows would fall
  * between theirs. head_dim 0 with head_dim_v > 0 is rejected (scores need
- * a key dimension); softcap must be finite and >= 0.
+ * a key dimension); softcap must be finite and >= 0. The kernels index in
+ * 32 bits: seq_q and seq_kv must be below 2^31, head_dim and head_dim_v at
+ * most 2^28, and batch * heads below 2^32, on every backend (the same
+ * WGC_ERR_INVALID_ARGUMENT and message), even where strides of 0 keep the
+ * operands small. Within that any call runs; keys that the causal mask
+ * hides from every row (TOP_LEFT: j >= seq_q) cost nothing.
  *
  * Softcap and the mask, where wgc differs from ONNX: ONNX Attention (opset
  * 23) adds attn_mask first and applies softcap to the sum, so a -inf mask

@@ -268,7 +268,7 @@ static void gen_conv(fz_rng *r, fz_step *s) {
   /* Padding, strides and dilation near wgc.h's 2^31 limit on coordinates
    * (on either side of it): a few outputs, most windows wholly in the
    * padding. */
-  if (fz_chance(r, 0.06)) {
+  if (fz_chance(r, 0.1)) {
     size_t *pad[2] = {&d->pad_h, &d->pad_w},
            *st[2] = {&d->stride_h, &d->stride_w};
     size_t *dil[2] = {&d->dilation_h, &d->dilation_w}, *len[2] = {&d->h, &d->w};
@@ -369,6 +369,20 @@ static void gen_attn(fz_rng *r, fz_step *s) {
     d->mask_stride.batch =
         fz_chance(r, 0.5) ? d->heads * (d->seq_q ? d->seq_q : 1) * kv : 0;
     s->bmag = fz_chance(r, 0.8) ? 1.0f : 1e4f;
+  }
+  /* seq_kv on either side of wgc.h's 2^31 limit, K and V one row per head
+   * (seq stride 0): beyond it both backends reject the call alike; inside
+   * it TOP_LEFT rows see a few keys, which keeps it cheap. */
+  if (fz_chance(r, 0.06)) {
+    d->seq_kv = ((size_t)1 << 31) - 2 + fz_below(r, 4);
+    d->seq_q = 1 + fz_below(r, 8);
+    d->causal =
+        d->seq_kv >> 31 ? (wgc_causal)fz_below(r, 3) : WGC_CAUSAL_TOP_LEFT;
+    d->q_stride = d->o_stride = (wgc_attention_strides){0, 0, 0};
+    d->k_stride = (wgc_attention_strides){hkv * D, D, 0};
+    d->v_stride = (wgc_attention_strides){hkv * Dv, Dv, 0};
+    s->bias = 0;
+    d->mask_stride = (wgc_attention_strides){0, 0, 0};
   }
   s->dist = FZ_DIST_UNIT;
   s->mag = fz_chance(r, 0.7) ? 1.0f : 3.0f;
@@ -573,7 +587,7 @@ static void gen_rotary(fz_rng *r, fz_step *s) {
   d->seq = dim(r, 40, 0.03);
   d->heads = 1 + fz_below(r, 5);
   d->head_dim = fz_chance(r, 0.05) ? 0 : 2 * (1 + fz_below(r, 40));
-  if (fz_chance(r, 0.06)) { /* rows beyond a 4 or 8 KiB binding window */
+  if (fz_chance(r, 0.1)) { /* rows beyond a 4 or 8 KiB binding window */
     d->head_dim = 2 * (480 + fz_below(r, 700));
     d->seq = 1 + fz_below(r, 3);
   }

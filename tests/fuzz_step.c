@@ -428,6 +428,22 @@ static bool build_attn(fz_env *e, fz_pending *p, char *msg, size_t size) {
     st[b] = wgc_attention(e->ctx[b], &d, ADDR(Qo, b), ADDR(K, b), ADDR(V, b),
                           ADDR(O, b));
   }
+  /* Beyond wgc.h's 32-bit limits both backends reject the desc alike and
+   * change nothing. */
+  size_t bh = d.batch * d.heads;
+  if (d.seq_q >> 31 || d.seq_kv >> 31 || D > ((size_t)1 << 28) ||
+      Dv > ((size_t)1 << 28) || (d.heads && bh / d.heads != d.batch) ||
+      bh > 0xffffffffu) {
+    if (!statuses(e, st, WGC_ERR_INVALID_ARGUMENT, msg, size))
+      return false;
+    if (strcmp(wgc_last_error(e->ctx[0]), wgc_last_error(e->ctx[1]))) {
+      snprintf(msg, size, "attention limits: webgpu \"%s\", cpu \"%s\"",
+               wgc_last_error(e->ctx[0]), wgc_last_error(e->ctx[1]));
+      return false;
+    }
+    fz_want_alloc(p, 0);
+    return true;
+  }
   if (!statuses(e, st, WGC_OK, msg, size))
     return false;
   fz_want_alloc(p, nout);
