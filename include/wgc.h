@@ -393,12 +393,18 @@ typedef struct wgc_conv2d_desc {
 } wgc_conv2d_desc;
 
 /* p = (h + 2*pad_h - dilation_h*(r-1) - 1)/stride_h + 1, likewise q.
- * A dilated filter larger than the padded input is invalid. Errors are read
- * with wgc_last_error(NULL). */
+ * A dilated filter larger than the padded input is invalid, and so are
+ * h + 2*pad_h, w + 2*pad_w, dilation_h*(r-1), dilation_w*(s-1), stride_h
+ * or stride_w of 2^31 or more (the kernels' 32-bit coordinates; the same
+ * limit as pool2d, on every backend). Errors are read with
+ * wgc_last_error(NULL). */
 WGC_API wgc_status wgc_conv2d_output_size(const wgc_conv2d_desc *d, size_t *p,
                                           size_t *q);
 /* output [n, k, p, q] = conv(input, filter) + bias; bias 0 = none, else [k].
- * No input channels (c == 0) gives the bias (or zeros). */
+ * No input channels (c == 0) gives the bias (or zeros), as does an output
+ * whose window lies wholly in the padding. d is checked as by
+ * wgc_conv2d_output_size (sizes below 2^31 there); within that, any
+ * padding, stride and dilation runs on every backend. */
 WGC_API wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d,
                               wgc_ptr input, wgc_ptr filter, wgc_ptr bias,
                               wgc_ptr output);
@@ -501,7 +507,12 @@ typedef struct wgc_attention_desc {
  * not overlap one another, and o's span (first to last element) may not
  * overlap the span of q, k, v or the mask, even where its rows would fall
  * between theirs. head_dim 0 with head_dim_v > 0 is rejected (scores need
- * a key dimension); softcap must be finite and >= 0.
+ * a key dimension); softcap must be finite and >= 0. The kernels index in
+ * 32 bits: seq_q and seq_kv must be below 2^31, head_dim and head_dim_v at
+ * most 2^28, and batch * heads below 2^32, on every backend (the same
+ * WGC_ERR_INVALID_ARGUMENT and message), even where strides of 0 keep the
+ * operands small. Within that any call runs; keys that the causal mask
+ * hides from every row (TOP_LEFT: j >= seq_q) cost nothing.
  *
  * Softcap and the mask: softcap applies to the scores and the mask is
  * added after it, as ONNX Attention (opset 23: its schema's diagram and
@@ -790,8 +801,9 @@ typedef struct wgc_rotary_desc {
  * ignored). A position id outside
  * [0, max_positions) rotates by cos = sin = 0, which gives zeros for its
  * rotated dimensions of finite input (an enqueued GPU op cannot report
- * it), and is never read outside the caches. output may equal input.
- * Each rotated element is within 4e-7 * (|x1| + |x2|) * (|cos| + |sin|)
+ * it), and is never read outside the caches. output may equal input. Any
+ * head_dim runs on every device: a row longer than a storage binding is
+ * rotated in pieces. Each rotated element is within 4e-7 * (|x1| + |x2|) * (|cos| + |sin|)
  * of the exact result. */
 WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
                                         const wgc_rotary_desc *d, wgc_ptr input,

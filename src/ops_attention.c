@@ -5,6 +5,12 @@
 #include "validate.h"
 
 #include <math.h>
+#include <stdint.h>
+
+/* The limits of the kernels' 32-bit indices (wgc.h). */
+#define ATTN_SEQ_MAX 0x7fffffffu   /* seq_q, seq_kv */
+#define ATTN_DIM_MAX 0x10000000u   /* head_dim, head_dim_v */
+#define ATTN_HEADS_MAX 0xffffffffu /* batch * heads */
 
 /* The browser build: wgc.js writes wgc_attention_desc into wasm memory field by
  * field (4-byte fields, 8-byte device addresses, in declaration order). */
@@ -120,6 +126,16 @@ wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
                     ad->head_dim_v);
   size_t B = ad->batch, H = ad->heads, HK = ad->heads_kv;
   size_t SQ = ad->seq_q, SK = ad->seq_kv, D = ad->head_dim, DV = ad->head_dim_v;
+  size_t bh;
+  if (SQ > ATTN_SEQ_MAX || SK > ATTN_SEQ_MAX || D > ATTN_DIM_MAX ||
+      DV > ATTN_DIM_MAX || !wgc_mul_ok(B, H, &bh) ||
+      (uint64_t)bh > ATTN_HEADS_MAX)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: d (seq_q %zu, seq_kv %zu, head_dim %zu, head_dim_v "
+                    "%zu, batch %zu * heads %zu) exceeds the 32-bit limits: "
+                    "seq_q and seq_kv below 2^31, head sizes at most 2^28, "
+                    "batch * heads below 2^32",
+                    fn, SQ, SK, D, DV, B, H);
   attn_layout lay[4] = {{"q", {B, H, SQ}, D, &ad->q_stride},
                         {"k", {B, HK, SK}, D, &ad->k_stride},
                         {"v", {B, HK, SK}, DV, &ad->v_stride},

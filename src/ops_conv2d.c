@@ -17,6 +17,11 @@ _Static_assert(offsetof(wgc_conv2d_desc, n) == 0 &&
                "wgc.js writes wgc_conv2d_desc as 14 words");
 #endif
 
+/* Padded sizes, dilated filter spans and strides below 2^31, as for
+ * pool2d: every input coordinate a window reaches then lies in
+ * (-2^30, 2^31), exact in the kernels' 32-bit arithmetic. */
+#define WINDOW_LIMIT 0x7fffffffu
+
 /* Applies defaults and checks d; ctx may be NULL (errors go to the thread
  * slot). On success fills the defaulted desc and the output size. */
 static wgc_status conv_desc(wgc_context *ctx, const char *fn,
@@ -41,7 +46,7 @@ static wgc_status conv_desc(wgc_context *ctx, const char *fn,
                       .stride_w = &d->stride_w,
                       .dilation_h = &d->dilation_h,
                       .dilation_w = &d->dilation_w};
-  return wgc_window2d_size(ctx, fn, &win, 0, p, q);
+  return wgc_window2d_size(ctx, fn, &win, WINDOW_LIMIT, p, q);
 }
 
 wgc_status wgc_conv2d_output_size(const wgc_conv2d_desc *d, size_t *p,

@@ -262,6 +262,35 @@ typedef struct window2d {
    (d)->pad_h = (g).pad_h, (d)->pad_w = (g).pad_w,                             \
    (d)->dilation_h = (g).dilation_h, (d)->dilation_w = (g).dilation_w)
 
+/* Shrinks the window until it fits the padded input. */
+static void fit_window(window2d *g) {
+  size_t dh = g->dilation_h ? g->dilation_h : 1;
+  size_t dw = g->dilation_w ? g->dilation_w : 1;
+  while (g->r > 1 && g->h + 2 * g->pad_h < dh * (g->r - 1) + 1)
+    g->r--;
+  while (g->s > 1 && g->w + 2 * g->pad_w < dw * (g->s - 1) + 1)
+    g->s--;
+}
+
+/* Padding, strides and dilation near wgc.h's 2^31 limit on conv2d's
+ * coordinates (on either side of it): a few outputs, most windows wholly
+ * in the padding. */
+static void gen_window_near_limit(fz_rng *r, window2d *g) {
+  size_t *pad[2] = {&g->pad_h, &g->pad_w},
+         *st[2] = {&g->stride_h, &g->stride_w};
+  size_t *dil[2] = {&g->dilation_h, &g->dilation_w}, *len[2] = {&g->h, &g->w};
+  for (int a = 0; a < 2; a++) {
+    if (a == 1 && fz_chance(r, 0.5))
+      break;
+    size_t big = ((size_t)1 << (28 + fz_below(r, 3))) - fz_below(r, 2);
+    *len[a] = 1 + fz_below(r, 4);
+    *pad[a] = fz_chance(r, 0.8) ? big : fz_below(r, 2);
+    *st[a] = *pad[a] > 1 ? big / (1 + fz_below(r, 2)) : fz_below(r, 4);
+    *dil[a] = fz_chance(r, 0.3) ? 2 * big - fz_below(r, 3) : fz_below(r, 2);
+  }
+  fit_window(g);
+}
+
 /* may_exceed_budget: sometimes (true returned) a single-plane input and a
  * window over all of it, beyond the loop budget of CPU adapters. */
 static bool gen_window(fz_rng *r, window2d *g, bool may_exceed_budget) {
@@ -286,12 +315,7 @@ static bool gen_window(fz_rng *r, window2d *g, bool may_exceed_budget) {
     g->pad_h = 1;
   if (g->w + 2 * g->pad_w == 0)
     g->pad_w = 1;
-  size_t dh = g->dilation_h ? g->dilation_h : 1;
-  size_t dw = g->dilation_w ? g->dilation_w : 1;
-  while (g->r > 1 && g->h + 2 * g->pad_h < dh * (g->r - 1) + 1)
-    g->r--;
-  while (g->s > 1 && g->w + 2 * g->pad_w < dw * (g->s - 1) + 1)
-    g->s--;
+  fit_window(g);
   return big;
 }
 
@@ -305,6 +329,8 @@ static void gen_conv(fz_rng *r, fz_step *s) {
   d->k = 1 + fz_below(r, fz_chance(r, 0.25) ? 40 : 8);
   window2d g = {.h = d->h, .w = d->w};
   gen_window(r, &g, false);
+  if (fz_chance(r, 0.1))
+    gen_window_near_limit(r, &g);
   SET_WINDOW(d, g);
   d->groups = fz_chance(r, 0.4) ? divisor(r, d->c ? gcd(d->c, d->k) : d->k) : 0;
   if (fz_chance(r, 0.12)) {
@@ -388,6 +414,20 @@ static void gen_attn(fz_rng *r, fz_step *s) {
     d->mask_stride.batch =
         fz_chance(r, 0.5) ? d->heads * (d->seq_q ? d->seq_q : 1) * kv : 0;
     s->bmag = fz_chance(r, 0.8) ? 1.0f : 1e4f;
+  }
+  /* seq_kv on either side of wgc.h's 2^31 limit, K and V one row per head
+   * (seq stride 0): beyond it both backends reject the call alike; inside
+   * it TOP_LEFT rows see a few keys, which keeps it cheap. */
+  if (fz_chance(r, 0.06)) {
+    d->seq_kv = ((size_t)1 << 31) - 2 + fz_below(r, 4);
+    d->seq_q = 1 + fz_below(r, 8);
+    d->causal =
+        d->seq_kv >> 31 ? (wgc_causal)fz_below(r, 3) : WGC_CAUSAL_TOP_LEFT;
+    d->q_stride = d->o_stride = (wgc_attention_strides){0, 0, 0};
+    d->k_stride = (wgc_attention_strides){hkv * D, D, 0};
+    d->v_stride = (wgc_attention_strides){hkv * Dv, Dv, 0};
+    s->bias = 0;
+    d->mask_stride = (wgc_attention_strides){0, 0, 0};
   }
   s->dist = FZ_DIST_UNIT;
   s->mag = fz_chance(r, 0.7) ? 1.0f : 3.0f;
@@ -592,6 +632,10 @@ static void gen_rotary(fz_rng *r, fz_step *s) {
   d->seq = dim(r, 40, 0.03);
   d->heads = 1 + fz_below(r, 5);
   d->head_dim = fz_chance(r, 0.05) ? 0 : 2 * (1 + fz_below(r, 40));
+  if (fz_chance(r, 0.1)) { /* rows beyond a 4 or 8 KiB binding window */
+    d->head_dim = 2 * (480 + fz_below(r, 700));
+    d->seq = 1 + fz_below(r, 3);
+  }
   if (fz_chance(r, 0.2))
     d->head_dim++; /* odd: rotary_dim must then be smaller and even */
   size_t pairs = d->head_dim / 2;

@@ -161,7 +161,9 @@ void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
   wgc_attention_strides vs = fzr_attn_strides(d->v_stride, hkv, d->seq_kv, Dv);
   wgc_attention_strides ms = d->mask_stride;
   double cap = d->softcap;
-  double *p = calloc(d->seq_kv ? d->seq_kv : 1, sizeof *p);
+  /* scores of the keys a row sees: the last row sees the most */
+  size_t most = d->seq_q ? visible_keys(d, d->seq_q - 1) : 0;
+  double *p = calloc(most ? most : 1, sizeof *p);
   for (size_t b = 0; b < d->batch; b++)
     for (size_t h = 0; h < d->heads; h++) {
       size_t kh = h / group;

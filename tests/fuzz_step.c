@@ -321,6 +321,33 @@ static bool build_conv(fz_env *e, fz_pending *p, char *msg, size_t size) {
     snprintf(msg, size, "the generator made an invalid desc");
     return false;
   }
+  /* Beyond wgc.h's limit (padded sizes, dilated spans, strides below
+   * 2^31) both backends reject the desc alike and change nothing. */
+  const size_t lim = 0x7fffffff;
+  if (d->h + 2 * d->pad_h > lim || d->w + 2 * d->pad_w > lim ||
+      or_one(d->dilation_h) * (d->r - 1) > lim ||
+      or_one(d->dilation_w) * (d->s - 1) > lim || d->stride_h > lim ||
+      d->stride_w > lim) {
+    int X = fz_add_opnd(p, "input", 4, false, -1);
+    int O = fz_add_opnd(p, "output", 4, true, -1);
+    fz_place(p);
+    fill_opnd(p, X, s->dist, s->mag);
+    if (!upload_all(e, p, msg, size))
+      return false;
+    wgc_status st[2];
+    for (int b = 0; b < 2; b++)
+      st[b] = wgc_conv2d(e->ctx[b], d, fz_addr(p, X, b), fz_addr(p, X, b), 0,
+                         fz_addr(p, O, b));
+    if (!statuses(e, st, WGC_ERR_INVALID_ARGUMENT, msg, size))
+      return false;
+    if (strcmp(wgc_last_error(e->ctx[0]), wgc_last_error(e->ctx[1]))) {
+      snprintf(msg, size, "conv2d beyond 2^31: webgpu \"%s\", cpu \"%s\"",
+               wgc_last_error(e->ctx[0]), wgc_last_error(e->ctx[1]));
+      return false;
+    }
+    fz_want_alloc(p, 0);
+    return true;
+  }
   size_t g = or_one(d->groups);
   int X = fz_add_opnd(p, "input", d->n * d->c * d->h * d->w, false, -1);
   int F = fz_add_opnd(p, "filter", d->k * (d->c / g) * d->r * d->s, false, -1);
@@ -400,6 +427,22 @@ static bool build_attn(fz_env *e, fz_pending *p, char *msg, size_t size) {
     d.mask = M >= 0 ? ADDR(M, b) : 0;
     st[b] = wgc_attention(e->ctx[b], &d, ADDR(Qo, b), ADDR(K, b), ADDR(V, b),
                           ADDR(O, b));
+  }
+  /* Beyond wgc.h's 32-bit limits both backends reject the desc alike and
+   * change nothing. */
+  size_t bh = d.batch * d.heads;
+  if (d.seq_q >> 31 || d.seq_kv >> 31 || D > ((size_t)1 << 28) ||
+      Dv > ((size_t)1 << 28) || (d.heads && bh / d.heads != d.batch) ||
+      bh > 0xffffffffu) {
+    if (!statuses(e, st, WGC_ERR_INVALID_ARGUMENT, msg, size))
+      return false;
+    if (strcmp(wgc_last_error(e->ctx[0]), wgc_last_error(e->ctx[1]))) {
+      snprintf(msg, size, "attention limits: webgpu \"%s\", cpu \"%s\"",
+               wgc_last_error(e->ctx[0]), wgc_last_error(e->ctx[1]));
+      return false;
+    }
+    fz_want_alloc(p, 0);
+    return true;
   }
   if (!statuses(e, st, WGC_OK, msg, size))
     return false;

@@ -476,10 +476,69 @@ TEST(ops_conv2d) {
       /* realistic */
       {DESC(1, 32, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1), true},
       {DESC(2, 16, 32, 32, 16, 5, 5, 2, 2, 2, 2, 1, 1, 1), false},
+      /* coordinates near wgc.h's 2^31 limit: windows wholly in padding
+       * (the bias), windows reaching the input across 2^29..2^30 - 1 of
+       * padding or dilation, with every kernel form (k per group 3, 16) */
+      {DESC(1, 1, 1, 1, 1, 1, 1, 1u << 29, 1u << 29, 1u << 29, 1u << 29, 1, 1,
+            1),
+       true},
+      {DESC(1, 2, 1, 5, 3, 1, 3, (1u << 30) - 1, 1, (1u << 30) - 1, 1, 1, 1, 1),
+       true},
+      {DESC(2, 4, 3, 6, 16, 2, 3, 1u << 29, 2, 1u << 29, 1, 1u << 29, 1, 1),
+       true},
+      {DESC(1, 2, 1, 5, 16, 2, 3, 1, 1, (1u << 30) - 1, 1, (1u << 31) - 2, 1,
+            1),
+       false},
+      {DESC(1, 3, 4, 1, 8, 3, 2, 3, (1u << 30) - 1, 1, (1u << 30) - 1, 1,
+            (1u << 30) - 1, 1),
+       true},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int bi = 0; bi < 2; bi++)
       run_conv(bi, &cases[i]);
+}
+
+/* Beyond wgc.h's limit (padded sizes, dilated spans, strides below 2^31)
+ * both backends reject a conv alike, status and message, and
+ * wgc_conv2d_output_size rejects the desc with the same words. */
+TEST(conv2d_coordinate_limit) {
+  static const wgc_conv2d_desc bad[] = {
+      DESC(1, 1, 1, 1, 1, 1, 1, 1u << 30, 1u << 30, 1u << 30, 1u << 30, 1, 1,
+           1),
+      DESC(1, 1, 1, 1, 1, 1, 1, 1, 1u << 31, 0, 0, 1, 1, 1),
+      DESC(1, 1, 2, 2, 1, 2, 1, 1, 1, 0, 0, 1u << 31, 1, 1),
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    if (!case_begin("conv2d beyond 2^31 coordinates, desc %zu", i))
+      continue;
+    size_t p, q;
+    CHECK_STATUS(wgc_conv2d_output_size(&bad[i], &p, &q),
+                 WGC_ERR_INVALID_ARGUMENT);
+    char want[256];
+    snprintf(want, sizeof want, "%s", wgc_last_error(NULL));
+    CHECK(strstr(want, "exceed 2147483647") != NULL, "message \"%s\"", want);
+    wgc_status st[2] = {WGC_OK, WGC_OK};
+    char msg[2][256] = {"", ""};
+    for (int bi = 0; bi < 2; bi++) {
+      wgc_context *ctx = test_ctx(test_backends[bi]);
+      if (!ctx)
+        continue;
+      float one[4] = {1, 1, 1, 1};
+      wgc_ptr a = dev_from(ctx, one, 4), y = dev_from(ctx, one, 4);
+      st[bi] = wgc_conv2d(ctx, &bad[i], a, a, 0, y);
+      snprintf(msg[bi], sizeof msg[bi], "%s", wgc_last_error(ctx));
+      CHECK_DEVICE_EQUALS(ctx, y, one, 4, "output");
+      dev_free(ctx, a);
+      dev_free(ctx, y);
+      CHECK_STATUS(st[bi], WGC_ERR_INVALID_ARGUMENT);
+    }
+    CHECK(st[0] == st[1] && strcmp(msg[0], msg[1]) == 0,
+          "backends differ: %s \"%s\" / %s \"%s\"", wgc_status_name(st[0]),
+          msg[0], wgc_status_name(st[1]), msg[1]);
+    CHECK(strstr(msg[0], want + strlen("wgc_conv2d_output_size")) != NULL,
+          "\"%s\" does not end as \"%s\"", msg[0], want);
+    case_end();
+  }
 }
 
 /* ---- attention ------------------------------------------------------------

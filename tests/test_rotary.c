@@ -343,3 +343,32 @@ TEST(rotary_small_bindings) {
   }
   wgc_destroy(small);
 }
+
+/* Rows longer than a 4 KiB binding (head_dim 2048 against 960 floats):
+ * each row is rotated in runs of pairs with its halves bound apart, the
+ * gathered cache rows (1024 floats with rotary_dim 2048) by columns, and
+ * the dimensions past rotary_dim copied; on the CPU backend as a check of
+ * the reference. */
+TEST(rotary_long_rows) {
+  wgc_context *small = NULL;
+  static const size_t rds[] = {0, 1000, 6};
+  for (size_t ri = 0; ri < 3; ri++)
+    for (int variant = 0; variant < 8; variant++) {
+      rot_case rc = {
+          .d = {.batch = 1,
+                .seq = 3,
+                .heads = 2,
+                .head_dim = 2048,
+                .rotary_dim = rds[ri],
+                .interleaved = variant & 1,
+                .layout = variant & 2 ? WGC_ROTARY_BHSD : WGC_ROTARY_BSHD,
+                .max_positions = 5},
+          .pos = variant & 4,
+          .out_of_range = (variant & 4) && ri != 1,
+          .in_place = variant == 3 || variant == 6};
+      run_case(1, &rc, &small);
+      if (variant == 5)
+        run_case(0, &rc, NULL);
+    }
+  wgc_destroy(small);
+}

@@ -22,7 +22,8 @@ typedef struct attn_job {
   const float *q, *k, *v, *mask;
   float *o;
   size_t row_blocks;
-  double *scratch; /* per worker: seq_kv scores, then head_dim_v sums */
+  double *scratch; /* per worker: scores of the keys the last row sees,
+                     then head_dim_v sums */
 } attn_job;
 
 /* Keys j < visible(i) are seen by query i (the masks all keep a prefix). */
@@ -119,11 +120,12 @@ static void attn_task(void *arg, size_t task, unsigned worker) {
   const float *mask =
       job->mask ? job->mask + b * d->mask_stride.batch + h * d->mask_stride.head
                 : NULL;
-  double *s = job->scratch + worker * (d->seq_kv + d->head_dim_v);
+  size_t seen = d->seq_q ? visible(d, d->seq_q - 1) : 0;
+  double *s = job->scratch + worker * (seen + d->head_dim_v);
   for (size_t i = i0; i < i1; i++)
     attn_row(job, q + i * d->q_stride.seq, k, d->k_stride.seq, v,
              d->v_stride.seq, mask ? mask + i * d->mask_stride.seq : NULL,
-             o + i * d->o_stride.seq, visible(d, i), s, s + d->seq_kv);
+             o + i * d->o_stride.seq, visible(d, i), s, s + seen);
 }
 
 wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
@@ -141,7 +143,8 @@ wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
   double work = 2.0 * d->batch * d->heads * d->seq_q * (d->seq_kv + 1) *
                 (d->head_dim + d->head_dim_v);
   unsigned workers = cpu_workers(ctx, tasks, work);
-  size_t per = d->seq_kv + d->head_dim_v;
+  /* scores of the keys a row sees: the last row sees the most */
+  size_t per = (d->seq_q ? visible(d, d->seq_q - 1) : 0) + d->head_dim_v;
   /* K alone bounds seq_kv by the address space, but not 8 bytes per key
    * times the workers: a wrapped size would allocate too little. */
   bool fits = per <= SIZE_MAX / sizeof(double) / workers;

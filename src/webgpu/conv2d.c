@@ -36,6 +36,7 @@
 #include "plan.h"
 
 #include <stdio.h>
+#include <string.h>
 
 typedef struct conv_params {
   uint32_t off[4];
@@ -55,7 +56,17 @@ typedef struct conv_params {
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-#define SMALL (1u << 30) /* keeps the kernel's i32 coordinates exact */
+/* v modulo 2^32 as an i32. The front end keeps padded sizes, dilated
+ * filter spans and strides below 2^31 (wgc.h), so every input row a tap
+ * reaches, y*stride_h - pad_h + i*dilation_h, lies in [-pad_h, h + pad_h),
+ * and less the window's first row it lies in (-2^31, 2^31): the kernels'
+ * sums of u32 products and this base, wrapping mod 2^32, give it exactly. */
+static int32_t wrap32(uint64_t v) {
+  uint32_t u = (uint32_t)v;
+  int32_t i;
+  memcpy(&i, &u, sizeof i);
+  return i;
+}
 
 /* The extent of a piece along each range: images, groups, output channels
  * per group, output rows, output columns, taps. */
@@ -207,8 +218,8 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
       .xhw = (uint32_t)hw,
       .ximg = (uint32_t)(G->c * hw),
       .xg = (uint32_t)(G->cg * hw),
-      .ihb = (int32_t)((int64_t)(p0 * G->sh) - (int64_t)G->ph - (int64_t)hlo),
-      .iwb = (int32_t)((int64_t)(q0 * G->sw) - (int64_t)G->pw - (int64_t)wlo),
+      .ihb = wrap32(p0 * G->sh - G->ph - hlo),
+      .iwb = wrap32(q0 * G->sw - G->pw - wlo),
       .sh = (uint32_t)G->sh,
       .sw = (uint32_t)G->sw,
       .dh = (uint32_t)G->dh,
@@ -220,7 +231,8 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
       .ych = (uint32_t)pq,
       .yimg = (uint32_t)(G->k * pq),
       .ss0 = (uint32_t)(k0 % G->s),
-      .rr0 = (uint32_t)(k0 / G->s % G->r)};
+      .rr0 = (uint32_t)(k0 / G->s % G->r),
+  };
   if (F->mode == 0 && kn > 0) { /* a slice of bk taps as filter steps */
     p->dss = (uint32_t)(F->bk % G->s);
     p->drr = (uint32_t)(F->bk / G->s % G->r);
@@ -374,16 +386,6 @@ static bool shrink(const conv_geo *G, uint64_t *ext, const wg_operand *bad) {
 static wgc_status conv2d_plan(wg_plan *plan, const wgc_conv2d_args *a) {
   wgc_context *ctx = plan->ctx;
   const wgc_conv2d_desc *d = &a->d;
-  if (d->c > 0 && (d->pad_h >= SMALL || d->pad_w >= SMALL ||
-                   (uint64_t)(a->p - 1) * d->stride_h >= SMALL ||
-                   (uint64_t)(a->q - 1) * d->stride_w >= SMALL ||
-                   (uint64_t)(d->r - 1) * d->dilation_h >= SMALL ||
-                   (uint64_t)(d->s - 1) * d->dilation_w >= SMALL))
-    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                    "%s: padding, stride or dilation too large for the "
-                    "WebGPU kernel (coordinates beyond 2^30)",
-                    a->fn);
-
   conv_geo G = {.n = d->n,
                 .c = d->c,
                 .h = d->h,

@@ -1,11 +1,13 @@
-/* RotaryEmbedding on WebGPU (kernels/rotary.wgsl, rotary_gather.wgsl).
- * With position ids, the cos and sin rows they select are gathered first
- * into scratch as [batch * seq, rotary_dim / 2] (an out-of-range id gives
- * zeros), the layout of the caches without position ids, so one rotation
- * kernel serves both and binds four operands (x, cos, sin, y). Launches
- * cover runs of rows whose operand windows, including the cache rows they
- * read, fit the binding limit; the gather covers windows of the caches, as
- * any id may select any row. */
+/* RotaryEmbedding on WebGPU (kernels/rotary.wgsl, rotary_part.wgsl,
+ * rotary_gather.wgsl). With position ids, the cos and sin rows they select
+ * are gathered first into scratch as [batch * seq, rotary_dim / 2] (an
+ * out-of-range id gives zeros), the layout of the caches without position
+ * ids, so one rotation kernel serves both and binds four operands (x, cos,
+ * sin, y). Launches cover runs of rows whose operand windows, including the
+ * cache rows they read, fit the binding limit; the gather covers windows of
+ * the caches, as any id may select any row. A row longer than a window is
+ * rotated by runs of pairs, its two halves bound apart (rotary_part), and
+ * its dimensions past rotary_dim copied. */
 #include "plan.h"
 
 #include <inttypes.h>
@@ -18,40 +20,110 @@ typedef struct rotary_params {
 
 typedef struct gather_params {
   uint32_t off[4];
-  uint32_t n, half, p0, np, maxpos, zeros;
+  uint32_t n, half, p0, np, maxpos, zeros, nc;
 } gather_params;
+
+typedef struct part_params {
+  uint32_t off[8];
+  uint32_t n, step;
+} part_params;
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-/* cache rows of ids into out ([pairs, half]), by windows of W floats. */
+/* cache rows of ids into out ([pairs, half]), by windows of W floats: runs
+ * of whole rows, or of one row's columns when a row exceeds W. */
 static wgc_status gather(wg_plan *plan, const wgc_rotary_args *r, wgc_ref cache,
                          wgc_ref out, uint64_t W) {
   const wgc_rotary_desc *d = &r->d;
   uint64_t half = d->rotary_dim / 2, pairs = (uint64_t)d->batch * d->seq;
-  uint64_t per = W / half; /* ids, or cache rows, per window */
-  for (uint64_t j0 = 0; j0 < pairs; j0 += per)
-    for (uint64_t p0 = 0; p0 < d->max_positions; p0 += per) {
-      uint64_t nj = min64(per, pairs - j0),
-               np = min64(per, d->max_positions - p0);
-      gather_params p = {.n = (uint32_t)(nj * half),
-                         .half = (uint32_t)half,
-                         .p0 = (uint32_t)p0,
-                         .np = (uint32_t)np,
-                         .maxpos = (uint32_t)d->max_positions,
-                         .zeros = p0 == 0};
-      wg_launch l = {
-          .kernel = "rotary_gather",
-          .ops = {{"pos", wg_advance(r->position_ids, j0), 4 * nj, false},
-                  {"cache", wg_advance(cache, p0 * half), 4 * np * half, false},
-                  {"out", wg_advance(out, j0 * half), 4 * nj * half, true}},
-          .nops = 3,
-          .params = &p,
-          .params_size = sizeof p,
-          .groups = wg_ceil_div(nj * half, 256)};
-      wgc_status s = wg_plan_add(plan, &l);
+  uint64_t cols = min64(half, W);
+  uint64_t per = half <= W ? W / half : 1; /* ids, or cache rows, per window */
+  for (uint64_t k0 = 0; k0 < half; k0 += cols)
+    for (uint64_t j0 = 0; j0 < pairs; j0 += per)
+      for (uint64_t p0 = 0; p0 < d->max_positions; p0 += per) {
+        uint64_t nj = min64(per, pairs - j0),
+                 np = min64(per, d->max_positions - p0),
+                 nc = min64(cols, half - k0);
+        gather_params p = {.n = (uint32_t)(nj * nc),
+                           .half = (uint32_t)half,
+                           .p0 = (uint32_t)p0,
+                           .np = (uint32_t)np,
+                           .maxpos = (uint32_t)d->max_positions,
+                           .zeros = p0 == 0,
+                           .nc = (uint32_t)nc};
+        wg_launch l = {
+            .kernel = "rotary_gather",
+            .ops = {{"pos", wg_advance(r->position_ids, j0), 4 * nj, false},
+                    {"cache", wg_advance(cache, p0 * half + k0),
+                     4 * ((np - 1) * half + nc), false},
+                    {"out", wg_advance(out, j0 * half + k0),
+                     4 * ((nj - 1) * half + nc), true}},
+            .nops = 3,
+            .params = &p,
+            .params_size = sizeof p,
+            .groups = wg_ceil_div(nj * nc, 256)};
+        wgc_status s = wg_plan_add(plan, &l);
+        if (s != WGC_OK)
+          return s;
+      }
+  return WGC_OK;
+}
+
+/* The (batch, seq) cache row of row. */
+static uint64_t cache_row(const wgc_rotary_desc *d, uint64_t row) {
+  if (d->layout == WGC_ROTARY_BSHD)
+    return row / d->heads;
+  return row / ((uint64_t)d->heads * d->seq) * d->seq + row % d->seq;
+}
+
+/* Rows of head_dim beyond W floats: each launch rotates a run of one row's
+ * pairs, the first and second element of each pair as operands of their
+ * own (x1, x2; y1, y2), so that a row's halves bind apart. */
+static wgc_status rotary_long_rows(wg_plan *plan, const wgc_rotary_args *r,
+                                   wgc_ref cosr, wgc_ref sinr, uint64_t W) {
+  const wgc_rotary_desc *d = &r->d;
+  uint64_t hd = d->head_dim, half = d->rotary_dim / 2;
+  uint64_t rows = (uint64_t)d->batch * d->seq * d->heads;
+  uint64_t step = d->interleaved ? 2 : 1, gap = d->interleaved ? 1 : half;
+  bool in_place =
+      r->input.mem == r->output.mem && r->input.offset == r->output.offset;
+  for (uint64_t row = 0; row < rows; row++) {
+    uint64_t cr = cache_row(d, row);
+    for (uint64_t k0 = 0, n; k0 < half; k0 += n) {
+      n = min64(W / step, half - k0);
+      for (;; n = (n + 1) / 2) {
+        uint64_t span = 4 * ((n - 1) * step + 1), at = row * hd + step * k0;
+        part_params p = {.n = (uint32_t)n, .step = (uint32_t)step};
+        wg_launch l = {
+            .kernel = "rotary_part",
+            .ops = {{"x1", wg_advance(r->input, at), span, false},
+                    {"x2", wg_advance(r->input, at + gap), span, false},
+                    {"c", wg_advance(cosr, cr * half + k0), 4 * n, false},
+                    {"s", wg_advance(sinr, cr * half + k0), 4 * n, false},
+                    {"y1", wg_advance(r->output, at), span, true},
+                    {"y2", wg_advance(r->output, at + gap), span, true}},
+            .nops = 6,
+            .params = &p,
+            .params_size = sizeof p,
+            .groups = wg_ceil_div(n, 256)};
+        /* a run of one pair is emitted regardless: its operands stage */
+        if (n > 1 && !wg_plan_fits(plan, l.ops, l.nops))
+          continue;
+        wgc_status s = wg_plan_add(plan, &l);
+        if (s != WGC_OK)
+          return s;
+        break;
+      }
+    }
+    uint64_t rest = hd - 2 * half;
+    if (rest && !in_place) {
+      uint64_t at = row * hd + 2 * half;
+      wgc_status s = wg_plan_copy(plan, wg_advance(r->output, at),
+                                  wg_advance(r->input, at), 4 * rest);
       if (s != WGC_OK)
         return s;
     }
+  }
   return WGC_OK;
 }
 
@@ -75,15 +147,9 @@ static void cache_rows(const wgc_rotary_desc *d, uint64_t r0, uint64_t n,
 }
 
 static wgc_status rotary_plan(wg_plan *plan, const wgc_rotary_args *r) {
-  wgc_context *ctx = plan->ctx;
   const wgc_rotary_desc *d = &r->d;
   uint64_t W = min64(plan->pol->window_elems, 0x40000000u),
            half = d->rotary_dim / 2, hd = d->head_dim;
-  if (hd > W)
-    return wgc_fail(ctx, WGC_ERR_UNSUPPORTED,
-                    "%s: a row of head_dim %zu floats exceeds the device's "
-                    "storage binding limit (%" PRIu64 " bytes)",
-                    r->fn, d->head_dim, plan->pol->window);
   wgc_ref cosr = r->cos_cache, sinr = r->sin_cache;
   if (r->has_position_ids) {
     uint64_t n = (uint64_t)d->batch * d->seq * half;
@@ -98,6 +164,8 @@ static wgc_status rotary_plan(wg_plan *plan, const wgc_rotary_args *r) {
     cosr = tmp;
     sinr = wg_advance(tmp, n);
   }
+  if (hd > W)
+    return rotary_long_rows(plan, r, cosr, sinr, W);
   char consts[80];
   snprintf(consts, sizeof consts,
            "const INTERLEAVED: u32 = %uu; const BHSD: u32 = %uu;",
