@@ -4,6 +4,7 @@
 #include "safetensors.h"
 
 #include "json.h"
+#include "read_file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -53,18 +54,6 @@ size_t st_dtype_size(st_dtype t) {
   return (unsigned)t < ST_DTYPE_COUNT ? dtypes[t].size : 0;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return 1;
-}
-
 /* Names printed in messages are cut short: a hostile header may hold long
  * ones. */
 #define NAME_FMT "\"%.80s\""
@@ -82,44 +71,48 @@ static int read_entry(const char *file, const char *name, const json_value *v,
                       uint64_t data_len, const unsigned char *data,
                       st_tensor *t, char *err, size_t errlen) {
   if (json_kind(v) != JSON_OBJECT)
-    return fail(err, errlen, "%s: tensor " NAME_FMT ": entry is not an object",
-                file, name);
+    return read_fail(err, errlen,
+                     "%s: tensor " NAME_FMT ": entry is not an object", file,
+                     name);
   for (size_t i = 0; i < json_count(v); i++) {
     const char *k = json_key(v, i, NULL);
     if (strcmp(k, "dtype") && strcmp(k, "shape") && strcmp(k, "data_offsets"))
-      return fail(err, errlen,
-                  "%s: tensor " NAME_FMT ": unknown field " NAME_FMT, file,
-                  name, k);
+      return read_fail(err, errlen,
+                       "%s: tensor " NAME_FMT ": unknown field " NAME_FMT, file,
+                       name, k);
   }
   const char *dt = json_string(json_get(v, "dtype"), NULL);
   if (!dt)
-    return fail(err, errlen, "%s: tensor " NAME_FMT ": no string \"dtype\"",
-                file, name);
+    return read_fail(err, errlen,
+                     "%s: tensor " NAME_FMT ": no string \"dtype\"", file,
+                     name);
   int found = -1;
   for (int d = 0; d < ST_DTYPE_COUNT; d++)
     if (!strcmp(dt, dtypes[d].name))
       found = d;
   if (found < 0)
-    return fail(err, errlen, "%s: tensor " NAME_FMT ": unknown dtype " NAME_FMT,
-                file, name, dt);
+    return read_fail(err, errlen,
+                     "%s: tensor " NAME_FMT ": unknown dtype " NAME_FMT, file,
+                     name, dt);
   t->dtype = (st_dtype)found;
 
   const json_value *shape = json_get(v, "shape");
   if (json_kind(shape) != JSON_ARRAY)
-    return fail(err, errlen, "%s: tensor " NAME_FMT ": no array \"shape\"",
-                file, name);
+    return read_fail(err, errlen, "%s: tensor " NAME_FMT ": no array \"shape\"",
+                     file, name);
   if (json_count(shape) > ST_MAX_RANK)
-    return fail(err, errlen, "%s: tensor " NAME_FMT ": rank %zu exceeds %d",
-                file, name, json_count(shape), ST_MAX_RANK);
+    return read_fail(err, errlen,
+                     "%s: tensor " NAME_FMT ": rank %zu exceeds %d", file, name,
+                     json_count(shape), ST_MAX_RANK);
   t->rank = json_count(shape);
   uint64_t elems = 1;
   bool overflow = false;
   for (size_t i = 0; i < t->rank; i++) {
     if (!exact_u64(json_at(shape, i), &t->shape[i]))
-      return fail(err, errlen,
-                  "%s: tensor " NAME_FMT
-                  ": shape[%zu] is not a non-negative integer",
-                  file, name, i);
+      return read_fail(err, errlen,
+                       "%s: tensor " NAME_FMT
+                       ": shape[%zu] is not a non-negative integer",
+                       file, name, i);
     if (t->shape[i] && elems > UINT64_MAX / t->shape[i])
       overflow = true;
     else
@@ -134,36 +127,39 @@ static int read_entry(const char *file, const char *name, const json_value *v,
     }
   }
   if (overflow || elems > UINT64_MAX / size)
-    return fail(err, errlen,
-                "%s: tensor " NAME_FMT ": shape's byte count overflows", file,
-                name);
+    return read_fail(err, errlen,
+                     "%s: tensor " NAME_FMT ": shape's byte count overflows",
+                     file, name);
 
   const json_value *offs = json_get(v, "data_offsets");
   uint64_t begin, end;
   if (json_kind(offs) != JSON_ARRAY || json_count(offs) != 2 ||
       !exact_u64(json_at(offs, 0), &begin) ||
       !exact_u64(json_at(offs, 1), &end))
-    return fail(err, errlen,
-                "%s: tensor " NAME_FMT
-                ": \"data_offsets\" is not two non-negative integers",
-                file, name);
+    return read_fail(err, errlen,
+                     "%s: tensor " NAME_FMT
+                     ": \"data_offsets\" is not two non-negative integers",
+                     file, name);
   if (begin > end)
-    return fail(err, errlen,
-                "%s: tensor " NAME_FMT ": data_offsets [%llu, %llu] end "
-                "before they begin",
-                file, name, (unsigned long long)begin, (unsigned long long)end);
+    return read_fail(err, errlen,
+                     "%s: tensor " NAME_FMT ": data_offsets [%llu, %llu] end "
+                     "before they begin",
+                     file, name, (unsigned long long)begin,
+                     (unsigned long long)end);
   if (end > data_len)
-    return fail(err, errlen,
-                "%s: tensor " NAME_FMT ": data_offsets [%llu, %llu] run past "
-                "the data area (%llu bytes)",
-                file, name, (unsigned long long)begin, (unsigned long long)end,
-                (unsigned long long)data_len);
+    return read_fail(err, errlen,
+                     "%s: tensor " NAME_FMT
+                     ": data_offsets [%llu, %llu] run past "
+                     "the data area (%llu bytes)",
+                     file, name, (unsigned long long)begin,
+                     (unsigned long long)end, (unsigned long long)data_len);
   if (end - begin != elems * size)
-    return fail(err, errlen,
-                "%s: tensor " NAME_FMT ": %llu bytes in the file, but shape "
-                "and dtype %s make %llu",
-                file, name, (unsigned long long)(end - begin), dt,
-                (unsigned long long)(elems * size));
+    return read_fail(err, errlen,
+                     "%s: tensor " NAME_FMT
+                     ": %llu bytes in the file, but shape "
+                     "and dtype %s make %llu",
+                     file, name, (unsigned long long)(end - begin), dt,
+                     (unsigned long long)(elems * size));
   t->name = name;
   t->data = data + begin;
   t->bytes = end - begin;
@@ -180,47 +176,50 @@ static int by_offset(const void *x, const void *y) {
 static int parse(const unsigned char *bytes, size_t len, const char *name,
                  st_file *f, char *err, size_t errlen) {
   if (len < 8)
-    return fail(err, errlen,
-                "%s: truncated: %zu bytes, the header size alone needs 8", name,
-                len);
+    return read_fail(err, errlen,
+                     "%s: truncated: %zu bytes, the header size alone needs 8",
+                     name, len);
   uint64_t n = 0;
   for (int i = 7; i >= 0; i--)
     n = n << 8 | bytes[i];
   if (n > ST_MAX_HEADER)
-    return fail(err, errlen,
-                "%s: header size %llu exceeds the limit of %d bytes", name,
-                (unsigned long long)n, ST_MAX_HEADER);
+    return read_fail(err, errlen,
+                     "%s: header size %llu exceeds the limit of %d bytes", name,
+                     (unsigned long long)n, ST_MAX_HEADER);
   if (n > len - 8)
-    return fail(err, errlen,
-                "%s: truncated: header size %llu, but only %zu bytes follow",
-                name, (unsigned long long)n, len - 8);
+    return read_fail(
+        err, errlen,
+        "%s: truncated: header size %llu, but only %zu bytes follow", name,
+        (unsigned long long)n, len - 8);
   if (n == 0 || bytes[8] != '{')
-    return fail(err, errlen, "%s: the header does not start with '{'", name);
+    return read_fail(err, errlen, "%s: the header does not start with '{'",
+                     name);
   char jerr[160];
   if (json_parse((const char *)bytes + 8, (size_t)n, &f->doc, jerr,
                  sizeof jerr))
-    return fail(err, errlen, "%s: header: %s", name, jerr);
+    return read_fail(err, errlen, "%s: header: %s", name, jerr);
   const json_value *root = json_root(f->doc);
   const unsigned char *data = bytes + 8 + n;
   uint64_t data_len = len - 8 - n;
   size_t members = json_count(root);
   f->tensors = calloc(members ? members : 1, sizeof *f->tensors);
   if (!f->tensors)
-    return fail(err, errlen, "%s: out of memory", name);
+    return read_fail(err, errlen, "%s: out of memory", name);
   for (size_t i = 0; i < members; i++) {
     size_t klen;
     const char *key = json_key(root, i, &klen);
     const json_value *v = json_at(root, i);
     if (klen != strlen(key))
-      return fail(err, errlen, "%s: a tensor name holds U+0000", name);
+      return read_fail(err, errlen, "%s: a tensor name holds U+0000", name);
     if (!strcmp(key, "__metadata__")) {
       if (json_kind(v) != JSON_OBJECT)
-        return fail(err, errlen, "%s: __metadata__ is not an object", name);
+        return read_fail(err, errlen, "%s: __metadata__ is not an object",
+                         name);
       for (size_t j = 0; j < json_count(v); j++)
         if (json_kind(json_at(v, j)) != JSON_STRING)
-          return fail(err, errlen,
-                      "%s: __metadata__ " NAME_FMT " is not a string", name,
-                      json_key(v, j, NULL));
+          return read_fail(err, errlen,
+                           "%s: __metadata__ " NAME_FMT " is not a string",
+                           name, json_key(v, j, NULL));
       f->meta = v;
       continue;
     }
@@ -237,23 +236,24 @@ static int parse(const unsigned char *bytes, size_t len, const char *name,
     const st_tensor *t = &f->tensors[i];
     uint64_t b = (uint64_t)((const unsigned char *)t->data - data);
     if (b < at)
-      return fail(err, errlen,
-                  "%s: tensor " NAME_FMT
-                  " (bytes %llu..%llu) overlaps " NAME_FMT,
-                  name, t->name, (unsigned long long)b,
-                  (unsigned long long)(b + t->bytes), f->tensors[i - 1].name);
+      return read_fail(
+          err, errlen,
+          "%s: tensor " NAME_FMT " (bytes %llu..%llu) overlaps " NAME_FMT, name,
+          t->name, (unsigned long long)b, (unsigned long long)(b + t->bytes),
+          f->tensors[i - 1].name);
     if (b > at)
-      return fail(err, errlen,
-                  "%s: tensor " NAME_FMT
-                  " begins at byte %llu, leaving bytes %llu..%llu unused",
-                  name, t->name, (unsigned long long)b, (unsigned long long)at,
-                  (unsigned long long)b);
+      return read_fail(err, errlen,
+                       "%s: tensor " NAME_FMT
+                       " begins at byte %llu, leaving bytes %llu..%llu unused",
+                       name, t->name, (unsigned long long)b,
+                       (unsigned long long)at, (unsigned long long)b);
     at = b + t->bytes;
   }
   if (at != data_len)
-    return fail(err, errlen,
-                "%s: the tensors end at byte %llu of a %llu-byte data area",
-                name, (unsigned long long)at, (unsigned long long)data_len);
+    return read_fail(
+        err, errlen,
+        "%s: the tensors end at byte %llu of a %llu-byte data area", name,
+        (unsigned long long)at, (unsigned long long)data_len);
   return 0;
 }
 
@@ -262,13 +262,13 @@ int st_open_memory(const void *data, size_t len, const char *name,
   if (!name)
     name = "(memory)";
   if (!out)
-    return fail(err, errlen, "%s: no output pointer", name);
+    return read_fail(err, errlen, "%s: no output pointer", name);
   *out = NULL;
   if (!data && len)
-    return fail(err, errlen, "%s: no data", name);
+    return read_fail(err, errlen, "%s: no data", name);
   st_file *f = calloc(1, sizeof *f);
   if (!f)
-    return fail(err, errlen, "%s: out of memory", name);
+    return read_fail(err, errlen, "%s: out of memory", name);
   if (parse(data, data ? len : 0, name, f, err, errlen)) {
     st_close(f);
     return 1;
@@ -279,21 +279,21 @@ int st_open_memory(const void *data, size_t len, const char *name,
 
 int st_open(const char *path, st_file **out, char *err, size_t errlen) {
   if (!out)
-    return fail(err, errlen, "%s: no output pointer", path ? path : "?");
+    return read_fail(err, errlen, "%s: no output pointer", path ? path : "?");
   *out = NULL;
   if (!path)
-    return fail(err, errlen, "no path");
+    return read_fail(err, errlen, "no path");
   int fd = open(path, O_RDONLY);
   if (fd < 0)
-    return fail(err, errlen, "%s: %s", path, strerror(errno));
+    return read_fail(err, errlen, "%s: %s", path, strerror(errno));
   struct stat sb;
   if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
     close(fd);
-    return fail(err, errlen, "%s: not a regular file", path);
+    return read_fail(err, errlen, "%s: not a regular file", path);
   }
   if ((uint64_t)sb.st_size > SIZE_MAX) {
     close(fd);
-    return fail(err, errlen, "%s: too large to map", path);
+    return read_fail(err, errlen, "%s: too large to map", path);
   }
   size_t len = (size_t)sb.st_size;
   void *bytes = NULL;
@@ -317,12 +317,12 @@ int st_open(const char *path, st_file **out, char *err, size_t errlen) {
       if (got != len) {
         free(bytes);
         close(fd);
-        return fail(err, errlen, "%s: read failed", path);
+        return read_fail(err, errlen, "%s: read failed", path);
       }
     }
     if (!bytes) {
       close(fd);
-      return fail(err, errlen, "%s: out of memory", path);
+      return read_fail(err, errlen, "%s: out of memory", path);
     }
   }
   close(fd);

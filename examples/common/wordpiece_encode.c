@@ -2,6 +2,7 @@
  * between them, the BERT normalizer, the BERT pre-tokenizer and WordPiece,
  * in the order wordpiece.h lists; ids are written as they come and the
  * work stops once max_len is reached. */
+#include "read_file.h"
 #include "wordpiece_internal.h"
 
 #include "unicode.h"
@@ -233,18 +234,6 @@ static bool segment(encoder *e) {
   return true;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return 1;
-}
-
 /* The longest added token at s[0..n), or NULL. */
 static const wp_added *added_at(const wp_tokenizer *t, const char *s,
                                 size_t n) {
@@ -262,18 +251,19 @@ int wp_encode(const wp_tokenizer *t, const char *utf8, size_t len,
               size_t max_len, int32_t *ids, size_t *n_ids, char *err,
               size_t errlen) {
   if (!t || !ids || !n_ids || (!utf8 && len))
-    return fail(err, errlen, "wp_encode: NULL argument");
+    return read_fail(err, errlen, "wp_encode: NULL argument");
   size_t specials = t->n_before + t->n_after;
   if (max_len < specials)
-    return fail(err, errlen,
-                "wp_encode: max_len %zu is less than the %zu special tokens",
-                max_len, specials);
+    return read_fail(
+        err, errlen,
+        "wp_encode: max_len %zu is less than the %zu special tokens", max_len,
+        specials);
   const unsigned char *s = (const unsigned char *)utf8;
   for (size_t i = 0; i < len;) {
     uint32_t c;
     size_t k = uni_utf8_decode(s + i, len - i, &c);
     if (!k)
-      return fail(err, errlen, "wp_encode: invalid UTF-8 at byte %zu", i);
+      return read_fail(err, errlen, "wp_encode: invalid UTF-8 at byte %zu", i);
     i += k;
   }
   encoder e = {.t = t, .body = ids + t->n_before, .cap = max_len - specials};
@@ -299,7 +289,7 @@ int wp_encode(const wp_tokenizer *t, const char *utf8, size_t len,
   free(e.offs);
   free(e.pieces);
   if (e.oom)
-    return fail(err, errlen, "wp_encode: out of memory");
+    return read_fail(err, errlen, "wp_encode: out of memory");
   memcpy(ids, t->before, t->n_before * sizeof *ids);
   memcpy(ids + t->n_before + e.n, t->after, t->n_after * sizeof *ids);
   *n_ids = t->n_before + e.n + t->n_after;

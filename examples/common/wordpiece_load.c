@@ -4,23 +4,12 @@
 #include "wordpiece_internal.h"
 
 #include "json.h"
+#include "read_file.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return 1;
-}
 
 /* Items named in messages are cut short: a hostile file may hold long
  * ones. */
@@ -88,23 +77,25 @@ static int read_vocab(const char *name, const json_value *model,
   const json_value *vocab = json_get(model, "vocab");
   size_t n = json_count(vocab);
   if (json_kind(vocab) != JSON_OBJECT || !n)
-    return fail(err, errlen, "%s: model.vocab is not a non-empty object", name);
+    return read_fail(err, errlen, "%s: model.vocab is not a non-empty object",
+                     name);
   if (n > (SIZE_MAX >> 2) || n > INT32_MAX)
-    return fail(err, errlen, "%s: model.vocab too large", name);
+    return read_fail(err, errlen, "%s: model.vocab too large", name);
   size_t bytes = 0;
   for (size_t i = 0; i < n; i++) {
     size_t klen;
     const char *key = json_key(vocab, i, &klen);
     int32_t id;
     if (!klen)
-      return fail(err, errlen, "%s: model.vocab holds an empty token", name);
+      return read_fail(err, errlen, "%s: model.vocab holds an empty token",
+                       name);
     if (!get_int32(json_at(vocab, i), &id))
-      return fail(err, errlen,
-                  "%s: model.vocab " ITEM ": id is not an integer in [0, "
-                  "2^31)",
-                  name, key);
+      return read_fail(err, errlen,
+                       "%s: model.vocab " ITEM ": id is not an integer in [0, "
+                       "2^31)",
+                       name, key);
     if (klen > UINT32_MAX || bytes > UINT32_MAX - klen)
-      return fail(err, errlen, "%s: model.vocab too large", name);
+      return read_fail(err, errlen, "%s: model.vocab too large", name);
     bytes += klen;
   }
   size_t slots = 16;
@@ -113,7 +104,7 @@ static int read_vocab(const char *name, const json_value *model,
   t->pool = malloc(bytes);
   t->slots = calloc(slots, sizeof *t->slots);
   if (!t->pool || !t->slots)
-    return fail(err, errlen, "%s: out of memory", name);
+    return read_fail(err, errlen, "%s: out of memory", name);
   t->mask = slots - 1;
   size_t off = 0;
   for (size_t i = 0; i < n; i++) {
@@ -135,33 +126,34 @@ static int read_model(const char *name, const json_value *root, wp_tokenizer *t,
                       char *err, size_t errlen) {
   const json_value *model = json_get(root, "model");
   if (!type_is(model, "WordPiece"))
-    return fail(err, errlen, "%s: model type " ITEM " is not WordPiece", name,
-                type_of(model));
+    return read_fail(err, errlen, "%s: model type " ITEM " is not WordPiece",
+                     name, type_of(model));
   if (read_vocab(name, model, t, err, errlen))
     return 1;
   size_t n;
   const char *unk = json_string(json_get(model, "unk_token"), &n);
   if (!unk)
-    return fail(err, errlen, "%s: model.unk_token is not a string", name);
+    return read_fail(err, errlen, "%s: model.unk_token is not a string", name);
   if ((t->unk_id = wp_lookup(t, unk, n)) < 0)
-    return fail(err, errlen,
-                "%s: model.unk_token " ITEM " is not in the vocabulary", name,
-                unk);
+    return read_fail(err, errlen,
+                     "%s: model.unk_token " ITEM " is not in the vocabulary",
+                     name, unk);
   const char *prefix =
       json_string(json_get(model, "continuing_subword_prefix"), &n);
   if (!prefix)
-    return fail(err, errlen,
-                "%s: model.continuing_subword_prefix is not a string", name);
+    return read_fail(err, errlen,
+                     "%s: model.continuing_subword_prefix is not a string",
+                     name);
   if (!(t->prefix = dup_bytes(prefix, n)))
-    return fail(err, errlen, "%s: out of memory", name);
+    return read_fail(err, errlen, "%s: out of memory", name);
   t->prefix_len = n;
   int32_t max_chars;
   if (!get_int32(json_get(model, "max_input_chars_per_word"), &max_chars) ||
       !max_chars)
-    return fail(err, errlen,
-                "%s: model.max_input_chars_per_word is not a positive "
-                "integer",
-                name);
+    return read_fail(err, errlen,
+                     "%s: model.max_input_chars_per_word is not a positive "
+                     "integer",
+                     name);
   t->max_chars = (size_t)max_chars;
   return 0;
 }
@@ -172,23 +164,24 @@ static int read_normalizer(const char *name, const json_value *root,
   if (json_kind(norm) == JSON_NULL)
     return 0; /* absent or null: no normalization */
   if (!type_is(norm, "BertNormalizer"))
-    return fail(err, errlen,
-                "%s: normalizer type " ITEM " is not BertNormalizer", name,
-                type_of(norm));
+    return read_fail(err, errlen,
+                     "%s: normalizer type " ITEM " is not BertNormalizer", name,
+                     type_of(norm));
   if (!get_bool(norm, "clean_text", &t->clean_text) ||
       !get_bool(norm, "handle_chinese_chars", &t->chinese) ||
       !get_bool(norm, "lowercase", &t->lowercase))
-    return fail(err, errlen,
-                "%s: normalizer needs booleans clean_text, "
-                "handle_chinese_chars and lowercase",
-                name);
+    return read_fail(err, errlen,
+                     "%s: normalizer needs booleans clean_text, "
+                     "handle_chinese_chars and lowercase",
+                     name);
   /* null (or absent) strip_accents follows lowercase, as in BERT. */
   const json_value *strip = json_get(norm, "strip_accents");
   if (json_kind(strip) == JSON_NULL)
     t->strip_accents = t->lowercase;
   else if (!get_bool(norm, "strip_accents", &t->strip_accents))
-    return fail(err, errlen,
-                "%s: normalizer.strip_accents is not null or a boolean", name);
+    return read_fail(err, errlen,
+                     "%s: normalizer.strip_accents is not null or a boolean",
+                     name);
   return 0;
 }
 
@@ -199,17 +192,17 @@ static int add_special(const char *name, const json_value *specials,
                        size_t errlen) {
   const json_value *ids = json_get(json_get(specials, key), "ids");
   if (json_kind(ids) != JSON_ARRAY)
-    return fail(err, errlen,
-                "%s: post_processor.special_tokens has no ids for " ITEM, name,
-                key);
+    return read_fail(err, errlen,
+                     "%s: post_processor.special_tokens has no ids for " ITEM,
+                     name, key);
   for (size_t i = 0; i < json_count(ids); i++) {
     if (*n == WP_MAX_SPECIALS)
-      return fail(err, errlen, "%s: post_processor: more than %d specials",
-                  name, WP_MAX_SPECIALS);
+      return read_fail(err, errlen, "%s: post_processor: more than %d specials",
+                       name, WP_MAX_SPECIALS);
     if (!get_int32(json_at(ids, i), &list[(*n)++]))
-      return fail(err, errlen,
-                  "%s: post_processor: special token " ITEM " has a bad id",
-                  name, key);
+      return read_fail(
+          err, errlen,
+          "%s: post_processor: special token " ITEM " has a bad id", name, key);
   }
   return 0;
 }
@@ -219,7 +212,8 @@ static int read_template(const char *name, const json_value *post,
   const json_value *single = json_get(post, "single");
   const json_value *specials = json_get(post, "special_tokens");
   if (json_kind(single) != JSON_ARRAY)
-    return fail(err, errlen, "%s: post_processor.single is not an array", name);
+    return read_fail(err, errlen, "%s: post_processor.single is not an array",
+                     name);
   size_t sequences = 0;
   for (size_t i = 0; i < json_count(single); i++) {
     const json_value *item = json_at(single, i);
@@ -228,29 +222,30 @@ static int read_template(const char *name, const json_value *post,
     if (sp && json_count(item) == 1) {
       const char *id = json_string(json_get(sp, "id"), NULL);
       if (!id)
-        return fail(err, errlen,
-                    "%s: post_processor.single[%zu] has no string id", name, i);
+        return read_fail(err, errlen,
+                         "%s: post_processor.single[%zu] has no string id",
+                         name, i);
       if (add_special(name, specials, id, sequences ? t->after : t->before,
                       sequences ? &t->n_after : &t->n_before, err, errlen))
         return 1;
     } else if (seq && json_count(item) == 1) {
       const char *id = json_string(json_get(seq, "id"), NULL);
       if (!id || strcmp(id, "A"))
-        return fail(err, errlen,
-                    "%s: post_processor.single[%zu] is not sequence A", name,
-                    i);
+        return read_fail(err, errlen,
+                         "%s: post_processor.single[%zu] is not sequence A",
+                         name, i);
       sequences++;
     } else {
-      return fail(err, errlen,
-                  "%s: post_processor.single[%zu] is neither SpecialToken "
-                  "nor Sequence",
-                  name, i);
+      return read_fail(err, errlen,
+                       "%s: post_processor.single[%zu] is neither SpecialToken "
+                       "nor Sequence",
+                       name, i);
     }
   }
   if (sequences != 1)
-    return fail(err, errlen,
-                "%s: post_processor.single holds sequence A %zu times", name,
-                sequences);
+    return read_fail(err, errlen,
+                     "%s: post_processor.single holds sequence A %zu times",
+                     name, sequences);
   return 0;
 }
 
@@ -262,8 +257,9 @@ static int read_bert_processing(const char *name, const json_value *post,
       json_count(sep) != 2 || json_kind(sep) != JSON_ARRAY ||
       !get_int32(json_at(cls, 1), &t->before[0]) ||
       !get_int32(json_at(sep, 1), &t->after[0]))
-    return fail(err, errlen,
-                "%s: post_processor cls and sep are not [token, id]", name);
+    return read_fail(err, errlen,
+                     "%s: post_processor cls and sep are not [token, id]",
+                     name);
   t->n_before = t->n_after = 1;
   return 0;
 }
@@ -277,10 +273,10 @@ static int read_post(const char *name, const json_value *root, wp_tokenizer *t,
     return read_template(name, post, t, err, errlen);
   if (type_is(post, "BertProcessing"))
     return read_bert_processing(name, post, t, err, errlen);
-  return fail(err, errlen,
-              "%s: post_processor type " ITEM
-              " is not TemplateProcessing or BertProcessing",
-              name, type_of(post));
+  return read_fail(err, errlen,
+                   "%s: post_processor type " ITEM
+                   " is not TemplateProcessing or BertProcessing",
+                   name, type_of(post));
 }
 
 static int read_added(const char *name, const json_value *root, wp_tokenizer *t,
@@ -289,34 +285,35 @@ static int read_added(const char *name, const json_value *root, wp_tokenizer *t,
   if (json_kind(added) == JSON_NULL)
     return 0;
   if (json_kind(added) != JSON_ARRAY)
-    return fail(err, errlen, "%s: added_tokens is not an array", name);
+    return read_fail(err, errlen, "%s: added_tokens is not an array", name);
   size_t n = json_count(added);
   t->added = calloc(n ? n : 1, sizeof *t->added);
   if (!t->added)
-    return fail(err, errlen, "%s: out of memory", name);
+    return read_fail(err, errlen, "%s: out of memory", name);
   for (size_t i = 0; i < n; i++) {
     const json_value *a = json_at(added, i);
     size_t len;
     const char *text = json_string(json_get(a, "content"), &len);
     wp_added *w = &t->added[t->n_added];
     if (!text || !len)
-      return fail(err, errlen,
-                  "%s: added_tokens[%zu].content is not a non-empty string",
-                  name, i);
+      return read_fail(
+          err, errlen,
+          "%s: added_tokens[%zu].content is not a non-empty string", name, i);
     if (!get_int32(json_get(a, "id"), &w->id))
-      return fail(err, errlen, "%s: added token " ITEM ": bad id", name, text);
+      return read_fail(err, errlen, "%s: added token " ITEM ": bad id", name,
+                       text);
     static const char *const unsupported[] = {"normalized", "single_word",
                                               "lstrip", "rstrip"};
     for (size_t k = 0; k < 4; k++) {
       bool on = true;
       if (!get_bool(a, unsupported[k], &on) || on)
-        return fail(err, errlen,
-                    "%s: added token " ITEM ": %s is not false (not "
-                    "supported)",
-                    name, text, unsupported[k]);
+        return read_fail(err, errlen,
+                         "%s: added token " ITEM ": %s is not false (not "
+                         "supported)",
+                         name, text, unsupported[k]);
     }
     if (!(w->text = dup_bytes(text, len)))
-      return fail(err, errlen, "%s: out of memory", name);
+      return read_fail(err, errlen, "%s: out of memory", name);
     w->len = len;
     t->n_added++;
   }
@@ -326,19 +323,19 @@ static int read_added(const char *name, const json_value *root, wp_tokenizer *t,
 static int load(const char *name, const char *json, size_t len,
                 wp_tokenizer **out, char *err, size_t errlen) {
   if (!out)
-    return fail(err, errlen, "%s: no output pointer", name);
+    return read_fail(err, errlen, "%s: no output pointer", name);
   *out = NULL;
   json_doc *doc = NULL;
   char jerr[160];
   if (json_parse(json, len, &doc, jerr, sizeof jerr))
-    return fail(err, errlen, "%s: %s", name, jerr);
+    return read_fail(err, errlen, "%s: %s", name, jerr);
   const json_value *root = json_root(doc);
   wp_tokenizer *t = calloc(1, sizeof *t);
   int r;
   if (!t) {
-    r = fail(err, errlen, "%s: out of memory", name);
+    r = read_fail(err, errlen, "%s: out of memory", name);
   } else if (json_kind(root) != JSON_OBJECT) {
-    r = fail(err, errlen, "%s: not a JSON object", name);
+    r = read_fail(err, errlen, "%s: not a JSON object", name);
   } else {
     r = read_model(name, root, t, err, errlen) ||
         read_normalizer(name, root, t, err, errlen) ||
@@ -346,9 +343,9 @@ static int load(const char *name, const char *json, size_t len,
         read_added(name, root, t, err, errlen);
     const json_value *pre = json_get(root, "pre_tokenizer");
     if (!r && !type_is(pre, "BertPreTokenizer"))
-      r = fail(err, errlen,
-               "%s: pre_tokenizer type " ITEM " is not BertPreTokenizer", name,
-               type_of(pre));
+      r = read_fail(err, errlen,
+                    "%s: pre_tokenizer type " ITEM " is not BertPreTokenizer",
+                    name, type_of(pre));
   }
   json_free(doc);
   if (r) {
@@ -367,35 +364,12 @@ int wp_load_memory(const char *json, size_t len, wp_tokenizer **out, char *err,
 int wp_load(const char *path, wp_tokenizer **out, char *err, size_t errlen) {
   if (out)
     *out = NULL;
-  if (!path)
-    return fail(err, errlen, "no path");
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return fail(err, errlen, "%s: cannot open", path);
-  char *buf = NULL;
-  size_t used = 0, cap = 0;
-  for (;;) {
-    if (used == cap) {
-      size_t c = cap ? cap * 2 : 1 << 20;
-      char *b = c > cap ? realloc(buf, c) : NULL;
-      if (!b) {
-        free(buf);
-        fclose(f);
-        return fail(err, errlen, "%s: out of memory", path);
-      }
-      buf = b;
-      cap = c;
-    }
-    size_t got = fread(buf + used, 1, cap - used, f);
-    used += got;
-    if (!got)
-      break;
-  }
-  bool bad = ferror(f);
-  fclose(f);
-  int r = bad ? fail(err, errlen, "%s: read failed", path)
-              : load(path, buf, used, out, err, errlen);
-  free(buf);
+  size_t len = 0;
+  char *text = read_file(path, (size_t)1 << 30, &len, err, errlen);
+  if (!text)
+    return 1;
+  int r = load(path, text, len, out, err, errlen);
+  free(text);
   return r;
 }
 
