@@ -6,35 +6,7 @@
 // definition (so a slip in gpt.js that both backends share is caught too).
 // One line per test: "ok NAME" or "FAIL NAME: why".
 import * as GPT from '../gpt.js';
-
-const out = document.getElementById('out');
-const filter = new URLSearchParams(location.search).get('filter') ?? '';
-let passed = 0, failed = 0;
-
-function report(line) {
-  if (window.__wgcLine) window.__wgcLine(line);
-  else console.log(line);
-  const span = document.createElement('span');
-  span.className = line.startsWith('FAIL') ? 'FAIL' : 'ok';
-  span.textContent = line + '\n';
-  out.append(span);
-}
-
-async function test(name, fn) {
-  if (!name.includes(filter)) return;
-  try {
-    await fn();
-    passed++;
-    report(`ok ${name}`);
-  } catch (e) {
-    failed++;
-    report(`FAIL ${name}: ${String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 400)}`);
-  }
-}
-
-function check(cond, what) {
-  if (!cond) throw new Error(what);
-}
+import { check, filter, finish, report, test } from './harness.js';
 
 // The decoder in float64: logits of the last of ids, recomputing the whole
 // prefix (no KV cache), GPT-2's pre-norm block with causal attention.
@@ -159,8 +131,4 @@ async function main() {
   });
 }
 
-window.__wgcFinished = (async () => {
-  await main();
-  report(`${passed} passed, ${failed} failed`);
-  return { passed, failed };
-})();
+finish(main);

@@ -6,35 +6,11 @@
 // cosine >= 0.99999 and max abs difference <= 1e-4 for every sentence.
 // One line per test: "ok NAME" or "FAIL NAME: why".
 import { loadMiniLM, cosine, BACKEND_WEBGPU, BACKEND_CPU } from '../minilm.js';
+import { check, finish, test } from './harness.js';
 
-const out = document.getElementById('out');
-const filter = new URLSearchParams(location.search).get('filter') ?? '';
-let passed = 0, failed = 0;
-
-function report(line) {
-  if (window.__wgcLine) window.__wgcLine(line);
-  else console.log(line);
-  const span = document.createElement('span');
-  span.className = line.startsWith('FAIL') ? 'FAIL' : 'ok';
-  span.textContent = line + '\n';
-  out.append(span);
-}
-
-async function test(name, fn) {
-  if (!name.includes(filter)) return;
-  try {
-    const note = await fn();
-    passed++;
-    report(`ok ${name}${note ? ` (${note})` : ''}`);
-  } catch (e) {
-    failed++;
-    report(`FAIL ${name}: ${String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 400)}`);
-  }
-}
-
-function check(cond, what) {
-  if (!cond) throw new Error(what);
-}
+// SwiftShader compiles the model's kernels on the first pass: minutes on a
+// loaded machine.
+const slow = (name, fn) => test(name, fn, 300000);
 
 // "case i tokens hex(text)", "ids ...", "emb ..." per sentence.
 async function reference() {
@@ -71,9 +47,9 @@ function compare(cases, got, what) {
   return `worst cosine ${worstCos.toFixed(7)}, max abs difference ${worstDiff.toExponential(2)}`;
 }
 
-window.__wgcFinished = (async () => {
+finish(async () => {
   let model = null, cases = [];
-  await test('minilm: minilm.wasm and the model files load', async () => {
+  await slow('minilm: minilm.wasm and the model files load', async () => {
     cases = await reference();
     check(cases.length > 10, `${cases.length} reference cases`);
     model = await loadMiniLM({ modelUrl: new URL('/model/', location.origin) });
@@ -81,12 +57,12 @@ window.__wgcFinished = (async () => {
   const slots = [['WebGPU', 0, BACKEND_WEBGPU], ['the CPU backend', 1, BACKEND_CPU]];
   if (model) {
     for (const [label, slot, backend] of slots)
-      await test(`minilm: a context on ${label}`, async () => {
+      await slow(`minilm: a context on ${label}`, async () => {
         const c = await model.create(slot, backend);
         return `${c.backend}, ${c.adapter}`;
       });
     let bytes = 0;
-    await test('minilm: the weights upload to both contexts', async () => {
+    await slow('minilm: the weights upload to both contexts', async () => {
       await model.load([0, 1], (got) => { bytes = got; });
       return `${(bytes / 1e6).toFixed(1)} MB fetched once`;
     });
@@ -95,14 +71,14 @@ window.__wgcFinished = (async () => {
   const short = cases.filter((c) => c.ids.length <= 16);
   const longest = cases.reduce((a, c) => (c.ids.length > (a?.ids.length ?? 0) ? c : a), null);
   for (const [label, slot] of slots) {
-    await test(`minilm: ${short.length} sentences in one batch on ${label} match sentence-transformers`, async () => {
+    await slow(`minilm: ${short.length} sentences in one batch on ${label} match sentence-transformers`, async () => {
       check(model && short.length >= 10, 'no model or too few short cases');
       const t0 = performance.now();
       const got = await model.embed(slot, short.map((c) => c.text));
       const ms = performance.now() - t0;
       return `${compare(short, got, label)}, ${ms.toFixed(0)} ms`;
     });
-    await test(`minilm: the longest sentence alone on ${label} matches sentence-transformers`, async () => {
+    await slow(`minilm: the longest sentence alone on ${label} matches sentence-transformers`, async () => {
       check(model && longest, 'no model');
       const t0 = performance.now();
       const got = await model.embed(slot, [longest.text]);
@@ -110,7 +86,7 @@ window.__wgcFinished = (async () => {
       return `${longest.ids.length} tokens, ${compare([longest], got, label)}, ${ms.toFixed(0)} ms`;
     });
   }
-  await test('minilm: a bad call is refused with a message', async () => {
+  await slow('minilm: a bad call is refused with a message', async () => {
     check(model, 'no model');
     let err = null;
     try {
@@ -122,6 +98,4 @@ window.__wgcFinished = (async () => {
   });
   model?.destroy(0);
   model?.destroy(1);
-  report(`${passed} passed, ${failed} failed`);
-  return { passed, failed };
-})();
+});

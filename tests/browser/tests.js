@@ -4,44 +4,9 @@
 // API.md's bound of the float64 result, so they may differ by twice that
 // bound. One line per test: "ok NAME" or "FAIL NAME: why".
 import * as W from '../wgc.js';
+import { check, finish, report, test } from './harness.js';
 
-const out = document.getElementById('out');
 const mode = new URLSearchParams(location.search).get('mode') ?? 'main';
-// ?filter=TEXT runs only the tests whose name contains TEXT (run.mjs passes
-// its environment's WGC_FILTER), as build/test_wgc SUBSTRING does.
-const filter = new URLSearchParams(location.search).get('filter') ?? '';
-let passed = 0, failed = 0;
-
-function report(line) {
-  if (window.__wgcLine) window.__wgcLine(line);
-  else console.log(line);
-  const span = document.createElement('span');
-  span.className = line.startsWith('FAIL') ? 'FAIL' : 'ok';
-  span.textContent = line + '\n';
-  out.append(span);
-}
-
-async function test(name, fn, timeoutMs = 60000) {
-  if (!name.includes(filter)) return;
-  let timer;
-  try {
-    await Promise.race([fn(), new Promise((_, no) => {
-      timer = setTimeout(() => no(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-    })]);
-    passed++;
-    report(`ok ${name}`);
-  } catch (e) {
-    failed++;
-    const why = (e?.status ? `${e.status}: ` : '') + (e?.message ?? String(e));
-    report(`FAIL ${name}: ${why.replace(/\s+/g, ' ').slice(0, 400)}`);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function check(cond, what) {
-  if (!cond) throw new Error(what);
-}
 
 // ---- data -------------------------------------------------------------------
 
@@ -1494,8 +1459,4 @@ async function fallbackPage() {
   });
 }
 
-window.__wgcFinished = (async () => {
-  await (mode === 'fallback' ? fallbackPage() : mainPage());
-  report(`${passed} passed, ${failed} failed`);
-  return { passed, failed };
-})();
+finish(() => (mode === 'fallback' ? fallbackPage() : mainPage()));
