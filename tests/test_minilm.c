@@ -90,23 +90,6 @@ static bool reference_read(reference *r) {
   return ok;
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
-/* Under ASan, TSan or valgrind (which preloads its core library). */
-static bool instrumented(void) {
-  const char *pre = getenv("LD_PRELOAD");
-  return SANITIZED || (pre && strstr(pre, "vgpreload"));
-}
-
 typedef struct waiter {
   int fired;
   wgc_status status;

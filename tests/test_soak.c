@@ -23,26 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 static bool long_run(void) {
   const char *e = getenv("WGC_SOAK");
   return e && *e && strcmp(e, "0") != 0;
-}
-
-/* Valgrind preloads its own core library into the program. */
-static bool instrumented(void) {
-  const char *pre = getenv("LD_PRELOAD");
-  return SANITIZED || (pre && strstr(pre, "vgpreload"));
 }
 
 /* n for make test, or n_long for make soak; shrunk under instrumentation. */

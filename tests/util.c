@@ -244,3 +244,19 @@ void fill_ramp(float *x, size_t n, float base) {
   for (size_t i = 0; i < n; i++)
     x[i] = base + (float)i;
 }
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+bool instrumented(void) {
+  const char *pre = getenv("LD_PRELOAD");
+  return SANITIZED || (pre && strstr(pre, "vgpreload"));
+}

@@ -32,6 +32,10 @@ wgc_context *new_ctx(wgc_backend b, size_t max_binding_bytes);
 wgc_context *new_ctx_kernels(wgc_backend b, size_t max_binding_bytes,
                              test_kernels k);
 
+/* Whether this run is instrumented (ASan, TSan, or valgrind, which
+ * preloads its core library): slow, so long cases run smaller. */
+bool instrumented(void);
+
 /* Host memory for tests; aborts when the host is out of memory. */
 void *xmalloc(size_t bytes);
 float *falloc(size_t n); /* zero-filled */
