@@ -229,7 +229,7 @@ bench-gpu-build: deps
 # its constants come from wgc.h through tools/pyops.c, its version from
 # VERSION. Phony (python/ is a folder): the wheel is rewritten each time,
 # byte for byte the same for the same inputs.
-$(B)/pyops: tools/pyops.c include/wgc.h
+$(B)/pyops: tools/pyops.c tools/op_lists.h include/wgc.h
 	@mkdir -p $(@D)
 	$(CC) -O1 -Wall -Wextra -Werror -std=c11 -Iinclude -o $@ $<
 $(B)/python/gen/_consts.py: $(B)/pyops

@@ -51,7 +51,7 @@ $(B)/web/.copied: $(WEB_FILES)
 
 # The op constants that wgc.js and wgc.d.ts re-export, generated from
 # wgc.h's op lists by a host program (as tools/embed.c for the kernels).
-$(B)/jsops: tools/jsops.c include/wgc.h
+$(B)/jsops: tools/jsops.c tools/op_lists.h include/wgc.h
 	@mkdir -p $(@D)
 	$(CC) -O1 -Wall -Wextra -Werror -std=c11 -Iinclude -o $@ $<
 

@@ -4,32 +4,13 @@
  * the unions ReduceOp, UnaryOp, BinaryOp), so a new op in wgc.h reaches
  * JavaScript without an edit there. The values are the C enums', not list
  * positions, so the JavaScript side cannot drift from what C validates. */
-#include "wgc.h"
+#include "op_lists.h"
 
 #include <stdio.h>
 
-typedef struct js_op {
-  const char *name;
-  int value;
-} js_op;
-
-#define JS_OP_(PREFIX, NAME) {#PREFIX "_" #NAME, WGC_##PREFIX##_##NAME},
-#define JS_REDUCE_(NAME, name) JS_OP_(REDUCE, NAME)
-#define JS_UNARY_(NAME, name) JS_OP_(UNARY, NAME)
-#define JS_BINARY_(NAME, name) JS_OP_(BINARY, NAME)
-static const js_op reduce_ops[] = {WGC_REDUCE_OPS(JS_REDUCE_)};
-static const js_op unary_ops[] = {WGC_UNARY_OPS(JS_UNARY_)};
-static const js_op binary_ops[] = {WGC_BINARY_OPS(JS_BINARY_)};
-_Static_assert(sizeof reduce_ops / sizeof *reduce_ops == WGC_REDUCE_OP_COUNT,
-               "one constant per reduce op");
-_Static_assert(sizeof unary_ops / sizeof *unary_ops == WGC_UNARY_OP_COUNT,
-               "one constant per unary op");
-_Static_assert(sizeof binary_ops / sizeof *binary_ops == WGC_BINARY_OP_COUNT,
-               "one constant per binary op");
-
 typedef struct js_family {
   const char *type; /* the union type of the typings */
-  const js_op *ops;
+  const op_constant *ops;
   int count;
 } js_family;
 

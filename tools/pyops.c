@@ -6,7 +6,7 @@
  * tools/jsops.c does for JavaScript; every value is the compiler's, so the
  * package cannot drift from what C validates, and the layouts let it refuse
  * to load where its ctypes structs differ from the C ones. */
-#include "wgc.h"
+#include "op_lists.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -16,26 +16,6 @@ typedef struct py_const {
   const char *name;
   long value;
 } py_const;
-
-#define PY_OP_(PREFIX, NAME) {#PREFIX "_" #NAME, WGC_##PREFIX##_##NAME},
-#define PY_REDUCE_(NAME, name) PY_OP_(REDUCE, NAME)
-#define PY_UNARY_(NAME, name) PY_OP_(UNARY, NAME)
-#define PY_BINARY_(NAME, name) PY_OP_(BINARY, NAME)
-static const py_const reduce_ops[] = {WGC_REDUCE_OPS(PY_REDUCE_)};
-static const py_const unary_ops[] = {WGC_UNARY_OPS(PY_UNARY_)};
-static const py_const binary_ops[] = {WGC_BINARY_OPS(PY_BINARY_)};
-_Static_assert(sizeof reduce_ops / sizeof *reduce_ops == WGC_REDUCE_OP_COUNT,
-               "one constant per reduce op");
-_Static_assert(sizeof unary_ops / sizeof *unary_ops == WGC_UNARY_OP_COUNT,
-               "one constant per unary op");
-_Static_assert(sizeof binary_ops / sizeof *binary_ops == WGC_BINARY_OP_COUNT,
-               "one constant per binary op");
-
-/* The lowercase names of the lists, for the name -> value tables. */
-#define PY_NAME_(NAME, name) #name,
-static const char *const reduce_names[] = {WGC_REDUCE_OPS(PY_NAME_)};
-static const char *const unary_names[] = {WGC_UNARY_OPS(PY_NAME_)};
-static const char *const binary_names[] = {WGC_BINARY_OPS(PY_NAME_)};
 
 #define PY_STATUS_(name, msg) {#name, WGC_##name},
 static const py_const statuses[] = {WGC_STATUS_MAP(PY_STATUS_)};
@@ -123,11 +103,11 @@ static const py_struct structs[] = {
                         F_(wgc_rotary_desc, max_positions)),
 };
 
-static void write_table(FILE *out, const char *table, const char *const *names,
-                        const py_const *ops, int count) {
+static void write_table(FILE *out, const char *table, const op_constant *ops,
+                        int count) {
   fprintf(out, "%s: dict[str, int] = {\n", table);
   for (int i = 0; i < count; i++)
-    fprintf(out, "    \"%s\": %s,\n", names[i], ops[i].name);
+    fprintf(out, "    \"%s\": %s,\n", ops[i].lower, ops[i].name);
   fprintf(out, "}\n");
 }
 
@@ -137,15 +117,15 @@ static void write_py(FILE *out) {
           WGC_VERSION_PATCH);
   for (int i = 0; i < COUNT_(enums); i++)
     fprintf(out, "%s = %ld\n", enums[i].name, enums[i].value);
-  const py_const *lists[] = {reduce_ops, unary_ops, binary_ops};
+  const op_constant *lists[] = {reduce_ops, unary_ops, binary_ops};
   const int counts[] = {WGC_REDUCE_OP_COUNT, WGC_UNARY_OP_COUNT,
                         WGC_BINARY_OP_COUNT};
   for (int l = 0; l < 3; l++)
     for (int i = 0; i < counts[l]; i++)
-      fprintf(out, "%s = %ld\n", lists[l][i].name, lists[l][i].value);
-  write_table(out, "REDUCE_OPS", reduce_names, reduce_ops, WGC_REDUCE_OP_COUNT);
-  write_table(out, "UNARY_OPS", unary_names, unary_ops, WGC_UNARY_OP_COUNT);
-  write_table(out, "BINARY_OPS", binary_names, binary_ops, WGC_BINARY_OP_COUNT);
+      fprintf(out, "%s = %d\n", lists[l][i].name, lists[l][i].value);
+  write_table(out, "REDUCE_OPS", reduce_ops, WGC_REDUCE_OP_COUNT);
+  write_table(out, "UNARY_OPS", unary_ops, WGC_UNARY_OP_COUNT);
+  write_table(out, "BINARY_OPS", binary_ops, WGC_BINARY_OP_COUNT);
   /* status value -> its name without ERR_, as wgc_status_name gives it */
   fprintf(out, "STATUS_NAMES: dict[int, str] = {\n");
   for (int i = 0; i < COUNT_(statuses); i++)
