@@ -388,6 +388,7 @@ static void destroy_now(wgc_context *ctx) {
     if (ctx->table.slots[i].mem)
       ctx->be->free(ctx, ctx->table.slots[i].mem);
   ctx->be->shutdown(ctx);
+  wgc_profile_release(ctx); /* the shutdown fired its completions */
   wgc_table_release(&ctx->table);
   lock();
   for (wgc_context **link = &live_contexts; *link; link = &(*link)->next_live)

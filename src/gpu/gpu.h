@@ -135,6 +135,11 @@ void gpu_buffer_read_many(gpu_id buf, const gpu_read *reads, size_t n);
 /* cb fires once all work submitted so far is done. */
 void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user);
 
+/* As gpu_on_work_done; *done_us (wgc_now_us's clock) receives when the
+ * runtime reported the work done, before cb fires, when it did. */
+void gpu_on_work_done_stamped(gpu_id dev, double *done_us, gpu_status_cb cb,
+                              void *user);
+
 /* Delivers due completions. wait: natively block until the submitted work
  * is done first. Returns false where waiting is impossible (the browser). */
 bool gpu_process_events(gpu_id dev, bool wait);

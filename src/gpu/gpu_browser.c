@@ -15,6 +15,7 @@
  * and uniform arena offsets that repeat batch after batch), and dispatches
  * are recorded into wasm memory and handed to gpu.js in one call per run,
  * not one each. */
+#include "clock.h"
 #include "gpu.h"
 #include "gpu_errors.h"
 
@@ -95,6 +96,7 @@ typedef struct br_op {
   gpu_status_cb cb;
   gpu_device_cb device_cb;
   void *user;
+  double *stamp; /* when set, gets the host clock at completion */
 } br_op;
 
 static br_device *devices;
@@ -198,6 +200,8 @@ EXPORT void wgc_gpu_complete(uint32_t token, int status) {
     st = WGC_ERR_DEVICE_LOST;
   else if (d && d->errors.error != WGC_OK && st == WGC_OK)
     st = d->errors.error;
+  if (op->stamp)
+    *op->stamp = wgc_now_us();
   gpu_status_cb cb = op->cb;
   void *user = op->user;
   free(op);
@@ -643,10 +647,17 @@ void gpu_encoder_submit(gpu_id dev, gpu_id enc) {
 /* ---- completions and events --------------------------------------------- */
 
 void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user) {
+  gpu_on_work_done_stamped(dev, NULL, cb, user);
+}
+
+void gpu_on_work_done_stamped(gpu_id dev, double *done_us, gpu_status_cb cb,
+                              void *user) {
   br_op *op =
       op_on_device(dev, cb, user, "gpu_on_work_done: out of host memory");
-  if (op)
+  if (op) {
+    op->stamp = done_us;
     js_work_done(dev, op->token);
+  }
 }
 
 /* Completions arrive from the event loop; nothing is queued here. */

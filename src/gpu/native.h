@@ -49,6 +49,7 @@ struct nw_op {
   bool in_runtime; /* the runtime holds it: the submission thread polls */
   bool orphan;     /* cb fired while held: the holder only frees it */
   gpu_id buf;      /* a map: its buffer, 0 once that was released */
+  double *stamp;   /* when set, gets the host clock at completion */
 };
 
 /* Work for the device's submission thread, done in order. */

@@ -494,6 +494,42 @@ static wgc_status wg_synchronize_async(wgc_context *ctx, wgc_pending *p) {
   return WGC_OK;
 }
 
+static void wg_counters(const wgc_context *ctx, uint64_t *launches,
+                        uint64_t *submits) {
+  *launches = state(ctx)->launch_total;
+  *submits = state(ctx)->submit_total;
+}
+
+/* A timed op's completion: the GPU layer stamps end when the runtime
+ * reports the work done, which may be well before a poll fires this. */
+typedef struct wg_timed {
+  wgc_op_timer *t;
+  double end;
+} wg_timed;
+
+static void timed_done(wgc_status s, void *user) {
+  wg_timed *w = user;
+  wgc_op_timer *t = w->t;
+  t->end_us = w->end;
+  free(w);
+  t->done(t, user_status(s));
+}
+
+/* Submits the op alone, so that its queue completion times it. */
+static void wg_time_op(wgc_context *ctx, wgc_op_timer *t) {
+  wg_state *st = state(ctx);
+  wg_timed *w = calloc(1, sizeof *w);
+  if (!w) {
+    t->done(t, WGC_ERR_OUT_OF_MEMORY);
+    return;
+  }
+  w->t = t;
+  t->gpu = true;
+  t->submit_us = wgc_now_us();
+  wg_flush(st);
+  gpu_on_work_done_stamped(st->dev, &w->end, timed_done, w);
+}
+
 static wgc_status wg_poll(wgc_context *ctx) {
   wg_state *st = state(ctx);
   /* downloads recorded but not yet submitted: they are what a poll waits
@@ -589,4 +625,6 @@ const wgc_backend_ops wgc_backend_webgpu = {
     WGC_OP_FAMILIES(WG_MEMBER_)
 #undef WG_MEMBER_
         .pipelines_compiled = wg_pipelines_compiled,
+    .counters = wg_counters,
+    .time_op = wg_time_op,
 };
