@@ -7,9 +7,18 @@
 #include "profile.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* web/wgc.js reads records out of wasm memory at these offsets. */
+_Static_assert(offsetof(wgc_profile_record, launches) == 128 &&
+                   offsetof(wgc_profile_record, source) == 132 &&
+                   offsetof(wgc_profile_record, start_us) == 136 &&
+                   offsetof(wgc_profile_record, duration_us) == 144 &&
+                   sizeof(wgc_profile_record) == 152,
+               "wgc.js's record layout");
 
 typedef struct prof_slot {
   wgc_profile_record r;

@@ -114,6 +114,25 @@ export interface RotaryDesc {
   max_positions?: number;
 }
 
+/** wgc_time_source: where a record's duration comes from. */
+export const TIME_CPU: 0;
+export const TIME_SUBMIT_TO_DONE: 1;
+export type TimeSource = 0 | 1;
+
+/** wgc_profile_record: one operation's timing; microseconds of the host's
+ * monotonic clock from profileStart. */
+export interface ProfileRecord {
+  /** the C entry point, e.g. "wgc_gemm_ex" */
+  name: string;
+  /** its shape in short, e.g. "m=128 n=384 k=1536" */
+  shape: string;
+  /** kernel dispatches; 0 on the CPU backend */
+  launches: number;
+  source: TimeSource;
+  start_us: number;
+  duration_us: number;
+}
+
 export interface Context {
   /** "webgpu" or "cpu" */
   readonly backendName: string;
@@ -199,6 +218,22 @@ export interface Context {
   /** wgc_last_error(ctx) */
   lastError(): string;
   pipelinesCompiled(): number;
+
+  /** wgc_profile_start: records every operation issued from now on,
+   * discarding earlier records. */
+  profileStart(): void;
+  /** wgc_profile_stop: ends recording; the records stay readable. */
+  profileStop(): void;
+  /** wgc_profile_records: the records whose work is done, in issue order
+   * (more arrive from the event loop); throws INVALID_ARGUMENT when
+   * recording was never started. */
+  profileRecords(): ProfileRecord[];
+  /** wgc_profile_trace: the done records as Chrome trace-event JSON text,
+   * which chrome://tracing and Perfetto open. */
+  profileTrace(): string;
+  /** wgc_profile_write_trace: the browser has no files, so this throws
+   * UNSUPPORTED; use profileTrace. */
+  profileWriteTrace(path: string): void;
   statusName(s: number): string;
   statusString(s: number): string;
 }

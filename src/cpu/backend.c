@@ -144,4 +144,5 @@ const wgc_backend_ops wgc_backend_cpu = {
     WGC_OP_FAMILIES(CPU_MEMBER_)
 #undef CPU_MEMBER_
         .pipelines_compiled = cpu_pipelines_compiled,
+    .time_op = cpu_defer_time,
 };
