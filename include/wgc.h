@@ -185,6 +185,12 @@ typedef struct wgc_options {
    * Values below 4096 act as 4096; others are rounded down to a multiple
    * of 256 (the binding offset alignment). */
   size_t max_binding_bytes;
+  /* Non-zero: timing records (wgc_profile_start) from the first operation
+   * on, and on WebGPU the adapter's timestamp queries are requested (only
+   * then), so that records hold the GPU's own time of each operation
+   * (WGC_TIME_GPU) where the adapter has them. 0: recording is off until
+   * wgc_profile_start, whose records then measure submit to completion. */
+  int profile;
 } wgc_options;
 
 /* Creates a context. opt NULL = defaults. The environment variable
@@ -845,8 +851,15 @@ typedef enum wgc_time_source {
   /* WebGPU: from the operation's submit to the queue's report that it is
    * done, less any time the queue was still busy with earlier work; an
    * upper bound of the GPU time, including the submit and the runtime's
-   * completion latency (the adapter's timestamp queries are not used) */
+   * completion latency */
   WGC_TIME_SUBMIT_TO_DONE = 1,
+  /* WebGPU: the GPU's own clock (timestamp queries) from just before the
+   * operation's first kernel to just after its last, on a context created
+   * with wgc_options.profile where the adapter has timestamp queries and
+   * the operation's work went in one submit (up to 64 launches); its
+   * start_us is placed where the host saw it complete, or right after the
+   * previous record */
+  WGC_TIME_GPU = 2,
 } wgc_time_source;
 
 /* One operation's record. Times are microseconds of the host's monotonic

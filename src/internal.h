@@ -236,8 +236,18 @@ struct wgc_op_timer {
   bool gpu;         /* measured on the GPU's queue */
   bool split;       /* the op's work reached the queue in parts */
   double submit_us; /* when time_op submitted what was left */
+  /* the GPU's own time of the op (timestamp queries), when gpu_timed */
+  bool gpu_timed;
+  double gpu_us;
+  void *backend; /* the backend's, from WGC_TIME_BEGIN to done */
   void (*done)(wgc_op_timer *t, wgc_status status);
 };
+
+/* When a backend's time_op is called: before the op (it may mark the
+ * start of its work), after it succeeded (it then times it and calls
+ * done), or after it failed (it releases what BEGIN made; done never
+ * fires). */
+enum wgc_time_phase { WGC_TIME_BEGIN, WGC_TIME_END, WGC_TIME_ABANDON };
 
 /* The backend interface. Every member is required unless marked optional.
  * Arguments arrive validated; a backend returns a status only for failures
@@ -287,9 +297,9 @@ typedef struct wgc_backend_ops {
    * that only grow), for per-operation timing */
   void (*counters)(const wgc_context *ctx, uint64_t *launches,
                    uint64_t *submits);
-  /* optional: times the operation just issued (see wgc_op_timer); without
-   * it the time around the call is the operation's */
-  void (*time_op)(wgc_context *ctx, wgc_op_timer *t);
+  /* optional: times an operation (see wgc_op_timer and wgc_time_phase);
+   * without it the time around the call is the operation's */
+  void (*time_op)(wgc_context *ctx, wgc_op_timer *t, enum wgc_time_phase phase);
 } wgc_backend_ops;
 
 extern const wgc_backend_ops wgc_backend_cpu;

@@ -23,7 +23,7 @@ _Static_assert(offsetof(wgc_profile_record, launches) == 128 &&
 typedef struct prof_slot {
   wgc_profile_record r;
   double begin, end, busy;
-  bool gpu;
+  bool gpu, gpu_timed;
   int state; /* 0 running, 1 done, 2 its work never completed */
 } prof_slot;
 
@@ -38,6 +38,7 @@ typedef struct wgc_profile {
   wgc_profile_record *recs; /* the done ones that completed */
   size_t nrecs;
   double queue_end; /* end of the last done GPU record */
+  double trace_end; /* end of the last record as published */
   unsigned track;   /* the context's track in traces */
   size_t tickets;   /* timers a backend still holds */
 } wgc_profile;
@@ -61,7 +62,13 @@ static void advance(wgc_profile *p) {
     if (s->state != 1)
       continue;
     double start = s->begin, dur;
-    if (s->gpu) {
+    if (s->gpu_timed) {
+      /* the GPU's own time, placed where it ended by the completion (or
+       * right after the previous record, below) */
+      dur = s->busy;
+      start = s->end - dur;
+      p->queue_end = s->end;
+    } else if (s->gpu) {
       /* the queue runs one op at a time: waiting for earlier work is
        * not this op's time */
       if (start < p->queue_end)
@@ -71,8 +78,13 @@ static void advance(wgc_profile *p) {
     } else {
       dur = s->busy > 0 ? s->busy : s->end - s->begin;
     }
+    if (dur < 1e-3)
+      dur = 1e-3; /* below the clock's grain */
+    if (start < p->trace_end)
+      start = p->trace_end; /* never before the previous record ends */
+    p->trace_end = start + dur;
     s->r.start_us = start - p->origin;
-    s->r.duration_us = dur > 1e-3 ? dur : 1e-3; /* below the clock's grain */
+    s->r.duration_us = dur;
     p->recs[p->nrecs++] = s->r;
   }
 }
@@ -83,9 +95,12 @@ static void ticket_done(wgc_op_timer *t, wgc_status status) {
   prof_slot *s = &p->slots[k->index];
   s->begin = t->split || !t->gpu ? t->begin_us : t->submit_us;
   s->end = t->end_us;
-  s->busy = t->busy_us;
+  s->busy = t->gpu_timed ? t->gpu_us : t->busy_us;
   s->gpu = t->gpu;
-  s->r.source = t->gpu ? WGC_TIME_SUBMIT_TO_DONE : WGC_TIME_CPU;
+  s->gpu_timed = t->gpu_timed;
+  s->r.source = t->gpu_timed ? WGC_TIME_GPU
+                : t->gpu     ? WGC_TIME_SUBMIT_TO_DONE
+                             : WGC_TIME_CPU;
   s->state = status == WGC_OK && s->end >= s->begin ? 1 : 2;
   free(k);
   p->tickets--;
@@ -131,6 +146,9 @@ static wgc_status call_begin(wgc_context *ctx, const char *fn, prof_call *c) {
   c->launches = c->submits = 0;
   if (p->real->counters)
     p->real->counters(ctx, &c->launches, &c->submits);
+  c->k->t = (wgc_op_timer){.done = ticket_done};
+  if (p->real->time_op)
+    p->real->time_op(ctx, &c->k->t, WGC_TIME_BEGIN);
   c->t0 = wgc_now_us();
   return WGC_OK;
 }
@@ -140,6 +158,8 @@ static wgc_status call_end(wgc_context *ctx, prof_call *c, wgc_status s,
   wgc_profile *p = ctx->profile;
   double t1 = wgc_now_us();
   if (s != WGC_OK) {
+    if (p->real->time_op)
+      p->real->time_op(ctx, &c->k->t, WGC_TIME_ABANDON);
     free(c->k);
     return s;
   }
@@ -154,13 +174,12 @@ static wgc_status call_end(wgc_context *ctx, prof_call *c, wgc_status s,
   prof_ticket *k = c->k;
   k->p = p;
   k->index = p->count++;
-  k->t = (wgc_op_timer){.begin_us = c->t0,
-                        .end_us = t1,
-                        .split = submits != c->submits,
-                        .done = ticket_done};
+  k->t.begin_us = c->t0;
+  k->t.end_us = t1;
+  k->t.split = submits != c->submits;
   p->tickets++;
   if (p->real->time_op)
-    p->real->time_op(ctx, &k->t);
+    p->real->time_op(ctx, &k->t, WGC_TIME_END);
   else
     ticket_done(&k->t, WGC_OK);
   return WGC_OK;

@@ -44,7 +44,9 @@ static void put_str(sink *k, const char *s) {
 }
 
 static const char *source_name(wgc_time_source s) {
-  return s == WGC_TIME_CPU ? "cpu" : "submit_to_done";
+  return s == WGC_TIME_CPU   ? "cpu"
+         : s == WGC_TIME_GPU ? "gpu_timestamps"
+                             : "submit_to_done";
 }
 
 static void trace(sink *k, const wgc_context *ctx, const wgc_profile_record *r,

@@ -376,3 +376,65 @@ TEST(profile_trace_json) {
     case_end();
   }
 }
+
+/* wgc_options.profile: recording from the start, and on WebGPU the GPU's
+ * own clock where the op's work went in one submit; an op of more launches
+ * than a batch holds falls back to submit-to-done. */
+TEST(profile_option_gpu_time) {
+  for (int i = 0; i < 2; i++) {
+    wgc_backend be = test_backends[i];
+    if (!case_begin("profile_option_gpu_time(%s)",
+                    be == WGC_BACKEND_CPU ? "cpu" : "webgpu"))
+      continue;
+    double before_start = now_us();
+    wgc_options o = {.backend = be, .profile = 1, .max_binding_bytes = 4096};
+    wgc_context *ctx = NULL;
+    CHECK_STATUS(wgc_create(&o, &ctx), WGC_OK);
+    double after_start = now_us();
+    if (!ctx) {
+      case_end();
+      continue;
+    }
+    wgc_ptr bufs[5];
+    double t0 = now_us();
+    sequence(ctx, bufs);
+    enum { BIG = 1 << 16 }; /* 256 KiB: dozens of 4 KiB windows */
+    wgc_ptr big;
+    CHECK_STATUS(wgc_alloc(ctx, 4 * BIG, &big), WGC_OK);
+    CHECK_STATUS(wgc_unary(ctx, WGC_UNARY_RELU, big, big, BIG), WGC_OK);
+    CHECK_STATUS(wgc_synchronize(ctx), WGC_OK);
+    double t1 = now_us();
+    size_t n;
+    wgc_profile_record *r = records(ctx, &n);
+    CHECK(n == SEQ_N + 1, "%zu records, want %zu", n, SEQ_N + 1);
+    double sum = 0;
+    for (size_t k = 0; k < n; k++) {
+      const wgc_profile_record *x = &r[k];
+      bool last = k == SEQ_N;
+      CHECK(!strcmp(x->name, last ? "wgc_unary" : seq_want[k].name),
+            "record %zu is %s", k, x->name);
+      wgc_time_source source = be == WGC_BACKEND_CPU ? WGC_TIME_CPU
+                               : last && x->launches > 64
+                                   ? WGC_TIME_SUBMIT_TO_DONE
+                                   : WGC_TIME_GPU;
+      CHECK(x->source == source,
+            "record %zu (%s, %u launches): source %d, want %d", k, x->name,
+            x->launches, (int)x->source, (int)source);
+      CHECK(x->duration_us > 0 &&
+                x->start_us + x->duration_us <= t1 - before_start &&
+                x->start_us >= t0 - after_start,
+            "record %zu [%g, +%g] outside the wall time [%g, %g]", k,
+            x->start_us, x->duration_us, t0 - after_start, t1 - before_start);
+      sum += x->duration_us;
+    }
+    if (be != WGC_BACKEND_CPU && n == SEQ_N + 1)
+      CHECK(r[SEQ_N].launches > 64, "the big op made %u launches",
+            r[SEQ_N].launches);
+    CHECK(sum <= t1 - t0, "records sum to %g us, wall time %g us", sum,
+          t1 - t0);
+    case_note(" %zu records, %.0f of %.0f us", n, sum, t1 - t0);
+    free(r);
+    wgc_destroy(ctx);
+    case_end();
+  }
+}

@@ -278,7 +278,7 @@ const CHECK = {
 // Fields are 4-byte words in order, a device address (p) an 8-byte word
 // at the next multiple of 8; "a.b" is field b of the nested object a.
 const DESCS = {
-  options: 'backend:e power:e cpu_threads:z max_binding_bytes:z',
+  options: 'backend:e power:e cpu_threads:z max_binding_bytes:z profile:b',
   conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
   pool: 'n:z c:z h:z w:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z ' +
     'mode:e count_include_pad:b',
@@ -554,7 +554,7 @@ for (const [method, sig] of Object.entries(SIGS)) {
 
 // ---- module functions ----
 
-// options: {backend, power, cpu_threads, max_binding_bytes} as wgc_options
+// options: {backend, power, cpu_threads, max_binding_bytes, profile} as wgc_options
 // (missing fields 0, the defaults), and gpu: the GPU object to use where
 // there is no navigator.gpu (Node: the webgpu package's create()); resolves
 // to a

@@ -80,6 +80,8 @@ typedef struct nw_device {
   uint64_t serial; /* tells callbacks of a released device from a new one */
   gpu_limits limits;
   char name[256];
+  bool timestamps;  /* created with timestamp queries */
+  double ts_period; /* nanoseconds per timestamp tick */
   /* Everything below is under g_lock. */
   gpu_errors errors;
   nw_op *ops, *ops_tail;   /* pending completions, in registration order */
@@ -118,6 +120,7 @@ struct nw_obj {
       WGPUCommandEncoder handle;
       WGPUComputePassEncoder pass; /* the open compute pass, if any */
       bool failed;                 /* recording reported an error */
+      WGPUQuerySet queries;        /* its timestamp pair, or NULL */
       gpu_id *mappable;            /* MAP_READ buffers it copies */
       uint32_t nmappable, capmappable;
     } encoder;
