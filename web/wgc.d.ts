@@ -53,6 +53,9 @@ export interface Options {
   cpu_threads?: number;
   /** WebGPU: the largest buffer window one binding may cover; 0 = the device's */
   max_binding_bytes?: number;
+  /** timing records from the start, with the GPU's own time where the
+   * adapter has 'timestamp-query' (requested only then) */
+  profile?: boolean | number;
 }
 
 /** wgc_conv2d_desc: input [n, c, h, w], filter [k, c/groups, r, s]. */
@@ -117,7 +120,8 @@ export interface RotaryDesc {
 /** wgc_time_source: where a record's duration comes from. */
 export const TIME_CPU: 0;
 export const TIME_SUBMIT_TO_DONE: 1;
-export type TimeSource = 0 | 1;
+export const TIME_GPU: 2;
+export type TimeSource = 0 | 1 | 2;
 
 /** wgc_profile_record: one operation's timing; microseconds of the host's
  * monotonic clock from profileStart. */

@@ -22,7 +22,7 @@ export const ACTIVATION_NONE = 0, ACTIVATION_RELU = 1, ACTIVATION_GELU = 2,
   ACTIVATION_GELU_TANH = 3, ACTIVATION_SILU = 4;
 export const BIAS_PER_COLUMN = 0, BIAS_PER_ROW = 1;
 export const ROTARY_BSHD = 0, ROTARY_BHSD = 1;
-export const TIME_CPU = 0, TIME_SUBMIT_TO_DONE = 1;
+export const TIME_CPU = 0, TIME_SUBMIT_TO_DONE = 1, TIME_GPU = 2;
 // The op constants (REDUCE_SUM, UNARY_RELU, BINARY_ADD, ...) are generated
 // from wgc.h's op lists at build time (tools/jsops.c), so they cannot drift.
 export * from './ops.js';

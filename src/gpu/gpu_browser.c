@@ -27,7 +27,12 @@
 #define EXPORT __attribute__((visibility("default")))
 
 JS(has_gpu) int js_has_gpu(void);
-JS(request_device) void js_request_device(int power, uint32_t token);
+JS(request_device)
+void js_request_device(int power, unsigned features, uint32_t token);
+JS(device_timestamps) int js_device_timestamps(gpu_id dev);
+JS(encoder_timestamp) void js_encoder_timestamp(gpu_id enc, uint32_t index);
+JS(encoder_resolve)
+void js_encoder_resolve(gpu_id enc, gpu_id buf, double offset);
 JS(device_release) void js_device_release(gpu_id dev);
 JS(device_limit) double js_device_limit(gpu_id dev, int which);
 JS(device_cpu) int js_device_cpu(gpu_id dev);
@@ -65,6 +70,7 @@ enum {
   WEBGPU_COPY_DST = 0x0008,
   WEBGPU_UNIFORM = 0x0040,
   WEBGPU_STORAGE = 0x0080,
+  WEBGPU_QUERY_RESOLVE = 0x0200,
 };
 
 /* The order of gpu.js's LIMITS table. */
@@ -362,7 +368,8 @@ static gc_entry *gc_of(gpu_id handle) {
 
 /* ---- device ------------------------------------------------------------- */
 
-wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user) {
+wgc_status gpu_request_device(int power, unsigned features, gpu_device_cb cb,
+                              void *user) {
   if (!cb)
     return WGC_ERR_INVALID_ARGUMENT;
   if (!js_has_gpu())
@@ -370,7 +377,7 @@ wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user) {
   br_op *op = op_new(0, NULL, cb, user);
   if (!op)
     return WGC_ERR_OUT_OF_MEMORY;
-  js_request_device(power, op->token);
+  js_request_device(power, features, op->token);
   return WGC_OK;
 }
 
@@ -455,6 +462,8 @@ gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage) {
   uint32_t u = 0;
   if (usage & GPU_USAGE_STORAGE)
     u |= WEBGPU_STORAGE;
+  if (usage & GPU_USAGE_QUERY_RESOLVE)
+    u |= WEBGPU_QUERY_RESOLVE;
   if (usage & GPU_USAGE_UNIFORM)
     u |= WEBGPU_UNIFORM;
   if (usage & GPU_USAGE_COPY_SRC)
@@ -636,6 +645,28 @@ void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
   if (enc)
     js_encoder_copy(enc, src, (double)src_offset, dst, (double)dst_offset,
                     (double)size);
+}
+
+bool gpu_device_timestamps(gpu_id dev) {
+  return find_device(dev) && js_device_timestamps(dev);
+}
+
+/* WebGPU resolves timestamps in nanoseconds. */
+double gpu_timestamp_period(gpu_id dev) {
+  (void)dev;
+  return 1.0;
+}
+
+void gpu_encoder_timestamp(gpu_id enc, uint32_t index) {
+  rec_run(); /* after the dispatches recorded so far */
+  if (enc && index <= 1)
+    js_encoder_timestamp(enc, index);
+}
+
+void gpu_encoder_resolve_timestamps(gpu_id enc, gpu_id buf, uint64_t offset) {
+  rec_run();
+  if (enc)
+    js_encoder_resolve(enc, buf, (double)offset);
 }
 
 void gpu_encoder_submit(gpu_id dev, gpu_id enc) {

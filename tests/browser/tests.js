@@ -1055,6 +1055,39 @@ async function mainPage() {
     });
   }
 
+  // {profile: true}: records from the start, on the GPU's own clock where
+  // the adapter offers timestamp queries (asked independently here)
+  await test('profile: GPU timestamps with {profile: true}', async () => {
+    const adapter = await navigator.gpu.requestAdapter();
+    const has = !!adapter?.features.has('timestamp-query');
+    const ctx = await W.create({ backend: W.BACKEND_WEBGPU, profile: true });
+    try {
+      const m = 64, n = 64, k = 64;
+      const a = put(ctx, randoms(m * k)), c = put(ctx, new Float32Array(m * n));
+      const t0 = performance.now() * 1e3;
+      ctx.gemm(W.ROW_MAJOR, W.NO_TRANS, W.TRANS, m, n, k, 1, a, k, a, k, 0, c, n);
+      ctx.unary(W.UNARY_EXP, c, c, m * n);
+      await ctx.synchronize();
+      const t1 = performance.now() * 1e3;
+      const r = ctx.profileRecords();
+      check(r.length === 2 && r[0].name === 'wgc_gemm' && r[1].shape === `op=exp n=${m * n}`,
+        `records ${JSON.stringify(r)}`);
+      const want = has ? W.TIME_GPU : W.TIME_SUBMIT_TO_DONE;
+      let sum = 0;
+      r.forEach((x, i) => {
+        check(x.source === want && x.launches > 0 && x.duration_us > 0,
+          `record ${i}: source ${x.source} (adapter timestamp-query ${has}) launches ${x.launches} ${x.duration_us} us`);
+        sum += x.duration_us;
+      });
+      check(sum <= t1 - t0 + 1, `records sum to ${sum} us of ${t1 - t0}`);
+      const trace = JSON.parse(ctx.profileTrace());
+      check(trace.traceEvents.filter((e) => e.ph === 'X' && e.args.time === (has ? 'gpu_timestamps' : 'submit_to_done')).length === 2,
+        'trace events and their time source');
+    } finally {
+      ctx.destroy();
+    }
+  });
+
   // The GPU layer caches bind groups by pipeline and bindings: more than it
   // holds (evictions while recorded dispatches still name them), buffers
   // freed under cached groups and new ones allocated, and runs of one op
