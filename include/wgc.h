@@ -882,7 +882,8 @@ typedef struct wgc_profile_record {
  * leaves no record. */
 WGC_API wgc_status wgc_profile_start(wgc_context *ctx);
 /* Ends recording; the records stay readable (and those still running
- * complete) until the next wgc_profile_start or wgc_destroy. */
+ * complete) until the next wgc_profile_start or wgc_destroy, which free
+ * them (they take about 400 bytes of host memory each). */
 WGC_API wgc_status wgc_profile_stop(wgc_context *ctx);
 /* The records whose work is done, in issue order: *count receives how many
  * there are, and the first min(cap, *count) are copied to out (NULL when
