@@ -287,6 +287,22 @@ static void host_cases(wgc_context *ctx, const char *system, int variants) {
     t = bench_median(run_chain, &c, reps);
     record("host", HOST_CHAIN, "wgc:sync-each", t, reps, TINY_OPS, "us/op", 0);
   }
+  if (variants || !strcmp(system, "wgc-cpu")) {
+    /* The same chain while timing records are kept: the price of
+     * recording (each op submitted alone on WebGPU); the plain row above
+     * is the price of having the feature while off. */
+    c.mode = 0;
+    OK(ctx, wgc_profile_start(ctx));
+    t = bench_median(run_chain, &c, reps);
+    OK(ctx, wgc_profile_stop(ctx));
+    size_t n = 0;
+    OK(ctx, wgc_profile_records(ctx, NULL, 0, &n));
+    if (n != (size_t)TINY_OPS * (size_t)((reps < 64 ? reps : 64) + 1))
+      bench_die("%s: %zu timing records for %d chains of %d ops", system, n,
+                reps + 1, TINY_OPS);
+    record("host", HOST_CHAIN, variants ? "wgc:profiled" : "wgc-cpu:profiled",
+           t, reps, TINY_OPS, "us/op", 0);
+  }
   c.mode = 1;
   t = bench_median(run_chain, &c, reps);
   record("host", HOST_ROUND_TRIP, system, t, reps, TINY_OPS, "us/op", 0);

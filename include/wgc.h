@@ -191,6 +191,12 @@ typedef struct wgc_options {
    * Values below 4096 act as 4096; others are rounded down to a multiple
    * of 256 (the binding offset alignment). */
   size_t max_binding_bytes;
+  /* Non-zero: timing records (wgc_profile_start) from the first operation
+   * on, and on WebGPU the adapter's timestamp queries are requested (only
+   * then), so that records hold the GPU's own time of each operation
+   * (WGC_TIME_GPU) where the adapter has them. 0: recording is off until
+   * wgc_profile_start, whose records then measure submit to completion. */
+  int profile;
 } wgc_options;
 
 /* Creates a context. opt NULL = defaults. The environment variable
@@ -852,6 +858,74 @@ WGC_API wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data,
 /* Number of compute pipelines this context compiled so far (WebGPU); each
  * kernel variant compiles once and is cached. 0 on the CPU backend. */
 WGC_API size_t wgc_pipelines_compiled(const wgc_context *ctx);
+
+/* ---- Per-operation timing ---------------------------------------------- */
+
+/* Where a record's duration comes from. */
+typedef enum wgc_time_source {
+  /* the CPU backend: host time the operation's work ran (in the browser,
+   * summed over the slices it ran in) */
+  WGC_TIME_CPU = 0,
+  /* WebGPU: from the operation's submit to the queue's report that it is
+   * done, less any time the queue was still busy with earlier work; an
+   * upper bound of the GPU time, including the submit and the runtime's
+   * completion latency */
+  WGC_TIME_SUBMIT_TO_DONE = 1,
+  /* WebGPU: the GPU's own clock (timestamp queries) from just before the
+   * operation's first kernel to just after its last, on a context created
+   * with wgc_options.profile where the adapter has timestamp queries and
+   * the operation's work went in one submit (up to 64 launches); its
+   * start_us is placed where the host saw it complete, or right after the
+   * previous record */
+  WGC_TIME_GPU = 2,
+} wgc_time_source;
+
+/* One operation's record. Times are microseconds of the host's monotonic
+ * clock, counted from the wgc_profile_start that began the recording. */
+typedef struct wgc_profile_record {
+  char name[32];     /* the entry point, e.g. "wgc_gemm_ex" */
+  char shape[96];    /* its shape in short, e.g. "m=128 n=384 k=1536" */
+  uint32_t launches; /* kernel dispatches it made; 0 on the CPU backend */
+  wgc_time_source source;
+  double start_us;    /* when its work began (as source measures it) */
+  double duration_us; /* > 0 */
+} wgc_profile_record;
+
+/* Begins recording on ctx: every operation issued from now on (not
+ * uploads, downloads or copies) gets one record, in issue order. Records
+ * of an earlier recording are discarded. Off by default; while off an
+ * operation costs nothing more. Recording changes how WebGPU work is
+ * batched: each operation is submitted on its own, so that its completion
+ * can be timed, and never waits for the GPU. An operation that fails
+ * leaves no record. */
+WGC_API wgc_status wgc_profile_start(wgc_context *ctx);
+/* Ends recording; the records stay readable (and those still running
+ * complete) until the next wgc_profile_start or wgc_destroy, which free
+ * them (they take about 400 bytes of host memory each). */
+WGC_API wgc_status wgc_profile_stop(wgc_context *ctx);
+/* The records whose work is done, in issue order: *count receives how many
+ * there are, and the first min(cap, *count) are copied to out (NULL when
+ * cap is 0). A record becomes done when the GPU reports it (seen by
+ * wgc_poll, wgc_synchronize or the browser's event loop); nothing here
+ * waits. WGC_ERR_INVALID_ARGUMENT when recording was never started on ctx,
+ * count is NULL, or out is NULL with cap > 0. */
+WGC_API wgc_status wgc_profile_records(wgc_context *ctx,
+                                       wgc_profile_record *out, size_t cap,
+                                       size_t *count);
+/* The done records as Chrome trace-event JSON, the format chrome://tracing
+ * and Perfetto (ui.perfetto.dev) open: one complete event ("ph": "X") per
+ * record, ts and dur in microseconds, the record's name, and args holding
+ * its shape, launches and time source; one track per context. Writes at
+ * most cap bytes, NUL included, into buf, and the length the whole text
+ * needs (without the NUL) into *len; a text that does not fit is cut (call
+ * again with *len + 1 bytes). buf may be NULL when cap is 0. Errors as for
+ * wgc_profile_records. */
+WGC_API wgc_status wgc_profile_trace(wgc_context *ctx, char *buf, size_t cap,
+                                     size_t *len);
+/* As wgc_profile_trace, into the file path (replaced). Natively only; the
+ * wasm32 build has no files (WGC_ERR_UNSUPPORTED). WGC_ERR_DEVICE naming
+ * the path and the cause when it cannot be written. */
+WGC_API wgc_status wgc_profile_write_trace(wgc_context *ctx, const char *path);
 
 #ifdef __cplusplus
 }

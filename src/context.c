@@ -127,6 +127,11 @@ wgc_status wgc_create(const wgc_options *opt, wgc_context **out) {
     }
   }
   context_link(ctx);
+  if (ctx->opt.profile && (s = wgc_profile_start(ctx)) != WGC_OK) {
+    wgc_fail(NULL, s, "%s", ctx->last_error);
+    wgc_destroy(ctx);
+    return s;
+  }
   *out = ctx;
   return WGC_OK;
 }
@@ -153,6 +158,11 @@ static void async_init_done(wgc_context *ctx, wgc_status s) {
   }
   if (s == WGC_OK) {
     context_link(ctx);
+    if (ctx->opt.profile && (s = wgc_profile_start(ctx)) != WGC_OK) {
+      wgc_fail(NULL, s, "%s", ctx->last_error);
+      wgc_destroy(ctx);
+      r->ctx = NULL;
+    }
   } else {
     free(ctx);
     r->ctx = NULL;
@@ -388,6 +398,7 @@ static void destroy_now(wgc_context *ctx) {
     if (ctx->table.slots[i].mem)
       ctx->be->free(ctx, ctx->table.slots[i].mem);
   ctx->be->shutdown(ctx);
+  wgc_profile_release(ctx); /* the shutdown fired its completions */
   wgc_table_release(&ctx->table);
   lock();
   for (wgc_context **link = &live_contexts; *link; link = &(*link)->next_live)

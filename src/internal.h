@@ -2,6 +2,7 @@
 #ifndef WGC_INTERNAL_H
 #define WGC_INTERNAL_H
 
+#include "clock.h"
 #include "wgc.h"
 
 #include <stdatomic.h>
@@ -221,6 +222,33 @@ typedef struct wgc_pending {
   atomic_bool ready;
 } wgc_pending;
 
+/* Times one operation while its context records (profile.c). The front
+ * end sets begin_us and end_us to the host clock around the call (its
+ * time, where the work ran inside it) and launches; a backend's time_op
+ * may replace them with its own (begin_us: when the work could start;
+ * end_us: when it was done; busy_us: time it ran, if measured, else 0)
+ * and then calls done exactly once, possibly later: from wgc_poll,
+ * wgc_synchronize or wgc_destroy natively, from the event loop in the
+ * browser. status: WGC_OK, or why the work never completed. */
+typedef struct wgc_op_timer wgc_op_timer;
+struct wgc_op_timer {
+  double begin_us, end_us, busy_us;
+  bool gpu;         /* measured on the GPU's queue */
+  bool split;       /* the op's work reached the queue in parts */
+  double submit_us; /* when time_op submitted what was left */
+  /* the GPU's own time of the op (timestamp queries), when gpu_timed */
+  bool gpu_timed;
+  double gpu_us;
+  void *backend; /* the backend's, from WGC_TIME_BEGIN to done */
+  void (*done)(wgc_op_timer *t, wgc_status status);
+};
+
+/* When a backend's time_op is called: before the op (it may mark the
+ * start of its work), after it succeeded (it then times it and calls
+ * done), or after it failed (it releases what BEGIN made; done never
+ * fires). */
+enum wgc_time_phase { WGC_TIME_BEGIN, WGC_TIME_END, WGC_TIME_ABANDON };
+
 /* The backend interface. Every member is required unless marked optional.
  * Arguments arrive validated; a backend returns a status only for failures
  * of its own (out of memory, device errors, unsupported). */
@@ -265,6 +293,13 @@ typedef struct wgc_backend_ops {
 
   /* optional: pipelines compiled so far */
   size_t (*pipelines_compiled)(const wgc_context *ctx);
+  /* optional: kernel dispatches and queue submits made so far (counters
+   * that only grow), for per-operation timing */
+  void (*counters)(const wgc_context *ctx, uint64_t *launches,
+                   uint64_t *submits);
+  /* optional: times an operation (see wgc_op_timer and wgc_time_phase);
+   * without it the time around the call is the operation's */
+  void (*time_op)(wgc_context *ctx, wgc_op_timer *t, enum wgc_time_phase phase);
 } wgc_backend_ops;
 
 extern const wgc_backend_ops wgc_backend_cpu;
@@ -301,6 +336,8 @@ struct wgc_context {
   bool destroying; /* wgc_destroy is firing: registrations are CANCELLED */
   bool destroy_requested; /* wgc_destroy inside a callback: done after it */
   char last_error[512];
+  /* per-operation timing (profile.c); NULL until first started */
+  struct wgc_profile *profile;
 };
 
 /* Records a formatted error on ctx (or the thread's context-less slot when
@@ -329,6 +366,10 @@ void wgc_pending_drop(wgc_context *ctx, wgc_pending *p);
 /* Polls wgc_create_async requests and every live context (the browser's
  * event loop calls this after delivering GPU completions). */
 WGC_API void wgc_poll_all(void);
+
+/* Releases ctx's timing records (wgc_destroy, after the backend fired
+ * every completion). */
+void wgc_profile_release(wgc_context *ctx);
 
 /* Float helpers shared by the CPU backend and tests of it. */
 float wgc_unary_ref(wgc_unary_op op, float x, float alpha, float beta);

@@ -75,7 +75,7 @@ export function gpuImports(wasm, schedulePoll) {
   // without navigator.gpu: Node with the webgpu package), else the page's.
   const gpuOf = () => wasm.gpu ?? (typeof navigator !== 'undefined' ? navigator.gpu : undefined);
 
-  async function requestDevice(gpu, power, token) {
+  async function requestDevice(gpu, power, features, token) {
     let status = NO_ADAPTER, id = 0;
     try {
       const adapter = await gpu.requestAdapter({ powerPreference: POWER[power] });
@@ -84,7 +84,9 @@ export function gpuImports(wasm, schedulePoll) {
         const requiredLimits = {};
         for (const k in adapter.limits)
           if (typeof adapter.limits[k] === 'number') requiredLimits[k] = adapter.limits[k];
-        const device = await adapter.requestDevice({ requiredLimits });
+        // features only when asked for (GPU_FEATURE_TIMESTAMPS: timing)
+        const requiredFeatures = (features & 1) && adapter.features.has('timestamp-query') ? ['timestamp-query'] : [];
+        const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
         const info = adapter.info ?? {};
         const name = info.description ||
           [info.vendor, info.architecture, info.device].filter(Boolean).join(' ') || 'WebGPU adapter';
@@ -116,7 +118,8 @@ export function gpuImports(wasm, schedulePoll) {
 
   const imports = {
     has_gpu: () => (gpuOf() ? 1 : 0),
-    request_device: (power, token) => { requestDevice(gpuOf(), power, token); },
+    request_device: (power, features, token) => { requestDevice(gpuOf(), power, features, token); },
+    device_timestamps: (dev) => (objs.get(dev).device.features.has('timestamp-query') ? 1 : 0),
     device_release: (dev) => {
       const d = objs.get(dev);
       for (const [id, rec] of objs)
@@ -214,6 +217,21 @@ export function gpuImports(wasm, schedulePoll) {
       t.drained = false;
       e.enc.copyBufferToBuffer(objs.get(src).buffer, srcOffset, t.buffer, dstOffset, size);
     },
+    // The GPU's clock into query index of the encoder's own pair: an
+    // empty pass whose beginning writes it (core WebGPU's only timestamp).
+    encoder_timestamp: (enc, index) => {
+      const e = objs.get(enc);
+      e.pass?.end();
+      e.pass = null;
+      e.queries ??= objs.get(e.dev).device.createQuerySet({ type: 'timestamp', count: 2 });
+      e.enc.beginComputePass({ timestampWrites: { querySet: e.queries, beginningOfPassWriteIndex: index } }).end();
+    },
+    encoder_resolve: (enc, buf, offset) => {
+      const e = objs.get(enc);
+      e.pass?.end();
+      e.pass = null;
+      e.enc.resolveQuerySet(e.queries, 0, 2, objs.get(buf).buffer, offset);
+    },
     encoder_submit: (dev, enc) => {
       const e = objs.get(enc);
       if (!e) return;
@@ -222,6 +240,7 @@ export function gpuImports(wasm, schedulePoll) {
       if (d) d.open--;
       e.pass?.end();
       if (dev) d.queue.submit([e.enc.finish()]);
+      e.queries?.destroy(); // freed once the submitted work is done
       if (d && !d.open) { d.doomed.forEach((b) => b.destroy()); d.doomed = []; }
     },
     // A completion always comes, later: a throw becomes a rejection.

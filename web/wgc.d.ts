@@ -53,6 +53,9 @@ export interface Options {
   cpu_threads?: number;
   /** WebGPU: the largest buffer window one binding may cover; 0 = the device's */
   max_binding_bytes?: number;
+  /** timing records from the start, with the GPU's own time where the
+   * adapter has 'timestamp-query' (requested only then) */
+  profile?: boolean | number;
 }
 
 /** wgc_conv2d_desc: input [n, c, h, w], filter [k, c/groups, r, s]. */
@@ -112,6 +115,26 @@ export interface RotaryDesc {
   batch: number; seq: number; heads: number; head_dim: number;
   rotary_dim?: number; interleaved?: number; layout?: RotaryLayout;
   max_positions?: number;
+}
+
+/** wgc_time_source: where a record's duration comes from. */
+export const TIME_CPU: 0;
+export const TIME_SUBMIT_TO_DONE: 1;
+export const TIME_GPU: 2;
+export type TimeSource = 0 | 1 | 2;
+
+/** wgc_profile_record: one operation's timing; microseconds of the host's
+ * monotonic clock from profileStart. */
+export interface ProfileRecord {
+  /** the C entry point, e.g. "wgc_gemm_ex" */
+  name: string;
+  /** its shape in short, e.g. "m=128 n=384 k=1536" */
+  shape: string;
+  /** kernel dispatches; 0 on the CPU backend */
+  launches: number;
+  source: TimeSource;
+  start_us: number;
+  duration_us: number;
 }
 
 export interface Context {
@@ -199,6 +222,22 @@ export interface Context {
   /** wgc_last_error(ctx) */
   lastError(): string;
   pipelinesCompiled(): number;
+
+  /** wgc_profile_start: records every operation issued from now on,
+   * discarding earlier records. */
+  profileStart(): void;
+  /** wgc_profile_stop: ends recording; the records stay readable. */
+  profileStop(): void;
+  /** wgc_profile_records: the records whose work is done, in issue order
+   * (more arrive from the event loop); throws INVALID_ARGUMENT when
+   * recording was never started. */
+  profileRecords(): ProfileRecord[];
+  /** wgc_profile_trace: the done records as Chrome trace-event JSON text,
+   * which chrome://tracing and Perfetto open. */
+  profileTrace(): string;
+  /** wgc_profile_write_trace: the browser has no files, so this throws
+   * UNSUPPORTED; use profileTrace. */
+  profileWriteTrace(path: string): void;
   statusName(s: number): string;
   statusString(s: number): string;
 }

@@ -22,6 +22,7 @@ export const ACTIVATION_NONE = 0, ACTIVATION_RELU = 1, ACTIVATION_GELU = 2,
   ACTIVATION_GELU_TANH = 3, ACTIVATION_SILU = 4;
 export const BIAS_PER_COLUMN = 0, BIAS_PER_ROW = 1;
 export const ROTARY_BSHD = 0, ROTARY_BHSD = 1;
+export const TIME_CPU = 0, TIME_SUBMIT_TO_DONE = 1, TIME_GPU = 2;
 // The op constants (REDUCE_SUM, UNARY_RELU, BINARY_ADD, ...) are generated
 // from wgc.h's op lists at build time (tools/jsops.c), so they cannot drift.
 export * from './ops.js';
@@ -277,7 +278,7 @@ const CHECK = {
 // Fields are 4-byte words in order, a device address (p) an 8-byte word
 // at the next multiple of 8; "a.b" is field b of the nested object a.
 const DESCS = {
-  options: 'backend:e power:e cpu_threads:z max_binding_bytes:z',
+  options: 'backend:e power:e cpu_threads:z max_binding_bytes:z profile:b',
   conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
   pool: 'n:z c:z h:z w:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z ' +
     'mode:e count_include_pad:b',
@@ -478,6 +479,64 @@ class Context {
 
   lastError() { return str(W.exports.wgc_last_error(this._ptr)); }
   pipelinesCompiled() { return W.exports.wgc_pipelines_compiled(this._ptr) >>> 0; }
+
+  // Per-operation timing (wgc_profile_*): records arrive as the work
+  // completes, read from the event loop; nothing here waits.
+  profileStart() { this._check(W.exports.wgc_profile_start(this._ptr)); }
+  profileStop() { this._check(W.exports.wgc_profile_stop(this._ptr)); }
+
+  // The done records: [{name, shape, launches, source, start_us,
+  // duration_us}], source a TIME_* constant; wgc_profile_record's layout
+  // (152 bytes: name[32], shape[96], u32, enum, two doubles).
+  profileRecords() {
+    const count = () => dv().getUint32(W.scratch + OUT, true);
+    this._check(W.exports.wgc_profile_records(this._ptr, 0, 0, W.scratch + OUT));
+    const n = count(), size = 152;
+    if (!n) return [];
+    const p = W.exports.malloc(n * size);
+    if (!p) throw new WgcError('OUT_OF_MEMORY', `wgc_profile_records: cannot stage ${n} records in wasm memory`);
+    try {
+      this._check(W.exports.wgc_profile_records(this._ptr, p, n, W.scratch + OUT));
+      const out = [], d = dv();
+      for (let i = 0; i < Math.min(n, count()); i++) {
+        const r = p + i * size;
+        out.push({
+          name: str(r), shape: str(r + 32), launches: d.getUint32(r + 128, true), source: d.getInt32(r + 132, true),
+          start_us: d.getFloat64(r + 136, true), duration_us: d.getFloat64(r + 144, true),
+        });
+      }
+      return out;
+    } finally {
+      W.exports.free(p);
+    }
+  }
+
+  // The records as Chrome trace-event JSON text (chrome://tracing, Perfetto).
+  profileTrace() {
+    this._check(W.exports.wgc_profile_trace(this._ptr, 0, 0, W.scratch + OUT));
+    const len = dv().getUint32(W.scratch + OUT, true);
+    const p = W.exports.malloc(len + 1);
+    if (!p) throw new WgcError('OUT_OF_MEMORY', `wgc_profile_trace: cannot stage ${len + 1} bytes in wasm memory`);
+    try {
+      this._check(W.exports.wgc_profile_trace(this._ptr, p, len + 1, W.scratch + OUT));
+      return str(p);
+    } finally {
+      W.exports.free(p);
+    }
+  }
+
+  // No files in the browser: throws UNSUPPORTED (use profileTrace).
+  profileWriteTrace(path) {
+    const bytes = new TextEncoder().encode(`${path}\0`);
+    const p = W.exports.malloc(bytes.length);
+    if (!p) throw new WgcError('OUT_OF_MEMORY', 'wgc_profile_write_trace: cannot stage the path in wasm memory');
+    try {
+      u8().set(bytes, p);
+      this._check(W.exports.wgc_profile_write_trace(this._ptr, p));
+    } finally {
+      W.exports.free(p);
+    }
+  }
   conv2dOutputSize(d) { return conv2dOutputSize(d); }
   pool2dOutputSize(d) { return pool2dOutputSize(d); }
   statusName(s) { return nameOf(s); }
@@ -495,7 +554,7 @@ for (const [method, sig] of Object.entries(SIGS)) {
 
 // ---- module functions ----
 
-// options: {backend, power, cpu_threads, max_binding_bytes} as wgc_options
+// options: {backend, power, cpu_threads, max_binding_bytes, profile} as wgc_options
 // (missing fields 0, the defaults), and gpu: the GPU object to use where
 // there is no navigator.gpu (Node: the webgpu package's create()); resolves
 // to a

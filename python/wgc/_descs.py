@@ -38,7 +38,7 @@ class _Struct(ctypes.Structure):
 
 class Options(_Struct):
     _fields_ = [("backend", _int), ("power", _int), ("cpu_threads", ctypes.c_uint),
-                ("max_binding_bytes", _size)]
+                ("max_binding_bytes", _size), ("profile", _int)]
 
 
 class GemmEpilogue(_Struct):

@@ -22,8 +22,9 @@ _Static_assert(offsetof(wgc_options, backend) == 0 &&
                    offsetof(wgc_options, power) == 4 &&
                    offsetof(wgc_options, cpu_threads) == 8 &&
                    offsetof(wgc_options, max_binding_bytes) == 12 &&
-                   sizeof(wgc_options) == 16,
-               "wgc.js writes wgc_options as 4 words");
+                   offsetof(wgc_options, profile) == 16 &&
+                   sizeof(wgc_options) == 20,
+               "wgc.js writes wgc_options as 5 words");
 
 static void created(wgc_status s, wgc_context *ctx, void *user) {
   js_created((uint32_t)(uintptr_t)user, (int)s, ctx);

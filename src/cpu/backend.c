@@ -111,6 +111,12 @@ static wgc_status cpu_poll(wgc_context *ctx) {
   return WGC_OK;
 }
 
+static void cpu_time_op(wgc_context *ctx, wgc_op_timer *t,
+                        enum wgc_time_phase phase) {
+  if (phase == WGC_TIME_END)
+    cpu_defer_time(ctx, t);
+}
+
 static size_t cpu_pipelines_compiled(const wgc_context *ctx) {
   (void)ctx;
   return 0;
@@ -144,4 +150,5 @@ const wgc_backend_ops wgc_backend_cpu = {
     WGC_OP_FAMILIES(CPU_MEMBER_)
 #undef CPU_MEMBER_
         .pipelines_compiled = cpu_pipelines_compiled,
+    .time_op = cpu_time_op,
 };

@@ -19,6 +19,12 @@ void cpu_defer_destroy(struct cpu_queue *q);
  * before its callback is completed. Fails (out of memory) with nothing
  * issued. */
 wgc_status cpu_defer_submit(wgc_context *ctx, const cpu_work *w);
+/* Times the operation just issued (wgc_op_timer): natively, and where it
+ * ran inside the call, t's times are already its own and t->done fires at
+ * once; work still queued (the browser) is timed over the slices it runs
+ * in, and t->done fires when it is done (WGC_ERR_CANCELLED when the queue
+ * is destroyed first). */
+void cpu_defer_time(wgc_context *ctx, wgc_op_timer *t);
 /* Waits for every issued piece of work: WGC_OK, or WGC_ERR_WOULD_BLOCK
  * where waiting is impossible (the browser). */
 wgc_status cpu_defer_wait(wgc_context *ctx);

@@ -18,6 +18,11 @@ wgc_status cpu_defer_submit(wgc_context *ctx, const cpu_work *w) {
   return cpu_work_run(ctx, w);
 }
 
+void cpu_defer_time(wgc_context *ctx, wgc_op_timer *t) {
+  (void)ctx;
+  t->done(t, WGC_OK);
+}
+
 wgc_status cpu_defer_wait(wgc_context *ctx) {
   (void)ctx;
   return WGC_OK;

@@ -30,6 +30,7 @@ typedef struct cpu_job {
   cpu_work w;
   cpu_split s;
   size_t next_piece;
+  wgc_op_timer *timer; /* timing the op, or NULL */
 } cpu_job;
 
 struct cpu_queue {
@@ -89,6 +90,8 @@ void cpu_defer_destroy(struct cpu_queue *q) {
     q->head = j->next;
     if (j->w.kind == CPU_WORK_FREE)
       free(j->w.u.mem.mem);
+    if (j->timer)
+      j->timer->done(j->timer, WGC_ERR_CANCELLED);
     job_release(j);
   }
   free(q);
@@ -104,6 +107,9 @@ static wgc_status take_error(struct cpu_queue *q) {
 static bool run_piece(struct cpu_queue *q) {
   cpu_job *j = q->head;
   cpu_work *w = &j->w;
+  double t0 = j->timer ? now_ms() : 0;
+  if (j->timer && !j->next_piece)
+    j->timer->begin_us = t0 * 1e3;
   if (w->kind == CPU_WORK_DOWNLOAD) {
     memcpy(w->u.mem.host_dst, cpu_ptr(w->u.mem.src), w->u.mem.bytes);
     j->next_piece = j->s.pieces;
@@ -115,8 +121,14 @@ static bool run_piece(struct cpu_queue *q) {
       j->next_piece = j->s.pieces; /* the rest of a failed op is moot */
     }
   }
+  if (j->timer)
+    j->timer->busy_us += (now_ms() - t0) * 1e3;
   if (j->next_piece < j->s.pieces)
     return false;
+  if (j->timer) {
+    j->timer->end_us = now_ms() * 1e3;
+    j->timer->done(j->timer, q->error);
+  }
   if (w->kind == CPU_WORK_DOWNLOAD || w->kind == CPU_WORK_SYNC)
     wgc_pending_complete(w->u.mem.done, take_error(q));
   else if (w->kind == CPU_WORK_FREE)
@@ -211,6 +223,19 @@ wgc_status cpu_defer_submit(wgc_context *ctx, const cpu_work *w) {
     }
   }
   return s;
+}
+
+void cpu_defer_time(wgc_context *ctx, wgc_op_timer *t) {
+  struct cpu_queue *q = ((cpu_backend *)ctx->impl)->queue;
+  /* an op that was queued is the last job; one that ran in the call left
+   * nothing queued behind the work ahead of it */
+  cpu_job *j = q->tail;
+  if (j && !j->timer && j->w.kind < CPU_WORK_UPLOAD) { /* an op family */
+    t->busy_us = 0;
+    j->timer = t;
+    return;
+  }
+  t->done(t, WGC_OK);
 }
 
 wgc_status cpu_defer_wait(wgc_context *ctx) {

@@ -30,6 +30,12 @@ enum gpu_usage {
   GPU_USAGE_COPY_SRC = 1u << 2,
   GPU_USAGE_COPY_DST = 1u << 3,
   GPU_USAGE_MAP_READ = 1u << 4,
+  GPU_USAGE_QUERY_RESOLVE = 1u << 5,
+};
+
+/* Optional features a device may be asked for. */
+enum gpu_feature {
+  GPU_FEATURE_TIMESTAMPS = 1u << 0, /* timestamp queries */
 };
 
 /* What the device was created with (the adapter's own limits). */
@@ -71,7 +77,8 @@ typedef void (*gpu_device_cb)(wgc_status status, gpu_id device, void *user);
  * WGC_ERR_NO_ADAPTER / WGC_ERR_DEVICE. Natively cb fires before this returns
  * (the native runtime resolves requests at once); in the browser it fires
  * later from the event loop. */
-wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user);
+wgc_status gpu_request_device(int power, unsigned features, gpu_device_cb cb,
+                              void *user);
 /* Releases the device and everything created on it; completions still
  * pending fire first (WGC_ERR_CANCELLED where their work never finished). */
 void gpu_device_release(gpu_id dev);
@@ -119,6 +126,19 @@ void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
  * recorded an error is dropped instead; the error is in gpu_take_error. */
 void gpu_encoder_submit(gpu_id dev, gpu_id enc);
 
+/* Timestamp queries: whether dev has them (asked for with
+ * GPU_FEATURE_TIMESTAMPS, and the adapter offers them), and nanoseconds
+ * per tick of the values resolved. */
+bool gpu_device_timestamps(gpu_id dev);
+double gpu_timestamp_period(gpu_id dev);
+/* Writes the GPU's clock, at this point of enc's recording, into query
+ * index (0 or 1) of enc's own pair of timestamps (made by the first such
+ * call). */
+void gpu_encoder_timestamp(gpu_id enc, uint32_t index);
+/* Resolves enc's pair into buf (QUERY_RESOLVE usage) at offset (a multiple
+ * of 256): two uint64 ticks. */
+void gpu_encoder_resolve_timestamps(gpu_id enc, gpu_id buf, uint64_t offset);
+
 /* Maps [offset, offset+size) of a MAP_READ buffer; cb fires once mapped (or
  * failed). Then gpu_buffer_read copies out of the mapping and unmaps. */
 void gpu_buffer_map_read(gpu_id buf, uint64_t offset, uint64_t size,
@@ -134,6 +154,11 @@ void gpu_buffer_read_many(gpu_id buf, const gpu_read *reads, size_t n);
 
 /* cb fires once all work submitted so far is done. */
 void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user);
+
+/* As gpu_on_work_done; *done_us (wgc_now_us's clock) receives when the
+ * runtime reported the work done, before cb fires, when it did. */
+void gpu_on_work_done_stamped(gpu_id dev, double *done_us, gpu_status_cb cb,
+                              void *user);
 
 /* Delivers due completions. wait: natively block until the submitted work
  * is done first. Returns false where waiting is impossible (the browser). */

@@ -15,6 +15,7 @@
  * and uniform arena offsets that repeat batch after batch), and dispatches
  * are recorded into wasm memory and handed to gpu.js in one call per run,
  * not one each. */
+#include "clock.h"
 #include "gpu.h"
 #include "gpu_errors.h"
 
@@ -26,7 +27,12 @@
 #define EXPORT __attribute__((visibility("default")))
 
 JS(has_gpu) int js_has_gpu(void);
-JS(request_device) void js_request_device(int power, uint32_t token);
+JS(request_device)
+void js_request_device(int power, unsigned features, uint32_t token);
+JS(device_timestamps) int js_device_timestamps(gpu_id dev);
+JS(encoder_timestamp) void js_encoder_timestamp(gpu_id enc, uint32_t index);
+JS(encoder_resolve)
+void js_encoder_resolve(gpu_id enc, gpu_id buf, double offset);
 JS(device_release) void js_device_release(gpu_id dev);
 JS(device_limit) double js_device_limit(gpu_id dev, int which);
 JS(device_cpu) int js_device_cpu(gpu_id dev);
@@ -64,6 +70,7 @@ enum {
   WEBGPU_COPY_DST = 0x0008,
   WEBGPU_UNIFORM = 0x0040,
   WEBGPU_STORAGE = 0x0080,
+  WEBGPU_QUERY_RESOLVE = 0x0200,
 };
 
 /* The order of gpu.js's LIMITS table. */
@@ -95,6 +102,7 @@ typedef struct br_op {
   gpu_status_cb cb;
   gpu_device_cb device_cb;
   void *user;
+  double *stamp; /* when set, gets the host clock at completion */
 } br_op;
 
 static br_device *devices;
@@ -198,6 +206,8 @@ EXPORT void wgc_gpu_complete(uint32_t token, int status) {
     st = WGC_ERR_DEVICE_LOST;
   else if (d && d->errors.error != WGC_OK && st == WGC_OK)
     st = d->errors.error;
+  if (op->stamp)
+    *op->stamp = wgc_now_us();
   gpu_status_cb cb = op->cb;
   void *user = op->user;
   free(op);
@@ -358,7 +368,8 @@ static gc_entry *gc_of(gpu_id handle) {
 
 /* ---- device ------------------------------------------------------------- */
 
-wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user) {
+wgc_status gpu_request_device(int power, unsigned features, gpu_device_cb cb,
+                              void *user) {
   if (!cb)
     return WGC_ERR_INVALID_ARGUMENT;
   if (!js_has_gpu())
@@ -366,7 +377,7 @@ wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user) {
   br_op *op = op_new(0, NULL, cb, user);
   if (!op)
     return WGC_ERR_OUT_OF_MEMORY;
-  js_request_device(power, op->token);
+  js_request_device(power, features, op->token);
   return WGC_OK;
 }
 
@@ -451,6 +462,8 @@ gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage) {
   uint32_t u = 0;
   if (usage & GPU_USAGE_STORAGE)
     u |= WEBGPU_STORAGE;
+  if (usage & GPU_USAGE_QUERY_RESOLVE)
+    u |= WEBGPU_QUERY_RESOLVE;
   if (usage & GPU_USAGE_UNIFORM)
     u |= WEBGPU_UNIFORM;
   if (usage & GPU_USAGE_COPY_SRC)
@@ -634,6 +647,28 @@ void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
                     (double)size);
 }
 
+bool gpu_device_timestamps(gpu_id dev) {
+  return find_device(dev) && js_device_timestamps(dev);
+}
+
+/* WebGPU resolves timestamps in nanoseconds. */
+double gpu_timestamp_period(gpu_id dev) {
+  (void)dev;
+  return 1.0;
+}
+
+void gpu_encoder_timestamp(gpu_id enc, uint32_t index) {
+  rec_run(); /* after the dispatches recorded so far */
+  if (enc && index <= 1)
+    js_encoder_timestamp(enc, index);
+}
+
+void gpu_encoder_resolve_timestamps(gpu_id enc, gpu_id buf, uint64_t offset) {
+  rec_run();
+  if (enc)
+    js_encoder_resolve(enc, buf, (double)offset);
+}
+
 void gpu_encoder_submit(gpu_id dev, gpu_id enc) {
   rec_run();
   if (enc)
@@ -643,10 +678,17 @@ void gpu_encoder_submit(gpu_id dev, gpu_id enc) {
 /* ---- completions and events --------------------------------------------- */
 
 void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user) {
+  gpu_on_work_done_stamped(dev, NULL, cb, user);
+}
+
+void gpu_on_work_done_stamped(gpu_id dev, double *done_us, gpu_status_cb cb,
+                              void *user) {
   br_op *op =
       op_on_device(dev, cb, user, "gpu_on_work_done: out of host memory");
-  if (op)
+  if (op) {
+    op->stamp = done_us;
     js_work_done(dev, op->token);
+  }
 }
 
 /* Completions arrive from the event loop; nothing is queued here. */

@@ -23,6 +23,8 @@ gpu_id gpu_buffer_create(gpu_id dev, uint64_t size, unsigned usage) {
     wu |= WGPUBufferUsage_CopySrc;
   if (usage & GPU_USAGE_COPY_DST)
     wu |= WGPUBufferUsage_CopyDst;
+  if (usage & GPU_USAGE_QUERY_RESOLVE)
+    wu |= WGPUBufferUsage_QueryResolve;
   if (usage & GPU_USAGE_MAP_READ)
     wu |= WGPUBufferUsage_MapRead;
   unsigned errors = nw_error_count(d);
@@ -356,6 +358,80 @@ void gpu_encoder_copy(gpu_id enc, gpu_id src, uint64_t src_offset, gpu_id dst,
   wgc_nw.CommandEncoderCopyBufferToBuffer(e->u.encoder.handle,
                                           s->u.buffer.handle, src_offset,
                                           t->u.buffer.handle, dst_offset, size);
+  if (nw_error_count(d) != errors)
+    e->u.encoder.failed = true;
+}
+
+bool gpu_device_timestamps(gpu_id dev) {
+  nw_device *d = nw_dev(dev);
+  return d && d->timestamps;
+}
+
+double gpu_timestamp_period(gpu_id dev) {
+  nw_device *d = nw_dev(dev);
+  return d ? d->ts_period : 1.0;
+}
+
+/* The encoder of enc with its device, or NULL. */
+static nw_obj *nw_encoder(gpu_id enc, nw_device **d) {
+  nw_lock();
+  nw_obj *e = nw_get_locked(enc, NW_ENCODER);
+  nw_obj *od = e ? nw_get_locked(e->dev, NW_DEVICE) : NULL;
+  nw_unlock();
+  *d = od ? od->u.device : NULL;
+  return *d ? e : NULL;
+}
+
+void gpu_encoder_timestamp(gpu_id enc, uint32_t index) {
+  nw_device *d;
+  nw_obj *e = nw_encoder(enc, &d);
+  if (!e || !d->timestamps || index > 1)
+    return;
+  unsigned errors = nw_error_count(d);
+  nw_end_pass(e);
+  if (!e->u.encoder.queries) {
+    WGPUQuerySetDescriptor qd = {.type = WGPUQueryType_Timestamp, .count = 2};
+    e->u.encoder.queries = wgc_nw.DeviceCreateQuerySet(d->device, &qd);
+  }
+  if (!e->u.encoder.queries) {
+    e->u.encoder.failed = true;
+    return;
+  }
+  /* an empty pass whose beginning writes the clock: the one timestamp
+   * write that core WebGPU (and so every runtime) has */
+  WGPUPassTimestampWrites w = {
+      .querySet = e->u.encoder.queries,
+      .beginningOfPassWriteIndex = index,
+      .endOfPassWriteIndex = WGPU_QUERY_SET_INDEX_UNDEFINED,
+  };
+  WGPUComputePassDescriptor pd = {.timestampWrites = &w};
+  WGPUComputePassEncoder pass =
+      wgc_nw.CommandEncoderBeginComputePass(e->u.encoder.handle, &pd);
+  if (pass) {
+    wgc_nw.ComputePassEncoderEnd(pass);
+    wgc_nw.ComputePassEncoderRelease(pass);
+  }
+  if (!pass || nw_error_count(d) != errors)
+    e->u.encoder.failed = true;
+}
+
+void gpu_encoder_resolve_timestamps(gpu_id enc, gpu_id buf, uint64_t offset) {
+  nw_device *d;
+  nw_obj *e = nw_encoder(enc, &d);
+  nw_obj *b = nw_get(buf, NW_BUFFER);
+  if (!e)
+    return;
+  if (!b || !e->u.encoder.queries) {
+    e->u.encoder.failed = true;
+    nw_error(d, WGC_ERR_DEVICE,
+             "gpu_encoder_resolve_timestamps: no timestamps or no buffer");
+    return;
+  }
+  unsigned errors = nw_error_count(d);
+  nw_end_pass(e);
+  wgc_nw.CommandEncoderResolveQuerySet(e->u.encoder.handle,
+                                       e->u.encoder.queries, 0, 2,
+                                       b->u.buffer.handle, offset);
   if (nw_error_count(d) != errors)
     e->u.encoder.failed = true;
 }

@@ -49,6 +49,7 @@ struct nw_op {
   bool in_runtime; /* the runtime holds it: the submission thread polls */
   bool orphan;     /* cb fired while held: the holder only frees it */
   gpu_id buf;      /* a map: its buffer, 0 once that was released */
+  double *stamp;   /* when set, gets the host clock at completion */
 };
 
 /* Work for the device's submission thread, done in order. */
@@ -79,6 +80,8 @@ typedef struct nw_device {
   uint64_t serial; /* tells callbacks of a released device from a new one */
   gpu_limits limits;
   char name[256];
+  bool timestamps;  /* created with timestamp queries */
+  double ts_period; /* nanoseconds per timestamp tick */
   /* Everything below is under g_lock. */
   gpu_errors errors;
   nw_op *ops, *ops_tail;   /* pending completions, in registration order */
@@ -117,6 +120,7 @@ struct nw_obj {
       WGPUCommandEncoder handle;
       WGPUComputePassEncoder pass; /* the open compute pass, if any */
       bool failed;                 /* recording reported an error */
+      WGPUQuerySet queries;        /* its timestamp pair, or NULL */
       gpu_id *mappable;            /* MAP_READ buffers it copies */
       uint32_t nmappable, capmappable;
     } encoder;

@@ -380,7 +380,7 @@ static wgc_status nw_open_failed(WGPUAdapter adapter, gpu_id id, nw_obj *o,
 
 /* Opens a device on adapter (which it owns from here on). */
 static wgc_status nw_open_device(WGPUInstance inst, WGPUAdapter adapter,
-                                 gpu_id *out) {
+                                 unsigned features, gpu_id *out) {
   *out = 0;
   nw_obj *o = calloc(1, sizeof *o);
   nw_device *d = calloc(1, sizeof *d);
@@ -410,7 +410,13 @@ static wgc_status nw_open_device(WGPUInstance inst, WGPUAdapter adapter,
   nw_adapter_name(adapter, d->name, sizeof d->name, &cpu);
 
   void *uid = (void *)(uintptr_t)id, *userial = (void *)(uintptr_t)d->serial;
+  /* only what was asked for: a feature may cost the device something */
+  WGPUFeatureName ts = WGPUFeatureName_TimestampQuery;
+  bool want_ts = (features & GPU_FEATURE_TIMESTAMPS) &&
+                 wgc_nw.AdapterHasFeature(adapter, ts);
   WGPUDeviceDescriptor desc = {
+      .requiredFeatureCount = want_ts ? 1 : 0,
+      .requiredFeatures = want_ts ? &ts : NULL,
       .requiredLimits = &lim,
       .deviceLostCallbackInfo = {.mode = WGPUCallbackMode_AllowSpontaneous,
                                  .callback = nw_on_device_lost,
@@ -444,6 +450,10 @@ static wgc_status nw_open_device(WGPUInstance inst, WGPUAdapter adapter,
   nw_limits(&lim, &d->limits);
   d->limits.cpu_adapter = cpu;
   d->queue = wgc_nw.DeviceGetQueue(device);
+  d->timestamps = want_ts;
+  d->ts_period = want_ts ? wgc_nw.QueueGetTimestampPeriod(d->queue) : 1.0;
+  if (!(d->ts_period > 0))
+    d->ts_period = 1.0;
   nw_lock();
   d->device = device; /* now visible to nw_dev */
   nw_unlock();
@@ -451,7 +461,8 @@ static wgc_status nw_open_device(WGPUInstance inst, WGPUAdapter adapter,
   return WGC_OK;
 }
 
-wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user) {
+wgc_status gpu_request_device(int power, unsigned features, gpu_device_cb cb,
+                              void *user) {
   if (!cb)
     return WGC_ERR_INVALID_ARGUMENT;
   if (!wgc_nw_load())
@@ -464,7 +475,7 @@ wgc_status gpu_request_device(int power, gpu_device_cb cb, void *user) {
   wgc_status st = WGC_ERR_NO_ADAPTER;
   gpu_id id = 0;
   if (adapter) {
-    st = nw_open_device(inst, adapter, &id);
+    st = nw_open_device(inst, adapter, features, &id);
     if (st == WGC_OK)
       g_live_devices++;
   }

@@ -1,6 +1,7 @@
 /* The native GPU layer's completions and per-device submission thread:
  * queue submits and writes, map and work-done requests and device polls
  * all run on that thread, in the order they were made (see gpu.h). */
+#include "clock.h"
 #include "gpu/native.h"
 
 #include <stdint.h>
@@ -82,6 +83,8 @@ static void nw_op_complete_locked(nw_device *d, nw_op *op, wgc_status st) {
   }
   if (op->done)
     return;
+  if (op->stamp)
+    *op->stamp = wgc_now_us();
   op->done = true;
   op->status = st;
   if (d) {
@@ -484,10 +487,16 @@ void gpu_queue_write(gpu_id dev, gpu_id buf, uint64_t offset, const void *data,
 /* ---- completions and events --------------------------------------------- */
 
 void gpu_on_work_done(gpu_id dev, gpu_status_cb cb, void *user) {
+  gpu_on_work_done_stamped(dev, NULL, cb, user);
+}
+
+void gpu_on_work_done_stamped(gpu_id dev, double *done_us, gpu_status_cb cb,
+                              void *user) {
   nw_device *d = nw_dev(dev);
   nw_op *op = nw_op_new(d, cb, user, "gpu_on_work_done");
   if (!op)
     return;
+  op->stamp = done_us; /* before the submission thread can see op */
   nw_cmd *c = nw_cmd_new(NW_CMD_WORKDONE, 0);
   if (c) {
     c->op = op;

@@ -234,6 +234,8 @@ void nw_obj_drop(const nw_obj *o) {
     if (o->u.encoder.pass)
       wgc_nw.ComputePassEncoderRelease(o->u.encoder.pass);
     wgc_nw.CommandEncoderRelease(o->u.encoder.handle);
+    if (o->u.encoder.queries)
+      wgc_nw.QuerySetRelease(o->u.encoder.queries);
     free(o->u.encoder.mappable);
     break;
   default:

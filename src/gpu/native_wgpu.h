@@ -51,6 +51,10 @@
   X(QueueSubmit)                                                               \
   X(QueueWriteBuffer)                                                          \
   X(QueueOnSubmittedWorkDone)                                                  \
+  X(AdapterHasFeature)                                                         \
+  X(DeviceCreateQuerySet)                                                      \
+  X(QuerySetRelease)                                                           \
+  X(CommandEncoderResolveQuerySet)                                             \
   X(QueueRelease)
 
 /* wgpu.h (native extensions) declares no WGPUProc types: ours, checked
@@ -61,12 +65,14 @@ typedef WGPUBool (*NWProcDevicePoll)(
 typedef void (*NWProcSetLogCallback)(WGPULogCallback callback, void *userdata);
 typedef void (*NWProcSetLogLevel)(WGPULogLevel level);
 typedef uint32_t (*NWProcGetVersion)(void);
+typedef float (*NWProcQueueGetTimestampPeriod)(WGPUQueue queue);
 
 #define NW_NATIVE_FUNCS(X)                                                     \
   X(DevicePoll)                                                                \
   X(SetLogCallback)                                                            \
   X(SetLogLevel)                                                               \
-  X(GetVersion)
+  X(GetVersion)                                                                \
+  X(QueueGetTimestampPeriod)
 
 typedef struct nw_api {
 #define NW_WEBGPU_FIELD_(name) WGPUProc##name name;

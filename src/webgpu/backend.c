@@ -125,7 +125,9 @@ static wgc_status wg_start(wgc_context *ctx, const wgc_options *opt,
   ctx->impl = st;
   st->ctx = ctx;
   st->init_done = done;
-  wgc_status s = gpu_request_device((int)opt->power, device_ready, st);
+  wgc_status s = gpu_request_device((int)opt->power,
+                                    opt->profile ? GPU_FEATURE_TIMESTAMPS : 0,
+                                    device_ready, st);
   if (s != WGC_OK) {
     free(st);
     ctx->impl = NULL;
@@ -494,6 +496,123 @@ static wgc_status wg_synchronize_async(wgc_context *ctx, wgc_pending *p) {
   return WGC_OK;
 }
 
+static void wg_counters(const wgc_context *ctx, uint64_t *launches,
+                        uint64_t *submits) {
+  *launches = state(ctx)->launch_total;
+  *submits = state(ctx)->submit_total;
+}
+
+/* A timed op's completions: the work-done one, which the GPU layer stamps
+ * with the host clock when the runtime reports it (a late poll does not
+ * lengthen the op), and, with timestamp queries, the map of the two GPU
+ * clock readings; done fires once both arrived. */
+typedef struct wg_timed {
+  wgc_op_timer *t;
+  wg_state *st;
+  double end;
+  gpu_id enc;          /* the encoder holding the first timestamp */
+  uint64_t submits;    /* st->submit_total when it was written */
+  gpu_id resolve, map; /* the readings: resolved, then copied to map */
+  unsigned waiting;    /* completions still to come */
+  wgc_status status;
+} wg_timed;
+
+static void timed_finish(wg_timed *w, wgc_status s) {
+  if (s != WGC_OK && w->status == WGC_OK)
+    w->status = s;
+  if (--w->waiting)
+    return;
+  wgc_op_timer *t = w->t;
+  t->end_us = w->end;
+  wgc_status status = w->status;
+  free(w);
+  t->done(t, status);
+}
+
+static void timed_done(wgc_status s, void *user) {
+  timed_finish(user, user_status(s));
+}
+
+static void timed_mapped(wgc_status s, void *user) {
+  wg_timed *w = user;
+  if (s == WGC_OK) {
+    uint64_t ticks[2];
+    gpu_buffer_read(w->map, 0, ticks, sizeof ticks);
+    double period = gpu_timestamp_period(w->st->dev);
+    /* a reading the GPU did not order (or a wrapped clock) is no time */
+    if (ticks[1] >= ticks[0]) {
+      w->t->gpu_timed = true;
+      w->t->gpu_us = (double)(ticks[1] - ticks[0]) * period / 1e3;
+    }
+  }
+  gpu_buffer_release(w->map);
+  timed_finish(w, WGC_OK); /* the op's status is the work-done one's */
+}
+
+/* Records the second timestamp and its readback when the op's work all
+ * went into the encoder holding the first; false leaves it to
+ * submit-to-done. */
+static bool timed_readback(wg_state *st, wg_timed *w) {
+  if (!w->enc || st->enc != w->enc || st->submit_total != w->submits)
+    return false;
+  w->resolve = gpu_buffer_create(st->dev, 256,
+                                 GPU_USAGE_QUERY_RESOLVE | GPU_USAGE_COPY_SRC);
+  w->map = w->resolve
+               ? gpu_buffer_create(st->dev, 16,
+                                   GPU_USAGE_MAP_READ | GPU_USAGE_COPY_DST)
+               : 0;
+  if (!w->map) {
+    if (w->resolve)
+      gpu_buffer_release(w->resolve);
+    char why[8];
+    gpu_take_error(st->dev, why, sizeof why); /* timing is best effort */
+    return false;
+  }
+  gpu_encoder_timestamp(w->enc, 1);
+  gpu_encoder_resolve_timestamps(w->enc, w->resolve, 0);
+  gpu_encoder_copy(w->enc, w->resolve, 0, w->map, 0, 16);
+  return true;
+}
+
+/* BEGIN writes the GPU's clock before the op's first launch (timestamp
+ * queries); END submits the op alone and waits, through completions, for
+ * the queue to report it done (and for the clock readings). */
+static void wg_time_op(wgc_context *ctx, wgc_op_timer *t,
+                       enum wgc_time_phase phase) {
+  wg_state *st = state(ctx);
+  wg_timed *w = t->backend;
+  if (phase == WGC_TIME_BEGIN) {
+    if (!gpu_device_timestamps(st->dev) || !(w = calloc(1, sizeof *w)))
+      return;
+    w->enc = wg_encoder(st);
+    w->submits = st->submit_total;
+    gpu_encoder_timestamp(w->enc, 0);
+    t->backend = w;
+    return;
+  }
+  if (phase == WGC_TIME_ABANDON) {
+    free(w);
+    t->backend = NULL;
+    return;
+  }
+  if (!w && !(w = calloc(1, sizeof *w))) {
+    t->done(t, WGC_ERR_OUT_OF_MEMORY);
+    return;
+  }
+  w->t = t;
+  w->st = st;
+  t->gpu = true;
+  bool readback = timed_readback(st, w);
+  w->waiting = readback ? 2 : 1;
+  t->submit_us = wgc_now_us();
+  wg_flush(st);
+  if (readback) {
+    gpu_buffer_release(w->resolve);
+    gpu_buffer_map_read(w->map, 0, 16, timed_mapped, w);
+  }
+  gpu_on_work_done_stamped(st->dev, &w->end, timed_done, w);
+}
+
 static wgc_status wg_poll(wgc_context *ctx) {
   wg_state *st = state(ctx);
   /* downloads recorded but not yet submitted: they are what a poll waits
@@ -589,4 +708,6 @@ const wgc_backend_ops wgc_backend_webgpu = {
     WGC_OP_FAMILIES(WG_MEMBER_)
 #undef WG_MEMBER_
         .pipelines_compiled = wg_pipelines_compiled,
+    .counters = wg_counters,
+    .time_op = wg_time_op,
 };

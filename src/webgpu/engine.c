@@ -47,6 +47,7 @@ void wg_flush(wg_state *st) {
       gpu_queue_write(st->dev, st->arena, 0, st->arena_host,
                       (st->arena_used + 3) & ~(size_t)3);
     gpu_encoder_submit(st->dev, st->enc);
+    st->submit_total++;
     st->enc = 0;
     st->dispatches = 0;
     st->writes = 0;

@@ -660,6 +660,7 @@ static void record(wg_plan *p, wg_planned *e, wg_mem *stage) {
     }
   }
   st->dispatches++;
+  st->launch_total++;
   if (e->flush_after)
     wg_flush(st);
 }

@@ -117,6 +117,10 @@ struct wg_state {
   /* the batch being recorded */
   gpu_id enc;
   unsigned dispatches;
+  /* dispatches recorded and batches submitted over the context's life
+   * (per-operation timing tells an op's launches, and whether it reached
+   * the queue in parts, from them) */
+  uint64_t launch_total, submit_total;
   /* queue writes since the last submit: the runtime keeps their staging
    * memory (and the buffers they write) until a submit carries them */
   unsigned writes;

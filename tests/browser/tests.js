@@ -960,6 +960,99 @@ async function mainPage() {
     check(n > 0 && G.pipelinesCompiled() === n, `pipelines ${n}, then ${G.pipelinesCompiled()}`);
   });
 
+  // per-operation timing: one record per op in issue order, inside the
+  // wall time around the work; the trace parses with one event per record
+  for (const backend of [W.BACKEND_WEBGPU, W.BACKEND_CPU]) {
+    const which = backend === W.BACKEND_CPU ? 'cpu' : 'webgpu';
+    await test(`profile: records and trace (${which})`, async () => {
+      const ctx = await W.create({ backend });
+      try {
+        let threw = null;
+        try { ctx.profileRecords(); } catch (e) { threw = e; }
+        check(threw?.status === 'INVALID_ARGUMENT' && /wgc_profile_start/.test(threw.message),
+          `records before start: ${threw?.status} ${threw?.message}`);
+        const m = 128, n = 128, k = 256; // several pieces on the CPU: queued, timed over slices
+        const a = put(ctx, randoms(m * k)), b = put(ctx, randoms(k * n)), c = put(ctx, new Float32Array(m * n));
+        ctx.unary(W.UNARY_RELU, c, c, m * n); // while off: no record
+        await ctx.synchronize();
+        const beforeStart = performance.now() * 1e3;
+        ctx.profileStart();
+        const afterStart = performance.now() * 1e3;
+        const t0 = performance.now() * 1e3;
+        ctx.gemm(W.ROW_MAJOR, W.NO_TRANS, W.NO_TRANS, m, n, k, 1, a, k, b, n, 0, c, n);
+        ctx.unary(W.UNARY_TANH, c, c, m * n);
+        ctx.softmax(c, c, [m, n], 2, 1);
+        await ctx.synchronize();
+        const t1 = performance.now() * 1e3;
+        const r = ctx.profileRecords();
+        const want = [['wgc_gemm', `m=${m} n=${n} k=${k}`], ['wgc_unary', `op=tanh n=${m * n}`],
+          ['wgc_softmax', `outer=${m} len=${n} inner=1`]];
+        check(r.length === want.length, `${r.length} records, want ${want.length}`);
+        let sum = 0;
+        r.forEach((x, i) => {
+          check(x.name === want[i][0] && x.shape === want[i][1], `record ${i}: ${x.name} "${x.shape}"`);
+          if (backend === W.BACKEND_CPU)
+            check(x.launches === 0 && x.source === W.TIME_CPU, `record ${i}: launches ${x.launches} source ${x.source}`);
+          else
+            check(x.launches > 0 && x.source === W.TIME_SUBMIT_TO_DONE, `record ${i}: launches ${x.launches} source ${x.source}`);
+          check(x.duration_us > 0 && x.start_us >= t0 - afterStart - 1 &&
+            x.start_us + x.duration_us <= t1 - beforeStart + 1,
+            `record ${i}: [${x.start_us}, +${x.duration_us}] outside [${t0 - afterStart}, ${t1 - beforeStart}]`);
+          sum += x.duration_us;
+        });
+        check(sum <= t1 - t0 + 1, `records sum to ${sum} us of ${t1 - t0}`);
+        const trace = JSON.parse(ctx.profileTrace());
+        const events = trace.traceEvents.filter((e) => e.ph === 'X');
+        check(events.length === r.length, `${events.length} complete events for ${r.length} records`);
+        events.forEach((e, i) => check(e.name === r[i].name && e.args.shape === r[i].shape &&
+          e.args.launches === r[i].launches && Math.abs(e.dur - r[i].duration_us) < 1e-2 && e.tid > 0,
+          `event ${i}: ${JSON.stringify(e)}`));
+        threw = null;
+        try { ctx.profileWriteTrace('/x.json'); } catch (e) { threw = e; }
+        check(threw?.status === 'UNSUPPORTED', `profileWriteTrace: ${threw?.status}`);
+        ctx.profileStop();
+        ctx.unary(W.UNARY_RELU, c, c, m * n);
+        await ctx.synchronize();
+        check(ctx.profileRecords().length === r.length, 'a record after profileStop');
+      } finally {
+        ctx.destroy();
+      }
+    });
+  }
+
+  // {profile: true}: records from the start, on the GPU's own clock where
+  // the adapter offers timestamp queries (asked independently here)
+  await test('profile: GPU timestamps with {profile: true}', async () => {
+    const adapter = await navigator.gpu.requestAdapter();
+    const has = !!adapter?.features.has('timestamp-query');
+    const ctx = await W.create({ backend: W.BACKEND_WEBGPU, profile: true });
+    try {
+      const m = 64, n = 64, k = 64;
+      const a = put(ctx, randoms(m * k)), c = put(ctx, new Float32Array(m * n));
+      const t0 = performance.now() * 1e3;
+      ctx.gemm(W.ROW_MAJOR, W.NO_TRANS, W.TRANS, m, n, k, 1, a, k, a, k, 0, c, n);
+      ctx.unary(W.UNARY_EXP, c, c, m * n);
+      await ctx.synchronize();
+      const t1 = performance.now() * 1e3;
+      const r = ctx.profileRecords();
+      check(r.length === 2 && r[0].name === 'wgc_gemm' && r[1].shape === `op=exp n=${m * n}`,
+        `records ${JSON.stringify(r)}`);
+      const want = has ? W.TIME_GPU : W.TIME_SUBMIT_TO_DONE;
+      let sum = 0;
+      r.forEach((x, i) => {
+        check(x.source === want && x.launches > 0 && x.duration_us > 0,
+          `record ${i}: source ${x.source} (adapter timestamp-query ${has}) launches ${x.launches} ${x.duration_us} us`);
+        sum += x.duration_us;
+      });
+      check(sum <= t1 - t0 + 1, `records sum to ${sum} us of ${t1 - t0}`);
+      const trace = JSON.parse(ctx.profileTrace());
+      check(trace.traceEvents.filter((e) => e.ph === 'X' && e.args.time === (has ? 'gpu_timestamps' : 'submit_to_done')).length === 2,
+        'trace events and their time source');
+    } finally {
+      ctx.destroy();
+    }
+  });
+
   // The GPU layer caches bind groups by pipeline and bindings: more than it
   // holds (evictions while recorded dispatches still name them), buffers
   // freed under cached groups and new ones allocated, and runs of one op
