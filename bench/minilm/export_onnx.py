@@ -18,7 +18,7 @@ model: config.json, tokenizer.json, tokenizer_config.json (model_max_length
 otherwise truncate at 512) and onnx/model.onnx.
 
 Run with build/bench-venv's python (tools/bootstrap.sh bench installs the
-versions below):
+versions of bench/minilm/requirements.txt; the script checks them):
     build/bench-venv/bin/python bench/minilm/export_onnx.py build/bench/models
 """
 import json
@@ -28,9 +28,10 @@ import shutil
 import sys
 from importlib.metadata import version
 
-PINS = {"torch": "2.15.0", "transformers": "5.23.0", "onnx": "1.23.2",
-        "onnxruntime": "1.31.1", "safetensors": "0.8.0"}
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# name -> version, from the pinned requirements the venv was made from
+with open(os.path.join(ROOT, "bench", "minilm", "requirements.txt")) as _f:
+    PINS = dict(line.strip().split("==") for line in _f if "==" in line and not line.startswith("#"))
 MODEL = os.path.join(ROOT, "third_party", "minilm")
 REFERENCE = os.path.join(ROOT, "tests", "data", "minilm_reference.txt")
 NAME = "all-MiniLM-L6-v2"
