@@ -32,7 +32,8 @@ const outDir = resolve(root, process.env.WGC_BENCH_DIR || 'build/bench');
 if (!existsSync(resolve(web, 'wgc.wasm'))) throw new Error(`${web}/wgc.wasm is missing (make wasm)`);
 for (const m of ['@tensorflow/tfjs-backend-webgpu', '@huggingface/transformers', 'onnxruntime-web'])
   if (!existsSync(resolve(here, 'node_modules', m))) throw new Error(`${m} is missing (tools/bootstrap.sh bench-web)`);
-const models = resolve(root, process.env.WGC_BENCH_DIR || 'build/bench', 'models');
+// where the Makefile's export puts it, whatever WGC_BENCH_DIR says
+const models = resolve(root, 'build/bench/models');
 if (!existsSync(resolve(models, 'all-MiniLM-L6-v2/onnx/model.onnx')))
   throw new Error(`${models}/all-MiniLM-L6-v2 is missing (bench/minilm/export_onnx.py, make bench-web)`);
 if (!existsSync(resolve(root, 'third_party/minilm/model.safetensors')))
