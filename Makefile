@@ -209,12 +209,21 @@ $(B)/bench_wgc: $(BENCH_SRC) $(wildcard bench/*.h) $(B)/lib/libwgc.a $(B)/lib/li
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $(BENCH_SRC) $(B)/lib/libwgc.a \
 	  -L$(B)/lib -lwgpu_native -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
-# Table on stdout, build/bench/bench.json and bench.png.
+# all-MiniLM-L6-v2 in ONNX for the bench's peers (bench/minilm), made from
+# the same safetensors weights and checked against the reference.
+BENCH_PY   := $(B)/bench-venv/bin/python
+MINILM_ONNX := $(B)/bench/models/all-MiniLM-L6-v2/onnx/model.onnx
+$(MINILM_ONNX): bench/minilm/export_onnx.py bench/minilm/requirements.txt third_party/minilm/model.safetensors tests/data/minilm_reference.txt
+	$(BENCH_PY) bench/minilm/export_onnx.py $(B)/bench/models
+
+# Table on stdout, build/bench/bench.json and bench.png; then MiniLM
+# beside onnxruntime and PyTorch (build/bench/bench-minilm.json).
 bench:
 	@tools/bootstrap.sh native bench
-	@$(MAKE) --no-print-directory $(B)/bench_wgc
+	@$(MAKE) --no-print-directory $(B)/bench_wgc $(B)/minilm $(MINILM_ONNX)
 	$(B)/bench_wgc
 	$(PYTHON3) bench/chart.py $(B)/bench/bench.json $(B)/bench/bench.png
+	$(BENCH_PY) bench/minilm/native_bench.py $(B)/minilm $(B)/bench/models $(B)/bench/bench-minilm.json
 
 # The GPU machine's bench (bench/gpu.sh): one program beside the runtime.
 $(B)/gpu_bench: bench/gpu/gpu_bench.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so

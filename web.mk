@@ -109,10 +109,11 @@ serve: wasm
 test-browser: wasm
 	node tests/browser/run.mjs
 
-# wgc.js against TF.js (WebGPU backend) and a raw navigator.gpu loop in
+# wgc.js against TF.js (WebGPU backend) and a raw navigator.gpu loop, and
+# all-MiniLM-L6-v2 against transformers.js and onnxruntime-web, in
 # headless Chromium: build/bench/bench-web.json and bench-web.png.
 bench-web:
 	@tools/bootstrap.sh bench-web
-	@$(MAKE) --no-print-directory wasm
+	@$(MAKE) --no-print-directory wasm $(MINILM_ONNX)
 	node bench/web/run.mjs
 	$(PYTHON3) bench/chart.py $(B)/bench/bench-web.json $(B)/bench/bench-web.png

