@@ -12,8 +12,13 @@
 WASM_CC      ?= clang
 # bulk memory: memcpy and memset become memory.copy and memory.fill, some
 # ten times faster, so copies of many megabytes fit the CPU backend's
-# slices (every browser since 2021 has them)
-WASM_CFLAGS  ?= -O2 -mbulk-memory
+# slices (every browser since 2021 has them). SIMD128: the compiler
+# vectorises the CPU backend's independent lanes (GEMM's register tile,
+# element-wise loops) with the same IEEE operations, so results keep their
+# bits; all-MiniLM-L6-v2 on the CPU backend in Chromium runs twice as fast
+# (12 sentences 752 -> 376 ms). Chrome 91, Firefox 89, Safari 16.4, Node
+# and Deno have it.
+WASM_CFLAGS  ?= -O2 -mbulk-memory -msimd128
 WASI_SYSROOT ?= /usr
 WASM_TARGET  := --target=wasm32-wasi
 WASM_CPPFLAGS := -D_GNU_SOURCE -isystem $(WASI_SYSROOT)/include/wasm32-wasi \
