@@ -31,7 +31,8 @@ static const py_const enums[] = {
                     C_(BIAS_PER_COLUMN) C_(BIAS_PER_ROW) C_(POOL_MAX)
                         C_(POOL_AVG) C_(CAUSAL_NONE) C_(CAUSAL_TOP_LEFT)
                             C_(CAUSAL_BOTTOM_RIGHT) C_(ROTARY_BSHD)
-                                C_(ROTARY_BHSD)};
+                                C_(ROTARY_BHSD) C_(TIME_CPU)
+                                    C_(TIME_SUBMIT_TO_DONE) C_(TIME_GPU)};
 #define COUNT_(a) ((int)(sizeof a / sizeof *a))
 
 typedef struct py_field {
@@ -55,8 +56,14 @@ typedef struct py_struct {
 
 static const py_struct structs[] = {
     STRUCT_("Options", wgc_options,
-            F_(wgc_options, backend) F_(wgc_options, power) F_(
-                wgc_options, cpu_threads) F_(wgc_options, max_binding_bytes)),
+            F_(wgc_options, backend) F_(wgc_options, power)
+                F_(wgc_options, cpu_threads) F_(wgc_options, max_binding_bytes)
+                    F_(wgc_options, profile)),
+    STRUCT_("ProfileRecord", wgc_profile_record,
+            F_(wgc_profile_record, name) F_(wgc_profile_record, shape)
+                F_(wgc_profile_record, launches) F_(wgc_profile_record, source)
+                    F_(wgc_profile_record, start_us)
+                        F_(wgc_profile_record, duration_us)),
     STRUCT_("GemmEpilogue", wgc_gemm_epilogue,
             F_(wgc_gemm_epilogue, bias) F_(wgc_gemm_epilogue, bias_kind)
                 F_(wgc_gemm_epilogue, activation)),

@@ -5,11 +5,13 @@ bundled runtime and the README's example."""
 import ast
 import importlib.metadata
 import inspect
+import json
 import os
 import re
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -270,6 +272,35 @@ def test_async_readback(backend):
         assert e.value.status == "INVALID_ARGUMENT"
         ctx.synchronize()
         assert len(seen) == 1  # the rejected call's callback never fires
+
+
+@pytest.mark.parametrize("backend", ["cpu", "webgpu"])
+def test_profile_records_and_trace(backend, tmp_path):
+    with wgc.Context(backend=backend) as ctx:
+        with pytest.raises(wgc.WgcError) as e:
+            ctx.profile_records()  # never started
+        assert e.value.status == "INVALID_ARGUMENT"
+        x = ctx.array(np.linspace(-1, 1, 64, dtype=np.float32))
+        y = ctx.empty((64,))
+        ctx.profile_start()
+        t0 = time.perf_counter()
+        ctx.unary(wgc.UNARY_RELU, x, y, 64)
+        ctx.binary(wgc.BINARY_ADD, x, y, y, 64)
+        ctx.synchronize()
+        wall_us = (time.perf_counter() - t0) * 1e6
+        ctx.profile_stop()
+        recs = ctx.profile_records()
+        assert [r["name"] for r in recs] == ["wgc_unary", "wgc_binary"]
+        for r in recs:
+            assert 0 < r["duration_us"] <= wall_us
+            assert r["source"] in (wgc.TIME_CPU, wgc.TIME_SUBMIT_TO_DONE, wgc.TIME_GPU)
+            assert (r["launches"] > 0) == (backend == "webgpu")
+        trace = json.loads(ctx.profile_trace())
+        events = trace["traceEvents"] if isinstance(trace, dict) else trace
+        assert [ev["name"] for ev in events if ev.get("ph") == "X"] == ["wgc_unary", "wgc_binary"]
+        path = tmp_path / "trace.json"
+        ctx.profile_write_trace(str(path))
+        assert json.loads(path.read_text()) == trace
 
 
 # ---- the README's example, word for word ------------------------------------------

@@ -8,13 +8,14 @@ from wgc_poll, wgc_synchronize or wgc_destroy, inside that lock.
 import ctypes
 import inspect
 import operator
+import os
 import threading
 import time
 
 import numpy as np
 
 from . import _consts
-from ._descs import STRUCTS, GemmEpilogue, Options
+from ._descs import STRUCTS, GemmEpilogue, Options, ProfileRecord
 from ._lib import DONE, OPS, lib, parse, ptr_t, size_t
 
 _OK = 0
@@ -187,6 +188,49 @@ class Context:
     def pipelines_compiled(self):
         with self._lock:
             return lib.wgc_pipelines_compiled(self._h("wgc_pipelines_compiled"))
+
+    # ---- timing records (wgc_profile_*)
+    def profile_start(self):
+        """Begins recording one record per operation (earlier ones go)."""
+        with self._lock:
+            h = self._h("wgc_profile_start")
+            _check(lib.wgc_profile_start(h), h)
+
+    def profile_stop(self):
+        """Stops recording; the records stay readable."""
+        with self._lock:
+            h = self._h("wgc_profile_stop")
+            _check(lib.wgc_profile_stop(h), h)
+
+    def profile_records(self):
+        """The records whose work is done, in issue order, as dicts: name,
+        shape, launches, source (TIME_GPU, TIME_SUBMIT_TO_DONE, TIME_CPU),
+        start_us, duration_us. Never waits."""
+        with self._lock:
+            h = self._h("wgc_profile_records")
+            count = size_t()
+            _check(lib.wgc_profile_records(h, None, 0, ctypes.byref(count)), h)
+            recs = (ProfileRecord * max(count.value, 1))()
+            _check(lib.wgc_profile_records(h, recs, count.value, ctypes.byref(count)), h)
+        return [{"name": r.name.decode(), "shape": r.shape.decode(), "launches": r.launches,
+                 "source": r.source, "start_us": r.start_us, "duration_us": r.duration_us}
+                for r in recs[:count.value]]
+
+    def profile_trace(self):
+        """The done records as Chrome trace-event JSON text."""
+        with self._lock:
+            h = self._h("wgc_profile_trace")
+            need = size_t()
+            _check(lib.wgc_profile_trace(h, None, 0, ctypes.byref(need)), h)
+            buf = ctypes.create_string_buffer(need.value + 1)
+            _check(lib.wgc_profile_trace(h, buf, need.value + 1, ctypes.byref(need)), h)
+        return buf.value.decode()
+
+    def profile_write_trace(self, path):
+        """Writes profile_trace()'s text into the file path."""
+        with self._lock:
+            h = self._h("wgc_profile_write_trace")
+            _check(lib.wgc_profile_write_trace(h, os.fsencode(path)), h)
 
     def last_error(self):
         """wgc_last_error of this context ("" before any failure)."""

@@ -77,6 +77,13 @@ class RotaryDesc(_Struct):
         ("interleaved", _int), ("layout", _int), ("max_positions", _size)]
 
 
+class ProfileRecord(_Struct):
+    _fields_ = [("name", ctypes.c_char * 32), ("shape", ctypes.c_char * 96),
+                ("launches", ctypes.c_uint32), ("source", _int),
+                ("start_us", ctypes.c_double), ("duration_us", ctypes.c_double)]
+
+
 STRUCTS = {cls.__name__: cls for cls in (Options, GemmEpilogue, Conv2dDesc,
                                           Pool2dDesc, AttentionStrides,
-                                          AttentionDesc, RotaryDesc)}
+                                          AttentionDesc, RotaryDesc,
+                                          ProfileRecord)}

@@ -46,6 +46,13 @@ _proto("wgc_destroy", None, ctx_t)
 _proto("wgc_backend_name", ctypes.c_char_p, ctx_t)
 _proto("wgc_adapter_name", ctypes.c_char_p, ctx_t)
 _proto("wgc_pipelines_compiled", size_t, ctx_t)
+_proto("wgc_profile_start", status_t, ctx_t)
+_proto("wgc_profile_stop", status_t, ctx_t)
+_proto("wgc_profile_records", status_t, ctx_t, ctypes.c_void_p, size_t,
+       ctypes.POINTER(size_t))
+_proto("wgc_profile_trace", status_t, ctx_t, ctypes.c_char_p, size_t,
+       ctypes.POINTER(size_t))
+_proto("wgc_profile_write_trace", status_t, ctx_t, ctypes.c_char_p)
 _proto("wgc_alloc", status_t, ctx_t, size_t, ctypes.POINTER(ptr_t))
 _proto("wgc_free", status_t, ctx_t, ptr_t)
 _proto("wgc_upload", status_t, ctx_t, ptr_t, ctypes.c_void_p, size_t)
