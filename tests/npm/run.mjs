@@ -70,29 +70,35 @@ cpSync(join(here, 'checks.mjs'), join(project, 'checks.mjs'));
 // from there).
 symlinkSync(join(tools, 'node_modules/webgpu'), join(project, 'node_modules/webgpu'), 'dir');
 
-// Runs a host's script; its lines are results; it must exit by itself.
-function host(name, cmd, args, env = {}) {
+// Runs cmd in the project; resolves to its output (stdout and stderr),
+// exit code and the signal that ended it (SIGKILL past HOST_TIMEOUT_MS).
+function run(cmd, args, env = {}) {
   return new Promise((done) => {
     const child = spawn(cmd, args, { cwd: project, env: { ...process.env, ...env } });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
+    let text = '';
+    child.stdout.on('data', (d) => { text += d; });
+    child.stderr.on('data', (d) => { text += d; });
     const timer = setTimeout(() => child.kill('SIGKILL'), HOST_TIMEOUT_MS);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      const lines = out.split('\n');
-      lines.filter((l) => /^(ok|FAIL) |^ {3}/.test(l)).forEach(line);
-      if (signal)
-        line(`FAIL ${name}: did not exit within ${HOST_TIMEOUT_MS / 1000} s (${lines.slice(-3).join(' | ')})`);
-      else if (code !== 0)
-        line(`FAIL ${name}: exit status ${code}: ${lines.filter(Boolean).slice(-3).join(' | ')}`);
-      else if (!lines.some((l) => /^ok /.test(l)))
-        line(`FAIL ${name}: ran no check: ${lines.filter(Boolean).slice(-3).join(' | ')}`);
-      else
-        line(`ok ${name}: exited by itself`);
-      done();
+      done({ text, code, signal });
     });
   });
+}
+
+// Runs a host's script; its lines are results; it must exit by itself.
+async function host(name, cmd, args, env = {}) {
+  const { text, code, signal } = await run(cmd, args, env);
+  const lines = text.split('\n');
+  lines.filter((l) => /^(ok|FAIL) |^ {3}/.test(l)).forEach(line);
+  if (signal)
+    line(`FAIL ${name}: did not exit within ${HOST_TIMEOUT_MS / 1000} s (${lines.slice(-3).join(' | ')})`);
+  else if (code !== 0)
+    line(`FAIL ${name}: exit status ${code}: ${lines.filter(Boolean).slice(-3).join(' | ')}`);
+  else if (!lines.some((l) => /^ok /.test(l)))
+    line(`FAIL ${name}: ran no check: ${lines.filter(Boolean).slice(-3).join(' | ')}`);
+  else
+    line(`ok ${name}: exited by itself`);
 }
 
 // ---- Node: no GPU (CPU backend), and the webgpu package (Dawn) ----
@@ -122,24 +128,18 @@ await host('deno', bin('deno'), ['run', '--quiet', '--allow-read', 'deno.mjs', v
 
 // ---- the README's examples, word for word ----
 // Each js block of README.md that opens with "// NAME.mjs:" runs on the
-// host its name says, and must print the values its last comment names.
+// host its name says, and must print the values its "// [values]" comment
+// names.
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const examples = [...readme.matchAll(/```js\n(\/\/ ([\w-]+\.mjs):[^\n]*\n[\s\S]*?)```/g)];
 if (examples.length < 3) line(`FAIL README: ${examples.length} runnable examples found, want 3`);
 for (const [, code, file] of examples) {
   writeFileSync(join(project, file), code);
   const want = code.match(/\/\/ \[([^\]]+)\]/)?.[1] ?? '(no "// [values]" comment)';
-  const run = file.startsWith('deno')
+  const how = file.startsWith('deno')
     ? [bin('deno'), ['run', '--quiet', '--allow-read', file], { DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' }]
     : [process.execPath, [file], file.includes('webgpu') ? { VK_ICD_FILENAMES: SWIFTSHADER_ICD } : {}];
-  const out = await new Promise((done) => {
-    const child = spawn(run[0], run[1], { cwd: project, env: { ...process.env, ...run[2] } });
-    let text = '';
-    child.stdout.on('data', (d) => { text += d; });
-    child.stderr.on('data', (d) => { text += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), HOST_TIMEOUT_MS);
-    child.on('close', (code, signal) => { clearTimeout(timer); done({ text, code, signal }); });
-  });
+  const out = await run(...how);
   const printed = out.text.replace(/\s+/g, ' ');
   if (out.signal || out.code !== 0)
     line(`FAIL README ${file}: ${out.signal ? 'did not exit' : `exit status ${out.code}`}: ${printed.slice(-200)}`);
