@@ -230,7 +230,7 @@ void cpu_defer_time(wgc_context *ctx, wgc_op_timer *t) {
   /* an op that was queued is the last job; one that ran in the call left
    * nothing queued behind the work ahead of it */
   cpu_job *j = q->tail;
-  if (j && !j->timer && j->w.kind < CPU_WORK_UPLOAD) { /* an op family */
+  if (j && !j->timer && cpu_work_is_op(j->w.kind)) {
     t->busy_us = 0;
     j->timer = t;
     return;

@@ -19,6 +19,12 @@ typedef enum cpu_work_kind {
   CPU_WORK_FREE,       /* releases mem */
 } cpu_work_kind;
 
+/* Whether kind is an operation (the families come first), not a memory
+ * step. */
+static inline bool cpu_work_is_op(cpu_work_kind kind) {
+  return kind < CPU_WORK_UPLOAD;
+}
+
 typedef struct cpu_work {
   cpu_work_kind kind;
   union {
