@@ -86,6 +86,19 @@ static void context_link(wgc_context *ctx) {
   unlock();
 }
 
+/* Makes an initialised ctx live, recording from the start when its
+ * options ask; on failure ctx is destroyed and the error text moves to
+ * the thread slot. */
+static wgc_status context_start(wgc_context *ctx) {
+  context_link(ctx);
+  wgc_status s = ctx->opt.profile ? wgc_profile_start(ctx) : WGC_OK;
+  if (s != WGC_OK) {
+    wgc_fail(NULL, s, "%s", ctx->last_error);
+    wgc_destroy(ctx);
+  }
+  return s;
+}
+
 /* Initialises ctx on be; the error text moves to the thread slot. */
 static wgc_status context_init(wgc_context *ctx, const wgc_backend_ops *be) {
   ctx->be = be;
@@ -126,14 +139,10 @@ wgc_status wgc_create(const wgc_options *opt, wgc_context **out) {
       return s;
     }
   }
-  context_link(ctx);
-  if (ctx->opt.profile && (s = wgc_profile_start(ctx)) != WGC_OK) {
-    wgc_fail(NULL, s, "%s", ctx->last_error);
-    wgc_destroy(ctx);
-    return s;
-  }
-  *out = ctx;
-  return WGC_OK;
+  s = context_start(ctx);
+  if (s == WGC_OK)
+    *out = ctx;
+  return s;
 }
 
 static create_request *request_of(wgc_context *ctx) {
@@ -157,12 +166,9 @@ static void async_init_done(wgc_context *ctx, wgc_status s) {
       s = context_init(ctx, &wgc_backend_cpu);
   }
   if (s == WGC_OK) {
-    context_link(ctx);
-    if (ctx->opt.profile && (s = wgc_profile_start(ctx)) != WGC_OK) {
-      wgc_fail(NULL, s, "%s", ctx->last_error);
-      wgc_destroy(ctx);
+    s = context_start(ctx);
+    if (s != WGC_OK)
       r->ctx = NULL;
-    }
   } else {
     free(ctx);
     r->ctx = NULL;
