@@ -1,10 +1,13 @@
 /* Scaled dot-product attention, one query row at a time: scores, softcap,
- * the additive mask, a max-subtracted softmax and the weighted sum of V,
- * all in double so the reference is far inside the float tolerance. Tasks
+ * the additive mask, a max-subtracted softmax and the weighted sum of V.
+ * Each q.k sums float products in blocks of 64 (dot.h), as GEMM does, and
+ * everything after it is in double, so the reference is far inside the
+ * float tolerance. Tasks
  * are blocks of query rows of one (batch, head); each worker has a scratch
  * row of scores and one of output accumulators. Operands are addressed
  * through their (resolved) element strides. */
 #include "cpu.h"
+#include "dot.h"
 #include "split.h"
 
 #include <math.h>
@@ -23,7 +26,7 @@ typedef struct attn_job {
   float *o;
   size_t row_blocks;
   double *scratch; /* per worker: scores of the keys the last row sees,
-                     then head_dim_v sums */
+                     head_dim_v sums, then head_dim_v floats of a block */
 } attn_job;
 
 /* Keys j < visible(i) are seen by query i (the masks all keep a prefix). */
@@ -45,7 +48,8 @@ static size_t visible(const wgc_attention_desc *d, size_t i) {
  * strides ks and vs, the row of the mask (NULL: none), o (head_dim_v). */
 static void attn_row(const attn_job *job, const float *q, const float *k,
                      size_t ks, const float *v, size_t vs, const float *mask,
-                     float *o, size_t len, double *s, double *acc) {
+                     float *o, size_t len, double *s, double *acc,
+                     float *part) {
   const wgc_attention_desc *d = job->d;
   size_t hd = d->head_dim, hdv = d->head_dim_v;
   if (len == 0) { /* no key to attend to: zeros, as the contract says */
@@ -61,11 +65,7 @@ static void attn_row(const attn_job *job, const float *q, const float *k,
   double scale = d->scale, cap = d->softcap, top = -INFINITY;
   bool bad = false;
   for (size_t j = 0; j < len; j++) {
-    const float *kj = k + j * ks;
-    double dot = 0.0;
-    for (size_t x = 0; x < hd; x++)
-      dot += (double)q[x] * kj[x];
-    s[j] = scale * dot;
+    s[j] = scale * dot_rows(q, k + j * ks, hd);
     /* beyond the float range a score is the infinity float arithmetic
      * gives (as the WebGPU kernels do): 1e30 * 1e30 is +inf, a NaN row */
     if (isinf((float)s[j]))
@@ -82,23 +82,37 @@ static void attn_row(const attn_job *job, const float *q, const float *k,
       o[x] = NAN;
     return;
   }
+  /* The weighted sum of V: float over blocks of DOT_BLOCK keys (SIMD over
+   * the head's dimensions), the blocks in double, as dot.h's sums. Each
+   * weight is rounded to float once and the same float goes into the
+   * numerator and the denominator. */
   double sum = 0.0;
   for (size_t x = 0; x < hdv; x++)
     acc[x] = 0.0;
-  for (size_t j = 0; j < len; j++) {
-    /* A weight below float32's normal range is 0 (as the kernels'
-     * attn_exp): its key does not reach the row, even with an infinite or
-     * NaN value. */
-    if (!(s[j] - top >= WEIGHT_MIN_LOG))
-      continue;
-    double p = exp(s[j] - top);
-    const float *vj = v + j * vs;
-    sum += p;
+  for (size_t j0 = 0; j0 < len; j0 += DOT_BLOCK) {
+    size_t j1 = len - j0 < DOT_BLOCK ? len : j0 + DOT_BLOCK;
     for (size_t x = 0; x < hdv; x++)
-      acc[x] += p * vj[x];
+      part[x] = 0.0f;
+    for (size_t j = j0; j < j1; j++) {
+      /* A weight below float32's normal range is 0 (as the kernels'
+       * attn_exp): its key does not reach the row, even with an infinite
+       * or NaN value. */
+      if (!(s[j] - top >= WEIGHT_MIN_LOG))
+        continue;
+      float p = (float)exp(s[j] - top);
+      sum += p;
+      axpy(part, p, v + j * vs, hdv);
+    }
+    for (size_t x = 0; x < hdv; x++)
+      acc[x] += part[x];
   }
   for (size_t x = 0; x < hdv; x++)
     o[x] = (float)(acc[x] / sum);
+}
+
+/* A worker's scratch: seen scores, hdv sums and hdv floats, in doubles. */
+static size_t scratch_doubles(size_t seen, size_t hdv) {
+  return seen + hdv + (hdv + 1) / 2;
 }
 
 static void attn_task(void *arg, size_t task, unsigned worker) {
@@ -121,11 +135,13 @@ static void attn_task(void *arg, size_t task, unsigned worker) {
       job->mask ? job->mask + b * d->mask_stride.batch + h * d->mask_stride.head
                 : NULL;
   size_t seen = d->seq_q ? visible(d, d->seq_q - 1) : 0;
-  double *s = job->scratch + worker * (seen + d->head_dim_v);
+  size_t hdv = d->head_dim_v;
+  double *s = job->scratch + worker * scratch_doubles(seen, hdv);
   for (size_t i = i0; i < i1; i++)
     attn_row(job, q + i * d->q_stride.seq, k, d->k_stride.seq, v,
              d->v_stride.seq, mask ? mask + i * d->mask_stride.seq : NULL,
-             o + i * d->o_stride.seq, visible(d, i), s, s + seen);
+             o + i * d->o_stride.seq, visible(d, i), s, s + seen,
+             (float *)(s + seen + hdv));
 }
 
 wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
@@ -144,7 +160,8 @@ wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
                 (d->head_dim + d->head_dim_v);
   unsigned workers = cpu_workers(ctx, tasks, work);
   /* scores of the keys a row sees: the last row sees the most */
-  size_t per = (d->seq_q ? visible(d, d->seq_q - 1) : 0) + d->head_dim_v;
+  size_t per =
+      scratch_doubles(d->seq_q ? visible(d, d->seq_q - 1) : 0, d->head_dim_v);
   /* K alone bounds seq_kv by the address space, but not 8 bytes per key
    * times the workers: a wrapped size would allocate too little. */
   bool fits = per <= SIZE_MAX / sizeof(double) / workers;
