@@ -51,8 +51,9 @@ debs=""
 [ $want_format = 1 ] && debs="$debs clang-format"
 # libclang-rt-14-dev-wasm32: compiler-rt builtins for wasm32 (64-bit
 # multiply with overflow checks needs __multi3); llvm-14: llvm-ar, which
-# indexes wasm32 archives for lld (libwgc.a for C programs in the browser).
-[ $want_browser = 1 ] && debs="$debs chromium clang lld llvm-14 wasi-libc libclang-rt-14-dev-wasm32 nodejs npm"
+# indexes wasm32 archives for lld (libwgc.a for C programs in the browser);
+# binaryen: wasm-opt, which shrinks the modules a page downloads.
+[ $want_browser = 1 ] && debs="$debs chromium clang lld llvm-14 wasi-libc libclang-rt-14-dev-wasm32 binaryen nodejs npm"
 # The bench's baselines and chart: Debian's python3-matplotlib goes with
 # /usr/bin/python3.
 [ $want_bench = 1 ] && debs="$debs libopenblas-dev python3-matplotlib"

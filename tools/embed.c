@@ -1,6 +1,9 @@
 /* Embeds WGSL files into C: embed OUT.c a.wgsl b.wgsl ... writes one string
  * per file and a table wgc_kernels[] of {name, source, length}, where name
- * is the file name without folder and extension. It adds the source
+ * is the file name without folder and extension. Comments, indentation and
+ * blank lines are left out (WGSL has no string literals, so "//" always
+ * starts a comment): they were 40% of the text the browser module carries
+ * and the compilers parse. It adds the source
  * "binary_ops": WGSL constants OP_<NAME> made from wgc.h's binary op list,
  * so the kernels switch on names in the enum's order. It fails when
  * unary.wgsl lacks the function unary_<name> of an op of wgc.h's unary
@@ -27,6 +30,37 @@ static void emit_ops(FILE *out, const char *var, const char *const *names,
   for (int i = 0; i < count; i++)
     fprintf(out, "\n  \"const OP_%s: u32 = %du;\\n\"", names[i], i);
   fprintf(out, ";\n");
+}
+
+/* Drops // comments, leading and trailing blanks and empty lines from
+ * text in place; returns the new length. Line breaks stay, so a
+ * compiler's message still points at a statement. */
+static size_t strip(char *text, size_t n) {
+  size_t out = 0, i = 0;
+  while (i < n) {
+    size_t end = i;
+    while (end < n && text[end] != '\n')
+      end++;
+    size_t a = i, b = end;
+    for (size_t j = i; j + 1 < end; j++)
+      if (text[j] == '/' && text[j + 1] == '/') {
+        b = j;
+        break;
+      }
+    while (a < b && (text[a] == ' ' || text[a] == '\t'))
+      a++;
+    while (b > a &&
+           (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r'))
+      b--;
+    if (b > a) {
+      memmove(text + out, text + a, b - a);
+      out += b - a;
+      text[out++] = '\n';
+    }
+    i = end + 1;
+  }
+  text[out] = 0;
+  return out;
 }
 
 static const char *base_name(const char *path, size_t *len) {
@@ -91,6 +125,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     text[n] = 0;
+    n = strip(text, n);
     size_t len;
     const char *name = base_name(argv[i], &len);
     if (missing_functions(name, len, text)) {

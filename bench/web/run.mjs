@@ -13,7 +13,8 @@
 // all-MiniLM-L6-v2's cold start runs here, after the page: each system in
 // a fresh browser context (no cache, no compiled code kept), from the page
 // ready to its first embedding (bench/web/minilm_cold.js).
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { arch } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -165,6 +166,14 @@ const json = {
   }),
 };
 for (const n of json.notes) console.log(`${n.key}: ${n.value}`);
+// What a page downloads before its first call: the modules, raw and
+// gzipped (level 9, as a server would send them).
+json.payload = ['wgc.wasm', 'minilm.wasm', 'wgc.js', 'gpu.js'].filter((f) => existsSync(resolve(web, f))).map((f) => {
+  const bytes = readFileSync(resolve(web, f));
+  return { file: f, bytes: bytes.length, gzip_bytes: gzipSync(bytes, { level: 9 }).length };
+});
+for (const f of json.payload)
+  console.log(`payload ${f.file}: ${(f.bytes / 1024).toFixed(1)} KiB, ${(f.gzip_bytes / 1024).toFixed(1)} KiB gzipped`);
 mkdirSync(outDir, { recursive: true });
 writeFileSync(resolve(outDir, 'bench-web.json'), JSON.stringify(json, null, 2) + '\n');
 console.log(`\nwrote ${resolve(outDir, 'bench-web.json')}`);
