@@ -2,7 +2,8 @@
  * [outer, len, inner], in double. Each line (one outer index and a block of
  * up to CHUNK adjacent columns) is read twice: the statistics are gathered
  * in one sweep (softmax: running max and sum of exp(x - max), rescaled when
- * the max grows; LayerNorm: Welford's mean and sum of squared deviations;
+ * the max grows; LayerNorm: mean and sum of squared deviations, merged
+ * block by block;
  * RMSNorm: the sum of squares), then a second sweep writes the output, so
  * the output may be the input. The split form (split.h) runs the same two
  * sweeps in chunks of rows, the statistics kept between pieces. */
@@ -28,9 +29,44 @@ static void stat_init(const wgc_norm_args *n, norm_stat *st, size_t w) {
                         0.0};
 }
 
+/* LayerNorm's statistics: blocks of up to LAYER_BLOCK rows per column get
+ * their own mean and sum of squared deviations (two passes over the block,
+ * no dependency from one element to the next), merged into the running
+ * ones by Chan et al.'s formula: one division per block where Welford's
+ * update has one per element on the chain that sets the pace. */
+#define LAYER_BLOCK 8
+
+static void layer_add(const wgc_norm_args *n, const float *x, size_t r0,
+                      size_t r1, size_t w, norm_stat *st) {
+  for (size_t r = r0; r < r1; r += LAYER_BLOCK) {
+    size_t rows = r1 - r < LAYER_BLOCK ? r1 - r : LAYER_BLOCK;
+    const float *block = x + r * n->inner;
+    for (size_t j = 0; j < w; j++) {
+      double sum = 0.0, m2 = 0.0;
+      for (size_t q = 0; q < rows; q++)
+        sum += block[q * n->inner + j];
+      double mean = sum / (double)rows;
+      for (size_t q = 0; q < rows; q++) {
+        double d = block[q * n->inner + j] - mean;
+        m2 += d * d;
+      }
+      norm_stat *s = &st[j];
+      double count = s->a + (double)rows, delta = mean - s->b;
+      double share = (double)rows / count;
+      s->b += delta * share;
+      s->c += m2 + delta * delta * s->a * share;
+      s->a = count;
+    }
+  }
+}
+
 /* Folds rows [r0, r1) of the w columns at x (row stride inner) in. */
 static void stat_add(const wgc_norm_args *n, const float *x, size_t r0,
                      size_t r1, size_t w, norm_stat *st) {
+  if (n->kind == WGC_NORM_LAYER) {
+    layer_add(n, x, r0, r1, w, st);
+    return;
+  }
   for (size_t r = r0; r < r1; r++) {
     const float *row = x + r * n->inner;
     for (size_t j = 0; j < w; j++) {
@@ -51,13 +87,8 @@ static void stat_add(const wgc_norm_args *n, const float *x, size_t r0,
           s->b += exp(v - s->a);
         }
         break;
-      case WGC_NORM_LAYER: {
-        s->a += 1.0;
-        double d = v - s->b;
-        s->b += d / s->a;
-        s->c += d * (v - s->b);
+      case WGC_NORM_LAYER: /* layer_add */
         break;
-      }
       case WGC_NORM_RMS:
         s->a += v * v;
         break;
