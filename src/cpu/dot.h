@@ -9,37 +9,23 @@
 #ifndef WGC_CPU_DOT_H
 #define WGC_CPU_DOT_H
 
+#include "tile.h"
+
 #include <stddef.h>
 #include <string.h>
 
 #define DOT_BLOCK 64
-
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_shufflevector)
-#define DOT_VECTOR 1
-#endif
-#endif
-
-#ifdef DOT_VECTOR
-typedef float dot_v4f __attribute__((vector_size(16)));
-
-static inline dot_v4f dot_load4(const float *p) {
-  dot_v4f v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-#endif
 
 /* sum over x < n of a[x] * b[x], n <= DOT_BLOCK, in float (lane order
  * above). */
 static inline float dot_block(const float *a, const float *b, size_t n) {
   size_t n8 = n / 8 * 8, x = 0;
   float l[8];
-#ifdef DOT_VECTOR
-  dot_v4f s0 = {0}, s1 = {0};
+#ifdef TILE_VECTOR
+  v4f s0 = {0}, s1 = {0};
   for (; x < n8; x += 8) {
-    s0 += dot_load4(a + x) * dot_load4(b + x);
-    s1 += dot_load4(a + x + 4) * dot_load4(b + x + 4);
+    s0 += load4(a + x) * load4(b + x);
+    s1 += load4(a + x + 4) * load4(b + x + 4);
   }
   memcpy(l, &s0, sizeof s0);
   memcpy(l + 4, &s1, sizeof s1);

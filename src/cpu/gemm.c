@@ -1,29 +1,23 @@
 /* GEMM on the CPU: C := alpha*op(A)*op(B) + beta*C per batch, on the strided
  * (BLIS-style) arguments, then the epilogue (bias, activation) in double on
- * the same sum before C is rounded. Blocked as in BLIS/GotoBLAS: per task, a KC
- * x NB block of op(B) and an MB x KC block of op(A) are packed into contiguous
- * slivers (zero-padded to the register tile), and a register-tile kernel
- * accumulates MR x NR floats over KC. The depth blocks are summed in double
- * and C is written once at the end, so only KC terms are ever summed in
- * float: the reference backend is more accurate than the GPU kernels (8x8
- * outputs of k = 65536 products in [0, 1): worst error 9.0 float epsilons
- * of sum|ab| with float blocks of 256 into C, 8.1 on lavapipe, now 1.1).
- * Tasks are (batch, row block, column block) tiles of C, which never
- * overlap, so they run in parallel. */
+ * the same sum before C is rounded. Blocked as in BLIS/GotoBLAS: per task, a
+ * TILE_KC x NB block of op(B) and an MB x TILE_KC block of op(A) are packed
+ * into contiguous slivers (zero-padded to the register tile), and a
+ * register-tile kernel accumulates TILE_MR x TILE_NR floats over TILE_KC. The
+ * depth blocks are summed in double and C is written once at the end, so only
+ * TILE_KC terms are ever summed in float: the reference backend is more
+ * accurate than the GPU kernels (8x8 outputs of k = 65536 products in [0, 1):
+ * worst error 9.0 float epsilons of sum|ab| with float blocks of 256 into
+ * C, 8.1 on lavapipe, now 1.1). Tasks are (batch, row block, column block)
+ * tiles of C, which never overlap, so they run in parallel. */
 #include "cpu.h"
 #include "split.h"
+#include "tile.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The register tile: 4 x 8 floats, 8 accumulators of 4 lanes. Each step
- * loads 4 floats of A as one vector and broadcasts its lanes by shuffles,
- * which beat 6 x 8 with scalar broadcasts both in wasm32 SIMD128 (1.6x at
- * KC 64 in V8) and on x86-64 SSE2 (1.05x). */
-#define MR 4
-#define NR 8
-#define KC 64      /* depth of one packed block, the terms summed in float */
 #define MB_MAX 120 /* rows of a task; the packed A block fits L2 */
 #define NB_MAX 512 /* columns of a task */
 
@@ -31,166 +25,25 @@ typedef struct gemm_job {
   const wgc_gemm_args *g;
   const float *a, *b;
   float *c;
-  size_t mb, nb; /* task tile (multiples of MR and NR) */
+  size_t mb, nb; /* task tile (multiples of TILE_MR and TILE_NR) */
   size_t m_blocks, n_blocks;
-  size_t kc_max;         /* min(KC, k) */
+  size_t kc_max;         /* min(TILE_KC, k) */
   float *scratch;        /* per worker: packed A then packed B */
   size_t scratch_floats; /* per worker */
   double *sums;          /* per worker: mb x nb sums over depth blocks */
 } gemm_job;
 
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_shufflevector)
-#define GEMM_VECTOR_KERNEL 1
-#endif
-#endif
-
-#ifdef GEMM_VECTOR_KERNEL
-typedef float v4f __attribute__((vector_size(16)));
-
-static v4f load4(const float *p) {
-  v4f v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-static void store4(float *p, v4f v) { memcpy(p, &v, sizeof v); }
-
-/* dst[q * ldd + r] = src[r * ld + q] for q < 4 and r < 4: a 4 x 4 block
- * turned with shuffles. */
-static void transpose4(const float *src, size_t ld, float *dst, size_t ldd) {
-  v4f r0 = load4(src), r1 = load4(src + ld);
-  v4f r2 = load4(src + 2 * ld), r3 = load4(src + 3 * ld);
-  v4f t0 = __builtin_shufflevector(r0, r1, 0, 4, 1, 5);
-  v4f t1 = __builtin_shufflevector(r0, r1, 2, 6, 3, 7);
-  v4f t2 = __builtin_shufflevector(r2, r3, 0, 4, 1, 5);
-  v4f t3 = __builtin_shufflevector(r2, r3, 2, 6, 3, 7);
-  store4(dst, __builtin_shufflevector(t0, t2, 0, 1, 4, 5));
-  store4(dst + ldd, __builtin_shufflevector(t0, t2, 2, 3, 6, 7));
-  store4(dst + 2 * ldd, __builtin_shufflevector(t1, t3, 0, 1, 4, 5));
-  store4(dst + 3 * ldd, __builtin_shufflevector(t1, t3, 2, 3, 6, 7));
-}
-#endif
-
-/* Packs op(A)[i0 .. i0+rows, p0 .. p0+kc] as MR-row slivers, each stored
- * column by column (MR consecutive floats per p), zero-padding the last.
- * Reads run along A's unit stride: rows of a row-major A (the usual
- * activations) are read whole, one after the other. */
+/* op(A)[i0 .. i0+rows, p0 .. p0+kc] and op(B)[p0 .. p0+kc, j0 .. j0+cols]
+ * packed (tile.h). */
 static void pack_a(const wgc_gemm_args *g, const float *a, size_t i0,
                    size_t rows, size_t p0, size_t kc, float *dst) {
-  for (size_t s = 0; s < rows; s += MR, dst += MR * kc) {
-    size_t h = rows - s < MR ? rows - s : MR;
-    const float *src = a + (i0 + s) * g->rs_a + p0 * g->cs_a;
-    if (g->cs_a == 1) {
-      size_t p = 0;
-#ifdef GEMM_VECTOR_KERNEL
-      if (h == MR) /* whole slivers: 4 x 4 blocks */
-        for (; p + 4 <= kc; p += 4)
-          transpose4(src + p, g->rs_a, dst + p * MR, MR);
-#endif
-      for (size_t ii = 0; ii < h; ii++)
-        for (size_t q = p; q < kc; q++)
-          dst[q * MR + ii] = src[ii * g->rs_a + q];
-      for (size_t ii = h; ii < MR; ii++)
-        for (size_t q = 0; q < kc; q++)
-          dst[q * MR + ii] = 0.0f;
-      continue;
-    }
-    for (size_t p = 0; p < kc; p++) {
-      const float *col = src + p * g->cs_a;
-      size_t ii = 0;
-      for (; ii < h; ii++)
-        dst[p * MR + ii] = col[ii * g->rs_a];
-      for (; ii < MR; ii++)
-        dst[p * MR + ii] = 0.0f;
-    }
-  }
+  tile_pack_a(a + i0 * g->rs_a + p0 * g->cs_a, g->rs_a, g->cs_a, rows, kc, dst);
 }
 
-/* Packs op(B)[p0 .. p0+kc, j0 .. j0+cols] as NR-column slivers, each stored
- * row by row (NR consecutive floats per p), zero-padding the last. Reads
- * run along B's unit stride: a transposed B (a linear layer's [out, in]
- * weights) is read one weight row at a time. */
 static void pack_b(const wgc_gemm_args *g, const float *b, size_t p0, size_t kc,
                    size_t j0, size_t cols, float *dst) {
-  for (size_t s = 0; s < cols; s += NR, dst += NR * kc) {
-    size_t w = cols - s < NR ? cols - s : NR;
-    const float *src = b + p0 * g->rs_b + (j0 + s) * g->cs_b;
-    if (g->rs_b == 1 && g->cs_b != 1) {
-      size_t p = 0;
-#ifdef GEMM_VECTOR_KERNEL
-      if (w == NR) /* whole slivers: 4 x 4 blocks */
-        for (; p + 4 <= kc; p += 4) {
-          transpose4(src + p, g->cs_b, dst + p * NR, NR);
-          transpose4(src + 4 * g->cs_b + p, g->cs_b, dst + p * NR + 4, NR);
-        }
-#endif
-      for (size_t jj = 0; jj < w; jj++)
-        for (size_t q = p; q < kc; q++)
-          dst[q * NR + jj] = src[jj * g->cs_b + q];
-      for (size_t jj = w; jj < NR; jj++)
-        for (size_t q = 0; q < kc; q++)
-          dst[q * NR + jj] = 0.0f;
-      continue;
-    }
-    if (g->cs_b == 1 && w == NR) { /* rows of 8 contiguous floats */
-      for (size_t p = 0; p < kc; p++)
-        memcpy(dst + p * NR, src + p * g->rs_b, NR * sizeof(float));
-      continue;
-    }
-    for (size_t p = 0; p < kc; p++) {
-      const float *row = src + p * g->rs_b;
-      size_t jj = 0;
-      for (; jj < w; jj++)
-        dst[p * NR + jj] = row[jj * g->cs_b];
-      for (; jj < NR; jj++)
-        dst[p * NR + jj] = 0.0f;
-    }
-  }
+  tile_pack_b(b + p0 * g->rs_b + j0 * g->cs_b, g->rs_b, g->cs_b, kc, cols, dst);
 }
-
-#ifdef GEMM_VECTOR_KERNEL
-/* GCC keeps a plain float array in memory, so on GNU compilers the kernel
- * names its 8 accumulators as 4-float vectors (plain scalar code where the
- * target has no SIMD, e.g. wasm32 without simd128). */
-/* acc[MR*NR] = sum over p of a[p*MR + i] * b[p*NR + j]. */
-static void kernel(size_t kc, const float *a, const float *b, float *acc) {
-  v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0};
-  v4f c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
-  for (size_t p = 0; p < kc; p++) {
-    v4f b0 = load4(b), b1 = load4(b + 4), av = load4(a);
-    v4f a0 = __builtin_shufflevector(av, av, 0, 0, 0, 0);
-    v4f a1 = __builtin_shufflevector(av, av, 1, 1, 1, 1);
-    v4f a2 = __builtin_shufflevector(av, av, 2, 2, 2, 2);
-    v4f a3 = __builtin_shufflevector(av, av, 3, 3, 3, 3);
-    c00 += a0 * b0;
-    c01 += a0 * b1;
-    c10 += a1 * b0;
-    c11 += a1 * b1;
-    c20 += a2 * b0;
-    c21 += a2 * b1;
-    c30 += a3 * b0;
-    c31 += a3 * b1;
-    a += MR;
-    b += NR;
-  }
-  v4f out[2 * MR] = {c00, c01, c10, c11, c20, c21, c30, c31};
-  memcpy(acc, out, sizeof out);
-}
-#else
-/* acc[MR*NR] = sum over p of a[p*MR + i] * b[p*NR + j]. */
-static void kernel(size_t kc, const float *a, const float *b, float *acc) {
-  float t[MR * NR] = {0};
-  for (size_t p = 0; p < kc; p++) {
-    for (size_t i = 0; i < MR; i++)
-      for (size_t j = 0; j < NR; j++)
-        t[i * NR + j] += a[i] * b[j];
-    a += MR;
-    b += NR;
-  }
-  memcpy(acc, t, sizeof t);
-}
-#endif
 
 /* Adds the rows x cols corner of acc to the task's double sums at (i0, j0)
  * (row stride nb), or sets them for the first depth block. */
@@ -198,7 +51,7 @@ static void add_tile(double *sums, size_t nb, size_t i0, size_t j0, size_t rows,
                      size_t cols, const float *acc, int first) {
   for (size_t i = 0; i < rows; i++) {
     double *si = sums + (i0 + i) * nb + j0;
-    const float *ai = acc + i * NR;
+    const float *ai = acc + i * TILE_NR;
     if (first)
       for (size_t j = 0; j < cols; j++)
         si[j] = ai[j];
@@ -292,17 +145,17 @@ static void gemm_task(void *arg, size_t task, unsigned worker) {
   float *pa = job->scratch + worker * job->scratch_floats;
   float *pb = pa + job->mb * job->kc_max;
   double *sums = job->sums + worker * job->mb * job->nb;
-  float acc[MR * NR];
+  float acc[TILE_MR * TILE_NR];
 
-  for (size_t p0 = 0; p0 < g->k; p0 += KC) {
-    size_t kc = g->k - p0 < KC ? g->k - p0 : KC;
+  for (size_t p0 = 0; p0 < g->k; p0 += TILE_KC) {
+    size_t kc = g->k - p0 < TILE_KC ? g->k - p0 : TILE_KC;
     pack_b(g, b, p0, kc, j0, cols, pb);
     pack_a(g, a, i0, rows, p0, kc, pa);
-    for (size_t js = 0; js < cols; js += NR) {
-      size_t w = cols - js < NR ? cols - js : NR;
-      for (size_t is = 0; is < rows; is += MR) {
-        size_t h = rows - is < MR ? rows - is : MR;
-        kernel(kc, pa + is * kc, pb + js * kc, acc);
+    for (size_t js = 0; js < cols; js += TILE_NR) {
+      size_t w = cols - js < TILE_NR ? cols - js : TILE_NR;
+      for (size_t is = 0; is < rows; is += TILE_MR) {
+        size_t h = rows - is < TILE_MR ? rows - is : TILE_MR;
+        tile_kernel(kc, pa + is * kc, pb + js * kc, acc);
         add_tile(sums, job->nb, is, js, h, w, acc, p0 == 0);
       }
     }
@@ -341,9 +194,9 @@ wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
     return WGC_OK;
   }
   gemm_job job = {.g = g, .a = cpu_ptr(g->a), .b = cpu_ptr(g->b), .c = c};
-  job.mb = round_up(g->m < MB_MAX ? g->m : MB_MAX, MR);
-  job.nb = round_up(g->n < NB_MAX ? g->n : NB_MAX, NR);
-  job.kc_max = g->k < KC ? g->k : KC;
+  job.mb = round_up(g->m < MB_MAX ? g->m : MB_MAX, TILE_MR);
+  job.nb = round_up(g->n < NB_MAX ? g->n : NB_MAX, TILE_NR);
+  job.kc_max = g->k < TILE_KC ? g->k : TILE_KC;
 
   /* Shrink the tiles until every thread has about two tiles to work on. */
   unsigned threads = ((const cpu_backend *)ctx->impl)->threads;
@@ -352,10 +205,10 @@ wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
     size_t tiles = g->batch * div_up(g->m, job.mb) * div_up(g->n, job.nb);
     if (threads == 1 || flops < CPU_SERIAL_WORK || tiles >= 2 * (size_t)threads)
       break;
-    if (job.nb >= job.mb && job.nb > 4 * NR)
-      job.nb = round_up(job.nb / 2, NR);
-    else if (job.mb > 4 * MR)
-      job.mb = round_up(job.mb / 2, MR);
+    if (job.nb >= job.mb && job.nb > 4 * TILE_NR)
+      job.nb = round_up(job.nb / 2, TILE_NR);
+    else if (job.mb > 4 * TILE_MR)
+      job.mb = round_up(job.mb / 2, TILE_MR);
     else
       break;
   }
@@ -388,8 +241,8 @@ wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
  * block_size[0] rows x [1] columns x [2] depth of one batch, depth
  * innermost, so the depth pieces of a tile run in order: the first applies
  * beta and the others add to C (beta 1), as the whole call does from one
- * KC block to the next. A piece packs (rows + columns) x depth operands for
- * rows x columns x depth products, so tiles are as square as the budget
+ * TILE_KC block to the next. A piece packs (rows + columns) x depth operands
+ * for rows x columns x depth products, so tiles are as square as the budget
  * allows, and at least GEMM_EDGE on a side before the depth is cut. */
 #define GEMM_EDGE 48
 #define GEMM_KC 256
