@@ -1,21 +1,32 @@
-/* Scaled dot-product attention, one query row at a time: scores, softcap,
- * the additive mask, a max-subtracted softmax and the weighted sum of V.
- * Each q.k sums float products in blocks of 64 (dot.h), as GEMM does, and
- * everything after it is in double, so the reference is far inside the
- * float tolerance. Tasks
- * are blocks of query rows of one (batch, head); each worker has a scratch
- * row of scores and one of output accumulators. Operands are addressed
- * through their (resolved) element strides. */
+/* Scaled dot-product attention: scores, softcap, the additive mask, a
+ * max-subtracted softmax and the weighted sum of V. Each q.k sums float
+ * products in blocks of 64 and everything after it is in double (each
+ * weight rounded to float once, the same float in the numerator and the
+ * denominator; the weighted sum of V in float blocks of 64 keys, the blocks
+ * in double), as GEMM's reference does, so the reference is far inside the
+ * float tolerance. Tasks are blocks of query rows of one (batch, head).
+ * A block runs as two products on GEMM's packed kernel (tile.h): S = Q K^T
+ * for all the keys its rows see, then P V, with the softmax in between;
+ * where V holds a non-finite value among those keys (a weight of 0 must
+ * keep it out, and 0 * inf is NaN in a product) or the block's scores
+ * would not fit its scratch, rows run one at a time instead, on the same
+ * sums (dot.h; its q.k adds the products in another order). Operands are
+ * addressed through their (resolved) element strides. */
 #include "cpu.h"
 #include "dot.h"
 #include "split.h"
+#include "tile.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#define ROWS_PER_TASK 16
+#define ROWS_PER_TASK 16 /* a multiple of TILE_MR */
+#define KEY_BLOCK 256    /* keys packed at once for S = Q K^T */
+/* The largest score block a task keeps (ROWS_PER_TASK x the keys its last
+ * row sees, in doubles and floats): beyond it rows run one at a time. */
+#define TILED_MAX_KEYS (1u << 16)
 /* exp(x) for x below this is a weight of 0: e^-87 is 1.6e-38, the bottom
  * of float32's normal range, where devices that flush subnormals agree. */
 #define WEIGHT_MIN_LOG (-87.0)
@@ -25,8 +36,10 @@ typedef struct attn_job {
   const float *q, *k, *v, *mask;
   float *o;
   size_t row_blocks;
-  double *scratch; /* per worker: scores of the keys the last row sees,
-                     head_dim_v sums, then head_dim_v floats of a block */
+  size_t seen;   /* keys the last row sees */
+  bool tiled;    /* seen is small enough for the tiled scratch */
+  size_t per;    /* scratch bytes per worker */
+  char *scratch; /* per worker */
 } attn_job;
 
 /* Keys j < visible(i) are seen by query i (the masks all keep a prefix). */
@@ -44,28 +57,18 @@ static size_t visible(const wgc_attention_desc *d, size_t i) {
   }
 }
 
-/* One query row: q (head_dim), keys and values at k and v with seq
- * strides ks and vs, the row of the mask (NULL: none), o (head_dim_v). */
-static void attn_row(const attn_job *job, const float *q, const float *k,
-                     size_t ks, const float *v, size_t vs, const float *mask,
-                     float *o, size_t len, double *s, double *acc,
-                     float *part) {
-  const wgc_attention_desc *d = job->d;
-  size_t hd = d->head_dim, hdv = d->head_dim_v;
-  if (len == 0) { /* no key to attend to: zeros, as the contract says */
-    for (size_t x = 0; x < hdv; x++)
-      o[x] = 0.0f;
-    return;
-  }
-  /* Non-finite scores follow the unfused softmax(s) V (API.md): a NaN or
-   * +inf score makes the row NaN (exp(inf - inf)), a -inf one gets weight
-   * 0, and a row whose scores are all -inf is NaN (exp(-inf - -inf)). A
-   * key of weight 0 (score more than 87 below the max) contributes
-   * nothing, not even a NaN value. */
-  double scale = d->scale, cap = d->softcap, top = -INFINITY;
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+/* Turns the scaled dots s[0 .. len) of a row into scores (the float
+ * overflow, softcap, the mask) and finds their max. Non-finite scores
+ * follow the unfused softmax(s) V (API.md): a NaN or +inf score makes the
+ * row NaN (exp(inf - inf)), a -inf one gets weight 0, and a row whose
+ * scores are all -inf is NaN (exp(-inf - -inf)); false for such a row. */
+static bool row_scores(const wgc_attention_desc *d, double *s,
+                       const float *mask, size_t len, double *top_out) {
+  double cap = d->softcap, top = -INFINITY;
   bool bad = false;
   for (size_t j = 0; j < len; j++) {
-    s[j] = scale * dot_rows(q, k + j * ks, hd);
     /* beyond the float range a score is the infinity float arithmetic
      * gives (as the WebGPU kernels do): 1e30 * 1e30 is +inf, a NaN row */
     if (isinf((float)s[j]))
@@ -77,15 +80,40 @@ static void attn_row(const attn_job *job, const float *q, const float *k,
     bad = bad || isnan(s[j]) || s[j] == INFINITY;
     top = s[j] > top ? s[j] : top;
   }
-  if (bad || top == -INFINITY) {
-    for (size_t x = 0; x < hdv; x++)
-      o[x] = NAN;
+  *top_out = top;
+  return !bad && top != -INFINITY;
+}
+
+/* A key's weight as a float: 0 below float32's normal range (as the
+ * kernels' attn_exp), so its key does not reach the row, even with an
+ * infinite or NaN value. */
+static float weight(double s, double top) {
+  return s - top >= WEIGHT_MIN_LOG ? (float)exp(s - top) : 0.0f;
+}
+
+static void fill(float *o, size_t n, float value) {
+  for (size_t x = 0; x < n; x++)
+    o[x] = value;
+}
+
+/* One query row: q (head_dim), keys and values at k and v with seq
+ * strides ks and vs, the row of the mask (NULL: none), o (head_dim_v). */
+static void attn_row(const wgc_attention_desc *d, const float *q,
+                     const float *k, size_t ks, const float *v, size_t vs,
+                     const float *mask, float *o, size_t len, double *s,
+                     double *acc, float *part) {
+  size_t hd = d->head_dim, hdv = d->head_dim_v;
+  if (len == 0) { /* no key to attend to: zeros, as the contract says */
+    fill(o, hdv, 0.0f);
     return;
   }
-  /* The weighted sum of V: float over blocks of DOT_BLOCK keys (SIMD over
-   * the head's dimensions), the blocks in double, as dot.h's sums. Each
-   * weight is rounded to float once and the same float goes into the
-   * numerator and the denominator. */
+  for (size_t j = 0; j < len; j++)
+    s[j] = d->scale * dot_rows(q, k + j * ks, hd);
+  double top;
+  if (!row_scores(d, s, mask, len, &top)) {
+    fill(o, hdv, NAN);
+    return;
+  }
   double sum = 0.0;
   for (size_t x = 0; x < hdv; x++)
     acc[x] = 0.0;
@@ -94,12 +122,9 @@ static void attn_row(const attn_job *job, const float *q, const float *k,
     for (size_t x = 0; x < hdv; x++)
       part[x] = 0.0f;
     for (size_t j = j0; j < j1; j++) {
-      /* A weight below float32's normal range is 0 (as the kernels'
-       * attn_exp): its key does not reach the row, even with an infinite
-       * or NaN value. */
-      if (!(s[j] - top >= WEIGHT_MIN_LOG))
+      float p = weight(s[j], top);
+      if (p == 0.0f)
         continue;
-      float p = (float)exp(s[j] - top);
       sum += p;
       axpy(part, p, v + j * vs, hdv);
     }
@@ -110,9 +135,139 @@ static void attn_row(const attn_job *job, const float *q, const float *k,
     o[x] = (float)(acc[x] / sum);
 }
 
-/* A worker's scratch: seen scores, hdv sums and hdv floats, in doubles. */
-static size_t scratch_doubles(size_t seen, size_t hdv) {
-  return seen + hdv + (hdv + 1) / 2;
+/* Whether rows [0, n) of V (hdv each, stride vs) are all finite. */
+static bool finite_rows(const float *v, size_t vs, size_t n, size_t hdv) {
+  for (size_t j = 0; j < n; j++)
+    for (size_t x = 0; x < hdv; x++) {
+      uint32_t bits;
+      memcpy(&bits, v + j * vs + x, sizeof bits);
+      if ((bits & 0x7f800000u) == 0x7f800000u)
+        return false;
+    }
+  return true;
+}
+
+/* The tiled scratch of a task whose last row sees seen keys, by parts. */
+typedef struct tiled_scratch {
+  double *s;    /* ROWS_PER_TASK x seen scores */
+  double *acc;  /* ROWS_PER_TASK x hdv_r sums of P V */
+  double *sum;  /* ROWS_PER_TASK weight sums */
+  float *p;     /* ROWS_PER_TASK x seen_r weights (0 past a row's keys) */
+  float *pa;    /* ROWS_PER_TASK x TILE_KC packed rows */
+  float *pb;    /* TILE_KC x max(KEY_BLOCK, hdv_r) packed keys or values */
+  size_t bytes; /* the whole */
+} tiled_scratch;
+
+static tiled_scratch tiled_layout(char *base, size_t seen, size_t hdv) {
+  size_t seen_r = round_up(seen, TILE_KC), hdv_r = round_up(hdv, TILE_NR);
+  size_t cols = KEY_BLOCK > hdv_r ? KEY_BLOCK : hdv_r;
+  size_t n_s = ROWS_PER_TASK * seen, n_acc = ROWS_PER_TASK * hdv_r;
+  size_t n_p = ROWS_PER_TASK * seen_r, n_pa = ROWS_PER_TASK * TILE_KC;
+  tiled_scratch t = {0};
+  t.bytes = (n_s + n_acc + ROWS_PER_TASK) * sizeof(double) +
+            (n_p + n_pa + TILE_KC * cols) * sizeof(float);
+  if (base) {
+    t.s = (double *)base;
+    t.acc = t.s + n_s;
+    t.sum = t.acc + n_acc;
+    t.p = (float *)(t.sum + ROWS_PER_TASK);
+    t.pa = t.p + n_p;
+    t.pb = t.pa + n_pa;
+  }
+  return t;
+}
+
+/* Adds (first: sets) the rows x cols corner of a kernel tile at (i0, j0)
+ * of sums (row stride ld). */
+static void add_tile(double *sums, size_t ld, size_t i0, size_t j0, size_t rows,
+                     size_t cols, const float *acc, bool first) {
+  for (size_t i = 0; i < rows; i++) {
+    double *si = sums + (i0 + i) * ld + j0;
+    const float *ai = acc + i * TILE_NR;
+    if (first)
+      for (size_t j = 0; j < cols; j++)
+        si[j] = ai[j];
+    else
+      for (size_t j = 0; j < cols; j++)
+        si[j] += ai[j];
+  }
+}
+
+/* Rows [i0, i1) of one (batch, head) as S = Q K^T, softmax, P V on the
+ * packed kernel; V's rows [0, seen) are finite. */
+static void attn_tiled(const wgc_attention_desc *d, const float *q,
+                       const float *k, const float *v, const float *mask,
+                       float *o, size_t i0, size_t i1, size_t seen,
+                       const tiled_scratch *t) {
+  size_t rows = i1 - i0, hd = d->head_dim, hdv = d->head_dim_v;
+  size_t qs = d->q_stride.seq, ks = d->k_stride.seq, vs = d->v_stride.seq;
+  size_t seen_r = round_up(seen, TILE_KC), hdv_r = round_up(hdv, TILE_NR);
+  float tile[TILE_MR * TILE_NR];
+  /* S = Q K^T: depth blocks of TILE_KC, keys in blocks of KEY_BLOCK */
+  for (size_t p0 = 0; p0 < hd; p0 += TILE_KC) {
+    size_t kc = hd - p0 < TILE_KC ? hd - p0 : TILE_KC;
+    tile_pack_a(q + i0 * qs + p0, qs, 1, rows, kc, t->pa);
+    for (size_t j0 = 0; j0 < seen; j0 += KEY_BLOCK) {
+      size_t keys = seen - j0 < KEY_BLOCK ? seen - j0 : KEY_BLOCK;
+      tile_pack_b(k + j0 * ks + p0, 1, ks, kc, keys, t->pb);
+      for (size_t js = 0; js < keys; js += TILE_NR)
+        for (size_t is = 0; is < rows; is += TILE_MR) {
+          tile_kernel(kc, t->pa + is * kc, t->pb + js * kc, tile);
+          add_tile(t->s, seen, is, j0 + js,
+                   rows - is < TILE_MR ? rows - is : TILE_MR,
+                   keys - js < TILE_NR ? keys - js : TILE_NR, tile, p0 == 0);
+        }
+    }
+  }
+  /* the softmax of each row into P (float weights, 0 past its keys) */
+  bool ok[ROWS_PER_TASK];
+  for (size_t i = 0; i < rows; i++) {
+    size_t len = visible(d, i0 + i);
+    double *s = t->s + i * seen, top = 0.0;
+    float *p = t->p + i * seen_r;
+    for (size_t j = 0; j < len; j++)
+      s[j] *= d->scale;
+    ok[i] = len > 0 &&
+            row_scores(d, s, mask ? mask + (i0 + i) * d->mask_stride.seq : NULL,
+                       len, &top);
+    double sum = 0.0;
+    for (size_t j = 0; j < len && ok[i]; j++) {
+      p[j] = weight(s[j], top);
+      sum += p[j];
+    }
+    for (size_t j = ok[i] ? len : 0; j < seen_r; j++)
+      p[j] = 0.0f;
+    t->sum[i] = sum;
+  }
+  /* O = P V: depth blocks of TILE_KC keys */
+  for (size_t p0 = 0; p0 < seen; p0 += TILE_KC) {
+    size_t kc = seen - p0 < TILE_KC ? seen - p0 : TILE_KC;
+    tile_pack_a(t->p + p0, seen_r, 1, rows, kc, t->pa);
+    tile_pack_b(v + p0 * vs, vs, 1, kc, hdv, t->pb);
+    for (size_t js = 0; js < hdv; js += TILE_NR)
+      for (size_t is = 0; is < rows; is += TILE_MR) {
+        tile_kernel(kc, t->pa + is * kc, t->pb + js * kc, tile);
+        add_tile(t->acc, hdv_r, is, js,
+                 rows - is < TILE_MR ? rows - is : TILE_MR,
+                 hdv - js < TILE_NR ? hdv - js : TILE_NR, tile, p0 == 0);
+      }
+  }
+  for (size_t i = 0; i < rows; i++) {
+    float *oi = o + (i0 + i) * d->o_stride.seq;
+    size_t len = visible(d, i0 + i);
+    if (len == 0)
+      fill(oi, hdv, 0.0f);
+    else if (!ok[i])
+      fill(oi, hdv, NAN);
+    else
+      for (size_t x = 0; x < hdv; x++)
+        oi[x] = (float)(t->acc[i * hdv_r + x] / t->sum[i]);
+  }
+}
+
+/* The row path's scratch: seen scores, hdv sums and hdv floats. */
+static size_t row_scratch_bytes(size_t seen, size_t hdv) {
+  return (seen + hdv) * sizeof(double) + hdv * sizeof(float);
 }
 
 static void attn_task(void *arg, size_t task, unsigned worker) {
@@ -134,14 +289,19 @@ static void attn_task(void *arg, size_t task, unsigned worker) {
   const float *mask =
       job->mask ? job->mask + b * d->mask_stride.batch + h * d->mask_stride.head
                 : NULL;
-  size_t seen = d->seq_q ? visible(d, d->seq_q - 1) : 0;
-  size_t hdv = d->head_dim_v;
-  double *s = job->scratch + worker * scratch_doubles(seen, hdv);
+  char *scratch = job->scratch + worker * job->per;
+  size_t seen = visible(d, i1 - 1), hdv = d->head_dim_v;
+  if (job->tiled && seen && finite_rows(v, d->v_stride.seq, seen, hdv)) {
+    tiled_scratch t = tiled_layout(scratch, seen, hdv);
+    attn_tiled(d, q, k, v, mask, o, i0, i1, seen, &t);
+    return;
+  }
+  double *s = (double *)scratch;
   for (size_t i = i0; i < i1; i++)
-    attn_row(job, q + i * d->q_stride.seq, k, d->k_stride.seq, v,
-             d->v_stride.seq, mask ? mask + i * d->mask_stride.seq : NULL,
-             o + i * d->o_stride.seq, visible(d, i), s, s + seen,
-             (float *)(s + seen + hdv));
+    attn_row(d, q + i * d->q_stride.seq, k, d->k_stride.seq, v, d->v_stride.seq,
+             mask ? mask + i * d->mask_stride.seq : NULL,
+             o + i * d->o_stride.seq, visible(d, i), s, s + job->seen,
+             (float *)(s + job->seen + hdv));
 }
 
 wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
@@ -159,13 +319,21 @@ wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
   double work = 2.0 * d->batch * d->heads * d->seq_q * (d->seq_kv + 1) *
                 (d->head_dim + d->head_dim_v);
   unsigned workers = cpu_workers(ctx, tasks, work);
-  /* scores of the keys a row sees: the last row sees the most */
-  size_t per =
-      scratch_doubles(d->seq_q ? visible(d, d->seq_q - 1) : 0, d->head_dim_v);
-  /* K alone bounds seq_kv by the address space, but not 8 bytes per key
-   * times the workers: a wrapped size would allocate too little. */
-  bool fits = per <= SIZE_MAX / sizeof(double) / workers;
-  job.scratch = fits ? malloc(workers * per * sizeof(double)) : NULL;
+  /* scores of the keys a row sees: the last row sees the most. K alone
+   * bounds seq_kv by the address space, but not the scratch times the
+   * workers: sizes are checked before they are multiplied. */
+  job.seen = d->seq_q ? visible(d, d->seq_q - 1) : 0;
+  size_t hdv = d->head_dim_v;
+  bool fits = job.seen <= SIZE_MAX / 16 - hdv;
+  job.per = fits ? row_scratch_bytes(job.seen, hdv) : 0;
+  job.tiled = fits && job.seen <= TILED_MAX_KEYS && hdv <= SIZE_MAX / 64;
+  if (job.tiled) {
+    size_t t = tiled_layout(NULL, job.seen, hdv).bytes;
+    job.per = t > job.per ? t : job.per;
+  }
+  job.per = round_up(job.per ? job.per : 1, 64);
+  fits = fits && job.per <= SIZE_MAX / workers;
+  job.scratch = fits ? aligned_alloc(64, workers * job.per) : NULL;
   if (!job.scratch)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
                     "%s: out of host memory for %u score rows of "
