@@ -4,6 +4,7 @@
  * between every pair of types on both backends, at 2-byte offsets and
  * awkward counts, through 4 KiB binding windows, with the bytes around
  * the destination checked untouched, and rejected calls. */
+#include "dtype_ref.h"
 #include "util.h"
 
 #include <math.h>
@@ -15,15 +16,6 @@
 #define NT WGC_DTYPE_COUNT
 #define GUARD_BYTE 0xA5
 
-/* ---- the model ----------------------------------------------------------
- */
-
-/* A value in double, or a NaN as its f32 bits. */
-typedef struct val {
-  double v;
-  uint32_t nan;
-} val;
-
 static uint32_t fbits(float f) {
   uint32_t b;
   memcpy(&b, &f, 4);
@@ -33,177 +25,6 @@ static float bitsf(uint32_t b) {
   float f;
   memcpy(&f, &b, 4);
   return f;
-}
-
-/* Decodes a 16-bit pattern of f16 (bf16 false) or bf16. */
-static val dec16(uint16_t h, bool bf) {
-  if (bf) {
-    uint32_t b = (uint32_t)h << 16;
-    if ((b & 0x7fffffffu) > 0x7f800000u)
-      return (val){0, b};
-    return (val){bitsf(b), 0};
-  }
-  int e = (h >> 10) & 31, m = h & 1023;
-  double s = (h >> 15) ? -1 : 1;
-  if (e == 31)
-    return m ? (val){0, ((uint32_t)(h >> 15) << 31) | 0x7f800000u |
-                            ((uint32_t)m << 13)}
-             : (val){s * INFINITY, 0};
-  return (val){e ? s * ldexp(1024 + m, e - 25) : s * ldexp(m, -24), 0};
-}
-
-/* |a| rounded to the nearest f16/bf16 by binary search over the ordered
- * positive patterns, ties to the even pattern, beyond the largest finite
- * by half its ulp to infinity. */
-static uint16_t round16(double a, bool bf) {
-  uint16_t maxf = bf ? 0x7f7f : 0x7bff, inf = bf ? 0x7f80 : 0x7c00;
-  if (isinf(a))
-    return inf;
-  double top = dec16(maxf, bf).v, ulp = top - dec16(maxf - 1, bf).v;
-  if (a >= top + ulp / 2)
-    return inf;
-  unsigned lo = 0, hi = maxf;
-  while (lo < hi) { /* largest pattern <= a */
-    unsigned mid = (lo + hi + 1) / 2;
-    if (dec16((uint16_t)mid, bf).v <= a)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  if (lo == maxf)
-    return (uint16_t)lo;
-  double dl = a - dec16((uint16_t)lo, bf).v,
-         dh = dec16((uint16_t)(lo + 1), bf).v - a;
-  if (dl < dh || (dl == dh && lo % 2 == 0))
-    return (uint16_t)lo;
-  return (uint16_t)(lo + 1);
-}
-
-static uint16_t enc16(val x, bool bf) {
-  int mant = bf ? 7 : 10;
-  if (x.nan) {
-    uint32_t frac = (x.nan & 0x7fffffu) >> (23 - mant);
-    if (!frac)
-      frac = 1u << (mant - 1);
-    return (uint16_t)(((x.nan >> 31) << 15) | (bf ? 0x7f80u : 0x7c00u) | frac);
-  }
-  return (uint16_t)((signbit(x.v) ? 0x8000 : 0) | round16(fabs(x.v), bf));
-}
-
-static uint32_t enc_f32(val x) { return x.nan ? x.nan : fbits((float)x.v); }
-
-static int32_t enc_i32(val x) {
-  if (x.nan)
-    return 0;
-  if (x.v >= 2147483647.0)
-    return INT32_MAX;
-  if (x.v <= -2147483648.0)
-    return INT32_MIN;
-  return (int32_t)x.v; /* C truncates */
-}
-
-/* ggml's quantize_row_q8_0_ref / q4_0_ref for one block of finite values,
- * with the documented rule for a block holding NaN or inf. */
-static void ref_quant(const float *x, wgc_dtype t, uint8_t *out) {
-  bool finite = true;
-  for (int j = 0; j < 32; j++)
-    finite = finite && isfinite(x[j]);
-  uint16_t d16;
-  if (!finite) {
-    d16 = 0x7e00;
-    memcpy(out, &d16, 2);
-    memset(out + 2, t == WGC_DTYPE_Q8_0 ? 0 : 0x88,
-           t == WGC_DTYPE_Q8_0 ? 32 : 16);
-    return;
-  }
-  if (t == WGC_DTYPE_Q8_0) {
-    float amax = 0;
-    for (int j = 0; j < 32; j++)
-      amax = amax > fabsf(x[j]) ? amax : fabsf(x[j]);
-    float d = amax / ((1 << 7) - 1), id = d ? 1.0f / d : 0.0f;
-    d16 = enc16((val){d, 0}, false);
-    memcpy(out, &d16, 2);
-    for (int j = 0; j < 32; j++)
-      out[2 + j] = (uint8_t)(int8_t)roundf(x[j] * id);
-  } else {
-    float amax = 0, max = 0;
-    for (int j = 0; j < 32; j++)
-      if (amax < fabsf(x[j])) {
-        amax = fabsf(x[j]);
-        max = x[j];
-      }
-    float d = max / -8, id = d ? 1.0f / d : 0.0f;
-    d16 = enc16((val){d, 0}, false);
-    memcpy(out, &d16, 2);
-    for (int j = 0; j < 16; j++) {
-      int a = (int8_t)(x[j] * id + 8.5f), b = (int8_t)(x[16 + j] * id + 8.5f);
-      out[2 + j] = (uint8_t)((a < 15 ? a : 15) | (b < 15 ? b : 15) << 4);
-    }
-  }
-}
-
-static size_t tbytes(wgc_dtype t, size_t n) {
-  size_t b = 0;
-  wgc_dtype_bytes(t, n, &b);
-  return b;
-}
-
-static val ref_load(const uint8_t *p, wgc_dtype t, size_t i) {
-  uint32_t w;
-  uint16_t h;
-  switch (t) {
-  case WGC_DTYPE_F32:
-    memcpy(&w, p + 4 * i, 4);
-    return (w & 0x7fffffffu) > 0x7f800000u ? (val){0, w} : (val){bitsf(w), 0};
-  case WGC_DTYPE_I32:
-    memcpy(&w, p + 4 * i, 4);
-    return (val){(double)(int32_t)w, 0};
-  case WGC_DTYPE_F16:
-  case WGC_DTYPE_BF16:
-    memcpy(&h, p + 2 * i, 2);
-    return dec16(h, t == WGC_DTYPE_BF16);
-  default: {
-    const uint8_t *blk = p + i / 32 * (t == WGC_DTYPE_Q8_0 ? 34 : 18);
-    size_t j = i % 32;
-    memcpy(&h, blk, 2);
-    val d = dec16(h, false);
-    int q = t == WGC_DTYPE_Q8_0
-                ? (int8_t)blk[2 + j]
-                : (j < 16 ? blk[2 + j] & 15 : blk[2 + j - 16] >> 4) - 8;
-    if (d.nan)
-      return d;
-    if (isinf(d.v) && q == 0)
-      return (val){0, 0x7fc00000u};
-    return (val){d.v * q, 0};
-  }
-  }
-}
-
-/* The model of wgc_cast: element by element, blocks through f32. */
-static void ref_cast(const uint8_t *src, wgc_dtype st, uint8_t *dst,
-                     wgc_dtype dt, size_t n) {
-  if (st == dt) {
-    memcpy(dst, src, tbytes(st, n));
-    return;
-  }
-  for (size_t i = 0; i < n; i++) {
-    val x = ref_load(src, st, i);
-    if (dt == WGC_DTYPE_F32) {
-      uint32_t w = enc_f32(x);
-      memcpy(dst + 4 * i, &w, 4);
-    } else if (dt == WGC_DTYPE_I32) {
-      int32_t w = enc_i32(x);
-      memcpy(dst + 4 * i, &w, 4);
-    } else if (dt == WGC_DTYPE_F16 || dt == WGC_DTYPE_BF16) {
-      uint16_t h = enc16(x, dt == WGC_DTYPE_BF16);
-      memcpy(dst + 2 * i, &h, 2);
-    } else if (i % 32 == 31) {
-      float f[32];
-      for (size_t j = 0; j < 32; j++)
-        f[j] = bitsf(enc_f32(ref_load(src, st, i - 31 + j)));
-      ref_quant(f, dt, dst + i / 32 * (dt == WGC_DTYPE_Q8_0 ? 34 : 18));
-    }
-  }
 }
 
 /* ---- host helpers --------------------------------------------------------
@@ -256,8 +77,8 @@ TEST(dtype_f16_all_patterns) {
     CHECK_STATUS(wgc_dequantize(h, t, f, 65536), WGC_OK);
     CHECK_STATUS(wgc_quantize(f, back, t, 65536), WGC_OK);
     for (unsigned i = 0; i < 65536; i++) {
-      val want = dec16((uint16_t)i, bf);
-      uint32_t wb = enc_f32(want);
+      dref_val want = dref_dec16((uint16_t)i, bf);
+      uint32_t wb = dref_enc_f32(want);
       CHECK(fbits(f[i]) == wb, "%s 0x%04x -> f32 0x%08x, want 0x%08x",
             wgc_dtype_name(t), i, fbits(f[i]), wb);
       CHECK(back[i] == i, "%s 0x%04x round-trips to 0x%04x", wgc_dtype_name(t),
@@ -281,7 +102,7 @@ TEST(dtype_f32_rounding) {
   for (int bf = 0; bf < 2; bf++)
     for (unsigned i = 0; i < N / 4; i++) {
       uint16_t h = (uint16_t)((i * 2654435761u) >> 16) & 0x7ffe;
-      val a = dec16(h, bf), b = dec16(h + 1, bf);
+      dref_val a = dref_dec16(h, bf), b = dref_dec16(h + 1, bf);
       if (a.nan || b.nan || isinf(b.v))
         continue;
       float mid = (float)((a.v + b.v) / 2);
@@ -305,8 +126,9 @@ TEST(dtype_f32_rounding) {
                  WGC_OK);
     for (size_t i = 0; i < n; i++) {
       uint32_t b = fbits(x[i]);
-      val v = (b & 0x7fffffffu) > 0x7f800000u ? (val){0, b} : (val){x[i], 0};
-      uint16_t want = enc16(v, bf);
+      dref_val v = (b & 0x7fffffffu) > 0x7f800000u ? (dref_val){0, b}
+                                                   : (dref_val){x[i], 0};
+      uint16_t want = dref_enc16(v, bf);
       CHECK(h[i] == want, "%s(0x%08x) = 0x%04x, want 0x%04x",
             bf ? "bf16" : "f16", b, h[i], want);
     }
@@ -352,7 +174,7 @@ static void quant_blocks(wgc_dtype t, const float *x, size_t blocks,
   uint8_t *got = xmalloc(blocks * bb), *want = xmalloc(blocks * bb);
   CHECK_STATUS(wgc_quantize(x, got, t, 32 * blocks), WGC_OK);
   for (size_t b = 0; b < blocks; b++) {
-    ref_quant(x + 32 * b, t, want + b * bb);
+    dref_quant(x + 32 * b, t, want + b * bb);
     CHECK(memcmp(got + b * bb, want + b * bb, bb) == 0,
           "%s %s block %zu differs from ggml's formulas", wgc_dtype_name(t),
           what, b);
@@ -360,7 +182,7 @@ static void quant_blocks(wgc_dtype t, const float *x, size_t blocks,
   float *back = falloc(32 * blocks);
   CHECK_STATUS(wgc_dequantize(got, t, back, 32 * blocks), WGC_OK);
   for (size_t i = 0; i < 32 * blocks; i++) {
-    uint32_t w = enc_f32(ref_load(got, t, i));
+    uint32_t w = dref_enc_f32(dref_load(got, t, i));
     CHECK(fbits(back[i]) == w, "%s %s dequantized %zu: 0x%08x, want 0x%08x",
           wgc_dtype_name(t), what, i, fbits(back[i]), w);
   }
@@ -416,7 +238,7 @@ TEST(dtype_quantize_host) {
 /* Source data of type t for n elements: patterns that reach every rule. */
 static void fill_src(uint8_t *p, wgc_dtype t, size_t n, unsigned seed) {
   uint64_t s = 0x9E3779B97F4A7C15ull ^ seed;
-  size_t bytes = tbytes(t, n);
+  size_t bytes = dref_bytes(t, n);
   for (size_t i = 0; i < bytes; i++) {
     s ^= s << 13;
     s ^= s >> 7;
@@ -454,7 +276,7 @@ typedef struct layout {
 
 static void cast_case(wgc_context *ctx, wgc_dtype st, wgc_dtype dt, size_t n,
                       layout lay) {
-  size_t sb = tbytes(st, n), db = tbytes(dt, n);
+  size_t sb = dref_bytes(st, n), db = dref_bytes(dt, n);
   size_t salloc = (lay.soff + sb + 8) & ~(size_t)3,
          dalloc = (lay.doff + db + 8) & ~(size_t)3;
   uint8_t *src = xmalloc(salloc), *dst = xmalloc(dalloc),
@@ -463,7 +285,7 @@ static void cast_case(wgc_context *ctx, wgc_dtype st, wgc_dtype dt, size_t n,
   fill_src(src + lay.soff, st, n, (unsigned)(n * 7 + st * 3 + dt));
   memset(dst, GUARD_BYTE, dalloc);
   memcpy(want, dst, dalloc);
-  ref_cast(src + lay.soff, st, want + lay.doff, dt, n);
+  dref_cast(src + lay.soff, st, want + lay.doff, dt, n);
   wgc_ptr ds = dev_alloc(ctx, salloc), dd = dev_alloc(ctx, dalloc);
   if (ds && dd && dev_write(ctx, ds, (float *)src, salloc / 4) &&
       dev_write(ctx, dd, (float *)dst, dalloc / 4)) {
@@ -475,7 +297,7 @@ static void cast_case(wgc_context *ctx, wgc_dtype st, wgc_dtype dt, size_t n,
           CHECK(false, "%s byte %zu (element %zu): 0x%02x, want 0x%02x",
                 in ? "dst" : "guard", i,
                 in ? (i - lay.doff) * wgc_dtype_block_size(dt) /
-                         tbytes(dt, wgc_dtype_block_size(dt))
+                         dref_bytes(dt, wgc_dtype_block_size(dt))
                    : 0,
                 got[i], want[i]);
           break;
@@ -490,7 +312,7 @@ static void cast_case(wgc_context *ctx, wgc_dtype st, wgc_dtype dt, size_t n,
 }
 
 static size_t offset_for(wgc_dtype t, int k) {
-  size_t align = tbytes(t, wgc_dtype_block_size(t)) % 4 ? 2 : 4;
+  size_t align = dref_bytes(t, wgc_dtype_block_size(t)) % 4 ? 2 : 4;
   return (size_t)k * align * 3; /* 0, 6 / 12, ... */
 }
 
