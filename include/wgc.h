@@ -939,7 +939,10 @@ WGC_API wgc_status wgc_dequantize(const void *src, wgc_dtype src_type,
  *     (where ggml's result is undefined) gets d = NaN (f16 0x7e00) and q
  *     0 (Q8_0) or 8 (Q4_0), so it dequantizes to NaN throughout. An
  *     all-zero block gets q 0 (Q8_0) or 8 (Q4_0) and d = +0 (Q8_0) or
- *     -0 (Q4_0: 0/-8, as ggml);
+ *     -0 (Q4_0: 0/-8, as ggml). Where 1/d overflows (blocks whose largest
+ *     magnitude is below about 4e-37), which ggml leaves undefined, x*id
+ *     follows IEEE infinities, 0*inf counts as 0, and quants saturate
+ *     (Q8_0 at +-127, Q4_0 at 0 and 15);
  *   - from Q8_0 and Q4_0: d*q (d*(q - 8)) in f32, exact; a NaN d gives d
  *     itself, an infinite d with a zero factor the NaN 0x7fc00000.
  * The WebGPU backend gives the same bits as the CPU backend (conversions
