@@ -853,6 +853,109 @@ WGC_API wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data,
                               wgc_ptr indices, size_t n_indices,
                               wgc_ptr output);
 
+/* ---- Element types ------------------------------------------------------
+ * Memory is untyped bytes; an operand's element type is given at the call.
+ * X(NAME, name, block, bytes): the types in enum order, with the elements
+ * of one block and its bytes (block 1 for the scalar types).
+ *   F32   IEEE binary32 (the default: a zeroed type field means f32)
+ *   F16   IEEE binary16
+ *   BF16  bfloat16, the upper half of an f32
+ *   I32   two's complement int32 (indices)
+ *   Q8_0  GGUF's (ggml's) block_q8_0: an f16 scale d, then 32 int8 q;
+ *         element j is d*q[j]
+ *   Q4_0  GGUF's block_q4_0: an f16 scale d, then 16 bytes whose low
+ *         nibbles are elements 0-15 and high nibbles 16-31; element j is
+ *         d*(q[j] - 8)
+ * Blocks are packed (34 and 18 bytes), little-endian, exactly as in a
+ * .gguf file, so quantized weights load unchanged. An operand's address is
+ * a multiple of its element size: 4 bytes for F32 and I32, 2 for F16, BF16
+ * and the block types (their f16 scale); a block operand holds whole
+ * blocks. Transfers keep their 4-byte granularity, so an odd count of
+ * 2-byte values travels with its padding. */
+#define WGC_DTYPES(X)                                                          \
+  X(F32, f32, 1, 4)                                                            \
+  X(F16, f16, 1, 2)                                                            \
+  X(BF16, bf16, 1, 2)                                                          \
+  X(I32, i32, 1, 4)                                                            \
+  X(Q8_0, q8_0, 32, 34)                                                        \
+  X(Q4_0, q4_0, 32, 18)
+
+typedef enum wgc_dtype {
+#define WGC_DTYPE_ENUM_(NAME, name, block, bytes) WGC_DTYPE_##NAME,
+  WGC_DTYPES(WGC_DTYPE_ENUM_)
+#undef WGC_DTYPE_ENUM_
+} wgc_dtype;
+
+#define WGC_DTYPE_COUNT_(NAME, name, block, bytes) +1
+enum { WGC_DTYPE_COUNT = 0 WGC_DTYPES(WGC_DTYPE_COUNT_) };
+#undef WGC_DTYPE_COUNT_
+
+/* "f32", "f16", "bf16", "i32", "q8_0", "q4_0"; "unknown dtype" for other
+ * values. */
+WGC_API const char *wgc_dtype_name(wgc_dtype t);
+/* Elements per block: 32 for Q8_0 and Q4_0, 1 for the others; 0 for a
+ * value outside the list. */
+WGC_API size_t wgc_dtype_block_size(wgc_dtype t);
+/* The bytes of n elements of type t, into *bytes. WGC_ERR_INVALID_ARGUMENT
+ * (read with wgc_last_error(NULL)) naming the parameter when t is not a
+ * wgc_dtype, n is not a whole number of t's blocks, the size overflows a
+ * size_t, or bytes is NULL. */
+WGC_API wgc_status wgc_dtype_bytes(wgc_dtype t, size_t n, size_t *bytes);
+
+/* Host conversions, no context needed (preparing weights): src's n floats
+ * into dst as type dst_type (wgc_dtype_bytes(dst_type, n) bytes), and
+ * back. They convert exactly as wgc_cast does from and to F32. Errors
+ * (wgc_last_error(NULL)): a type outside the list, n not whole blocks,
+ * NULL buffers with n > 0. */
+WGC_API wgc_status wgc_quantize(const float *src, void *dst, wgc_dtype dst_type,
+                                size_t n);
+WGC_API wgc_status wgc_dequantize(const void *src, wgc_dtype src_type,
+                                  float *dst, size_t n);
+
+/* dst[i] = src[i] converted from src_type to dst_type, for n elements
+ * (n whole blocks where either type is a block type), any pair of types,
+ * the same type included (an exact copy). Conversions:
+ *   - exact wherever the destination holds the value (f16 and bf16 to
+ *     f32, any float to a wider one, dequantization, i32 to f32 below
+ *     2^24); otherwise rounded once to nearest even, overflowing to +-inf
+ *     (an f32 beyond 65520 gives an f16 inf), subnormals kept (f16's and
+ *     bf16's), i32 to f16 or bf16 rounded once from the exact integer;
+ *   - NaN stays NaN with its sign and the top bits of its payload (as
+ *     many as the destination's mantissa holds: f32 to f16 keeps payload
+ *     bits 22..13, to bf16 bits 22..16, and drops the rest); where the
+ *     kept bits are all zero the quiet bit is set, so the result is still
+ *     a NaN. f16 and bf16 to f32 keep the whole payload, so every f16 and
+ *     bf16 bit pattern round-trips through f32;
+ *   - to i32: truncated toward zero (as C's cast), saturating at
+ *     INT32_MIN and INT32_MAX (infinities too); NaN gives 0 (as WGSL's
+ *     and Rust's conversions);
+ *   - to Q8_0 and Q4_0: each block of 32 values (first converted to f32)
+ *     quantized exactly as ggml's quantize_row_q8_0_ref and
+ *     quantize_row_q4_0_ref: Q8_0 d = amax/127, id = 1/d (0 when d is 0),
+ *     q = roundf(x*id) (halves away from zero); Q4_0 d = max/-8 with max
+ *     the first element of largest magnitude, q = min(15, (int)(x*id +
+ *     8.5)); d is stored as f16 (rounded to nearest even, so a block whose
+ *     d exceeds 65504 stores inf). A block holding a NaN or an infinity
+ *     (where ggml's result is undefined) gets d = NaN (f16 0x7e00) and q
+ *     0 (Q8_0) or 8 (Q4_0), so it dequantizes to NaN throughout. An
+ *     all-zero block gets q 0 (Q8_0) or 8 (Q4_0) and d = +0 (Q8_0) or
+ *     -0 (Q4_0: 0/-8, as ggml). Where 1/d overflows (blocks whose largest
+ *     magnitude is below about 4e-37), which ggml leaves undefined, x*id
+ *     follows IEEE infinities, 0*inf counts as 0, and quants saturate
+ *     (Q8_0 at +-127, Q4_0 at 0 and 15);
+ *   - from Q8_0 and Q4_0: d*q (d*(q - 8)) in f32, exact; a NaN d gives d
+ *     itself, an infinite d with a zero factor the NaN 0x7fc00000.
+ * The WebGPU backend gives the same bits as the CPU backend (conversions
+ * are done on the bits, divisions correctly rounded), except that a
+ * device that flushes subnormals may quantize a block whose f32 values or
+ * 1/d lie below 2^-126 as if they were zeros (see SPECIAL VALUES).
+ * Errors name the parameter and its type: src_type or dst_type outside
+ * wgc_dtype; n not whole blocks; src or dst misaligned for its type
+ * (4-byte f32 and i32, 2-byte others) or outside its allocation; dst's
+ * bytes overlapping src's. n == 0 is a no-op. */
+WGC_API wgc_status wgc_cast(wgc_context *ctx, wgc_ptr src, wgc_dtype src_type,
+                            wgc_ptr dst, wgc_dtype dst_type, size_t n);
+
 /* ---- Introspection ----------------------------------------------------- */
 
 /* Number of compute pipelines this context compiled so far (WebGPU); each

@@ -17,7 +17,7 @@
  * inside the allocation. */
 typedef struct wgc_ref {
   void *mem;       /* what backend->alloc returned */
-  uint64_t offset; /* bytes, multiple of 4 */
+  uint64_t offset; /* bytes, multiple of 4 (2 for a 2-byte-aligned type) */
 } wgc_ref;
 
 /* GEMM in one strided form (BLIS style), for both layouts and transposes:
@@ -190,6 +190,16 @@ typedef struct wgc_rotary_args {
   const char *fn; /* the public entry point, named in messages */
 } wgc_rotary_args;
 
+/* wgc_cast: n elements (> 0, whole blocks of both types) of src_type at
+ * src converted into dst_type at dst; the offsets are multiples of 2 bytes
+ * (4 for f32 and i32), and dst's bytes do not overlap src's. */
+typedef struct wgc_cast_args {
+  size_t n;
+  wgc_dtype src_type, dst_type;
+  wgc_ref src, dst;
+  const char *fn; /* the public entry point, named in messages */
+} wgc_cast_args;
+
 /* Every op family, in one list: X(NAME, name) for the family whose
  * resolved arguments are wgc_<name>_args, which the CPU backend runs as
  * cpu_<name> (cut into pieces by cpu_split_<name>_plan/_run) and the WebGPU
@@ -209,7 +219,8 @@ typedef struct wgc_rotary_args {
   X(WHERE, where)                                                              \
   X(NORM, norm)                                                                \
   X(ROTARY, rotary)                                                            \
-  X(POOL2D, pool2d)
+  X(POOL2D, pool2d)                                                            \
+  X(CAST, cast)
 
 /* A callback the context owes its user. Backends complete it with
  * wgc_pending_complete (from any thread: the status is published by the

@@ -118,3 +118,8 @@ void wgc_shape_rotary(const wgc_rotary_args *a, char *out, size_t cap) {
   put(out, cap, "batch=%zu seq=%zu heads=%zu head_dim=%zu rotary_dim=%zu",
       d->batch, d->seq, d->heads, d->head_dim, d->rotary_dim);
 }
+
+void wgc_shape_cast(const wgc_cast_args *a, char *out, size_t cap) {
+  put(out, cap, "%s->%s n=%zu", wgc_dtype_name(a->src_type),
+      wgc_dtype_name(a->dst_type), a->n);
+}

@@ -42,10 +42,11 @@ wgc_status wgc_check_operand(wgc_context *ctx, const char *fn,
                     " is not a live allocation (freed or never allocated)",
                     fn, op->param, op->addr);
   uint64_t off = wgc_ptr_offset(op->addr);
-  if (off % 4)
+  uint32_t align = op->align ? op->align : 4;
+  if (off % align)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: %s 0x%016" PRIx64 " is not 4-byte aligned", fn,
-                    op->param, op->addr);
+                    "%s: %s 0x%016" PRIx64 " is not %u-byte aligned", fn,
+                    op->param, op->addr, align);
   /* The last byte touched: off + first + (repeat-1)*stride + bytes. */
   uint64_t end = off, extra;
   bool ok = !__builtin_add_overflow(end, op->first, &end);

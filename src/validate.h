@@ -13,6 +13,7 @@ typedef struct wgc_operand {
   uint64_t bytes;  /* span from first to last element touched, in bytes */
   uint64_t stride; /* bytes between repeats (batches); 0 = one repeat */
   uint64_t repeat; /* number of repeats, >= 1 */
+  uint32_t align;  /* address alignment in bytes; 0 means 4 */
   wgc_ref ref;     /* filled by wgc_check_operand */
   uint32_t slot;   /* filled by wgc_check_operand */
 } wgc_operand;
@@ -21,8 +22,9 @@ typedef struct wgc_operand {
 bool wgc_mul_ok(size_t x, size_t y, size_t *out);
 bool wgc_add_ok(size_t x, size_t y, size_t *out);
 
-/* Checks that addr is a live, 4-byte aligned address and that the whole
- * footprint (all repeats) lies inside its allocation; fills ref and slot. */
+/* Checks that addr is a live address aligned to op->align (4 by default) and
+ * that the whole footprint (all repeats) lies inside its allocation; fills ref
+ * and slot. */
 wgc_status wgc_check_operand(wgc_context *ctx, const char *fn, wgc_operand *op);
 /* Fails when any repeat of out overlaps any repeat of in (same allocation).
  * exact_ok: identical single spans are allowed (element-wise in place). */

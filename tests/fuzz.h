@@ -83,6 +83,8 @@ typedef enum fz_kind {
   FZ_GATHER,
   FZ_WHERE,
   FZ_POOL, /* wgc_pool2d */
+  FZ_CAST, /* wgc_cast: ta source type, tb destination type, m/k 2-byte shifts
+            */
   FZ_KIND_COUNT
 } fz_kind;
 

@@ -669,6 +669,23 @@ static void gen_pool(fz_rng *r, fz_step *s) {
   s->dist = fz_chance(r, 0.8) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
 }
 
+/* Any pair of types, counts of whole blocks (empty, odd, beyond 4 KiB
+ * windows), operands starting 2 bytes into a word where the type allows. */
+static void gen_cast(fz_rng *r, fz_step *s) {
+  s->ta = (int)fz_below(r, WGC_DTYPE_COUNT);
+  s->tb = fz_chance(r, 0.1) ? s->ta : (int)fz_below(r, WGC_DTYPE_COUNT);
+  size_t block = wgc_dtype_block_size((wgc_dtype)s->ta) > 1 ||
+                         wgc_dtype_block_size((wgc_dtype)s->tb) > 1
+                     ? 32
+                     : 1;
+  s->n = fz_chance(r, 0.04) ? 0 : block * dim(r, block > 1 ? 40 : 300, 0.0);
+  if (fz_chance(r, 0.05))
+    s->n = block * (5000 + fz_below(r, 60000 / block));
+  s->m = fz_chance(r, 0.5);
+  s->k = fz_chance(r, 0.5);
+  s->dist = fz_chance(r, 0.5) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+}
+
 static void gen_strided(fz_rng *r, fz_step *s) {
   double big = fz_unit(r);
   if (big < 0.015) { /* beyond the grid: one dimension, unit strides */
@@ -785,7 +802,7 @@ static const int kind_weight[FZ_KIND_COUNT] = {
     [FZ_UPLOAD] = 4,  [FZ_CHAIN] = 6,       [FZ_INVALID] = 14, [FZ_GEMM_EX] = 8,
     [FZ_UNARY_P] = 5, [FZ_REDUCE_AXES] = 7, [FZ_ARG] = 4,      [FZ_NORM] = 10,
     [FZ_ROTARY] = 5,  [FZ_STRIDED] = 6,     [FZ_GATHER] = 5,   [FZ_WHERE] = 5,
-    [FZ_POOL] = 6};
+    [FZ_POOL] = 6,    [FZ_CAST] = 6};
 
 /* Invalid-call kinds, fuzz_step.c's table. */
 extern const int fz_invalid_count;
@@ -869,6 +886,9 @@ void fz_gen_step(fz_rng *r, fz_step *s, fz_kind kind) {
     break;
   case FZ_POOL:
     gen_pool(r, s);
+    break;
+  case FZ_CAST:
+    gen_cast(r, s);
     break;
   default:
     s->op = (int)fz_below(r, (size_t)fz_invalid_count);
@@ -1015,7 +1035,7 @@ static const char *const kind_names[FZ_KIND_COUNT] = {
     "unary", "binary",  "broadcast", "copy",         "upload",
     "chain", "invalid", "gemm_ex",   "unary_params", "reduce_axes",
     "arg",   "norm",    "rotary",    "copy_strided", "gather",
-    "where", "pool2d"};
+    "where", "pool2d",  "cast"};
 
 fz_kind fz_kind_from_name(const char *name) {
   for (int k = 1; k < FZ_KIND_COUNT; k++)

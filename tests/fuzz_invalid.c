@@ -92,6 +92,10 @@ static const char *const names[] = {
     "attention bad softcap",
     "attention head_dim 0 with head_dim_v",
     "attention o overlaps the mask",
+    "cast misaligned f16 src",
+    "cast partial q4_0 block",
+    "cast dst overlaps src",
+    "cast bad dst_type",
 };
 /* A word the error of each call from "softmax axis == rank" on must hold:
  * the parameter it names. */
@@ -102,7 +106,7 @@ static const char *const param_words[] = {
     "out",        "axes",      "naxes",          "axes",          "shape",
     "op",         "ep->bias",  "ep->activation", "ep->bias_kind", "ep->bias",
     "bias",       "output",    "output",         "softcap",       "head_dim",
-    "mask"};
+    "mask",       "f16",       "q4_0",           "dst",           "dst_type"};
 #define FIRST_NAMED 50
 _Static_assert(sizeof names / sizeof *names ==
                    FIRST_NAMED + sizeof param_words / sizeof *param_words,
@@ -484,6 +488,18 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
       st[b] = wgc_argmin(c, v0, v0 + 4, sh, 2, 1);
       break;
     }
+    case 81:
+      st[b] = wgc_cast(c, v0 + 1, WGC_DTYPE_F16, v1, WGC_DTYPE_F32, 4);
+      break;
+    case 82:
+      st[b] = wgc_cast(c, v0, WGC_DTYPE_F32, v1, WGC_DTYPE_Q4_0, 48);
+      break;
+    case 83:
+      st[b] = wgc_cast(c, v0, WGC_DTYPE_F32, v0 + 10, WGC_DTYPE_BF16, 8);
+      break;
+    case 84:
+      st[b] = wgc_cast(c, v0, WGC_DTYPE_F32, v1, (wgc_dtype)WGC_DTYPE_COUNT, 4);
+      break;
     default: {
       wgc_ptr none = 0;
       st[b] = wgc_alloc(c, 0, &none);

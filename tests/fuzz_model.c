@@ -7,6 +7,7 @@
  * (fuzz_step.c) and take their reference from fz_epilogue_want. */
 #include "fuzz_step.h"
 
+#include "dtype_ref.h"
 #include "ops_ref.h"
 
 #include <float.h>
@@ -722,6 +723,58 @@ static bool build_where(fz_env *e, fz_pending *p, char *msg, size_t size) {
   return true;
 }
 
+/* ---- cast -----------------------------------------------------------------
+ */
+
+/* A subnormal f32 or bf16 source value becomes 0: quantizing one may
+ * differ on devices that flush subnormals (wgc.h, wgc_cast). */
+static void unflush(uint8_t *src, wgc_dtype t, size_t n) {
+  for (size_t i = 0; i < n && (t == WGC_DTYPE_F32 || t == WGC_DTYPE_BF16);
+       i++) {
+    size_t w = t == WGC_DTYPE_F32 ? 4 : 2;
+    uint8_t *at = src + i * w;
+    uint32_t b = 0;
+    memcpy((uint8_t *)&b + 4 - w, at, w);
+    if (!(b & 0x7f800000u) && (b & 0x7fffffffu)) {
+      b &= 0x80000000u;
+      memcpy(at, (uint8_t *)&b + 4 - w, w);
+    }
+  }
+}
+
+static bool build_cast(fz_env *e, fz_pending *p, char *msg, size_t size) {
+  const fz_step *s = &p->s;
+  wgc_dtype st = (wgc_dtype)s->ta, dt = (wgc_dtype)s->tb;
+  size_t so = s->m && dref_bytes(st, 32) % 4 ? 2 : 0,
+         dof = s->k && dref_bytes(dt, 32) % 4 ? 2 : 0;
+  size_t sb = dref_bytes(st, s->n), db = dref_bytes(dt, s->n);
+  size_t sw = (so + sb + 3) / 4, dw = (dof + db + 3) / 4;
+  int S = fz_add_opnd(p, "src", sw, false, -1);
+  int O = fz_add_opnd(p, "dst", dw, true, -1);
+  fz_place(p);
+  bool floats = st == WGC_DTYPE_F32;
+  fz_fill_opnd(p, S, floats ? s->dist : FZ_DIST_BITS, floats ? s->mag : 1);
+  uint8_t *src = (uint8_t *)fz_in(p, 0, S);
+  if (dt == WGC_DTYPE_Q8_0 || dt == WGC_DTYPE_Q4_0)
+    unflush(src + so, st, s->n);
+  if (!fz_upload_all(e, p, msg, size))
+    return false;
+  bool zero = !s->n && s->nullptrs;
+  wgc_status stt[2];
+  for (int b = 0; b < 2; b++)
+    stt[b] = wgc_cast(e->ctx[b], ADDR(S, b) + (zero ? 0 : so), st,
+                      ADDR(O, b) + (zero ? 0 : dof), dt, s->n);
+  if (!fz_statuses(e, stt, WGC_OK, msg, size))
+    return false;
+  fz_want_alloc(p, dw);
+  fz_map_contiguous(p, 0, O, dw);
+  p->bits = mz((dw ? dw : 1) * sizeof(float));
+  memcpy(p->bits, fz_in(p, 0, O), dw * sizeof(float));
+  if (s->n)
+    dref_cast(src + so, st, (uint8_t *)p->bits + dof, dt, s->n);
+  return true;
+}
+
 bool fz_build_model(fz_env *e, fz_pending *p, char *msg, size_t size) {
   switch (p->s.kind) {
   case FZ_UNARY_P:
@@ -742,6 +795,8 @@ bool fz_build_model(fz_env *e, fz_pending *p, char *msg, size_t size) {
     return build_where(e, p, msg, size);
   case FZ_POOL:
     return build_pool(e, p, msg, size);
+  case FZ_CAST:
+    return build_cast(e, p, msg, size);
   default:
     snprintf(msg, size, "kind %d is not a model step", p->s.kind);
     return false;

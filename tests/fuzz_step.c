@@ -828,6 +828,7 @@ fz_pending *fz_issue(fz_env *e, const fz_step *s, fz_rng *r, char *msg,
   case FZ_GATHER:
   case FZ_WHERE:
   case FZ_POOL:
+  case FZ_CAST:
     ok = fz_build_model(e, p, msg, size);
     break;
   default:

@@ -480,3 +480,31 @@ TEST(cpu_split_memory) {
     case_end();
   }
 }
+
+/* Runs of whole blocks: f32 to Q4_0 (34 blocks) and f16 to bf16 (an odd
+ * count), bit for bit; the outputs are compared as floats over their
+ * bytes. */
+TEST(cpu_split_cast) {
+  wgc_context *ctx = test_ctx(WGC_BACKEND_CPU);
+  static const wgc_dtype pairs[][2] = {{WGC_DTYPE_F32, WGC_DTYPE_Q4_0},
+                                       {WGC_DTYPE_F16, WGC_DTYPE_BF16}};
+  static const size_t counts[] = {32 * 34, 1001};
+  for (int k = 0; k < 2; k++) {
+    if (!case_begin("split[cpu] cast(%s->%s,n=%zu)",
+                    wgc_dtype_name(pairs[k][0]), wgc_dtype_name(pairs[k][1]),
+                    counts[k]))
+      continue;
+    size_t n = counts[k], words = (n * 4 + 3) / 4; /* as many as f32 needs */
+    float *x = random_floats(words, 30 + k), *y1 = falloc(words),
+          *y2 = falloc(words);
+    cpu_work w = {.kind = CPU_WORK_CAST};
+    w.u.cast = (wgc_cast_args){.n = n,
+                               .src_type = pairs[k][0],
+                               .dst_type = pairs[k][1],
+                               .src = ref(x),
+                               .fn = "wgc_cast"};
+    compare_split(ctx, &w, &w.u.cast.dst, y1, y2, words, 0.0, 2);
+    free(x), free(y1), free(y2);
+    case_end();
+  }
+}

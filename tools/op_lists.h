@@ -19,6 +19,9 @@ typedef struct op_constant {
 static const op_constant reduce_ops[] = {WGC_REDUCE_OPS(OP_REDUCE_)};
 static const op_constant unary_ops[] = {WGC_UNARY_OPS(OP_UNARY_)};
 static const op_constant binary_ops[] = {WGC_BINARY_OPS(OP_BINARY_)};
+#define OP_DTYPE_(NAME, name, block, bytes) OP_CONSTANT_(DTYPE, NAME, name)
+static const op_constant dtypes[] = {WGC_DTYPES(OP_DTYPE_)};
+#undef OP_DTYPE_
 #undef OP_REDUCE_
 #undef OP_UNARY_
 #undef OP_BINARY_
@@ -29,5 +32,7 @@ _Static_assert(sizeof unary_ops / sizeof *unary_ops == WGC_UNARY_OP_COUNT,
                "one constant per unary op");
 _Static_assert(sizeof binary_ops / sizeof *binary_ops == WGC_BINARY_OP_COUNT,
                "one constant per binary op");
+_Static_assert(sizeof dtypes / sizeof *dtypes == WGC_DTYPE_COUNT,
+               "one constant per element type");
 
 #endif

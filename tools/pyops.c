@@ -124,15 +124,16 @@ static void write_py(FILE *out) {
           WGC_VERSION_PATCH);
   for (int i = 0; i < COUNT_(enums); i++)
     fprintf(out, "%s = %ld\n", enums[i].name, enums[i].value);
-  const op_constant *lists[] = {reduce_ops, unary_ops, binary_ops};
+  const op_constant *lists[] = {reduce_ops, unary_ops, binary_ops, dtypes};
   const int counts[] = {WGC_REDUCE_OP_COUNT, WGC_UNARY_OP_COUNT,
-                        WGC_BINARY_OP_COUNT};
-  for (int l = 0; l < 3; l++)
+                        WGC_BINARY_OP_COUNT, WGC_DTYPE_COUNT};
+  for (int l = 0; l < 4; l++)
     for (int i = 0; i < counts[l]; i++)
       fprintf(out, "%s = %d\n", lists[l][i].name, lists[l][i].value);
   write_table(out, "REDUCE_OPS", reduce_ops, WGC_REDUCE_OP_COUNT);
   write_table(out, "UNARY_OPS", unary_ops, WGC_UNARY_OP_COUNT);
   write_table(out, "BINARY_OPS", binary_ops, WGC_BINARY_OP_COUNT);
+  write_table(out, "DTYPES", dtypes, WGC_DTYPE_COUNT);
   /* status value -> its name without ERR_, as wgc_status_name gives it */
   fprintf(out, "STATUS_NAMES: dict[int, str] = {\n");
   for (int i = 0; i < COUNT_(statuses); i++)

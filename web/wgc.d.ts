@@ -31,10 +31,10 @@ export const ACTIVATION_NONE: 0, ACTIVATION_RELU: 1, ACTIVATION_GELU: 2,
   ACTIVATION_GELU_TANH: 3, ACTIVATION_SILU: 4;
 export const BIAS_PER_COLUMN: 0, BIAS_PER_ROW: 1;
 export const ROTARY_BSHD: 0, ROTARY_BHSD: 1;
-// REDUCE_*, UNARY_*, BINARY_* and the unions ReduceOp, UnaryOp, BinaryOp:
+// REDUCE_*, UNARY_*, BINARY_*, DTYPE_* and the unions ReduceOp, UnaryOp, BinaryOp, DType:
 // generated from wgc.h's op lists at build time (tools/jsops.c).
 export * from './ops.js';
-import type { ReduceOp, UnaryOp, BinaryOp } from './ops.js';
+import type { ReduceOp, UnaryOp, BinaryOp, DType } from './ops.js';
 
 export type Backend = 0 | 1 | 2;
 export type Layout = 0 | 1;
@@ -208,6 +208,11 @@ export interface Context {
    * an index outside [-shape[axis], shape[axis]) gives zeros. */
   gather(data: Ptr, shape: ArrayLike<number>, rank: number, axis: number,
          indices: Ptr, n_indices: number, output: Ptr): void;
+  /** n elements of src_type at src converted into dst_type at dst (any two
+   * types; n whole blocks for Q8_0 and Q4_0). Upload and download the
+   * bytes of 2-byte and block types through a Float32Array view of the
+   * same buffer (4-byte granularity). */
+  cast(src: Ptr, src_type: DType, dst: Ptr, dst_type: DType, n: number): void;
   softmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
   logSoftmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
   /** scale and bias 0n: ones and zeros. */

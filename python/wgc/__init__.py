@@ -14,12 +14,16 @@ constants are wgc.h's without the WGC_ prefix. Failures raise WgcError.
 from ._consts import *  # noqa: F401,F403  (generated from wgc.h)
 from ._consts import VERSION as __version__
 from ._core import (Context, DeviceArray, Future, WgcError, conv2d_output_size,
-                    pool2d_output_size, status_name, status_string, version)
+                    dequantize, dtype_block_size, dtype_bytes, dtype_name,
+                    pool2d_output_size, quantize, status_name, status_string,
+                    version)
 from ._descs import (AttentionDesc, AttentionStrides, Conv2dDesc, GemmEpilogue,
                      Pool2dDesc, RotaryDesc)
 
 __all__ = ["Context", "DeviceArray", "Future", "WgcError", "version",
            "status_name", "status_string",
-           "conv2d_output_size", "pool2d_output_size", "AttentionDesc",
+           "conv2d_output_size", "pool2d_output_size", "dtype_name",
+           "dtype_block_size", "dtype_bytes", "quantize", "dequantize",
+           "AttentionDesc",
            "AttentionStrides", "Conv2dDesc", "GemmEpilogue", "Pool2dDesc",
            "RotaryDesc"]

@@ -70,6 +70,52 @@ def _output_size(fn, cname, d, cls):
     return p.value, q.value
 
 
+def dtype_name(t):
+    """ "f32", "f16", ... (wgc_dtype_name)."""
+    return lib.wgc_dtype_name(t).decode()
+
+
+def dtype_block_size(t):
+    """Elements per block of type t: 32 for Q8_0 and Q4_0, else 1."""
+    return lib.wgc_dtype_block_size(t)
+
+
+def dtype_bytes(t, n):
+    """Bytes of n elements of type t (wgc_dtype_bytes)."""
+    out = size_t()
+    code = lib.wgc_dtype_bytes(t, n, ctypes.byref(out))
+    if code != _OK:
+        raise WgcError(_status_name(code), lib.wgc_last_error(None).decode(), code)
+    return out.value
+
+
+def quantize(x, dst_type):
+    """The float32 values of x converted to dst_type (wgc_quantize), as a
+    uint8 array of dtype_bytes(dst_type, x.size) bytes."""
+    x = np.ascontiguousarray(x, dtype=np.float32).ravel()
+    bytes_ = size_t()  # a bad type or count: quantize's own error below
+    lib.wgc_dtype_bytes(dst_type, x.size, ctypes.byref(bytes_))
+    out = np.zeros(max(bytes_.value, 1), np.uint8)
+    code = lib.wgc_quantize(x.ctypes.data, out.ctypes.data, dst_type, x.size)
+    if code != _OK:
+        raise WgcError(_status_name(code), lib.wgc_last_error(None).decode(), code)
+    return out[:bytes_.value]
+
+
+def dequantize(data, src_type, n):
+    """n elements of src_type held in the bytes of data, as float32
+    (wgc_dequantize)."""
+    raw = np.ascontiguousarray(data).view(np.uint8).ravel()
+    out = np.zeros(n, np.float32)
+    if raw.size < dtype_bytes(src_type, n):
+        raise WgcError(_INVALID, f"wgc_dequantize: src holds {raw.size} bytes, "
+                       f"fewer than {n} elements of {dtype_name(src_type)}")
+    code = lib.wgc_dequantize(raw.ctypes.data, src_type, out.ctypes.data, n)
+    if code != _OK:
+        raise WgcError(_status_name(code), lib.wgc_last_error(None).decode(), code)
+    return out
+
+
 def conv2d_output_size(d):
     """(p, q), the output's height and width (wgc_conv2d_output_size)."""
     return _output_size(lib.wgc_conv2d_output_size, "wgc_conv2d_output_size",

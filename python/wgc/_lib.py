@@ -67,6 +67,13 @@ _proto("wgc_conv2d_output_size", status_t, ctypes.c_void_p,
        ctypes.POINTER(size_t), ctypes.POINTER(size_t))
 _proto("wgc_pool2d_output_size", status_t, ctypes.c_void_p,
        ctypes.POINTER(size_t), ctypes.POINTER(size_t))
+_proto("wgc_dtype_name", ctypes.c_char_p, ctypes.c_int)
+_proto("wgc_dtype_block_size", size_t, ctypes.c_int)
+_proto("wgc_dtype_bytes", status_t, ctypes.c_int, size_t, ctypes.POINTER(size_t))
+_proto("wgc_quantize", status_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+       size_t)
+_proto("wgc_dequantize", status_t, ctypes.c_void_p, ctypes.c_int,
+       ctypes.c_void_p, size_t)
 
 # The operations, as "kind:name" lists in C argument order after the
 # context. Kinds: e an enum or int, z a size_t, f a float, p a device
@@ -101,6 +108,7 @@ OPS = {
         "d:d:RotaryDesc p:input p:position_ids p:cos_cache p:sin_cache p:output",
     "copy_strided": "p:dst a:dst_strides p:src a:src_strides s:shape",
     "gather": "p:data s:shape z:axis p:indices z:n_indices p:output",
+    "cast": "p:src e:src_type p:dst e:dst_type z:n",
 }
 
 _CTYPES = {"e": [ctypes.c_int], "z": [size_t], "f": [ctypes.c_float],

@@ -206,9 +206,11 @@ static wgc_status wg_alloc(wgc_context *ctx, size_t bytes, void **out) {
   wg_mem *m = calloc(1, sizeof *m);
   if (!m)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "wgc_alloc: out of memory");
-  m->size = bytes;
+  /* whole words: a kernel writing 2-byte elements (wgc_cast) binds the
+   * word holding an allocation's last bytes */
+  m->size = (bytes + 3) & ~(uint64_t)3;
   wgc_status s =
-      wg_buffer_new(ctx, "wgc_alloc", bytes,
+      wg_buffer_new(ctx, "wgc_alloc", m->size,
                     GPU_USAGE_STORAGE | GPU_USAGE_COPY_SRC | GPU_USAGE_COPY_DST,
                     "device memory", &m->buffer);
   if (s != WGC_OK) {

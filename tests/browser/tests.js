@@ -619,6 +619,14 @@ function sameBits(got, want, what) {
       throw new Error(`${what}[${i}] = ${got[i]} (0x${g[i].toString(16)}), want ${want[i]} (0x${w[i].toString(16)})`);
 }
 
+// The bits of two Float32Arrays, one after the other.
+function joinBits(a, b) {
+  const out = new Float32Array(a.length + b.length), u = new Uint32Array(out.buffer);
+  u.set(new Uint32Array(a.buffer, a.byteOffset, a.length));
+  u.set(new Uint32Array(b.buffer, b.byteOffset, b.length), a.length);
+  return out;
+}
+
 async function bothExact(body, want) {
   const [g, c] = await both(body);
   sameBits(g, want, 'webgpu');
@@ -659,6 +667,39 @@ async function movementTests() {
       ctx.gather(t, [V, E], 2, 0, i, idx.length, o);
       return ctx.download(o, want.length);
     }, want);
+  });
+  await test('cast: a context casts f32 to f16 at a 2-byte offset and back, Q8_0 round trip, rejected', async () => {
+    // f16 bits of: 1, 1/3, 65504, 65520 (inf), 2^-24 (least subnormal),
+    // 2^-25 (a tie: 0), -0, NaN with payload bit 13 only (quiet bit set)
+    const X = Float32Array.from([1, 1 / 3, 65504, 65520, 2 ** -24, 2 ** -25, -0, 0]);
+    new Uint32Array(X.buffer)[7] = 0x7f802000;
+    const halves = [0x3c00, 0x3555, 0x7bff, 0x7c00, 0x0001, 0x0000, 0x8000, 0x7c01];
+    const want = new Float32Array(5), back = new Float32Array(8);
+    const wh = new Uint16Array(want.buffer);
+    wh[0] = 0xa5a5; // the half before dst keeps its bytes
+    halves.forEach((h, i) => { wh[1 + i] = h; });
+    wh[9] = 0xa5a5;
+    [1, 1365 / 4096, 65504, Infinity, 2 ** -24, 0, -0].forEach((v, i) => { back[i] = v; });
+    new Uint32Array(back.buffer)[7] = 0x7f802000;
+    const B = Float32Array.from({ length: 64 }, (_, i) => Math.sin(i) * 3);
+    await bothExact(async (ctx) => {
+      const x = put(ctx, X), h = ctx.alloc(20), y = ctx.alloc(32), q = ctx.alloc(68), z = ctx.alloc(256);
+      ctx.upload(h, new Float32Array(new Uint32Array(5).fill(0xa5a5a5a5).buffer));
+      ctx.cast(x, W.DTYPE_F32, h + 2n, W.DTYPE_F16, 8);
+      ctx.cast(h + 2n, W.DTYPE_F16, y, W.DTYPE_F32, 8);
+      ctx.cast(put(ctx, B), W.DTYPE_F32, q, W.DTYPE_Q8_0, 64);
+      ctx.cast(q, W.DTYPE_Q8_0, z, W.DTYPE_F32, 64);
+      const [hb, yb, zb] = [await ctx.download(h, 5), await ctx.download(y, 8), await ctx.download(z, 64)];
+      for (let i = 0; i < 64; i++) {
+        const amax = Math.max(...B.slice(i & ~31, (i & ~31) + 32).map(Math.abs));
+        check(Math.abs(zb[i] - B[i]) <= amax / 127 * 0.51, `q8_0 element ${i}: ${zb[i]} for ${B[i]}`);
+      }
+      await rejects(() => ctx.cast(x + 2n, W.DTYPE_F32, y, W.DTYPE_F16, 2), 'INVALID_ARGUMENT',
+        'wgc_cast', ['src', 'f32']);
+      await rejects(() => ctx.cast(x, W.DTYPE_F32, q, W.DTYPE_Q4_0, 31), 'INVALID_ARGUMENT',
+        'wgc_cast', ['dst', 'q4_0']);
+      return joinBits(hb, yb); // bit for bit: no NaN passes through a JS number
+    }, joinBits(want, back));
   });
   await test('where: cond [3,1] a [2,3,4] b [4], NaN true and -0 false', async () => {
     const C = Float32Array.from([NaN, -0, 0.5]), A = randoms(24), Bv = randoms(4, 5, 6);
@@ -729,7 +770,7 @@ async function opConstantsMatch() {
     check(W[name] === value, `${name} is ${W[name]} in wgc.js, ${value} in wgc.h`);
   }
   check(inC.size > 0, 'the wasm module lists no ops');
-  const extra = Object.keys(W).filter((k) => /^(REDUCE|UNARY|BINARY)_/.test(k) && !inC.has(k));
+  const extra = Object.keys(W).filter((k) => /^(REDUCE|UNARY|BINARY|DTYPE)_/.test(k) && !inC.has(k));
   check(extra.length === 0, `wgc.js exports ${extra.join(', ')}, which wgc.h does not list`);
 }
 

@@ -1,0 +1,161 @@
+// Element types on the bits, shared by the kernels that read or write f16,
+// bf16, Q8_0 and Q4_0 through u32 words (WGSL has no 8- or 16-bit storage
+// and this build does not request shader-f16). Everything is integer
+// arithmetic on the bit patterns, so the results match the CPU backend's
+// (src/dtype.c) bit for bit whatever the device does with subnormals and
+// NaNs: unpack2x16float is not used, since WGSL lets it flush f16
+// subnormals, and arithmetic may drop NaN payloads. Type ids follow
+// wgc.h's WGC_DTYPES order (checked in src/webgpu/cast.c).
+
+const T_F32 = 0u;
+const T_F16 = 1u;
+const T_BF16 = 2u;
+const T_I32 = 3u;
+const T_Q8_0 = 4u;
+const T_Q4_0 = 5u;
+
+fn dt_is_nan(b: u32) -> bool { return (b & 0x7fffffffu) > 0x7f800000u; }
+
+// f16 bits -> f32 bits, exact (NaN payloads kept: shifted up).
+fn dt_f16_to_f32(h: u32) -> u32 {
+  let sign = (h & 0x8000u) << 16u;
+  let e = (h >> 10u) & 31u;
+  let m = h & 0x3ffu;
+  if (e == 31u) { return sign | 0x7f800000u | (m << 13u); }
+  if (e != 0u) { return sign | ((e + 112u) << 23u) | (m << 13u); }
+  if (m == 0u) { return sign; }
+  // subnormal m * 2^-24: normalise so m's top bit is the implicit one
+  let top = firstLeadingBit(m); // 0..9
+  let frac = (m << (23u - top)) & 0x7fffffu;
+  return sign | ((top + 103u) << 23u) | frac;
+}
+
+fn dt_bf16_to_f32(h: u32) -> u32 { return h << 16u; }
+
+// f32 bits -> f16 bits, rounded to nearest even; overflow gives inf,
+// subnormals are kept; a NaN keeps its sign and payload bits 22..13 (the
+// quiet bit set where those are all zero).
+fn dt_f32_to_f16(b: u32) -> u32 {
+  let sign = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) {
+    var frac = (a & 0x7fffffu) >> 13u;
+    if (frac == 0u) { frac = 0x200u; }
+    return sign | 0x7c00u | frac;
+  }
+  if (a >= 0x477ff000u) { return sign | 0x7c00u; } // >= 65520: inf
+  if (a >= 0x38800000u) { // normal in f16
+    let keep = (((a >> 23u) - 112u) << 10u) | ((a >> 13u) & 0x3ffu);
+    let rem = a & 0x1fffu;
+    let up = rem > 0x1000u || (rem == 0x1000u && (keep & 1u) != 0u);
+    return sign | (keep + select(0u, 1u, up));
+  }
+  if (a <= 0x33000000u) { return sign; } // <= 2^-25: rounds to 0
+  let m = (a & 0x7fffffu) | 0x800000u;
+  let sh = 126u - (a >> 23u); // 14..24
+  let keep = m >> sh;
+  let rem = m & ((1u << sh) - 1u);
+  let half = 1u << (sh - 1u);
+  let up = rem > half || (rem == half && (keep & 1u) != 0u);
+  return sign | (keep + select(0u, 1u, up));
+}
+
+// f32 bits -> bf16 bits, as dt_f32_to_f16 (NaN keeps payload bits 22..16).
+fn dt_f32_to_bf16(b: u32) -> u32 {
+  let sign = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) {
+    var frac = (a & 0x7fffffu) >> 16u;
+    if (frac == 0u) { frac = 0x40u; }
+    return sign | 0x7f80u | frac;
+  }
+  let keep = a >> 16u;
+  let rem = a & 0xffffu;
+  let up = rem > 0x8000u || (rem == 0x8000u && (keep & 1u) != 0u);
+  return sign | (keep + select(0u, 1u, up));
+}
+
+// f32 bits -> i32: toward zero, saturating, NaN 0.
+fn dt_f32_to_i32(b: u32) -> u32 {
+  let a = b & 0x7fffffffu;
+  let neg = (b >> 31u) != 0u;
+  if (a > 0x7f800000u) { return 0u; }
+  let e = a >> 23u;
+  if (e < 127u) { return 0u; }
+  if (e >= 158u) { return select(0x7fffffffu, 0x80000000u, neg); }
+  let m = (a & 0x7fffffu) | 0x800000u;
+  var v = m >> (150u - min(e, 150u));
+  if (e > 150u) { v = m << (e - 150u); }
+  return select(v, 0u - v, neg);
+}
+
+// i32 (as u32 bits) -> f32 bits: rounded to nearest even, or to odd (odd:
+// then a second rounding to f16 or bf16 is as one rounding of the integer).
+fn dt_i32_to_f32(w: u32, odd: bool) -> u32 {
+  if (w == 0u) { return 0u; }
+  let neg = (w >> 31u) != 0u;
+  let mu = select(w, 0u - w, neg);
+  let top = firstLeadingBit(mu); // 0..31
+  var keep: u32;
+  if (top <= 23u) {
+    keep = mu << (23u - top);
+  } else {
+    let sh = top - 23u;
+    keep = mu >> sh;
+    let rem = mu & ((1u << sh) - 1u);
+    if (odd) {
+      keep = keep | select(0u, 1u, rem != 0u);
+    } else {
+      let half = 1u << (sh - 1u);
+      let up = rem > half || (rem == half && (keep & 1u) != 0u);
+      keep = keep + select(0u, 1u, up);
+    }
+  }
+  return select(0u, 0x80000000u, neg) | (((top + 126u) << 23u) + keep);
+}
+
+// The significand (with its implicit bit, normalised to bit 23) and
+// unbiased exponent of a finite non-zero f32 magnitude.
+fn dt_unpack(a: u32) -> vec2<i32> {
+  let e = a >> 23u;
+  if (e != 0u) { return vec2<i32>(i32((a & 0x7fffffu) | 0x800000u), i32(e) - 127); }
+  let top = firstLeadingBit(a);
+  return vec2<i32>(i32(a << (23u - top)), i32(top) - 149);
+}
+
+// a / b on f32 bits, correctly rounded to nearest even (WGSL's division
+// is only within 2.5 ulp), subnormal results kept: for finite a and
+// non-zero finite b. Long division on the significands.
+fn dt_div(a: u32, b: u32) -> u32 {
+  let sign = (a ^ b) & 0x80000000u;
+  let aa = a & 0x7fffffffu;
+  if (aa == 0u) { return sign; }
+  let ua = dt_unpack(aa);
+  let ub = dt_unpack(b & 0x7fffffffu);
+  var r = u32(ua.x);
+  let mb = u32(ub.x);
+  var e = ua.y - ub.y;
+  if (r < mb) { r = r << 1u; e = e - 1; }
+  var q = 0u; // 26 bits: 1.xxx with 25 fraction bits
+  for (var i = 0u; i < 26u; i++) {
+    q = q << 1u;
+    if (r >= mb) { r = r - mb; q = q | 1u; }
+    r = r << 1u;
+  }
+  let sticky = r != 0u;
+  if (e > 127) { return sign | 0x7f800000u; }
+  var sh = 2u;
+  if (e < -126) {
+    let extra = u32(-126 - e);
+    if (extra > 24u) { return sign; }
+    sh = sh + extra;
+  }
+  let keep = q >> sh;
+  let rem = q & ((1u << sh) - 1u);
+  let half = 1u << (sh - 1u);
+  let up = rem > half || (rem == half && (sticky || (keep & 1u) != 0u));
+  let m = keep + select(0u, 1u, up);
+  if (e < -126) { return sign | m; } // subnormal (or the least normal)
+  let bits = (u32(e + 126) << 23u) + m;
+  return sign | min(bits, 0x7f800000u);
+}

@@ -1,0 +1,341 @@
+/* Element types: names and sizes, the host conversions, and the element
+ * conversions the CPU backend's wgc_cast runs (dtype.h). Values pass
+ * through double, which holds every f32, f16, bf16, i32 and dequantized
+ * value exactly, so each conversion rounds once; NaNs travel as their f32
+ * bits, since double arithmetic would not keep their payloads. */
+#include "dtype.h"
+
+#include "internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define QK 32 /* elements per Q8_0 and Q4_0 block */
+
+#define DTYPE_BLOCK_(NAME, name, block, bytes) block,
+static const size_t dtype_blocks[] = {WGC_DTYPES(DTYPE_BLOCK_)};
+#define DTYPE_BYTES_(NAME, name, block, bytes) bytes,
+static const size_t dtype_bytes[] = {WGC_DTYPES(DTYPE_BYTES_)};
+#define DTYPE_NAME_(NAME, name, block, bytes) #name,
+static const char *const dtype_names[] = {WGC_DTYPES(DTYPE_NAME_)};
+_Static_assert(sizeof dtype_blocks / sizeof *dtype_blocks == WGC_DTYPE_COUNT &&
+                   sizeof dtype_names / sizeof *dtype_names == WGC_DTYPE_COUNT,
+               "one entry per dtype");
+_Static_assert(WGC_DTYPE_F32 == 0, "a zeroed type field means f32");
+
+bool wgc_dtype_valid(wgc_dtype t) { return (unsigned)t < WGC_DTYPE_COUNT; }
+size_t wgc_dtype_block(wgc_dtype t) { return dtype_blocks[t]; }
+size_t wgc_dtype_block_bytes(wgc_dtype t) { return dtype_bytes[t]; }
+
+const char *wgc_dtype_name(wgc_dtype t) {
+  return wgc_dtype_valid(t) ? dtype_names[t] : "unknown dtype";
+}
+
+size_t wgc_dtype_block_size(wgc_dtype t) {
+  return wgc_dtype_valid(t) ? dtype_blocks[t] : 0;
+}
+
+wgc_status wgc_dtype_bytes(wgc_dtype t, size_t n, size_t *bytes) {
+  const char *fn = "wgc_dtype_bytes";
+  if (!bytes)
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", fn);
+  if (!wgc_dtype_valid(t))
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: t %d is not a wgc_dtype", fn, (int)t);
+  if (n % dtype_blocks[t])
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: n %zu is not a whole number of %s blocks (%zu "
+                    "elements)",
+                    fn, n, dtype_names[t], dtype_blocks[t]);
+  if (n / dtype_blocks[t] > SIZE_MAX / dtype_bytes[t])
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: n %zu elements of %s overflow a size_t", fn, n,
+                    dtype_names[t]);
+  *bytes = n / dtype_blocks[t] * dtype_bytes[t];
+  return WGC_OK;
+}
+
+/* ---- scalar conversions --------------------------------------------------
+ */
+
+typedef struct elem {
+  double v;     /* the value, when nan is 0 */
+  uint32_t nan; /* a NaN's f32 bits, else 0 */
+} elem;
+
+static uint32_t f32_bits(float f) {
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  return b;
+}
+static float f32_from(uint32_t b) {
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+static bool bits_nan(uint32_t b) { return (b & 0x7fffffffu) > 0x7f800000u; }
+
+/* |x| (not NaN) rounded once, to nearest even, into a binary format of
+ * mant fraction bits and exponents emin..emax (bias emax): its bits
+ * without the sign. Overflow gives infinity; subnormals are kept. */
+static uint32_t round_format(double a, int mant, int emin, int emax) {
+  uint32_t inf = (uint32_t)(2 * emax + 1) << mant;
+  if (isinf(a))
+    return inf;
+  if (a < ldexp(1.0, emin)) /* subnormal: m = 2^mant is the least normal */
+    return (uint32_t)nearbyint(ldexp(a, mant - emin));
+  int k;
+  frexp(a, &k);
+  int e = k - 1;
+  double m = nearbyint(ldexp(a, mant - e)); /* in [2^mant, 2^(mant+1)] */
+  if (m == ldexp(1.0, mant + 1)) {
+    m /= 2;
+    e++;
+  }
+  if (e > emax)
+    return inf;
+  return ((uint32_t)(e + emax) << mant) | ((uint32_t)m - (1u << mant));
+}
+
+/* A NaN's f32 bits narrowed to a format of mant fraction bits: the sign
+ * and the top payload bits; the quiet bit where none of those is set. */
+static uint32_t narrow_nan(uint32_t b, int mant, int exp_bits) {
+  uint32_t frac = (b & 0x7fffffu) >> (23 - mant);
+  if (!frac)
+    frac = 1u << (mant - 1);
+  uint32_t sign = (b >> 31) << (mant + exp_bits);
+  return sign | (((1u << exp_bits) - 1) << mant) | frac;
+}
+
+static uint16_t narrow(elem x, int mant, int emin, int emax, int exp_bits) {
+  if (x.nan)
+    return (uint16_t)narrow_nan(x.nan, mant, exp_bits);
+  uint32_t sign = signbit(x.v) ? 1u << (mant + exp_bits) : 0;
+  return (uint16_t)(sign | round_format(fabs(x.v), mant, emin, emax));
+}
+
+static elem elem_f32(uint32_t b) {
+  return bits_nan(b) ? (elem){0, b} : (elem){(double)f32_from(b), 0};
+}
+
+uint16_t wgc_f32_to_f16(uint32_t b) {
+  return narrow(elem_f32(b), 10, -14, 15, 5);
+}
+uint16_t wgc_f32_to_bf16(uint32_t b) {
+  return narrow(elem_f32(b), 7, -126, 127, 8);
+}
+
+uint32_t wgc_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31u,
+           m = h & 0x3ffu;
+  if (e == 31)
+    return sign | 0x7f800000u | (m << 13);
+  if (e == 0) /* zero or subnormal: m * 2^-24, exact in f32 */
+    return sign | f32_bits((float)m * 0x1p-24f);
+  return sign | ((e + 112) << 23) | (m << 13);
+}
+
+static uint32_t elem_to_f32(elem x) {
+  return x.nan ? x.nan : f32_bits((float)x.v);
+}
+
+static int32_t elem_to_i32(elem x) {
+  if (x.nan)
+    return 0;
+  double t = trunc(x.v);
+  if (t >= 2147483647.0)
+    return INT32_MAX;
+  if (t <= -2147483648.0)
+    return INT32_MIN;
+  return (int32_t)t;
+}
+
+/* ---- blocks ---------------------------------------------------------------
+ */
+
+/* ggml's quant of t = x*id, with what ggml leaves undefined (1/d
+ * overflowing for tiny blocks) given IEEE infinities: NaN (0*inf) counts
+ * as 0, beyond the range saturates. */
+static int8_t quant8(float t) {
+  if (isnan(t))
+    t = 0;
+  float r = roundf(t);
+  return (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
+}
+static uint8_t quant4(float t) {
+  if (isnan(t))
+    t = 0;
+  float u = t + 8.5f;
+  if (!(u >= 0))
+    u = 0;
+  if (u > 15)
+    u = 15;
+  return (uint8_t)u;
+}
+
+/* One block of 32 f32 values quantized into out (34 or 18 bytes). */
+static void quantize_block(const float *x, wgc_dtype t, uint8_t *out) {
+  bool finite = true;
+  float amax = 0, max = 0;
+  for (int j = 0; j < QK; j++) {
+    float v = x[j], av = fabsf(v);
+    finite = finite && isfinite(v);
+    if (t == WGC_DTYPE_Q8_0) {
+      amax = amax > av ? amax : av; /* ggml's MAX */
+    } else if (amax < av) {
+      amax = av;
+      max = v;
+    }
+  }
+  uint16_t d16;
+  float id = 0;
+  if (!finite) {
+    d16 = 0x7e00;
+  } else {
+    float d = t == WGC_DTYPE_Q8_0 ? amax / 127 : max / -8;
+    id = d != 0 ? 1.0f / d : 0.0f;
+    d16 = wgc_f32_to_f16(f32_bits(d));
+  }
+  memcpy(out, &d16, 2);
+  if (t == WGC_DTYPE_Q8_0) {
+    for (int j = 0; j < QK; j++)
+      out[2 + j] = (uint8_t)(finite ? quant8(x[j] * id) : 0);
+  } else {
+    for (int j = 0; j < QK / 2; j++)
+      out[2 + j] =
+          finite
+              ? (uint8_t)(quant4(x[j] * id) | quant4(x[j + QK / 2] * id) << 4)
+              : 0x88;
+  }
+}
+
+static void dequantize_block(const uint8_t *in, wgc_dtype t, elem *y) {
+  uint16_t d16;
+  memcpy(&d16, in, 2);
+  uint32_t db = wgc_f16_to_f32(d16);
+  double d = (double)f32_from(db);
+  for (int j = 0; j < QK; j++) {
+    int q = t == WGC_DTYPE_Q8_0
+                ? (int8_t)in[2 + j]
+                : (j < QK / 2 ? in[2 + j] & 15 : in[2 + j - QK / 2] >> 4) - 8;
+    if (bits_nan(db))
+      y[j] = (elem){0, db};
+    else if (isinf(d) && q == 0)
+      y[j] = (elem){0, 0x7fc00000u};
+    else
+      y[j] = (elem){d * q, 0}; /* exact: 11 bits times 8 */
+  }
+}
+
+/* ---- buffers --------------------------------------------------------------
+ */
+
+/* Elements [i, i + n) of src, n <= QK and whole blocks of st. */
+static void load(const uint8_t *src, wgc_dtype st, size_t i, size_t n,
+                 elem *x) {
+  switch (st) {
+  case WGC_DTYPE_F32:
+  case WGC_DTYPE_I32:
+    for (size_t j = 0; j < n; j++) {
+      uint32_t b;
+      memcpy(&b, src + 4 * (i + j), 4);
+      x[j] = st == WGC_DTYPE_I32 ? (elem){(double)(int32_t)b, 0} : elem_f32(b);
+    }
+    return;
+  case WGC_DTYPE_F16:
+  case WGC_DTYPE_BF16:
+    for (size_t j = 0; j < n; j++) {
+      uint16_t h;
+      memcpy(&h, src + 2 * (i + j), 2);
+      x[j] =
+          elem_f32(st == WGC_DTYPE_F16 ? wgc_f16_to_f32(h) : (uint32_t)h << 16);
+    }
+    return;
+  case WGC_DTYPE_Q8_0:
+  case WGC_DTYPE_Q4_0:
+    dequantize_block(src + i / QK * dtype_bytes[st], st, x);
+    return;
+  }
+}
+
+static void store(uint8_t *dst, wgc_dtype dt, size_t i, size_t n,
+                  const elem *x) {
+  switch (dt) {
+  case WGC_DTYPE_F32:
+  case WGC_DTYPE_I32:
+    for (size_t j = 0; j < n; j++) {
+      uint32_t b =
+          dt == WGC_DTYPE_F32 ? elem_to_f32(x[j]) : (uint32_t)elem_to_i32(x[j]);
+      memcpy(dst + 4 * (i + j), &b, 4);
+    }
+    return;
+  case WGC_DTYPE_F16:
+  case WGC_DTYPE_BF16:
+    for (size_t j = 0; j < n; j++) {
+      uint16_t h = dt == WGC_DTYPE_F16 ? narrow(x[j], 10, -14, 15, 5)
+                                       : narrow(x[j], 7, -126, 127, 8);
+      memcpy(dst + 2 * (i + j), &h, 2);
+    }
+    return;
+  case WGC_DTYPE_Q8_0:
+  case WGC_DTYPE_Q4_0: {
+    float f[QK]; /* ggml quantizes f32 values */
+    for (size_t j = 0; j < QK; j++)
+      f[j] = f32_from(elem_to_f32(x[j]));
+    quantize_block(f, dt, dst + i / QK * dtype_bytes[dt]);
+    return;
+  }
+  }
+}
+
+void wgc_dtype_convert(const void *src, wgc_dtype st, void *dst, wgc_dtype dt,
+                       size_t i0, size_t n) {
+  if (st == dt) { /* an exact copy, whole blocks */
+    size_t b = dtype_bytes[st], k = dtype_blocks[st];
+    memcpy((uint8_t *)dst + i0 / k * b, (const uint8_t *)src + i0 / k * b,
+           n / k * b);
+    return;
+  }
+  elem x[QK];
+  for (size_t i = i0; i < i0 + n; i += QK) {
+    size_t m = i0 + n - i < QK ? i0 + n - i : QK;
+    load(src, st, i, m, x);
+    store(dst, dt, i, m, x);
+  }
+}
+
+/* ---- host helpers ---------------------------------------------------------
+ */
+
+static wgc_status host_check(const char *fn, const void *src, const void *dst,
+                             const char *tparam, wgc_dtype t, size_t n) {
+  if (!wgc_dtype_valid(t))
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s %d is not a wgc_dtype", fn, tparam, (int)t);
+  if (n % dtype_blocks[t])
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: n %zu is not a whole number of %s %s blocks (%zu "
+                    "elements)",
+                    fn, n, tparam, dtype_names[t], dtype_blocks[t]);
+  if (n && (!src || !dst))
+    return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                    src ? "dst" : "src");
+  return WGC_OK;
+}
+
+wgc_status wgc_quantize(const float *src, void *dst, wgc_dtype dst_type,
+                        size_t n) {
+  wgc_status s = host_check("wgc_quantize", src, dst, "dst_type", dst_type, n);
+  if (s == WGC_OK && n)
+    wgc_dtype_convert(src, WGC_DTYPE_F32, dst, dst_type, 0, n);
+  return s;
+}
+
+wgc_status wgc_dequantize(const void *src, wgc_dtype src_type, float *dst,
+                          size_t n) {
+  wgc_status s =
+      host_check("wgc_dequantize", src, dst, "src_type", src_type, n);
+  if (s == WGC_OK && n)
+    wgc_dtype_convert(src, src_type, dst, WGC_DTYPE_F32, 0, n);
+  return s;
+}

@@ -1,0 +1,29 @@
+/* Element conversions shared by the host helpers (dtype.c) and the CPU
+ * backend's wgc_cast (cpu/cast.c): the reference the WebGPU kernels
+ * (kernels/dtype.wgsl, cast.wgsl) reproduce bit for bit. */
+#ifndef WGC_DTYPE_H
+#define WGC_DTYPE_H
+
+#include "wgc.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Elements per block and bytes per block of a valid type. */
+size_t wgc_dtype_block(wgc_dtype t);
+size_t wgc_dtype_block_bytes(wgc_dtype t);
+bool wgc_dtype_valid(wgc_dtype t);
+
+/* Converts elements [i0, i0 + n) of src (type st) into the same elements
+ * of dst (type dt); i0 and n are whole blocks of both types. src and dst
+ * point at element 0 and may be unaligned. */
+void wgc_dtype_convert(const void *src, wgc_dtype st, void *dst, wgc_dtype dt,
+                       size_t i0, size_t n);
+
+/* Scalar conversions on the bits (see wgc_cast in wgc.h). */
+uint16_t wgc_f32_to_f16(uint32_t f32_bits);
+uint16_t wgc_f32_to_bf16(uint32_t f32_bits);
+uint32_t wgc_f16_to_f32(uint16_t h);
+
+#endif
