@@ -855,8 +855,8 @@ WGC_API wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data,
 
 /* ---- Element types ------------------------------------------------------
  * Memory is untyped bytes; an operand's element type is given at the call.
- * X(NAME, name, block, bytes): the types in enum order, with the elements
- * of one block and its bytes (block 1 for the scalar types).
+ * X(NAME, name): the types in enum order; each block's elements and bytes
+ * follow the list (block 1 for the scalar types).
  *   F32   IEEE binary32 (the default: a zeroed type field means f32)
  *   F16   IEEE binary16
  *   BF16  bfloat16, the upper half of an f32
@@ -873,20 +873,31 @@ WGC_API wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data,
  * blocks. Transfers keep their 4-byte granularity, so an odd count of
  * 2-byte values travels with its padding. */
 #define WGC_DTYPES(X)                                                          \
-  X(F32, f32, 1, 4)                                                            \
-  X(F16, f16, 1, 2)                                                            \
-  X(BF16, bf16, 1, 2)                                                          \
-  X(I32, i32, 1, 4)                                                            \
-  X(Q8_0, q8_0, 32, 34)                                                        \
-  X(Q4_0, q4_0, 32, 18)
+  X(F32, f32) X(F16, f16) X(BF16, bf16) X(I32, i32) X(Q8_0, q8_0) X(Q4_0, q4_0)
+
+/* Each type's block: WGC_DTYPE_BLOCK_<NAME> elements in
+ * WGC_DTYPE_BLOCK_BYTES_<NAME> bytes, so that an X(NAME, name) over the
+ * list reaches them by name (WGC_DTYPE_BLOCK_##NAME). */
+#define WGC_DTYPE_BLOCK_F32 1
+#define WGC_DTYPE_BLOCK_BYTES_F32 4
+#define WGC_DTYPE_BLOCK_F16 1
+#define WGC_DTYPE_BLOCK_BYTES_F16 2
+#define WGC_DTYPE_BLOCK_BF16 1
+#define WGC_DTYPE_BLOCK_BYTES_BF16 2
+#define WGC_DTYPE_BLOCK_I32 1
+#define WGC_DTYPE_BLOCK_BYTES_I32 4
+#define WGC_DTYPE_BLOCK_Q8_0 32
+#define WGC_DTYPE_BLOCK_BYTES_Q8_0 34
+#define WGC_DTYPE_BLOCK_Q4_0 32
+#define WGC_DTYPE_BLOCK_BYTES_Q4_0 18
 
 typedef enum wgc_dtype {
-#define WGC_DTYPE_ENUM_(NAME, name, block, bytes) WGC_DTYPE_##NAME,
+#define WGC_DTYPE_ENUM_(NAME, name) WGC_DTYPE_##NAME,
   WGC_DTYPES(WGC_DTYPE_ENUM_)
 #undef WGC_DTYPE_ENUM_
 } wgc_dtype;
 
-#define WGC_DTYPE_COUNT_(NAME, name, block, bytes) +1
+#define WGC_DTYPE_COUNT_(NAME, name) +1
 enum { WGC_DTYPE_COUNT = 0 WGC_DTYPES(WGC_DTYPE_COUNT_) };
 #undef WGC_DTYPE_COUNT_
 

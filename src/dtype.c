@@ -12,11 +12,11 @@
 
 #define QK 32 /* elements per Q8_0 and Q4_0 block */
 
-#define DTYPE_BLOCK_(NAME, name, block, bytes) block,
+#define DTYPE_BLOCK_(NAME, name) WGC_DTYPE_BLOCK_##NAME,
 static const size_t dtype_blocks[] = {WGC_DTYPES(DTYPE_BLOCK_)};
-#define DTYPE_BYTES_(NAME, name, block, bytes) bytes,
+#define DTYPE_BYTES_(NAME, name) WGC_DTYPE_BLOCK_BYTES_##NAME,
 static const size_t dtype_bytes[] = {WGC_DTYPES(DTYPE_BYTES_)};
-#define DTYPE_NAME_(NAME, name, block, bytes) #name,
+#define DTYPE_NAME_(NAME, name) #name,
 static const char *const dtype_names[] = {WGC_DTYPES(DTYPE_NAME_)};
 _Static_assert(sizeof dtype_blocks / sizeof *dtype_blocks == WGC_DTYPE_COUNT &&
                    sizeof dtype_names / sizeof *dtype_names == WGC_DTYPE_COUNT,

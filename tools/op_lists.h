@@ -19,7 +19,7 @@ typedef struct op_constant {
 static const op_constant reduce_ops[] = {WGC_REDUCE_OPS(OP_REDUCE_)};
 static const op_constant unary_ops[] = {WGC_UNARY_OPS(OP_UNARY_)};
 static const op_constant binary_ops[] = {WGC_BINARY_OPS(OP_BINARY_)};
-#define OP_DTYPE_(NAME, name, block, bytes) OP_CONSTANT_(DTYPE, NAME, name)
+#define OP_DTYPE_(NAME, name) OP_CONSTANT_(DTYPE, NAME, name)
 static const op_constant dtypes[] = {WGC_DTYPES(OP_DTYPE_)};
 #undef OP_DTYPE_
 #undef OP_REDUCE_

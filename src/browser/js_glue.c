@@ -60,7 +60,7 @@ static const op_constant op_constants[] = {
 #define OP_REDUCE_(NAME, name) {"REDUCE_" #NAME, WGC_REDUCE_##NAME},
 #define OP_UNARY_(NAME, name) {"UNARY_" #NAME, WGC_UNARY_##NAME},
 #define OP_BINARY_(NAME, name) {"BINARY_" #NAME, WGC_BINARY_##NAME},
-#define OP_DTYPE_(NAME, name, block, bytes) {"DTYPE_" #NAME, WGC_DTYPE_##NAME},
+#define OP_DTYPE_(NAME, name) {"DTYPE_" #NAME, WGC_DTYPE_##NAME},
     WGC_REDUCE_OPS(OP_REDUCE_) WGC_UNARY_OPS(OP_UNARY_)
         WGC_BINARY_OPS(OP_BINARY_) WGC_DTYPES(OP_DTYPE_)
 #undef OP_REDUCE_
