@@ -4,6 +4,9 @@
 // BigInt, sizes are numbers (below 2^32: size_t is 32 bits on wasm32), descs
 // are plain objects with the C field names (missing fields are 0).
 
+/** Float16Array where the host has it (typed loosely for older lib files). */
+export type Float16ArrayLike = ArrayLike<number> & ArrayBufferView;
+
 /** A device address: an allocation's base plus a byte offset; 0n is null. */
 export type Ptr = bigint;
 /** Status names as in C without WGC_ and ERR_: "INVALID_ARGUMENT", ... */
@@ -35,6 +38,7 @@ export const ROTARY_BSHD: 0, ROTARY_BHSD: 1;
 // generated from wgc.h's op lists at build time (tools/jsops.c).
 export * from './ops.js';
 import type { ReduceOp, UnaryOp, BinaryOp, DType } from './ops.js';
+import type { DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_I32, DTYPE_Q8_0, DTYPE_Q4_0 } from './ops.js';
 
 export type Backend = 0 | 1 | 2;
 export type Layout = 0 | 1;
@@ -148,13 +152,24 @@ export interface Context {
   free(base: Ptr): void;
   /** Copies data (its bytes) to dst. */
   upload(dst: Ptr, data: Float32Array | ArrayBufferView | ArrayBuffer): void;
-  /** count floats at src, once the work issued before has run. */
-  download(src: Ptr, count: number): Promise<Float32Array>;
+  /** count elements of dtype (default DTYPE_F32) at src, once the work
+   * issued before has run: Float32Array, Int32Array (DTYPE_I32),
+   * Float16Array for DTYPE_F16 where the host has it, else Uint16Array (the
+   * bits; always for DTYPE_BF16), Uint8Array of whole blocks (DTYPE_Q8_0,
+   * DTYPE_Q4_0). An odd count of 2-byte values also reads the 2 bytes after
+   * them (transfers move whole 4-byte words). */
+  download(src: Ptr, count: number, dtype?: typeof DTYPE_F32): Promise<Float32Array>;
+  download(src: Ptr, count: number, dtype: typeof DTYPE_I32): Promise<Int32Array>;
+  download(src: Ptr, count: number, dtype: typeof DTYPE_F16 | typeof DTYPE_BF16): Promise<Uint16Array | Float16ArrayLike>;
+  download(src: Ptr, count: number, dtype: typeof DTYPE_Q8_0 | typeof DTYPE_Q4_0): Promise<Uint8Array>;
   copy(dst: Ptr, src: Ptr, bytes: number): void;
   /** Resolves once all work issued so far is done. */
   synchronize(): Promise<void>;
   /** The same as download: the C _async form. */
-  downloadAsync(src: Ptr, count: number): Promise<Float32Array>;
+  downloadAsync(src: Ptr, count: number, dtype?: typeof DTYPE_F32): Promise<Float32Array>;
+  downloadAsync(src: Ptr, count: number, dtype: typeof DTYPE_I32): Promise<Int32Array>;
+  downloadAsync(src: Ptr, count: number, dtype: typeof DTYPE_F16 | typeof DTYPE_BF16): Promise<Uint16Array | Float16ArrayLike>;
+  downloadAsync(src: Ptr, count: number, dtype: typeof DTYPE_Q8_0 | typeof DTYPE_Q4_0): Promise<Uint8Array>;
   /** The same as synchronize: the C _async form. */
   synchronizeAsync(): Promise<void>;
   /** Runs due callbacks (they also run by themselves from the event loop). */

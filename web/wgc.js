@@ -7,6 +7,7 @@
 // work runs in short slices as background tasks, and callbacks that C makes
 // due are fired by a poll queued as a task.
 import { gpuImports } from './gpu.js';
+import { DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_I32 } from './ops.js';
 
 // ---- enums, as in include/wgc.h without WGC_ ----
 export const OK = 0, ERR_INVALID_ARGUMENT = 1, ERR_UNSUPPORTED = 2,
@@ -248,6 +249,31 @@ export async function instantiate(url, imports = {}) {
 
 // ---- argument marshalling ----
 const invalid = (fn, what) => new WgcError('INVALID_ARGUMENT', `${fn}: ${what}`);
+
+// The bytes of count elements of dtype (wgc_dtype_bytes); its refusal
+// (a type outside the list, count not whole blocks) as fn's error.
+function dtypeBytes(fn, dtype, count) {
+  const p = W.exports.malloc(4);
+  if (!p) throw new WgcError('OUT_OF_MEMORY', `${fn}: out of wasm memory`);
+  try {
+    if (W.exports.wgc_dtype_bytes(dtype, count, p) !== OK)
+      throw invalid(fn, str(W.exports.wgc_last_error(0)).replace(/^wgc_dtype_bytes: (t|n) /, (_, x) => (x === 't' ? 'dtype ' : 'count ')));
+    return new DataView(W.exports.memory.buffer).getUint32(p, true);
+  } finally {
+    W.exports.free(p);
+  }
+}
+
+// count elements of dtype over buf (download's result types).
+function typedArray(dtype, buf, count) {
+  switch (dtype) {
+    case DTYPE_F32: return new Float32Array(buf, 0, count);
+    case DTYPE_I32: return new Int32Array(buf, 0, count);
+    case DTYPE_F16: return globalThis.Float16Array ? new globalThis.Float16Array(buf, 0, count) : new Uint16Array(buf, 0, count);
+    case DTYPE_BF16: return new Uint16Array(buf, 0, count);
+    default: return new Uint8Array(buf);
+  }
+}
 const CHECK = {
   p(fn, name, v) { // device address
     if (typeof v !== 'bigint') throw invalid(fn, `${name} ${v} is not a BigInt device address`);
@@ -421,12 +447,20 @@ class Context {
     }
   }
 
-  // Resolves to a new Float32Array of count elements read at src.
-  async download(src, count) {
+  // Resolves to count elements of type dtype read at src, as a new typed
+  // array: Float32Array (DTYPE_F32, the default), Int32Array (DTYPE_I32),
+  // Float16Array for DTYPE_F16 where the host has it, else Uint16Array
+  // (the bits; always for DTYPE_BF16), Uint8Array of whole blocks (DTYPE_Q8_0,
+  // DTYPE_Q4_0). Transfers move whole 4-byte words: an odd count of 2-byte
+  // values reads the 2 bytes after them too, which must lie in the
+  // allocation.
+  async download(src, count, dtype = DTYPE_F32) {
     const fn = 'wgc_download_async';
     CHECK.p(fn, 'src', src);
     CHECK.z(fn, 'count', count);
-    const bytes = 4 * count;
+    CHECK.e(fn, 'dtype', dtype);
+    const size = dtypeBytes(fn, dtype, count);
+    const bytes = (size + 3) & ~3;
     if (bytes > 0xffffffff) throw invalid(fn, `count ${count} exceeds wasm32's address space`);
     const dst = bytes ? W.exports.malloc(bytes) : 0;
     if (bytes && !dst)
@@ -434,7 +468,7 @@ class Context {
     const before = str(W.exports.wgc_last_error(this._ptr));
     return new Promise((resolve, reject) => {
       const t = token((s) => {
-        const out = s === OK ? new Float32Array(W.exports.memory.buffer.slice(dst, dst + bytes)) : null;
+        const out = s === OK ? typedArray(dtype, W.exports.memory.buffer.slice(dst, dst + size), count) : null;
         if (dst) W.exports.free(dst);
         if (s === OK) resolve(out);
         else reject(this._asyncError(s, fn, before));
@@ -475,7 +509,7 @@ class Context {
   }
 
   // The C _async forms: in JS every completion is a promise already.
-  downloadAsync(src, count) { return this.download(src, count); }
+  downloadAsync(src, count, dtype = DTYPE_F32) { return this.download(src, count, dtype); }
   synchronizeAsync() { return this.synchronize(); }
 
   lastError() { return str(W.exports.wgc_last_error(this._ptr)); }

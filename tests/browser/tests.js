@@ -701,6 +701,33 @@ async function movementTests() {
       return joinBits(hb, yb); // bit for bit: no NaN passes through a JS number
     }, joinBits(want, back));
   });
+  await test('cast: download by type gives f16/bf16 bits, i32, whole q8_0 blocks; a partial block is refused', async () => {
+    const X = Float32Array.from([1, -2, 0.5, 3, 65504, -0, 7, 8]);
+    const f16 = [0x3c00, 0xc000, 0x3800, 0x4200, 0x7bff, 0x8000], bf16 = [0x3f80, 0xc000, 0x3f00];
+    await both(async (ctx) => {
+      const x = put(ctx, X), h = ctx.alloc(16), b = ctx.alloc(8), i = ctx.alloc(32), q = ctx.alloc(36);
+      ctx.cast(x, W.DTYPE_F32, h, W.DTYPE_F16, 8);
+      ctx.cast(x, W.DTYPE_F32, b, W.DTYPE_BF16, 4);
+      ctx.cast(x, W.DTYPE_F32, i, W.DTYPE_I32, 8);
+      ctx.cast(put(ctx, new Float32Array(32).fill(0.25)), W.DTYPE_F32, q, W.DTYPE_Q8_0, 32);
+      const hv = await ctx.download(h, 6, W.DTYPE_F16);
+      check(hv.length === 6, `f16 length ${hv.length}`);
+      const bits = hv instanceof Uint16Array ? hv : new Uint16Array(hv.buffer, hv.byteOffset, 6);
+      f16.forEach((v, k) => check(bits[k] === v, `f16 ${k}: 0x${bits[k].toString(16)}`));
+      const bv = await ctx.download(b, 3, W.DTYPE_BF16); // odd: reads 8 bytes
+      check(bv instanceof Uint16Array && bv.length === 3, 'bf16 is a Uint16Array of 3');
+      bf16.forEach((v, k) => check(bv[k] === v, `bf16 ${k}: 0x${bv[k].toString(16)}`));
+      const iv = await ctx.download(i, 8, W.DTYPE_I32);
+      check(iv instanceof Int32Array && iv.join() === '1,-2,0,3,65504,0,7,8', `i32 ${iv.join()}`);
+      const qv = await ctx.download(q, 32, W.DTYPE_Q8_0);
+      check(qv instanceof Uint8Array && qv.length === 34, `q8_0 bytes ${qv.length}`);
+      // d = 0.25 / 127 as f16, then 32 quants of 127
+      check(qv.slice(2).every((v) => v === 127), 'q8_0 quants');
+      await rejects(() => ctx.download(q, 31, W.DTYPE_Q8_0), 'INVALID_ARGUMENT', 'wgc_download_async',
+        ['count 31', 'q8_0']);
+      return new Float32Array(0);
+    });
+  });
   await test('where: cond [3,1] a [2,3,4] b [4], NaN true and -0 false', async () => {
     const C = Float32Array.from([NaN, -0, 0.5]), A = randoms(24), Bv = randoms(4, 5, 6);
     const want = new Float32Array(24);
