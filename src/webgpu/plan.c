@@ -571,10 +571,10 @@ static wgc_status prepare_entry(wg_plan *p, wg_planned *e, wg_mem *stage,
                                 binds, op_bind);
     uint32_t *off = (uint32_t *)e->params;
     for (unsigned i = 0; i < (l.nops > 4 ? 8u : 4u); i++)
-      off[i] =
-          i < l.nops
-              ? (uint32_t)((bound.ops[i].ref.offset - binds[op_bind[i]].lo) / 4)
-              : 0;
+      off[i] = i < l.nops ? (uint32_t)((bound.ops[i].ref.offset -
+                                        binds[op_bind[i]].lo + l.ops[i].lead) /
+                                       wg_offset_unit(l.ops[i].type))
+                          : 0;
     /* Parameters equal to the last slot's (a chain of one op) reuse it,
      * and with it the bind group, which the GPU layer caches. */
     e->psize = (uint32_t)((l.params_size + 15) & ~(size_t)15);
