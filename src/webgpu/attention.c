@@ -400,8 +400,10 @@ static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
                           .o_rs = (uint32_t)o_rs};
       wg_launch l = {
           .kernel = "attention_combine",
-          .ops = {{"p", ref_at(st[cur], j * fan * rows * rs),
-                   4 * cnt * rows * rs, false},
+          .ops = {{.name = "p",
+                   .ref = ref_at(st[cur], j * fan * rows * rs),
+                   .bytes = 4 * cnt * rows * rs,
+                   .write = false},
                   outs == 1
                       ? (wg_operand){.name = "o",
                                      .ref = o,

@@ -305,8 +305,14 @@ static void copy_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
   const copy_job *j = user;
   *(copy_params *)params = (copy_params){.n = (uint32_t)n};
   *l = (wg_launch){.kernel = "copy+map",
-                   .ops = {{"x", wg_advance(j->src, at), 4 * n, false},
-                           {"y", wg_advance(j->dst, at), 4 * n, true}},
+                   .ops = {{.name = "x",
+                            .ref = wg_advance(j->src, at),
+                            .bytes = 4 * n,
+                            .write = false},
+                           {.name = "y",
+                            .ref = wg_advance(j->dst, at),
+                            .bytes = 4 * n,
+                            .write = true}},
                    .nops = 2,
                    .params_size = sizeof(copy_params),
                    .groups = wg_ceil_div(n, COPY_PER_GROUP)};
@@ -329,8 +335,10 @@ wgc_status wg_plan_copy(wg_plan *p, wgc_ref dst, wgc_ref src, uint64_t bytes) {
     return wg_plan_windows(p, bytes / 4, wg_chunk_elems(p->pol, COPY_PER_GROUP),
                            copy_window, &j);
   }
-  wg_launch l = {.ops = {{"src", src, bytes, false}, {"dst", dst, bytes, true}},
-                 .nops = 2};
+  wg_launch l = {
+      .ops = {{.name = "src", .ref = src, .bytes = bytes, .write = false},
+              {.name = "dst", .ref = dst, .bytes = bytes, .write = true}},
+      .nops = 2};
   return wg_plan_add(p, &l);
 }
 
