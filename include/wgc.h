@@ -297,6 +297,54 @@ WGC_API wgc_status wgc_synchronize_async(wgc_context *ctx,
 /* Runs due callbacks; never waits. NULL: those of wgc_create_async. */
 WGC_API wgc_status wgc_poll(wgc_context *ctx);
 
+/* ---- Element types ------------------------------------------------------
+ * Memory is untyped bytes; an operand's element type is given at the call.
+ * X(NAME, name): the types in enum order; each block's elements and bytes
+ * follow the list (block 1 for the scalar types).
+ *   F32   IEEE binary32 (the default: a zeroed type field means f32)
+ *   F16   IEEE binary16
+ *   BF16  bfloat16, the upper half of an f32
+ *   I32   two's complement int32 (indices)
+ *   Q8_0  GGUF's (ggml's) block_q8_0: an f16 scale d, then 32 int8 q;
+ *         element j is d*q[j]
+ *   Q4_0  GGUF's block_q4_0: an f16 scale d, then 16 bytes whose low
+ *         nibbles are elements 0-15 and high nibbles 16-31; element j is
+ *         d*(q[j] - 8)
+ * Blocks are packed (34 and 18 bytes), little-endian, exactly as in a
+ * .gguf file, so quantized weights load unchanged. An operand's address is
+ * a multiple of its element size: 4 bytes for F32 and I32, 2 for F16, BF16
+ * and the block types (their f16 scale); a block operand holds whole
+ * blocks. Transfers keep their 4-byte granularity, so an odd count of
+ * 2-byte values travels with its padding. */
+#define WGC_DTYPES(X)                                                          \
+  X(F32, f32) X(F16, f16) X(BF16, bf16) X(I32, i32) X(Q8_0, q8_0) X(Q4_0, q4_0)
+
+/* Each type's block: WGC_DTYPE_BLOCK_<NAME> elements in
+ * WGC_DTYPE_BLOCK_BYTES_<NAME> bytes, so that an X(NAME, name) over the
+ * list reaches them by name (WGC_DTYPE_BLOCK_##NAME). */
+#define WGC_DTYPE_BLOCK_F32 1
+#define WGC_DTYPE_BLOCK_BYTES_F32 4
+#define WGC_DTYPE_BLOCK_F16 1
+#define WGC_DTYPE_BLOCK_BYTES_F16 2
+#define WGC_DTYPE_BLOCK_BF16 1
+#define WGC_DTYPE_BLOCK_BYTES_BF16 2
+#define WGC_DTYPE_BLOCK_I32 1
+#define WGC_DTYPE_BLOCK_BYTES_I32 4
+#define WGC_DTYPE_BLOCK_Q8_0 32
+#define WGC_DTYPE_BLOCK_BYTES_Q8_0 34
+#define WGC_DTYPE_BLOCK_Q4_0 32
+#define WGC_DTYPE_BLOCK_BYTES_Q4_0 18
+
+typedef enum wgc_dtype {
+#define WGC_DTYPE_ENUM_(NAME, name) WGC_DTYPE_##NAME,
+  WGC_DTYPES(WGC_DTYPE_ENUM_)
+#undef WGC_DTYPE_ENUM_
+} wgc_dtype;
+
+#define WGC_DTYPE_COUNT_(NAME, name) +1
+enum { WGC_DTYPE_COUNT = 0 WGC_DTYPES(WGC_DTYPE_COUNT_) };
+#undef WGC_DTYPE_COUNT_
+
 /* ---- Operations ---------------------------------------------------------
  * All validate every argument (sizes, leading dimensions, each operand's
  * footprint inside its allocation, no overlap between an output's span and an
@@ -352,10 +400,14 @@ typedef enum wgc_bias_kind {
   WGC_BIAS_PER_ROW     /* bias[m]: one per output row */
 } wgc_bias_kind;
 
+/* The options of the _ex forms: the epilogue, and the operands' element
+ * types (a zeroed field is f32, so a zeroed struct is the plain f32
+ * call). See wgc_gemm_ex. */
 typedef struct wgc_gemm_epilogue {
   wgc_ptr bias; /* 0: none; shared by every batch */
   wgc_bias_kind bias_kind;
   wgc_activation activation;
+  wgc_dtype a_type, b_type, c_type, bias_type; /* zeroed: f32 */
 } wgc_gemm_epilogue;
 
 /* wgc_gemm and wgc_gemm_batched with an epilogue; ep NULL or all zero is
@@ -374,7 +426,29 @@ typedef struct wgc_gemm_epilogue {
  * within 1.7 float epsilons of |alpha|*sum|a*b| + |beta*c| + |bias| on
  * both backends, k up to 2048). Errors name the parameter: ep->bias
  * (outside its allocation, misaligned, overlapping C), ep->bias_kind,
- * ep->activation (values outside the enums). */
+ * ep->activation (values outside the enums).
+ *
+ * Types (ep->a_type, b_type, c_type, bias_type; zeroed = f32): A and C
+ * are F32, F16 or BF16; B is those or Q8_0 or Q4_0 (weights); the bias is
+ * F32 or F16. Leading dimensions, batch strides and the addresses' offsets
+ * count elements of each operand's own type; an address is a multiple of
+ * its element size (4 bytes for f32, 2 for the others, a block's f16
+ * scale included). Inputs convert exactly to f32 (Q8_0/Q4_0 as
+ * wgc_dequantize does), the arithmetic is that of the f32 call (beta*C
+ * reads C in its type), and an F16 or BF16 C is rounded once, to nearest
+ * even, from the backend's sum (float on WebGPU, double on the CPU
+ * backend). Accuracy: the f32 bound above on the converted inputs, plus
+ * half a unit in the last place of C's type (2^-11 |c| for f16, 2^-8 for
+ * bf16). A block B runs its blocks along k: k must be B's contiguous
+ * dimension (WGC_ROW_MAJOR with tb = WGC_TRANS, i.e. a linear layer's
+ * [n, k] weights, or WGC_COL_MAJOR with WGC_NO_TRANS), and k, ldb and
+ * stride_b multiples of 32 (whole blocks). Rejected, naming the operand
+ * and its type: a type outside wgc_dtype, I32 anywhere, Q8_0/Q4_0 for A,
+ * C or the bias, BF16 for the bias, a block B laid out along n or with k,
+ * ldb or stride_b not whole blocks, and a misaligned address. The GEMM
+ * entries without ep are the f32 call. On WebGPU a 2-byte C is written
+ * with atomic operations on its 32-bit words (neighbouring elements may
+ * belong to other invocations). */
 WGC_API wgc_status wgc_gemm_ex(wgc_context *ctx, wgc_layout layout,
                                wgc_transpose ta, wgc_transpose tb, size_t m,
                                size_t n, size_t k, float alpha, wgc_ptr a,
@@ -809,8 +883,8 @@ typedef struct wgc_rotary_desc {
  * rotated dimensions of finite input (an enqueued GPU op cannot report
  * it), and is never read outside the caches. output may equal input. Any
  * head_dim runs on every device: a row longer than a storage binding is
- * rotated in pieces. Each rotated element is within 4e-7 * (|x1| + |x2|) * (|cos| + |sin|)
- * of the exact result. */
+ * rotated in pieces. Each rotated element is within 4e-7 * (|x1| + |x2|) *
+ * (|cos| + |sin|) of the exact result. */
 WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
                                         const wgc_rotary_desc *d, wgc_ptr input,
                                         wgc_ptr position_ids, wgc_ptr cos_cache,
@@ -853,53 +927,7 @@ WGC_API wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data,
                               wgc_ptr indices, size_t n_indices,
                               wgc_ptr output);
 
-/* ---- Element types ------------------------------------------------------
- * Memory is untyped bytes; an operand's element type is given at the call.
- * X(NAME, name): the types in enum order; each block's elements and bytes
- * follow the list (block 1 for the scalar types).
- *   F32   IEEE binary32 (the default: a zeroed type field means f32)
- *   F16   IEEE binary16
- *   BF16  bfloat16, the upper half of an f32
- *   I32   two's complement int32 (indices)
- *   Q8_0  GGUF's (ggml's) block_q8_0: an f16 scale d, then 32 int8 q;
- *         element j is d*q[j]
- *   Q4_0  GGUF's block_q4_0: an f16 scale d, then 16 bytes whose low
- *         nibbles are elements 0-15 and high nibbles 16-31; element j is
- *         d*(q[j] - 8)
- * Blocks are packed (34 and 18 bytes), little-endian, exactly as in a
- * .gguf file, so quantized weights load unchanged. An operand's address is
- * a multiple of its element size: 4 bytes for F32 and I32, 2 for F16, BF16
- * and the block types (their f16 scale); a block operand holds whole
- * blocks. Transfers keep their 4-byte granularity, so an odd count of
- * 2-byte values travels with its padding. */
-#define WGC_DTYPES(X)                                                          \
-  X(F32, f32) X(F16, f16) X(BF16, bf16) X(I32, i32) X(Q8_0, q8_0) X(Q4_0, q4_0)
-
-/* Each type's block: WGC_DTYPE_BLOCK_<NAME> elements in
- * WGC_DTYPE_BLOCK_BYTES_<NAME> bytes, so that an X(NAME, name) over the
- * list reaches them by name (WGC_DTYPE_BLOCK_##NAME). */
-#define WGC_DTYPE_BLOCK_F32 1
-#define WGC_DTYPE_BLOCK_BYTES_F32 4
-#define WGC_DTYPE_BLOCK_F16 1
-#define WGC_DTYPE_BLOCK_BYTES_F16 2
-#define WGC_DTYPE_BLOCK_BF16 1
-#define WGC_DTYPE_BLOCK_BYTES_BF16 2
-#define WGC_DTYPE_BLOCK_I32 1
-#define WGC_DTYPE_BLOCK_BYTES_I32 4
-#define WGC_DTYPE_BLOCK_Q8_0 32
-#define WGC_DTYPE_BLOCK_BYTES_Q8_0 34
-#define WGC_DTYPE_BLOCK_Q4_0 32
-#define WGC_DTYPE_BLOCK_BYTES_Q4_0 18
-
-typedef enum wgc_dtype {
-#define WGC_DTYPE_ENUM_(NAME, name) WGC_DTYPE_##NAME,
-  WGC_DTYPES(WGC_DTYPE_ENUM_)
-#undef WGC_DTYPE_ENUM_
-} wgc_dtype;
-
-#define WGC_DTYPE_COUNT_(NAME, name) +1
-enum { WGC_DTYPE_COUNT = 0 WGC_DTYPES(WGC_DTYPE_COUNT_) };
-#undef WGC_DTYPE_COUNT_
+/* ---- Element types: conversions (the types are declared above) ------ */
 
 /* "f32", "f16", "bf16", "i32", "q8_0", "q4_0"; "unknown dtype" for other
  * values. */

@@ -304,6 +304,59 @@ void wgc_dtype_convert(const void *src, wgc_dtype st, void *dst, wgc_dtype dt,
   }
 }
 
+/* ---- single elements (GEMM's typed operands) ----------------------------
+ */
+
+static float elem_float(elem x) { return f32_from(elem_to_f32(x)); }
+
+float wgc_dtype_load(const void *src, wgc_dtype t, size_t i) {
+  const uint8_t *s = src;
+  if (t == WGC_DTYPE_F32) {
+    float f;
+    memcpy(&f, s + 4 * i, 4);
+    return f;
+  }
+  elem x[QK];
+  if (wgc_dtype_block(t) > 1) {
+    dequantize_block(s + i / QK * dtype_bytes[t], t, x);
+    return elem_float(x[i % QK]);
+  }
+  load(s, t, i, 1, x);
+  return elem_float(x[0]);
+}
+
+void wgc_dtype_load_run(const void *src, wgc_dtype t, size_t i0, size_t n,
+                        float *dst) {
+  const uint8_t *s = src;
+  if (t == WGC_DTYPE_F32) {
+    memcpy(dst, s + 4 * i0, 4 * n);
+    return;
+  }
+  if (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16) {
+    for (size_t j = 0; j < n; j++) {
+      uint16_t h;
+      memcpy(&h, s + 2 * (i0 + j), 2);
+      uint32_t b = t == WGC_DTYPE_F16 ? wgc_f16_to_f32(h) : (uint32_t)h << 16;
+      dst[j] = f32_from(b);
+    }
+    return;
+  }
+  elem x[QK];
+  for (size_t i = i0; i < i0 + n;) {
+    size_t at = i % QK, m = QK - at < i0 + n - i ? QK - at : i0 + n - i;
+    dequantize_block(s + i / QK * dtype_bytes[t], t, x);
+    for (size_t j = 0; j < m; j++)
+      dst[i - i0 + j] = elem_float(x[at + j]);
+    i += m;
+  }
+}
+
+void wgc_dtype_store(void *dst, wgc_dtype t, size_t i, double v) {
+  /* a computed NaN has no payload to keep: its float's will do */
+  elem x = isnan(v) ? elem_f32(f32_bits((float)v)) : (elem){v, 0};
+  store(dst, t, i, 1, &x);
+}
+
 /* ---- host helpers ---------------------------------------------------------
  */
 

@@ -26,4 +26,15 @@ uint16_t wgc_f32_to_f16(uint32_t f32_bits);
 uint16_t wgc_f32_to_bf16(uint32_t f32_bits);
 uint32_t wgc_f16_to_f32(uint16_t h);
 
+/* GEMM's typed operands (cpu/gemm.c). Element i of src (type t, any
+ * type but I32) as a float, exactly. */
+float wgc_dtype_load(const void *src, wgc_dtype t, size_t i);
+/* Elements [i0, i0 + n) of src (type t, not I32) into dst[0 .. n),
+ * exactly; i0 and n need not be whole blocks. */
+void wgc_dtype_load_run(const void *src, wgc_dtype t, size_t i0, size_t n,
+                        float *dst);
+/* Element i of dst (F32, F16 or BF16) := v, rounded once to nearest even
+ * (overflow to infinity; a NaN stays a NaN). */
+void wgc_dtype_store(void *dst, wgc_dtype t, size_t i, double v);
+
 #endif

@@ -38,6 +38,9 @@ typedef struct wgc_gemm_args {
   bool has_bias;
   wgc_bias_kind bias_kind;
   wgc_activation act;
+  /* element types; strides and batch strides count elements of each;
+   * a block B has rs_b == 1 and cs_b, batch_b whole blocks */
+  wgc_dtype a_type, b_type, c_type, bias_type;
   const char *fn; /* the public entry point, named in messages */
 } wgc_gemm_args;
 

@@ -1,8 +1,11 @@
 /* GEMM entry points: CBLAS arguments to the one strided form. */
 #include "internal.h"
 
+#include "dtype.h"
+#include "table.h"
 #include "validate.h"
 
+#include <inttypes.h>
 #include <math.h>
 
 /* The browser build: wgc.js writes wgc_gemm_epilogue into wasm memory field by
@@ -12,24 +15,87 @@
 _Static_assert(offsetof(wgc_gemm_epilogue, bias) == 0 &&
                    offsetof(wgc_gemm_epilogue, bias_kind) == 8 &&
                    offsetof(wgc_gemm_epilogue, activation) == 12 &&
-                   sizeof(wgc_gemm_epilogue) == 16,
-               "wgc.js writes wgc_gemm_epilogue as an 8-byte address and 2 "
+                   offsetof(wgc_gemm_epilogue, a_type) == 16 &&
+                   offsetof(wgc_gemm_epilogue, bias_type) == 28 &&
+                   sizeof(wgc_gemm_epilogue) == 32,
+               "wgc.js writes wgc_gemm_epilogue as an 8-byte address and 6 "
                "words");
 #endif
 
 static size_t max1(size_t x) { return x ? x : 1; }
 
-/* A rows x cols strided matrix, repeated batch times stride elements
- * apart; byte sizes saturate so that huge ones fail the footprint check. */
-static wgc_operand matrix_operand(const char *param, wgc_ptr addr, size_t rows,
-                                  size_t cols, size_t rs, size_t cs,
-                                  size_t stride, size_t batch) {
+/* A rows x cols strided matrix of type t, repeated batch times stride
+ * elements apart; byte sizes saturate so that huge ones fail the footprint
+ * check. Block types count whole blocks (checked before). */
+static wgc_operand matrix_operand(const char *param, wgc_ptr addr, wgc_dtype t,
+                                  size_t rows, size_t cols, size_t rs,
+                                  size_t cs, size_t stride, size_t batch) {
+  uint64_t span = wgc_matrix_span(rows, cols, rs, cs);
+  size_t blk = wgc_dtype_block(t), bb = wgc_dtype_block_bytes(t);
   return (wgc_operand){.param = param,
                        .addr = addr,
-                       .bytes =
-                           wgc_sat_mul(4, wgc_matrix_span(rows, cols, rs, cs)),
-                       .stride = wgc_sat_mul(4, stride),
-                       .repeat = batch};
+                       .bytes = wgc_sat_mul(bb, (span + blk - 1) / blk),
+                       .stride = wgc_sat_mul(bb, stride / blk),
+                       .repeat = batch,
+                       .align = bb % 4 ? 2 : 4};
+}
+
+/* Which types each operand takes: A and C f32/f16/bf16, B also the block
+ * types, the bias f32/f16. */
+static bool type_ok(char operand, wgc_dtype t) {
+  switch (t) {
+  case WGC_DTYPE_F32:
+  case WGC_DTYPE_F16:
+    return true;
+  case WGC_DTYPE_BF16:
+    return operand != 'x';
+  case WGC_DTYPE_Q8_0:
+  case WGC_DTYPE_Q4_0:
+    return operand == 'b';
+  default:
+    return false;
+  }
+}
+
+static wgc_status check_type(wgc_context *ctx, const char *fn,
+                             const char *param, char operand, wgc_dtype t) {
+  if (!wgc_dtype_valid(t))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s %d is not a wgc_dtype", fn, param, (int)t);
+  if (!type_ok(operand, t))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s %s is not a type this operand takes (%s)", fn,
+                    param, wgc_dtype_name(t),
+                    operand == 'b'   ? "f32, f16, bf16, q8_0 or q4_0"
+                    : operand == 'x' ? "f32 or f16"
+                                     : "f32, f16 or bf16");
+  return WGC_OK;
+}
+
+/* A block B: k along its contiguous dimension, whole blocks. */
+static wgc_status check_block_b(wgc_context *ctx, const char *fn,
+                                const wgc_gemm_args *g, size_t ldb) {
+  const char *tn = wgc_dtype_name(g->b_type);
+  if (g->rs_b != 1 && g->k > 1)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: b of type %s needs k along its contiguous dimension "
+                    "(row-major with tb = WGC_TRANS, or column-major with "
+                    "WGC_NO_TRANS)",
+                    fn, tn);
+  if (g->k % 32)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: k %zu is not a whole number of b's %s blocks (32)", fn,
+                    g->k, tn);
+  if (ldb % 32)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: ldb %zu is not a whole number of b's %s blocks (32)",
+                    fn, ldb, tn);
+  if (g->batch_b % 32)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: stride_b %zu is not a whole number of b's %s blocks "
+                    "(32)",
+                    fn, g->batch_b, tn);
+  return WGC_OK;
 }
 
 static wgc_status
@@ -58,6 +124,15 @@ gemm_common(wgc_context *ctx, const char *fn, wgc_layout layout,
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: ep->activation %d is not a wgc_activation", fn,
                     (int)e.activation);
+  wgc_status s = check_type(ctx, fn, "ep->a_type", 'a', e.a_type);
+  if (s == WGC_OK)
+    s = check_type(ctx, fn, "ep->b_type", 'b', e.b_type);
+  if (s == WGC_OK)
+    s = check_type(ctx, fn, "ep->c_type", 'c', e.c_type);
+  if (s == WGC_OK)
+    s = check_type(ctx, fn, "ep->bias_type", 'x', e.bias_type);
+  if (s != WGC_OK)
+    return s;
   bool row = layout == WGC_ROW_MAJOR, tra = ta != WGC_NO_TRANS,
        trb = tb != WGC_NO_TRANS;
   /* Rows of each matrix as stored, in the layout's sense (what ld bounds). */
@@ -85,7 +160,11 @@ gemm_common(wgc_context *ctx, const char *fn, wgc_layout layout,
                      .fn = fn,
                      .has_bias = e.bias != 0,
                      .bias_kind = e.bias_kind,
-                     .act = e.activation};
+                     .act = e.activation,
+                     .a_type = e.a_type,
+                     .b_type = e.b_type,
+                     .c_type = e.c_type,
+                     .bias_type = e.bias_type};
   g.rs_a = row != tra ? lda : 1;
   g.cs_a = row != tra ? 1 : lda;
   g.rs_b = row != trb ? ldb : 1;
@@ -95,18 +174,42 @@ gemm_common(wgc_context *ctx, const char *fn, wgc_layout layout,
   g.batch_a = stride_a;
   g.batch_b = stride_b;
   g.batch_c = stride_c;
+  if (wgc_dtype_block(g.b_type) > 1) {
+    /* k of 1 has no direction: the blocks' rule holds for either */
+    if (k <= 1 && g.rs_b != 1) {
+      g.cs_b = g.rs_b;
+      g.rs_b = 1;
+    }
+    s = check_block_b(ctx, fn, &g, ldb);
+    if (s != WGC_OK)
+      return s;
+  }
 
-  wgc_operand A = matrix_operand("a", a, m, k, g.rs_a, g.cs_a, stride_a, batch);
-  wgc_operand B = matrix_operand("b", b, k, n, g.rs_b, g.cs_b, stride_b, batch);
-  wgc_operand C = matrix_operand("c", c, m, n, g.rs_c, g.cs_c, stride_c, batch);
-  wgc_status s = wgc_check_operand(ctx, fn, &A);
+  wgc_operand A =
+      matrix_operand("a", a, g.a_type, m, k, g.rs_a, g.cs_a, stride_a, batch);
+  wgc_operand B =
+      matrix_operand("b", b, g.b_type, k, n, g.rs_b, g.cs_b, stride_b, batch);
+  wgc_operand C =
+      matrix_operand("c", c, g.c_type, m, n, g.rs_c, g.cs_c, stride_c, batch);
+  /* One bias for every batch, along the logical C whatever its storage. */
+  wgc_operand Bias =
+      matrix_operand("ep->bias", e.bias, g.bias_type, 1,
+                     e.bias_kind == WGC_BIAS_PER_ROW ? m : n, 1, 1, 0, 1);
+  const wgc_operand *typed[4] = {&A, &B, &C, g.has_bias ? &Bias : NULL};
+  const wgc_dtype types[4] = {g.a_type, g.b_type, g.c_type, g.bias_type};
+  for (int i = 0; i < 4; i++)
+    if (typed[i] && types[i] != WGC_DTYPE_F32 &&
+        wgc_ptr_offset(typed[i]->addr) % typed[i]->align)
+      return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                      "%s: %s 0x%016" PRIx64
+                      " is not %u-byte aligned, as a %s operand must be",
+                      fn, typed[i]->param, typed[i]->addr, typed[i]->align,
+                      wgc_dtype_name(types[i]));
+  s = wgc_check_operand(ctx, fn, &A);
   if (s == WGC_OK)
     s = wgc_check_operand(ctx, fn, &B);
   if (s == WGC_OK)
     s = wgc_check_operand(ctx, fn, &C);
-  /* One bias for every batch, along the logical C whatever its storage. */
-  wgc_operand Bias = wgc_flat_operand("ep->bias", e.bias,
-                                      e.bias_kind == WGC_BIAS_PER_ROW ? m : n);
   if (s == WGC_OK && g.has_bias)
     s = wgc_check_operand(ctx, fn, &Bias);
   if (s != WGC_OK)
@@ -115,7 +218,8 @@ gemm_common(wgc_context *ctx, const char *fn, wgc_layout layout,
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: stride_c %zu makes the %zu C batches overlap (each "
                     "spans %llu elements)",
-                    fn, stride_c, batch, (unsigned long long)(C.bytes / 4));
+                    fn, stride_c, batch,
+                    (unsigned long long)wgc_matrix_span(m, n, g.rs_c, g.cs_c));
   /* Inputs that are never read still may not overlap the output. */
   s = wgc_check_no_overlap(ctx, fn, &C, &A, false);
   if (s == WGC_OK)

@@ -445,8 +445,9 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
     case 71:
     case 72:
     case 73: {
-      wgc_gemm_epilogue ep = {op == 71 ? v1 + 4 : v0, WGC_BIAS_PER_COLUMN,
-                              WGC_ACTIVATION_RELU};
+      wgc_gemm_epilogue ep = {.bias = op == 71 ? v1 + 4 : v0,
+                              .bias_kind = WGC_BIAS_PER_COLUMN,
+                              .activation = WGC_ACTIVATION_RELU};
       if (op == 72)
         ep.activation = (wgc_activation)(5 + s->dseed % 50);
       if (op == 73)
@@ -456,7 +457,9 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
       break;
     }
     case 74: {
-      wgc_gemm_epilogue ep = {v0 + 2, WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE};
+      wgc_gemm_epilogue ep = {.bias = v0 + 2,
+                              .bias_kind = WGC_BIAS_PER_ROW,
+                              .activation = WGC_ACTIVATION_NONE};
       st[b] =
           wgc_gemm_batched_ex(c, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_NO_TRANS, 2,
                               2, 2, 1, v0, 2, 4, v0, 2, 4, 0, v1, 2, 4, 2, &ep);

@@ -284,8 +284,9 @@ static bool build_gemm(fz_env *e, fz_pending *p, char *msg, size_t size) {
   bool zero = empty && s->nullptrs;
   wgc_status st[2];
   for (int b = 0; b < 2; b++) {
-    wgc_gemm_epilogue ep = {Bi >= 0 ? ADDR(Bi, b) : 0, (wgc_bias_kind)s->bkind,
-                            (wgc_activation)s->act};
+    wgc_gemm_epilogue ep = {.bias = Bi >= 0 ? ADDR(Bi, b) : 0,
+                            .bias_kind = (wgc_bias_kind)s->bkind,
+                            .activation = (wgc_activation)s->act};
     /* NULL is the plain call; so is an all-zero epilogue */
     bool plain = Bi < 0 && !s->act && !s->bkind;
     st[b] = call_gemm(e, p, b, ADDR(A, b), ADDR(B, b), ADDR(C, b), &g,

@@ -399,20 +399,58 @@ TEST(gemm_epilogue_invalid) {
       wgc_gemm_epilogue ep;
       const char *param, *value;
     } bad[] = {
-        {{bias, WGC_BIAS_PER_COLUMN, (wgc_activation)5}, "activation", "5"},
-        {{0, WGC_BIAS_PER_COLUMN, (wgc_activation)-1}, "activation", "-1"},
-        {{bias, (wgc_bias_kind)2, WGC_ACTIVATION_RELU}, "bias_kind", "2"},
-        {{0, (wgc_bias_kind)-7, WGC_ACTIVATION_NONE}, "bias_kind", "-7"},
+        {{.bias = bias,
+          .bias_kind = WGC_BIAS_PER_COLUMN,
+          .activation = (wgc_activation)5},
+         "activation",
+         "5"},
+        {{.bias = 0,
+          .bias_kind = WGC_BIAS_PER_COLUMN,
+          .activation = (wgc_activation)-1},
+         "activation",
+         "-1"},
+        {{.bias = bias,
+          .bias_kind = (wgc_bias_kind)2,
+          .activation = WGC_ACTIVATION_RELU},
+         "bias_kind",
+         "2"},
+        {{.bias = 0,
+          .bias_kind = (wgc_bias_kind)-7,
+          .activation = WGC_ACTIVATION_NONE},
+         "bias_kind",
+         "-7"},
         /* n floats do not fit the bias allocation */
-        {{bias, WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_NONE}, "bias", NULL},
-        {{at(bias, 1), WGC_BIAS_PER_ROW, WGC_ACTIVATION_GELU}, "bias", NULL},
-        {{wild_address(3), WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE},
+        {{.bias = bias,
+          .bias_kind = WGC_BIAS_PER_COLUMN,
+          .activation = WGC_ACTIVATION_NONE},
          "bias",
          NULL},
-        {{bias + 2, WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE}, "bias", NULL},
+        {{.bias = at(bias, 1),
+          .bias_kind = WGC_BIAS_PER_ROW,
+          .activation = WGC_ACTIVATION_GELU},
+         "bias",
+         NULL},
+        {{.bias = wild_address(3),
+          .bias_kind = WGC_BIAS_PER_ROW,
+          .activation = WGC_ACTIVATION_NONE},
+         "bias",
+         NULL},
+        {{.bias = bias + 2,
+          .bias_kind = WGC_BIAS_PER_ROW,
+          .activation = WGC_ACTIVATION_NONE},
+         "bias",
+         NULL},
         /* the bias may not overlap the output */
-        {{at(c, 7), WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE}, "bias", NULL},
-        {{c, WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_SILU}, "bias", NULL},
+        {{.bias = at(c, 7),
+          .bias_kind = WGC_BIAS_PER_ROW,
+          .activation = WGC_ACTIVATION_NONE},
+         "bias",
+         NULL},
+        {{.bias = c,
+          .bias_kind = WGC_BIAS_PER_COLUMN,
+          .activation = WGC_ACTIVATION_SILU},
+         "bias",
+         NULL},
     };
     for (size_t i = 0; a && b && c && bias && i < sizeof bad / sizeof *bad;
          i++) {
@@ -428,7 +466,9 @@ TEST(gemm_epilogue_invalid) {
       }
     }
     /* the plain checks, named after the _ex entry points */
-    wgc_gemm_epilogue relu = {0, WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_RELU};
+    wgc_gemm_epilogue relu = {.bias = 0,
+                              .bias_kind = WGC_BIAS_PER_COLUMN,
+                              .activation = WGC_ACTIVATION_RELU};
     CHECK_REJECTED(
         NULL,
         wgc_gemm_ex(NULL, R, N_, N_, M, N, K, 1, a, K, b, N, 0, c, N, &relu), F,
@@ -438,7 +478,9 @@ TEST(gemm_epilogue_invalid) {
                                        b, N, 0, 0, c, N, 0, 1, &relu),
                    FB, "lda");
     /* a per-row bias of m floats fits where a per-column one did not */
-    wgc_gemm_epilogue fits = {bias, WGC_BIAS_PER_ROW, WGC_ACTIVATION_NONE};
+    wgc_gemm_epilogue fits = {.bias = bias,
+                              .bias_kind = WGC_BIAS_PER_ROW,
+                              .activation = WGC_ACTIVATION_NONE};
     wgc_ptr c2 = dev_alloc(ctx, 4 * M * N);
     if (c2)
       CHECK_OK(ctx, wgc_gemm_ex(ctx, R, N_, N_, M, N, K, 1, a, K, b, N, 0, c2,
@@ -474,8 +516,9 @@ TEST(gemm_epilogue_args) {
     wgc_backend_ops spy = *real;
     spy.gemm = spy_gemm;
     ctx->be = &spy;
-    wgc_gemm_epilogue ep = {at(x, 900), WGC_BIAS_PER_ROW,
-                            WGC_ACTIVATION_GELU_TANH};
+    wgc_gemm_epilogue ep = {.bias = at(x, 900),
+                            .bias_kind = WGC_BIAS_PER_ROW,
+                            .activation = WGC_ACTIVATION_GELU_TANH};
     memset(&spied, 0, sizeof spied);
     CHECK_STATUS(wgc_gemm_batched_ex(ctx, C, N_, N_, 3, 4, 5, 1, x, 3, 0,
                                      at(x, 100), 5, 0, 0, at(x, 200), 3, 12, 2,
@@ -490,7 +533,9 @@ TEST(gemm_epilogue_args) {
           (int)spied.has_bias, (int)spied.bias_kind, (int)spied.act,
           (unsigned long long)spied.bias.offset);
     /* an activation alone, and NULL */
-    wgc_gemm_epilogue silu = {0, WGC_BIAS_PER_COLUMN, WGC_ACTIVATION_SILU};
+    wgc_gemm_epilogue silu = {.bias = 0,
+                              .bias_kind = WGC_BIAS_PER_COLUMN,
+                              .activation = WGC_ACTIVATION_SILU};
     CHECK_STATUS(wgc_gemm_ex(ctx, R, N_, N_, 3, 4, 5, 1, x, 5, at(x, 100), 4, 0,
                              at(x, 200), 4, &silu),
                  WGC_ERR_DEVICE);

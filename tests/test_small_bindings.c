@@ -312,7 +312,8 @@ static wgc_status run_op(wgc_context *ctx, const op_case *c, const footprint *f,
     return wgc_where(ctx, p[0], c->shape_c, c->rank_c, p[1], c->shape_a,
                      c->rank_a, p[2], c->shape_b, c->rank_b, p[3]);
   case OP_GEMM_EX: {
-    wgc_gemm_epilogue ep = {p[2], c->bias_kind, c->act};
+    wgc_gemm_epilogue ep = {
+        .bias = p[2], .bias_kind = c->bias_kind, .activation = c->act};
     return wgc_gemm_ex(ctx, c->layout, c->ta, c->tb, c->m, c->n, c->k, c->alpha,
                        p[0], f->ld[0], p[1], f->ld[1], c->beta, p[3], f->ld[3],
                        &ep);

@@ -66,7 +66,9 @@ static const py_struct structs[] = {
                         F_(wgc_profile_record, duration_us)),
     STRUCT_("GemmEpilogue", wgc_gemm_epilogue,
             F_(wgc_gemm_epilogue, bias) F_(wgc_gemm_epilogue, bias_kind)
-                F_(wgc_gemm_epilogue, activation)),
+                F_(wgc_gemm_epilogue, activation) F_(wgc_gemm_epilogue, a_type)
+                    F_(wgc_gemm_epilogue, b_type) F_(wgc_gemm_epilogue, c_type)
+                        F_(wgc_gemm_epilogue, bias_type)),
     STRUCT_("Conv2dDesc", wgc_conv2d_desc,
             F_(wgc_conv2d_desc, n) F_(wgc_conv2d_desc, c) F_(wgc_conv2d_desc, h)
                 F_(wgc_conv2d_desc, w) F_(wgc_conv2d_desc, k)

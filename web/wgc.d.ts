@@ -112,6 +112,9 @@ export interface GemmEpilogue {
   bias?: Ptr;
   bias_kind?: BiasKind;
   activation?: Activation;
+  /** operand types (DTYPE_*; absent: f32): A and C f32/f16/bf16, B also
+   * q8_0/q4_0 with k its contiguous dimension, the bias f32/f16 */
+  a_type?: DType; b_type?: DType; c_type?: DType; bias_type?: DType;
 }
 
 /** wgc_rotary_desc; missing fields are 0 (rotary_dim 0: head_dim). */

@@ -312,7 +312,7 @@ const DESCS = {
     'head_dim_v:z softcap:f mask:p' +
     ['mask_stride', 'q_stride', 'k_stride', 'v_stride', 'o_stride']
       .map((s) => ` ${s}.batch:z ${s}.head:z ${s}.seq:z`).join(''),
-  ep: 'bias:p bias_kind:e activation:e',
+  ep: 'bias:p bias_kind:e activation:e a_type:e b_type:e c_type:e bias_type:e',
   rotary: 'batch:z seq:z heads:z head_dim:z rotary_dim:z interleaved:e layout:e max_positions:z',
 };
 function writeDesc(fn, kind, d) {

@@ -31,7 +31,13 @@ class GemmEpilogue(_Struct):
     bias: int
     bias_kind: int
     activation: int
-    def __init__(self, bias: Address = ..., bias_kind: int = ..., activation: int = ...) -> None: ...
+    a_type: int
+    b_type: int
+    c_type: int
+    bias_type: int
+    def __init__(self, bias: Address = ..., bias_kind: int = ..., activation: int = ...,
+                 a_type: int = ..., b_type: int = ..., c_type: int = ...,
+                 bias_type: int = ...) -> None: ...
 
 class Conv2dDesc(_Struct):
     n: int

@@ -42,7 +42,9 @@ class Options(_Struct):
 
 
 class GemmEpilogue(_Struct):
-    _fields_ = [("bias", _ptr), ("bias_kind", _int), ("activation", _int)]
+    _fields_ = [("bias", _ptr), ("bias_kind", _int), ("activation", _int),
+                ("a_type", _int), ("b_type", _int), ("c_type", _int),
+                ("bias_type", _int)]
 
 
 class Conv2dDesc(_Struct):

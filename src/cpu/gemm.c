@@ -9,10 +9,17 @@
  * accurate than the GPU kernels (8x8 outputs of k = 65536 products in [0, 1):
  * worst error 9.0 float epsilons of sum|ab| with float blocks of 256 into
  * C, 8.1 on lavapipe, now 1.1). Tasks are (batch, row block, column block)
- * tiles of C, which never overlap, so they run in parallel. */
+ * tiles of C, which never overlap, so they run in parallel.
+ *
+ * Typed operands (f16, bf16, Q8_0/Q4_0 B) are converted to float while
+ * they are packed, so the kernel and the sums are the f32 ones; a typed C
+ * is read and written through dtype.c's conversions, rounded once from
+ * the double result. The f32 operands keep the packers of tile.h. */
 #include "cpu.h"
 #include "split.h"
 #include "tile.h"
+
+#include "dtype.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,8 +30,8 @@
 
 typedef struct gemm_job {
   const wgc_gemm_args *g;
-  const float *a, *b;
-  float *c;
+  const void *a, *b; /* batch 0, of their types */
+  void *c;
   size_t mb, nb; /* task tile (multiples of TILE_MR and TILE_NR) */
   size_t m_blocks, n_blocks;
   size_t kc_max;         /* min(TILE_KC, k) */
@@ -43,6 +50,32 @@ static void pack_a(const wgc_gemm_args *g, const float *a, size_t i0,
 static void pack_b(const wgc_gemm_args *g, const float *b, size_t p0, size_t kc,
                    size_t j0, size_t cols, float *dst) {
   tile_pack_b(b + p0 * g->rs_b + j0 * g->cs_b, g->rs_b, g->cs_b, kc, cols, dst);
+}
+
+/* The packers of tile.h for a typed operand: element (x, p) of a sliver
+ * (x a row of A or a column of B) is at base + x*xs + p*ps elements of
+ * type t, read as runs along k where k is the unit stride (the only way a
+ * block B is laid out) and one by one otherwise. mr is TILE_MR or TILE_NR:
+ * slivers of mr lanes, p-major. */
+static void pack_typed(const void *src, wgc_dtype t, size_t base, size_t xs,
+                       size_t ps, size_t xn, size_t kc, size_t mr, float *dst) {
+  float run[TILE_KC];
+  for (size_t s = 0; s < xn; s += mr, dst += mr * kc) {
+    size_t h = xn - s < mr ? xn - s : mr;
+    for (size_t x = 0; x < mr; x++) {
+      size_t e = base + (s + x) * xs;
+      if (x >= h)
+        for (size_t p = 0; p < kc; p++)
+          dst[p * mr + x] = 0.0f;
+      else if (ps == 1) {
+        wgc_dtype_load_run(src, t, e, kc, run);
+        for (size_t p = 0; p < kc; p++)
+          dst[p * mr + x] = run[p];
+      } else
+        for (size_t p = 0; p < kc; p++)
+          dst[p * mr + x] = wgc_dtype_load(src, t, e + p * ps);
+    }
+  }
 }
 
 /* Adds the rows x cols corner of acc to the task's double sums at (i0, j0)
@@ -88,12 +121,19 @@ static double activate(wgc_activation act, double x) {
   }
 }
 
-/* Element (i, j) of C after the epilogue, from v = alpha*sum + beta*C. */
-static float epilogue(const wgc_gemm_args *g, const float *bias, size_t i,
-                      size_t j, double v) {
+/* Element (i, j) of C after the epilogue, from v = alpha*sum + beta*C,
+ * before C's rounding. */
+static double epilogue_exact(const wgc_gemm_args *g, const void *bias, size_t i,
+                             size_t j, double v) {
   if (bias)
-    v += bias[g->bias_kind == WGC_BIAS_PER_ROW ? i : j];
-  return (float)activate(g->act, v);
+    v += wgc_dtype_load(bias, g->bias_type,
+                        g->bias_kind == WGC_BIAS_PER_ROW ? i : j);
+  return activate(g->act, v);
+}
+
+static float epilogue(const wgc_gemm_args *g, const void *bias, size_t i,
+                      size_t j, double v) {
+  return (float)epilogue_exact(g, bias, i, j, v);
 }
 
 static bool has_epilogue(const wgc_gemm_args *g) {
@@ -108,7 +148,7 @@ static void store_tile(const wgc_gemm_args *g, float *c, size_t i0, size_t j0,
                        size_t rows, size_t cols, const double *sums,
                        size_t nb) {
   double alpha = g->alpha, beta = g->beta;
-  const float *bias = g->has_bias ? cpu_ptr(g->bias) : NULL;
+  const void *bias = g->has_bias ? cpu_ptr(g->bias) : NULL;
   bool ep = has_epilogue(g);
   for (size_t i = 0; i < rows; i++) {
     float *ci = c + (i0 + i) * g->rs_c + j0 * g->cs_c;
@@ -130,6 +170,25 @@ static void store_tile(const wgc_gemm_args *g, float *c, size_t i0, size_t j0,
   }
 }
 
+/* store_tile for a C of another type; base: the batch's first element.
+ * sums NULL: beta*C alone (k == 0 or alpha == 0). */
+static void store_tile_typed(const wgc_gemm_args *g, void *c, size_t base,
+                             size_t i0, size_t j0, size_t rows, size_t cols,
+                             const double *sums, size_t nb) {
+  const void *bias = g->has_bias ? cpu_ptr(g->bias) : NULL;
+  bool ep = has_epilogue(g);
+  for (size_t i = 0; i < rows; i++)
+    for (size_t j = 0; j < cols; j++) {
+      size_t e = base + (i0 + i) * g->rs_c + (j0 + j) * g->cs_c;
+      double v = sums ? (double)g->alpha * sums[i * nb + j] : 0.0;
+      if (g->beta != 0.0f)
+        v += (double)g->beta * wgc_dtype_load(c, g->c_type, e);
+      if (ep)
+        v = epilogue_exact(g, bias, i0 + i, j0 + j, v);
+      wgc_dtype_store(c, g->c_type, e, v);
+    }
+}
+
 static void gemm_task(void *arg, size_t task, unsigned worker) {
   const gemm_job *job = arg;
   const wgc_gemm_args *g = job->g;
@@ -139,9 +198,7 @@ static void gemm_task(void *arg, size_t task, unsigned worker) {
   size_t i0 = ib * job->mb, j0 = jb * job->nb;
   size_t rows = g->m - i0 < job->mb ? g->m - i0 : job->mb;
   size_t cols = g->n - j0 < job->nb ? g->n - j0 : job->nb;
-  const float *a = job->a + t * g->batch_a;
-  const float *b = job->b + t * g->batch_b;
-  float *c = job->c + t * g->batch_c;
+  bool fa = g->a_type == WGC_DTYPE_F32, fb = g->b_type == WGC_DTYPE_F32;
   float *pa = job->scratch + worker * job->scratch_floats;
   float *pb = pa + job->mb * job->kc_max;
   double *sums = job->sums + worker * job->mb * job->nb;
@@ -149,8 +206,18 @@ static void gemm_task(void *arg, size_t task, unsigned worker) {
 
   for (size_t p0 = 0; p0 < g->k; p0 += TILE_KC) {
     size_t kc = g->k - p0 < TILE_KC ? g->k - p0 : TILE_KC;
-    pack_b(g, b, p0, kc, j0, cols, pb);
-    pack_a(g, a, i0, rows, p0, kc, pa);
+    if (fb)
+      pack_b(g, (const float *)job->b + t * g->batch_b, p0, kc, j0, cols, pb);
+    else
+      pack_typed(job->b, g->b_type,
+                 t * g->batch_b + p0 * g->rs_b + j0 * g->cs_b, g->cs_b, g->rs_b,
+                 cols, kc, TILE_NR, pb);
+    if (fa)
+      pack_a(g, (const float *)job->a + t * g->batch_a, i0, rows, p0, kc, pa);
+    else
+      pack_typed(job->a, g->a_type,
+                 t * g->batch_a + i0 * g->rs_a + p0 * g->cs_a, g->rs_a, g->cs_a,
+                 rows, kc, TILE_MR, pa);
     for (size_t js = 0; js < cols; js += TILE_NR) {
       size_t w = cols - js < TILE_NR ? cols - js : TILE_NR;
       for (size_t is = 0; is < rows; is += TILE_MR) {
@@ -160,7 +227,12 @@ static void gemm_task(void *arg, size_t task, unsigned worker) {
       }
     }
   }
-  store_tile(g, c, i0, j0, rows, cols, sums, job->nb);
+  if (g->c_type == WGC_DTYPE_F32)
+    store_tile(g, (float *)job->c + t * g->batch_c, i0, j0, rows, cols, sums,
+               job->nb);
+  else
+    store_tile_typed(g, job->c, t * g->batch_c, i0, j0, rows, cols, sums,
+                     job->nb);
 }
 
 /* C := beta*C, then the epilogue, for k == 0 or alpha == 0 (A and B are
@@ -169,7 +241,12 @@ static void scale_c(const wgc_gemm_args *g, float *c) {
   bool ep = has_epilogue(g);
   if (g->beta == 1.0f && !ep)
     return;
-  const float *bias = g->has_bias ? cpu_ptr(g->bias) : NULL;
+  const void *bias = g->has_bias ? cpu_ptr(g->bias) : NULL;
+  if (g->c_type != WGC_DTYPE_F32) { /* rounded once, from double */
+    for (size_t t = 0; t < g->batch; t++)
+      store_tile_typed(g, c, t * g->batch_c, 0, 0, g->m, g->n, NULL, 0);
+    return;
+  }
   for (size_t t = 0; t < g->batch; t++)
     for (size_t i = 0; i < g->m; i++) {
       float *ci = c + t * g->batch_c + i * g->rs_c;
@@ -194,6 +271,8 @@ wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
     return WGC_OK;
   }
   gemm_job job = {.g = g, .a = cpu_ptr(g->a), .b = cpu_ptr(g->b), .c = c};
+  /* the typed packers read runs of at most TILE_KC along k */
+  _Static_assert(TILE_KC % 32 == 0, "depth blocks are whole Q8_0/Q4_0 blocks");
   job.mb = round_up(g->m < MB_MAX ? g->m : MB_MAX, TILE_MR);
   job.nb = round_up(g->n < NB_MAX ? g->n : NB_MAX, TILE_NR);
   job.kc_max = g->k < TILE_KC ? g->k : TILE_KC;
@@ -267,8 +346,12 @@ wgc_status cpu_split_gemm_plan(const wgc_gemm_args *g, cpu_split *s) {
   }
   size_t mb, nb, kb = gemm_scales_only(g) ? 1 : g->k;
   double items = s->piece_work / e; /* C items a piece sums over all of k */
-  if (gemm_scales_only(g) || items >= (double)GEMM_EDGE * GEMM_EDGE) {
+  /* a typed C is rounded once: its depth is never cut */
+  if (gemm_scales_only(g) || items >= (double)GEMM_EDGE * GEMM_EDGE ||
+      g->c_type != WGC_DTYPE_F32) {
     size_t edge = (size_t)sqrt(items);
+    if (edge == 0)
+      edge = 1;
     if (g->n <= edge) {
       nb = g->n;
       mb = cpu_fit(s, e * (double)nb, g->m);
@@ -296,15 +379,21 @@ wgc_status cpu_split_gemm_plan(const wgc_gemm_args *g, cpu_split *s) {
   return WGC_OK;
 }
 
+/* r advanced by elems elements of type t (whole blocks of a block type). */
+static wgc_ref ref_at(wgc_ref r, wgc_dtype t, size_t elems) {
+  r.offset += (uint64_t)(elems / wgc_dtype_block(t)) * wgc_dtype_block_bytes(t);
+  return r;
+}
+
 wgc_status cpu_split_gemm_run(wgc_context *ctx, const wgc_gemm_args *g,
                               cpu_split *s, size_t i) {
   wgc_gemm_args a = *g;
   if (s->group) {
     size_t b0 = i * s->group;
     a.batch = cpu_min(s->group, g->batch - b0);
-    a.a = cpu_ref_at(g->a, b0 * g->batch_a);
-    a.b = cpu_ref_at(g->b, b0 * g->batch_b);
-    a.c = cpu_ref_at(g->c, b0 * g->batch_c);
+    a.a = ref_at(g->a, g->a_type, b0 * g->batch_a);
+    a.b = ref_at(g->b, g->b_type, b0 * g->batch_b);
+    a.c = ref_at(g->c, g->c_type, b0 * g->batch_c);
     return cpu_gemm(ctx, &a);
   }
   size_t kbk = i % s->blocks[2];
@@ -328,9 +417,10 @@ wgc_status cpu_split_gemm_run(wgc_context *ctx, const wgc_gemm_args *g,
     }
   }
   if (a.has_bias) /* the tile's own entries of the bias */
-    a.bias = cpu_ref_at(g->bias, g->bias_kind == WGC_BIAS_PER_ROW ? i0 : j0);
-  a.a = cpu_ref_at(g->a, t * g->batch_a + i0 * g->rs_a + p0 * g->cs_a);
-  a.b = cpu_ref_at(g->b, t * g->batch_b + p0 * g->rs_b + j0 * g->cs_b);
-  a.c = cpu_ref_at(g->c, t * g->batch_c + i0 * g->rs_c + j0 * g->cs_c);
+    a.bias = ref_at(g->bias, g->bias_type,
+                    g->bias_kind == WGC_BIAS_PER_ROW ? i0 : j0);
+  a.a = ref_at(g->a, g->a_type, t * g->batch_a + i0 * g->rs_a + p0 * g->cs_a);
+  a.b = ref_at(g->b, g->b_type, t * g->batch_b + p0 * g->rs_b + j0 * g->cs_b);
+  a.c = ref_at(g->c, g->c_type, t * g->batch_c + i0 * g->rs_c + j0 * g->cs_c);
   return cpu_gemm(ctx, &a);
 }

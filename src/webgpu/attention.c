@@ -118,7 +118,10 @@ static wg_operand window(const char *name, wgc_ref base, bool write,
   org[1] = (uint32_t)st.head;
   org[2] = (uint32_t)st.seq;
   org[3] = (uint32_t)lo;
-  return (wg_operand){name, wg_advance(base, lo), 4 * (hi - lo), write};
+  return (wg_operand){.name = name,
+                      .ref = wg_advance(base, lo),
+                      .bytes = 4 * (hi - lo),
+                      .write = write};
 }
 
 /* The operands (q, k, v, o, then the mask if any) and the strides of
@@ -139,8 +142,8 @@ static unsigned region_operands(const wgc_attention_args *a,
     ops[2] = window("v", a->v, false, d->v_stride, d->heads_kv, kv0, kv_cnt,
                     r->k0, r->kn, d->head_dim_v, p->vs);
   } else {
-    ops[1] = (wg_operand){"k", a->k, 4, false};
-    ops[2] = (wg_operand){"v", a->v, 4, false};
+    ops[1] = (wg_operand){.name = "k", .ref = a->k, .bytes = 4, .write = false};
+    ops[2] = (wg_operand){.name = "v", .ref = a->v, .bytes = 4, .write = false};
   }
   if (states)
     ops[3] = *states;
@@ -397,12 +400,19 @@ static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
                           .o_rs = (uint32_t)o_rs};
       wg_launch l = {
           .kernel = "attention_combine",
-          .ops = {{"p", ref_at(st[cur], j * fan * rows * rs),
-                   4 * cnt * rows * rs, false},
+          .ops = {{.name = "p",
+                   .ref = ref_at(st[cur], j * fan * rows * rs),
+                   .bytes = 4 * cnt * rows * rs,
+                   .write = false},
                   outs == 1
-                      ? (wg_operand){"o", o, 4 * ((rows - 1) * o_rs + hd), true}
-                      : (wg_operand){"o", ref_at(st[cur ^ 1], j * rows * rs),
-                                     4 * rows * rs, true}},
+                      ? (wg_operand){.name = "o",
+                                     .ref = o,
+                                     .bytes = 4 * ((rows - 1) * o_rs + hd),
+                                     .write = true}
+                      : (wg_operand){.name = "o",
+                                     .ref = ref_at(st[cur ^ 1], j * rows * rs),
+                                     .bytes = 4 * rows * rs,
+                                     .write = true}},
           .nops = 2,
           .params = &p,
           .params_size = sizeof p,
@@ -541,8 +551,10 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
             .o_stride = (uint32_t)rs,
         };
         attn_region r = {bh, 1, q0, qn, k0, kn};
-        wg_operand states = {"o", ref_at(st[0], b * qn * rs), 4 * qn * rs,
-                             true};
+        wg_operand states = {.name = "o",
+                             .ref = ref_at(st[0], b * qn * rs),
+                             .bytes = 4 * qn * rs,
+                             .write = true};
         wg_launch l = {.kernel = sh.kernel,
                        .consts = sh.consts,
                        .vec4 = sh.vec4,

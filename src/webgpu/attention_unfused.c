@@ -106,10 +106,14 @@ static wg_launch step_launch(const uf_block *b, uf_step step, const uf_win *w,
                    .softcap = d->softcap,
                    .first = w->j0 == 0,
                    .last = w->j0 + w->kn == b->keys};
-  wg_operand scores = {"s", wg_advance(b->s, w->r0 * ld + w->j0),
-                       4 * ((w->rn - 1) * ld + w->kn), step != STEP_PV};
-  wg_operand stats = {"st", wg_advance(b->st, 2 * w->r0), 8 * w->rn,
-                      step == STEP_STATS};
+  wg_operand scores = {.name = "s",
+                       .ref = wg_advance(b->s, w->r0 * ld + w->j0),
+                       .bytes = 4 * ((w->rn - 1) * ld + w->kn),
+                       .write = step != STEP_PV};
+  wg_operand stats = {.name = "st",
+                      .ref = wg_advance(b->st, 2 * w->r0),
+                      .bytes = 8 * w->rn,
+                      .write = step == STEP_STATS};
   wg_launch l = {.params = p, .params_size = sizeof *p};
   switch (step) {
   case STEP_STATS:
@@ -124,8 +128,10 @@ static wg_launch step_launch(const uf_block *b, uf_step step, const uf_win *w,
     l.nops = 2;
     if (b->a->has_mask)
       l.ops[l.nops++] =
-          (wg_operand){"mask", wg_advance(b->mask, w->r0 * ms + w->j0),
-                       4 * ((w->rn - 1) * ms + w->kn), false};
+          (wg_operand){.name = "mask",
+                       .ref = wg_advance(b->mask, w->r0 * ms + w->j0),
+                       .bytes = 4 * ((w->rn - 1) * ms + w->kn),
+                       .write = false};
     l.groups = wg_ceil_div(w->rn, STATS_GROUP);
     break;
   case STEP_PROBS:
@@ -139,10 +145,14 @@ static wg_launch step_launch(const uf_block *b, uf_step step, const uf_win *w,
     l.kernel = "attention_unfused+attention_unfused_pv";
     scores.name = "p";
     l.ops[0] = scores;
-    l.ops[1] = (wg_operand){"v", wg_advance(b->v, w->j0 * vs + w->d0),
-                            4 * ((w->kn - 1) * vs + w->dn), false};
-    l.ops[2] = (wg_operand){"o", wg_advance(b->o, w->r0 * os + w->d0),
-                            4 * ((w->rn - 1) * os + w->dn), true};
+    l.ops[1] = (wg_operand){.name = "v",
+                            .ref = wg_advance(b->v, w->j0 * vs + w->d0),
+                            .bytes = 4 * ((w->kn - 1) * vs + w->dn),
+                            .write = false};
+    l.ops[2] = (wg_operand){.name = "o",
+                            .ref = wg_advance(b->o, w->r0 * os + w->d0),
+                            .bytes = 4 * ((w->rn - 1) * os + w->dn),
+                            .write = true};
     l.ops[3] = stats;
     l.nops = 4;
     l.groups = wg_ceil_div(w->rn * w->dn, PV_GROUP);

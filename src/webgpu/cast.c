@@ -53,12 +53,14 @@ static void cast_window(void *user, uint64_t at, uint64_t units, wg_launch *l,
   uint64_t swin = (p->sh + sbytes + 3) & ~(uint64_t)3,
            dwin = (p->dh + p->dbytes + 3) & ~(uint64_t)3;
   p->count = (uint32_t)(dwin / 4);
-  *l = (wg_launch){.kernel = "dtype+cast",
-                   .consts = j->consts,
-                   .ops = {{"src", src, swin, false}, {"dst", dst, dwin, true}},
-                   .nops = 2,
-                   .params_size = sizeof *p,
-                   .groups = wg_ceil_div(p->count, 256)};
+  *l = (wg_launch){
+      .kernel = "dtype+cast",
+      .consts = j->consts,
+      .ops = {{.name = "src", .ref = src, .bytes = swin, .write = false},
+              {.name = "dst", .ref = dst, .bytes = dwin, .write = true}},
+      .nops = 2,
+      .params_size = sizeof *p,
+      .groups = wg_ceil_div(p->count, 256)};
 }
 
 wgc_status wg_cast(wgc_context *ctx, const wgc_cast_args *a) {

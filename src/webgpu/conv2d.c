@@ -181,22 +181,33 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
     uint64_t first = ((i0 * G->c + c_a) * G->h + hlo) * G->w + wlo;
     uint64_t last =
         (((i0 + ni - 1) * G->c + c_b) * G->h + hhi - 1) * G->w + whi - 1;
-    ops[0] = (wg_operand){"x", wg_advance(a->input, first),
-                          4 * (last - first + 1), false};
+    ops[0] = (wg_operand){.name = "x",
+                          .ref = wg_advance(a->input, first),
+                          .bytes = 4 * (last - first + 1),
+                          .write = false};
   } else { /* nothing of the input is read */
-    ops[0] = (wg_operand){"x", a->input, 0, false};
+    ops[0] =
+        (wg_operand){.name = "x", .ref = a->input, .bytes = 0, .write = false};
   }
-  ops[1] = (wg_operand){"f", wg_advance(a->filter, oc0 * G->kdim + k0),
-                        kn ? 4 * ((oc1 - oc0) * G->kdim + kn) : 0, false};
-  ops[2] = a->has_bias ? (wg_operand){"b", wg_advance(a->bias, oc0),
-                                      4 * (oc1 - oc0 + 1), false}
-                       : (wg_operand){"b", a->filter, 0, false};
+  ops[1] = (wg_operand){.name = "f",
+                        .ref = wg_advance(a->filter, oc0 * G->kdim + k0),
+                        .bytes = kn ? 4 * ((oc1 - oc0) * G->kdim + kn) : 0,
+                        .write = false};
+  ops[2] = a->has_bias
+               ? (wg_operand){.name = "b",
+                              .ref = wg_advance(a->bias, oc0),
+                              .bytes = 4 * (oc1 - oc0 + 1),
+                              .write = false}
+               : (wg_operand){
+                     .name = "b", .ref = a->filter, .bytes = 0, .write = false};
   uint64_t pq = G->p * G->q;
   uint64_t yfirst = ((i0 * G->k + oc0) * G->p + p0) * G->q + q0;
   uint64_t ylast =
       (((i0 + ni - 1) * G->k + oc1) * G->p + p0 + pn - 1) * G->q + q0 + qn - 1;
-  ops[3] = (wg_operand){"y", wg_advance(a->output, yfirst),
-                        4 * (ylast - yfirst + 1), true};
+  ops[3] = (wg_operand){.name = "y",
+                        .ref = wg_advance(a->output, yfirst),
+                        .bytes = 4 * (ylast - yfirst + 1),
+                        .write = true};
 
   /* Strides are used only across what the windows hold (< 2^30 elements
    * each); beyond that their u32 truncation multiplies 0. */

@@ -32,10 +32,20 @@
  * plain GEMM, gemm_out_ep (with activation.wgsl) for one with an epilogue
  * (wgc_gemm_ex), so the plain kernels compile without it. The epilogue
  * goes where the whole sum is: the reduction of split-K, the scale kernel,
- * and of a region split along k only the last piece. */
+ * and of a region split along k only the last piece.
+ *
+ * Typed operands (f16, bf16, a Q8_0/Q4_0 B, an f16 bias) are read through
+ * accessors that decode them (wg_operand.type), so every kernel serves
+ * every type; only the vec4 reads of gemm_rv stay f32-only. A 2-byte C is
+ * stored with atomic half-word updates (see wg_operand): race-free in
+ * every kernel as it is, where an f32 intermediate and a cast would cost
+ * a second pass and C's strides. A block B's regions start and end k at
+ * whole blocks. */
 #include "gemm.h"
 #include "gemm_select.h"
 #include "plan.h"
+
+#include "dtype.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -112,6 +122,35 @@ static bool windows_fit(const wg_plan *wp, const wg_operand *ops,
   return wg_plan_fits(wp, shared, n);
 }
 
+/* The operand name of type t at element e from base, spanning span
+ * elements (e whole blocks of a block type): bound from a 4-byte
+ * boundary, element 0 lead bytes in (wg_operand). */
+static wg_operand typed_op(const char *name, wgc_ref base, wgc_dtype t,
+                           uint64_t e, uint64_t span, bool write) {
+  if (t == WGC_DTYPE_F32)
+    return (wg_operand){.name = name,
+                        .ref = wg_advance(base, e),
+                        .bytes = 4 * span,
+                        .write = write};
+  uint64_t blk = wgc_dtype_block(t), bb = wgc_dtype_block_bytes(t);
+  uint64_t at = base.offset + e / blk * bb;
+  wgc_ref r = base;
+  r.offset = at & ~(uint64_t)3;
+  uint32_t lead = (uint32_t)(at & 3);
+  uint64_t bytes = span ? (lead + wg_ceil_div(span, blk) * bb + 3) & ~3ull : 0;
+  return (wg_operand){.name = name,
+                      .ref = r,
+                      .bytes = bytes,
+                      .write = write,
+                      .type = t,
+                      .lead = lead};
+}
+
+/* k steps at which a region may start or end: whole blocks of B. */
+static uint64_t k_unit(const wgc_gemm_args *g) {
+  return wgc_dtype_block(g->b_type);
+}
+
 static bool has_epilogue(const wgc_gemm_args *g) {
   return g->has_bias || g->act != WGC_ACTIVATION_NONE;
 }
@@ -152,6 +191,8 @@ static form make_form(const wg_plan *wp, const wgc_gemm_args *g,
       p.slices = 1;
   }
   uint64_t unit = p.kind == K_TILED ? p.tile.bk : 1;
+  if (k_unit(g) > 1) /* 32: a multiple of every bk */
+    unit = k_unit(g);
   p.kslice = wg_ceil_div(wg_ceil_div(r->kk, p.slices), unit) * unit;
   p.slices = wg_ceil_div(r->kk, p.kslice);
   return p;
@@ -170,32 +211,29 @@ static void region_ops(const wgc_gemm_args *g, const region *r, const form *p,
                        wg_operand *ops, bool *present) {
   bool scale = p->kind == K_SCALE;
   present[OP_A] = present[OP_B] = !scale;
-  ops[OP_A] = (wg_operand){
-      "a",
-      wg_advance(g->a, (uint64_t)r->b0 * g->batch_a +
-                           (uint64_t)r->i0 * g->rs_a +
-                           (uint64_t)r->k0 * g->cs_a),
-      scale ? 0 : 4 * span(r->nb, g->batch_a, r->mm, g->rs_a, r->kk, g->cs_a),
-      false};
-  ops[OP_B] = (wg_operand){
-      "b",
-      wg_advance(g->b, (uint64_t)r->b0 * g->batch_b +
-                           (uint64_t)r->k0 * g->rs_b +
-                           (uint64_t)r->j0 * g->cs_b),
-      scale ? 0 : 4 * span(r->nb, g->batch_b, r->kk, g->rs_b, r->nn, g->cs_b),
-      false};
-  ops[OP_C] = (wg_operand){
-      "c",
-      wg_advance(g->c, (uint64_t)r->b0 * g->batch_c +
-                           (uint64_t)r->i0 * g->rs_c +
-                           (uint64_t)r->j0 * g->cs_c),
-      4 * span(r->nb, g->batch_c, r->mm, g->rs_c, r->nn, g->cs_c), true};
+  ops[OP_A] = typed_op(
+      "a", g->a, g->a_type,
+      (uint64_t)r->b0 * g->batch_a + (uint64_t)r->i0 * g->rs_a +
+          (uint64_t)r->k0 * g->cs_a,
+      scale ? 0 : span(r->nb, g->batch_a, r->mm, g->rs_a, r->kk, g->cs_a),
+      false);
+  ops[OP_B] = typed_op(
+      "b", g->b, g->b_type,
+      (uint64_t)r->b0 * g->batch_b + (uint64_t)r->k0 * g->rs_b +
+          (uint64_t)r->j0 * g->cs_b,
+      scale ? 0 : span(r->nb, g->batch_b, r->kk, g->rs_b, r->nn, g->cs_b),
+      false);
+  ops[OP_C] =
+      typed_op("c", g->c, g->c_type,
+               (uint64_t)r->b0 * g->batch_c + (uint64_t)r->i0 * g->rs_c +
+                   (uint64_t)r->j0 * g->cs_c,
+               span(r->nb, g->batch_c, r->mm, g->rs_c, r->nn, g->cs_c), true);
   present[OP_C] = true;
   bool per_row = g->bias_kind == WGC_BIAS_PER_ROW;
   present[OP_BIAS] = g->has_bias && region_ep(g, r, p);
-  ops[OP_BIAS] = (wg_operand){
-      "bias", wg_advance(g->bias, per_row ? r->i0 : r->j0),
-      present[OP_BIAS] ? 4 * (uint64_t)(per_row ? r->mm : r->nn) : 0, false};
+  ops[OP_BIAS] = typed_op(
+      "bias", g->bias, g->bias_type, per_row ? r->i0 : r->j0,
+      present[OP_BIAS] ? (uint64_t)(per_row ? r->mm : r->nn) : 0, false);
 }
 
 /* Whether a planned region fits one launch. */
@@ -250,8 +288,10 @@ static uint64_t max3(uint64_t a, uint64_t b, uint64_t c) {
 }
 
 /* Halves a region along dimension dim (0 batches, 1 rows, 2 columns, 3 k);
- * rows and columns at multiples of 64 while they are longer. */
-static void halve(const region *r, int dim, region *lo, region *hi) {
+ * rows and columns at multiples of 64 while they are longer, k at
+ * multiples of kunit. */
+static void halve(const region *r, int dim, uint64_t kunit, region *lo,
+                  region *hi) {
   *lo = *r;
   *hi = *r;
   size_t *start[2][4] = {{&lo->b0, &lo->i0, &lo->j0, &lo->k0},
@@ -261,6 +301,8 @@ static void halve(const region *r, int dim, region *lo, region *hi) {
   size_t n = *len[0][dim], half = n / 2;
   if ((dim == 1 || dim == 2) && n > 64)
     half = wg_ceil_div(half, 64) * 64;
+  if (dim == 3 && kunit > 1) /* split_dim leaves n at least 2 units */
+    half = wg_ceil_div(half, kunit) * kunit;
   *len[0][dim] = half;
   *start[1][dim] += half;
   *len[1][dim] = n - half;
@@ -289,7 +331,9 @@ static int split_dim(const wg_plan *wp, const wgc_gemm_args *g, const region *r,
           max3(scale ? 0 : g->batch_a, scale ? 0 : g->batch_b, g->batch_c),
       (uint64_t)(r->mm - 1) * max3(scale ? 0 : g->rs_a, 0, g->rs_c),
       (uint64_t)(r->nn - 1) * max3(scale ? 0 : g->cs_b, 0, g->cs_c),
-      scale ? 0 : (uint64_t)(r->kk - 1) * max3(g->cs_a, g->rs_b, 0)};
+      scale || r->kk < 2 * k_unit(g)
+          ? 0
+          : (uint64_t)(r->kk - 1) * max3(g->cs_a, g->rs_b, 0)};
   /* Lengths of 1 span nothing but may still be split (when only the
    * merged window of far-apart operands is too large, nothing helps). */
   int best = -1;
@@ -308,7 +352,8 @@ static uint32_t u32_of(uint64_t v) { return (uint32_t)v; }
  * as before. */
 static bool rv_b4(const wgc_gemm_args *g, const region *r,
                   const wg_operand *b) {
-  return r->nn % 4 == 0 && g->cs_b == 1 && (r->kk == 1 || g->rs_b % 4 == 0) &&
+  return g->b_type == WGC_DTYPE_F32 && r->nn % 4 == 0 && g->cs_b == 1 &&
+         (r->kk == 1 || g->rs_b % 4 == 0) &&
          (r->nb == 1 || g->batch_b % 4 == 0) && b->ref.offset % 16 == 0;
 }
 
@@ -318,8 +363,8 @@ static bool rv_b4(const wgc_gemm_args *g, const region *r,
  * strides, and the start of every k slice), with at least one whole run. */
 static bool rv_a4(const wgc_gemm_args *g, const region *r, const form *p,
                   const wg_operand *a) {
-  return p->tile.k4 && r->kk >= 4 && g->cs_a == 1 &&
-         (r->mm == 1 || g->rs_a % 4 == 0) &&
+  return g->a_type == WGC_DTYPE_F32 && p->tile.k4 && r->kk >= 4 &&
+         g->cs_a == 1 && (r->mm == 1 || g->rs_a % 4 == 0) &&
          (r->nb == 1 || g->batch_a % 4 == 0) &&
          (p->slices == 1 || p->kslice % 4 == 0) && a->ref.offset % 16 == 0;
 }
@@ -376,7 +421,8 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
              : g->bias_kind == WGC_BIAS_PER_ROW ? 2u
                                                 : 1u);
     if (!g->has_bias)
-      ops[OP_BIAS] = (wg_operand){"bias", ops[OP_C].ref, 0, false};
+      ops[OP_BIAS] = (wg_operand){
+          .name = "bias", .ref = ops[OP_C].ref, .bytes = 0, .write = false};
   }
 
   if (p->kind == K_SCALE) {
@@ -402,15 +448,17 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
   }
   /* The epilogue is in the pass that writes C: here unless split. */
   bool ep_here = ep && !split;
-  wg_launch l = {
-      .ops = {ops[OP_A], ops[OP_B],
-              split ? (wg_operand){"part", part, outputs * p->slices * 4, true}
-                    : ops[OP_C],
-              ops[OP_BIAS]},
-      .nops = ep_here ? 4 : 3,
-      .consts = ep_here ? ep_consts : NULL,
-      .params = &prm,
-      .params_size = sizeof prm};
+  wg_launch l = {.ops = {ops[OP_A], ops[OP_B],
+                         split ? (wg_operand){.name = "part",
+                                              .ref = part,
+                                              .bytes = outputs * p->slices * 4,
+                                              .write = true}
+                               : ops[OP_C],
+                         ops[OP_BIAS]},
+                 .nops = ep_here ? 4 : 3,
+                 .consts = ep_here ? ep_consts : NULL,
+                 .params = &prm,
+                 .params_size = sizeof prm};
   char consts[320], kernel[96];
   if (p->kind == K_SMALL) {
     l.kernel = split     ? "gemm_common+gemm_small+gemm_out_part"
@@ -464,7 +512,10 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
       .kernel = ep ? "math+activation+gemm_common+gemm_reduce+gemm_out_ep"
                    : "gemm_common+gemm_reduce+gemm_out_c",
       .consts = ep ? ep_consts : NULL,
-      .ops = {{"part", part, outputs * p->slices * 4, false},
+      .ops = {{.name = "part",
+               .ref = part,
+               .bytes = outputs * p->slices * 4,
+               .write = false},
               ops[OP_C],
               ops[OP_BIAS]},
       .nops = ep ? 3 : 2,
@@ -511,7 +562,7 @@ static wgc_status run_region(wg_plan *wp, const wgc_gemm_args *g, region r) {
                     " bytes)",
                     wp->fn, wp->pol->window);
   region lo, hi;
-  halve(&r, dim, &lo, &hi);
+  halve(&r, dim, k_unit(g), &lo, &hi);
   wgc_status s = run_region(wp, g, lo);
   if (s == WGC_OK)
     s = run_region(wp, g, hi);

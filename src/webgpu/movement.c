@@ -43,8 +43,10 @@ static wgc_status nd_split(wg_plan *plan, const nd_launch *n, unsigned strided,
                            uint64_t most) {
   wg_launch l = {.kernel = n->kernel, .nops = n->nops};
   for (unsigned k = 0; k < n->nops; k++)
-    l.ops[k] = (wg_operand){n->names[k], n->ref[k], 4 * nd_span(n, k),
-                            k + 1 == n->nops};
+    l.ops[k] = (wg_operand){.name = n->names[k],
+                            .ref = n->ref[k],
+                            .bytes = 4 * nd_span(n, k),
+                            .write = k + 1 == n->nops};
   bool whole = n->count <= most && wg_plan_fits(plan, l.ops, l.nops);
   if (!whole && n->shape[0] == 1 && n->rank > 1) {
     nd_launch part = *n;
@@ -156,22 +158,25 @@ static wgc_status gather_split(wg_plan *plan, const wgc_gather_args *g,
   /* data, when the piece reads rows, is the last operand of the launch, so
    * a table without rows leaves its accessor to the constant below */
   wg_launch l = {.kernel = "gather", .nops = p->kn ? 3 : 2};
-  l.ops[0] =
-      (wg_operand){"indices", wg_advance(g->indices, p->j0), 4 * p->jn, false};
+  l.ops[0] = (wg_operand){.name = "indices",
+                          .ref = wg_advance(g->indices, p->j0),
+                          .bytes = 4 * p->jn,
+                          .write = false};
   l.ops[1] = (wg_operand){
-      "output",
-      wg_advance(g->output,
-                 ((uint64_t)p->o0 * g->n_indices + p->j0) * inner + p->c0),
-      4 * (((uint64_t)p->on - 1) * g->n_indices * inner +
-           ((uint64_t)p->jn - 1) * inner + p->cn),
-      true};
+      .name = "output",
+      .ref = wg_advance(
+          g->output, ((uint64_t)p->o0 * g->n_indices + p->j0) * inner + p->c0),
+      .bytes = 4 * (((uint64_t)p->on - 1) * g->n_indices * inner +
+                    ((uint64_t)p->jn - 1) * inner + p->cn),
+      .write = true};
   if (p->kn)
     l.ops[2] = (wg_operand){
-        "data",
-        wg_advance(g->data, ((uint64_t)p->o0 * g->len + p->k0) * inner + p->c0),
-        4 * (((uint64_t)p->on - 1) * g->len * inner +
-             ((uint64_t)p->kn - 1) * inner + p->cn),
-        false};
+        .name = "data",
+        .ref = wg_advance(g->data,
+                          ((uint64_t)p->o0 * g->len + p->k0) * inner + p->c0),
+        .bytes = 4 * (((uint64_t)p->on - 1) * g->len * inner +
+                      ((uint64_t)p->kn - 1) * inner + p->cn),
+        .write = false};
   else
     l.consts = "fn data_ld(i: u32) -> f32 { return 0.0; }";
   int which = -1;

@@ -123,15 +123,20 @@ static wgc_status stats_pass(wg_plan *plan, const wgc_norm_args *n, wgc_ref in,
                           .fin = nch == 1 && r0 + nr == len,
                           .acc = wide && r0 > 0,
                           .step = interleave && ncl > 1 ? (uint32_t)ncl : 1};
-        wg_launch l = {
-            .kernel = "math+norm_stats",
-            .consts = consts,
-            .ops = {{"x", wg_advance(in, in_at * e), 4 * in_n * e, false},
-                    {"y", wg_advance(out, 4 * out_at), 16 * out_n, true}},
-            .nops = 2,
-            .params = &p,
-            .params_size = sizeof p,
-            .groups = wg_ceil_div(no * ncl * ni, 256)};
+        wg_launch l = {.kernel = "math+norm_stats",
+                       .consts = consts,
+                       .ops = {{.name = "x",
+                                .ref = wg_advance(in, in_at * e),
+                                .bytes = 4 * in_n * e,
+                                .write = false},
+                               {.name = "y",
+                                .ref = wg_advance(out, 4 * out_at),
+                                .bytes = 16 * out_n,
+                                .write = true}},
+                       .nops = 2,
+                       .params = &p,
+                       .params_size = sizeof p,
+                       .groups = wg_ceil_div(no * ncl * ni, 256)};
         wgc_status s = wg_plan_add(plan, &l);
         if (s != WGC_OK)
           return s;
@@ -147,9 +152,18 @@ static wgc_status pack_affine(wg_plan *plan, const wgc_norm_args *n, uint64_t W,
     uint64_t nr = min64(W, n->len - r0);
     pack_params p = {.n = (uint32_t)nr};
     wg_launch l = {.kernel = "norm_pack",
-                   .ops = {{"s", wg_advance(n->scale, r0), 4 * nr, false},
-                           {"b", wg_advance(n->bias, r0), 4 * nr, false},
-                           {"sb", wg_advance(*sb, 2 * r0), 8 * nr, true}},
+                   .ops = {{.name = "s",
+                            .ref = wg_advance(n->scale, r0),
+                            .bytes = 4 * nr,
+                            .write = false},
+                           {.name = "b",
+                            .ref = wg_advance(n->bias, r0),
+                            .bytes = 4 * nr,
+                            .write = false},
+                           {.name = "sb",
+                            .ref = wg_advance(*sb, 2 * r0),
+                            .bytes = 8 * nr,
+                            .write = true}},
                    .nops = 3,
                    .params = &p,
                    .params_size = sizeof p,
@@ -196,18 +210,29 @@ static wgc_status apply_pass(wg_plan *plan, const wgc_norm_args *n, wgc_ref st,
                           .st_so = no > 1 ? (uint32_t)inner : 0,
                           .items = items};
         /* without scale or bias, p is a stand-in the kernel never reads */
-        wg_launch l = {
-            .kernel = "math+norm_apply",
-            .consts = consts,
-            .ops = {{"x", wg_advance(n->input, at), 4 * cnt, false},
-                    {"st", wg_advance(st, 4 * st_at), 16 * st_n, false},
-                    {"p", affine ? wg_advance(pr, pw * r0) : st,
-                     affine ? 4 * pw * nr : 4, false},
-                    {"y", wg_advance(n->output, at), 4 * cnt, true}},
-            .nops = 4,
-            .params = &p,
-            .params_size = sizeof p,
-            .groups = wg_ceil_div(wg_ceil_div(no * nr * ni, items), 256)};
+        wg_launch l = {.kernel = "math+norm_apply",
+                       .consts = consts,
+                       .ops = {{.name = "x",
+                                .ref = wg_advance(n->input, at),
+                                .bytes = 4 * cnt,
+                                .write = false},
+                               {.name = "st",
+                                .ref = wg_advance(st, 4 * st_at),
+                                .bytes = 16 * st_n,
+                                .write = false},
+                               {.name = "p",
+                                .ref = affine ? wg_advance(pr, pw * r0) : st,
+                                .bytes = affine ? 4 * pw * nr : 4,
+                                .write = false},
+                               {.name = "y",
+                                .ref = wg_advance(n->output, at),
+                                .bytes = 4 * cnt,
+                                .write = true}},
+                       .nops = 4,
+                       .params = &p,
+                       .params_size = sizeof p,
+                       .groups =
+                           wg_ceil_div(wg_ceil_div(no * nr * ni, items), 256)};
         wgc_status s = wg_plan_add(plan, &l);
         if (s != WGC_OK)
           return s;

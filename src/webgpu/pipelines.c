@@ -120,20 +120,129 @@ static void operand_accessors(text *t, const wg_operand *o, unsigned i,
   }
 }
 
+/* Accessors of a typed operand (wg_operand.type) in binding b, as f32:
+ * element i decoded on the bits (kernels/dtype.wgsl). Params.off counts
+ * 2-byte elements, or bytes for a block type (wg_offset_unit). A written
+ * 2-byte operand's binding is atomic (see wg_operand): its store clears
+ * and sets its own half of the word. Q8_0 and Q4_0 are read only. */
+static void typed_accessors(text *t, const wg_operand *o, unsigned i,
+                            unsigned b, bool write, bool atomic, bool vec4_op) {
+  const char *off = i < 4 ? "off" : "off2", *n = o->name;
+  unsigned k = i % 4;
+  if (atomic)
+    text_add(t,
+             "fn %s_w(j: u32) -> u32 { return atomicLoad(&wgc_buf%u[j]); }\n",
+             n, b);
+  else
+    text_add(t,
+             "fn %s_w(j: u32) -> u32 { return bitcast<u32>(wgc_buf%u[j]); }\n",
+             n, b);
+  /* the 2-byte value at (even) byte offset y */
+  text_add(t,
+           "fn %s_h(y: u32) -> u32 { return (%s_w(y >> 2u) >> ((y & 2u) * 8u)) "
+           "& 0xffffu; }\n",
+           n, n);
+  switch (o->type) {
+  case WGC_DTYPE_F16:
+  case WGC_DTYPE_BF16:
+    text_add(t,
+             "fn %s_ld(i: u32) -> f32 { return bitcast<f32>(%s(%s_h(2u * "
+             "(P.%s[%u] + i)))); }\n",
+             n, o->type == WGC_DTYPE_F16 ? "dt_f16_to_f32" : "dt_bf16_to_f32",
+             n, off, k);
+    if (write)
+      text_add(t,
+               "fn %s_st(i: u32, v: f32) { let e = P.%s[%u] + i; "
+               "let sh = (e & 1u) * 16u; let h = %s(bitcast<u32>(v)); "
+               "atomicAnd(&wgc_buf%u[e >> 1u], ~(0xffffu << sh)); "
+               "atomicOr(&wgc_buf%u[e >> 1u], h << sh); }\n",
+               n, off, k,
+               o->type == WGC_DTYPE_F16 ? "dt_f32_to_f16" : "dt_f32_to_bf16", b,
+               b);
+    break;
+  default: { /* Q8_0, Q4_0: d*q in f32, exact */
+    bool q8 = o->type == WGC_DTYPE_Q8_0;
+    text_add(t,
+             "fn %s_ld(i: u32) -> f32 { let y = P.%s[%u] + (i / 32u) * %uu; "
+             "let j = i %% 32u; let d = bitcast<f32>(dt_f16_to_f32(%s_h(y))); ",
+             n, off, k, q8 ? 34u : 18u, n);
+    if (q8)
+      text_add(t,
+               "let z = y + 2u + j; let q = bitcast<i32>(((%s_w(z >> 2u) "
+               ">> ((z & 3u) * 8u)) & 0xffu) << 24u) >> 24u; ",
+               n);
+    else
+      text_add(t,
+               "let z = y + 2u + (j & 15u); let by = (%s_w(z >> 2u) >> ((z & "
+               "3u) * 8u)) & 0xffu; let q = i32(select(by & 15u, by >> 4u, j "
+               ">= 16u)) - 8; ",
+               n);
+    text_add(t, "return d * f32(q); }\n");
+    break;
+  }
+  }
+  if (vec4_op)
+    text_add(t,
+             "fn %s_ld4(i: u32) -> vec4<f32> { let j = 4u * i; return "
+             "vec4<f32>(%s_ld(j), %s_ld(j + 1u), %s_ld(j + 2u), %s_ld(j + "
+             "3u)); }\n",
+             n, n, n, n, n);
+}
+
+/* An f32 operand in an atomic binding (shared with a typed output). */
+static void atomic_accessors(text *t, const wg_operand *o, unsigned i,
+                             unsigned b, bool write, bool vec4_op) {
+  const char *off = i < 4 ? "off" : "off2", *n = o->name;
+  unsigned k = i % 4;
+  text_add(t,
+           "fn %s_ld(i: u32) -> f32 { return "
+           "bitcast<f32>(atomicLoad(&wgc_buf%u[P.%s[%u] + i])); }\n",
+           n, b, off, k);
+  if (write)
+    text_add(t,
+             "fn %s_st(i: u32, v: f32) { atomicStore(&wgc_buf%u[P.%s[%u] + "
+             "i], bitcast<u32>(v)); }\n",
+             n, b, off, k);
+  if (vec4_op) {
+    text_add(t,
+             "fn %s_ld4(i: u32) -> vec4<f32> { let j = 4u * i; return "
+             "vec4<f32>(%s_ld(j), %s_ld(j + 1u), %s_ld(j + 2u), %s_ld(j + "
+             "3u)); }\n",
+             n, n, n, n, n);
+    if (write)
+      text_add(t,
+               "fn %s_st4(i: u32, v: vec4<f32>) { let j = 4u * i; "
+               "%s_st(j, v.x); %s_st(j + 1u, v.y); %s_st(j + 2u, v.z); "
+               "%s_st(j + 3u, v.w); }\n",
+               n, n, n, n, n);
+  }
+}
+
 wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                            const unsigned *op_bind, const bool *write,
                            const bool *vec4, unsigned nb, gpu_id *out) {
   wg_state *st = ctx->impl;
+  /* Bindings that a 2-byte output writes are atomic words (wg_operand). */
+  bool atomic[WG_MAX_OPERANDS] = {0}, typed = false;
+  for (unsigned i = 0; i < l->nops; i++) {
+    wgc_dtype t = l->ops[i].type;
+    typed = typed || t != WGC_DTYPE_F32;
+    if (l->ops[i].write && (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16))
+      atomic[op_bind[i]] = true;
+  }
   /* The cache key names everything the generated source depends on. */
   char key[512];
   int kl = snprintf(key, sizeof key, "%s|%s|", l->kernel,
                     l->consts ? l->consts : "");
   for (unsigned i = 0; i < l->nops && kl > 0 && (size_t)kl < sizeof key; i++)
-    kl += snprintf(key + kl, sizeof key - (size_t)kl, "%s%u%c%s,",
+    kl += snprintf(key + kl, sizeof key - (size_t)kl, "%s%u%c%s%s%s,",
                    l->ops[i].name, op_bind[i], write[op_bind[i]] ? 'w' : 'r',
-                   vec4[op_bind[i]]   ? "v"
+                   atomic[op_bind[i]] ? "a"
+                   : vec4[op_bind[i]] ? "v"
                    : l->vec4 >> i & 1 ? "s"
-                                      : "");
+                                      : "",
+                   l->ops[i].type ? ":" : "",
+                   l->ops[i].type ? wgc_dtype_name(l->ops[i].type) : "");
   if (kl < 0 || (size_t)kl >= sizeof key)
     return wgc_fail(ctx, WGC_ERR_DEVICE, "%s: kernel key too long", fn);
 
@@ -145,15 +254,31 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                "@group(0) @binding(%u) var<storage, %s> wgc_buf%u: "
                "array<%s>;\n",
                b, write[b] ? "read_write" : "read", b,
-               vec4[b] ? "vec4<f32>" : "f32");
+               atomic[b] ? "atomic<u32>"
+               : vec4[b] ? "vec4<f32>"
+                         : "f32");
     text_add(&t, "@group(0) @binding(%u) var<uniform> P: Params;\n", nb);
-    for (unsigned i = 0; i < l->nops; i++)
-      operand_accessors(&t, &l->ops[i], i, op_bind[i], write[op_bind[i]],
-                        vec4[op_bind[i]], l->vec4 >> i & 1);
+    for (unsigned i = 0; i < l->nops; i++) {
+      unsigned b = op_bind[i];
+      if (l->ops[i].type != WGC_DTYPE_F32)
+        typed_accessors(&t, &l->ops[i], i, b, write[b], atomic[b],
+                        l->vec4 >> i & 1);
+      else if (atomic[b])
+        atomic_accessors(&t, &l->ops[i], i, b, write[b], l->vec4 >> i & 1);
+      else
+        operand_accessors(&t, &l->ops[i], i, b, write[b], vec4[b],
+                          l->vec4 >> i & 1);
+    }
     text_add(&t,
              "fn wg_linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 "
              "{ return wid.x + wid.y * nwg.x; }\n%s\n",
              l->consts ? l->consts : "");
+    /* typed accessors decode with kernels/dtype.wgsl */
+    if (typed && !strstr(l->kernel, "dtype")) {
+      const wgc_kernel_source *src = wgc_kernel_find("dtype");
+      if (src)
+        text_add(&t, "%.*s\n", (int)src->length, src->text);
+    }
     /* "math+unary": the files are concatenated in order. */
     for (const char *name = l->kernel; *name;) {
       size_t len = strcspn(name, "+");

@@ -305,8 +305,14 @@ static void copy_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
   const copy_job *j = user;
   *(copy_params *)params = (copy_params){.n = (uint32_t)n};
   *l = (wg_launch){.kernel = "copy+map",
-                   .ops = {{"x", wg_advance(j->src, at), 4 * n, false},
-                           {"y", wg_advance(j->dst, at), 4 * n, true}},
+                   .ops = {{.name = "x",
+                            .ref = wg_advance(j->src, at),
+                            .bytes = 4 * n,
+                            .write = false},
+                           {.name = "y",
+                            .ref = wg_advance(j->dst, at),
+                            .bytes = 4 * n,
+                            .write = true}},
                    .nops = 2,
                    .params_size = sizeof(copy_params),
                    .groups = wg_ceil_div(n, COPY_PER_GROUP)};
@@ -329,8 +335,10 @@ wgc_status wg_plan_copy(wg_plan *p, wgc_ref dst, wgc_ref src, uint64_t bytes) {
     return wg_plan_windows(p, bytes / 4, wg_chunk_elems(p->pol, COPY_PER_GROUP),
                            copy_window, &j);
   }
-  wg_launch l = {.ops = {{"src", src, bytes, false}, {"dst", dst, bytes, true}},
-                 .nops = 2};
+  wg_launch l = {
+      .ops = {{.name = "src", .ref = src, .bytes = bytes, .write = false},
+              {.name = "dst", .ref = dst, .bytes = bytes, .write = true}},
+      .nops = 2};
   return wg_plan_add(p, &l);
 }
 
@@ -571,10 +579,10 @@ static wgc_status prepare_entry(wg_plan *p, wg_planned *e, wg_mem *stage,
                                 binds, op_bind);
     uint32_t *off = (uint32_t *)e->params;
     for (unsigned i = 0; i < (l.nops > 4 ? 8u : 4u); i++)
-      off[i] =
-          i < l.nops
-              ? (uint32_t)((bound.ops[i].ref.offset - binds[op_bind[i]].lo) / 4)
-              : 0;
+      off[i] = i < l.nops ? (uint32_t)((bound.ops[i].ref.offset -
+                                        binds[op_bind[i]].lo + l.ops[i].lead) /
+                                       wg_offset_unit(l.ops[i].type))
+                          : 0;
     /* Parameters equal to the last slot's (a chain of one op) reuse it,
      * and with it the bind group, which the GPU layer caches. */
     e->psize = (uint32_t)((l.params_size + 15) & ~(size_t)15);

@@ -51,17 +51,23 @@ static wgc_status gather(wg_plan *plan, const wgc_rotary_args *r, wgc_ref cache,
                            .maxpos = (uint32_t)d->max_positions,
                            .zeros = p0 == 0,
                            .nc = (uint32_t)nc};
-        wg_launch l = {
-            .kernel = "rotary_gather",
-            .ops = {{"pos", wg_advance(r->position_ids, j0), 4 * nj, false},
-                    {"cache", wg_advance(cache, p0 * half + k0),
-                     4 * ((np - 1) * half + nc), false},
-                    {"out", wg_advance(out, j0 * half + k0),
-                     4 * ((nj - 1) * half + nc), true}},
-            .nops = 3,
-            .params = &p,
-            .params_size = sizeof p,
-            .groups = wg_ceil_div(nj * nc, 256)};
+        wg_launch l = {.kernel = "rotary_gather",
+                       .ops = {{.name = "pos",
+                                .ref = wg_advance(r->position_ids, j0),
+                                .bytes = 4 * nj,
+                                .write = false},
+                               {.name = "cache",
+                                .ref = wg_advance(cache, p0 * half + k0),
+                                .bytes = 4 * ((np - 1) * half + nc),
+                                .write = false},
+                               {.name = "out",
+                                .ref = wg_advance(out, j0 * half + k0),
+                                .bytes = 4 * ((nj - 1) * half + nc),
+                                .write = true}},
+                       .nops = 3,
+                       .params = &p,
+                       .params_size = sizeof p,
+                       .groups = wg_ceil_div(nj * nc, 256)};
         wgc_status s = wg_plan_add(plan, &l);
         if (s != WGC_OK)
           return s;
@@ -94,18 +100,35 @@ static wgc_status rotary_long_rows(wg_plan *plan, const wgc_rotary_args *r,
       for (;; n = (n + 1) / 2) {
         uint64_t span = 4 * ((n - 1) * step + 1), at = row * hd + step * k0;
         part_params p = {.n = (uint32_t)n, .step = (uint32_t)step};
-        wg_launch l = {
-            .kernel = "rotary_part",
-            .ops = {{"x1", wg_advance(r->input, at), span, false},
-                    {"x2", wg_advance(r->input, at + gap), span, false},
-                    {"c", wg_advance(cosr, cr * half + k0), 4 * n, false},
-                    {"s", wg_advance(sinr, cr * half + k0), 4 * n, false},
-                    {"y1", wg_advance(r->output, at), span, true},
-                    {"y2", wg_advance(r->output, at + gap), span, true}},
-            .nops = 6,
-            .params = &p,
-            .params_size = sizeof p,
-            .groups = wg_ceil_div(n, 256)};
+        wg_launch l = {.kernel = "rotary_part",
+                       .ops = {{.name = "x1",
+                                .ref = wg_advance(r->input, at),
+                                .bytes = span,
+                                .write = false},
+                               {.name = "x2",
+                                .ref = wg_advance(r->input, at + gap),
+                                .bytes = span,
+                                .write = false},
+                               {.name = "c",
+                                .ref = wg_advance(cosr, cr * half + k0),
+                                .bytes = 4 * n,
+                                .write = false},
+                               {.name = "s",
+                                .ref = wg_advance(sinr, cr * half + k0),
+                                .bytes = 4 * n,
+                                .write = false},
+                               {.name = "y1",
+                                .ref = wg_advance(r->output, at),
+                                .bytes = span,
+                                .write = true},
+                               {.name = "y2",
+                                .ref = wg_advance(r->output, at + gap),
+                                .bytes = span,
+                                .write = true}},
+                       .nops = 6,
+                       .params = &p,
+                       .params_size = sizeof p,
+                       .groups = wg_ceil_div(n, 256)};
         /* a run of one pair is emitted regardless: its operands stage */
         if (n > 1 && !wg_plan_fits(plan, l.ops, l.nops))
           continue;
@@ -189,17 +212,28 @@ static wgc_status rotary_plan(wg_plan *plan, const wgc_rotary_args *r) {
                        .half = (uint32_t)half,
                        .per = (uint32_t)(hd - half),
                        .crow0 = (uint32_t)lo};
-    wg_launch l = {
-        .kernel = "rotary",
-        .consts = consts,
-        .ops = {{"x", wg_advance(r->input, r0 * hd), 4 * n * hd, false},
-                {"c", wg_advance(cosr, lo * half), 4 * cn, false},
-                {"s", wg_advance(sinr, lo * half), 4 * cn, false},
-                {"y", wg_advance(r->output, r0 * hd), 4 * n * hd, true}},
-        .nops = 4,
-        .params = &p,
-        .params_size = sizeof p,
-        .groups = wg_ceil_div(n * (hd - half), 256)};
+    wg_launch l = {.kernel = "rotary",
+                   .consts = consts,
+                   .ops = {{.name = "x",
+                            .ref = wg_advance(r->input, r0 * hd),
+                            .bytes = 4 * n * hd,
+                            .write = false},
+                           {.name = "c",
+                            .ref = wg_advance(cosr, lo * half),
+                            .bytes = 4 * cn,
+                            .write = false},
+                           {.name = "s",
+                            .ref = wg_advance(sinr, lo * half),
+                            .bytes = 4 * cn,
+                            .write = false},
+                           {.name = "y",
+                            .ref = wg_advance(r->output, r0 * hd),
+                            .bytes = 4 * n * hd,
+                            .write = true}},
+                   .nops = 4,
+                   .params = &p,
+                   .params_size = sizeof p,
+                   .groups = wg_ceil_div(n * (hd - half), 256)};
     wgc_status s = wg_plan_add(plan, &l);
     if (s != WGC_OK)
       return s;

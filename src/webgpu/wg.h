@@ -27,6 +27,15 @@ typedef struct wg_operand {
   wgc_ref ref;
   uint64_t bytes;
   bool write;
+  /* Element type (zeroed: f32). Another type (F16, BF16, Q8_0, Q4_0) is
+   * read and written as f32 through accessors that decode it on the bits
+   * (kernels/dtype.wgsl); ref.offset is then 4-byte aligned and element 0
+   * starts lead bytes after it (bytes counts the lead). A written 2-byte
+   * operand shares 32-bit words between elements: its binding is declared
+   * as atomic<u32> and each store swaps its own half, so invocations that
+   * write neighbouring elements do not race. */
+  wgc_dtype type;
+  uint32_t lead;
 } wg_operand;
 
 /* A compute launch. kernel names kernels/<kernel>.wgsl, or several joined
@@ -211,6 +220,14 @@ void wg_policy_init(wg_state *st);
 static inline wgc_ref wg_advance(wgc_ref r, uint64_t elems) {
   r.offset += 4 * elems;
   return r;
+}
+
+/* What an operand's Params.off counts: f32 words, 2-byte elements, or
+ * bytes for the block types. */
+static inline uint32_t wg_offset_unit(wgc_dtype t) {
+  return t == WGC_DTYPE_F32 || t == WGC_DTYPE_I32    ? 4u
+         : t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16 ? 2u
+                                                     : 1u;
 }
 
 static inline uint64_t wg_ceil_div(uint64_t a, uint64_t b) {

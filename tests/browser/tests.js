@@ -728,6 +728,43 @@ async function movementTests() {
       return new Float32Array(0);
     });
   });
+  await test('gemmEx types: a context multiplies f16 A by Q8_0 weights into f16 C with an f16 bias', async () => {
+    const m = 3, n = 5, k = 64, alpha = 0.75, beta = -0.5;
+    const A = randoms(m * k), B = randoms(n * k), C0 = randoms(m * n + 1), X = randoms(n + 1);
+    const [g, c] = await both(async (ctx) => {
+      // typed operands made on the device, and their exact f32 values back
+      const a = ctx.alloc(2 * m * k), b = ctx.alloc(34 * n * k / 32), cc = ctx.alloc(2 * (m * n + 1));
+      const x = ctx.alloc(2 * (n + 1)), f = ctx.alloc(4 * n * k);
+      ctx.cast(put(ctx, A), W.DTYPE_F32, a, W.DTYPE_F16, m * k);
+      ctx.cast(put(ctx, B), W.DTYPE_F32, b, W.DTYPE_Q8_0, n * k);
+      ctx.cast(put(ctx, C0), W.DTYPE_F32, cc, W.DTYPE_F16, m * n + 1);
+      ctx.cast(put(ctx, X), W.DTYPE_F32, x, W.DTYPE_F16, n + 1);
+      const exact = async (p, t, count) => {
+        ctx.cast(p, t, f, W.DTYPE_F32, count);
+        return ctx.download(f, count);
+      };
+      const [Ae, Be, Ce, Xe] = [await exact(a, W.DTYPE_F16, m * k), await exact(b, W.DTYPE_Q8_0, n * k),
+                                await exact(cc, W.DTYPE_F16, m * n + 1), await exact(x, W.DTYPE_F16, n + 1)];
+      // C from its second element (2 bytes into a word), the bias likewise
+      ctx.gemmEx(W.ROW_MAJOR, W.NO_TRANS, W.TRANS, m, n, k, alpha, a, k, b, k, beta, cc + 2n, n,
+                 { bias: x + 2n, a_type: W.DTYPE_F16, b_type: W.DTYPE_Q8_0, c_type: W.DTYPE_F16,
+                   bias_type: W.DTYPE_F16 });
+      const got = await exact(cc, W.DTYPE_F16, m * n + 1);
+      check(Object.is(got[0], Ce[0]), `the element before C changed: ${got[0]}, was ${Ce[0]}`);
+      for (let i = 0; i < m; i++)
+        for (let j = 0; j < n; j++) {
+          let s = 0, mag = 0;
+          for (let p = 0; p < k; p++) { s += Ae[i * k + p] * Be[j * k + p]; mag += Math.abs(Ae[i * k + p] * Be[j * k + p]); }
+          const want = alpha * s + beta * Ce[1 + i * n + j] + Xe[1 + j];
+          const bound = 1e-5 * k * alpha * 2 + 1e-6 + 2e-7 * mag + Math.max(Math.abs(want), 2 ** -14) * 2 ** -11;
+          check(Math.abs(got[1 + i * n + j] - want) <= bound, `C[${i}][${j}] = ${got[1 + i * n + j]}, want ${want}`);
+        }
+      await rejects(() => ctx.gemmEx(W.ROW_MAJOR, W.NO_TRANS, W.NO_TRANS, m, n, k, 1, a, k, b, n, 0, cc, n,
+                                     { b_type: W.DTYPE_Q4_0 }), 'INVALID_ARGUMENT', 'wgc_gemm_ex', ['b', 'q4_0']);
+      return got;
+    });
+    compare(g, c, (w) => 1e-3 * Math.abs(w) + 1e-3, 'webgpu vs cpu: ');
+  });
   await test('where: cond [3,1] a [2,3,4] b [4], NaN true and -0 false', async () => {
     const C = Float32Array.from([NaN, -0, 0.5]), A = randoms(24), Bv = randoms(4, 5, 6);
     const want = new Float32Array(24);

@@ -1,0 +1,345 @@
+/* GEMM with typed operands (wgc_gemm_epilogue's a_type, b_type, c_type,
+ * bias_type) on both backends: every combination of A, B, C and bias
+ * types against a float64 reference computed from the exactly converted
+ * inputs (dtype_ref.c's independent decoders), within the f32 bound plus
+ * half an ulp of C's type; 2-byte operands at odd element offsets, block
+ * B at 2-byte offsets with batch strides in blocks, C's neighbouring
+ * halves and bytes around it untouched; every WebGPU kernel variant; and
+ * the rejected calls, which write nothing. */
+#include "dtype_ref.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD_BYTE 0x5A
+
+static const wgc_dtype AC_TYPES[] = {WGC_DTYPE_F32, WGC_DTYPE_F16,
+                                     WGC_DTYPE_BF16};
+static const wgc_dtype B_TYPES[] = {WGC_DTYPE_F32, WGC_DTYPE_F16,
+                                    WGC_DTYPE_BF16, WGC_DTYPE_Q8_0,
+                                    WGC_DTYPE_Q4_0};
+static const wgc_dtype BIAS_TYPES[] = {WGC_DTYPE_F32, WGC_DTYPE_F16};
+
+static bool is_block(wgc_dtype t) { return wgc_dtype_block_size(t) > 1; }
+
+/* A typed host matrix in a buffer with room around it, and its device
+ * copy: elements span `elems` from byte `off` of `bytes`. */
+typedef struct buf {
+  wgc_dtype t;
+  size_t off, bytes, elems;
+  uint8_t *host;
+  wgc_ptr dev;
+} buf;
+
+/* Fills elems elements of type t at byte off with values in [-1, 1]
+ * (blocks quantized from them), the rest of the buffer GUARD_BYTE. */
+static buf make_buf(wgc_dtype t, size_t elems, size_t off, unsigned seed) {
+  buf b = {.t = t, .off = off, .elems = elems};
+  size_t data = dref_bytes(t, elems);
+  b.bytes = (off + data + 8) & ~(size_t)3;
+  b.host = xmalloc(b.bytes);
+  memset(b.host, GUARD_BYTE, b.bytes);
+  float *x = falloc(elems);
+  fill_uniform(x, elems, -1.0f, 1.0f, seed);
+  CHECK_STATUS(wgc_quantize(x, b.host + off, t, elems), WGC_OK);
+  free(x);
+  return b;
+}
+
+static bool upload_buf(wgc_context *ctx, buf *b) {
+  b->dev = dev_alloc(ctx, b->bytes);
+  return b->dev && dev_write(ctx, b->dev, (const float *)b->host, b->bytes / 4);
+}
+
+static double val(const buf *b, size_t i) {
+  return dref_load(b->host + b->off, b->t, i).v;
+}
+
+/* Half an ulp of C's type at |w|, with the f32 result's own rounding. */
+static double half_ulp(wgc_dtype t, double w) {
+  w = fabs(w);
+  if (t == WGC_DTYPE_F16)
+    return (w < 6.103515625e-05 ? 6.103515625e-05 : w) * 0x1p-11;
+  if (t == WGC_DTYPE_BF16)
+    return w * 0x1p-8;
+  return 0.0;
+}
+
+typedef struct gemm_shape {
+  size_t m, n, k, batch;
+} gemm_shape;
+
+typedef struct types {
+  wgc_dtype a, b, c, bias;
+  bool has_bias;
+} types;
+
+/* Row-major C := alpha*A*B^T + beta*C + bias (B stored [n, k], a linear
+ * layer's weights, so that block types run along k), or A*B with B [k, n]
+ * (b_nt) for the scalar types; C's rows padded by one element so that its
+ * 2-byte neighbours in each word are guards. Returns the worst error over
+ * the bound. */
+static double run_case(wgc_context *ctx, gemm_shape s, types ty, bool b_nt,
+                       unsigned seed) {
+  size_t m = s.m, n = s.n, k = s.k, nb = s.batch;
+  size_t lda = k + 1, ldb = b_nt ? n + 3 : (is_block(ty.b) ? k + 32 : k + 2),
+         ldc = n + 1;
+  size_t sa = m * lda + 1, sb = (b_nt ? k * ldb : n * ldb) + 32,
+         sc = m * ldc + 3;
+  if (is_block(ty.b)) /* whole blocks */
+    sb = (sb + 31) / 32 * 32;
+  /* 2-byte operands at odd element offsets, blocks at 2 mod 4 bytes */
+  size_t oa = ty.a == WGC_DTYPE_F32 ? 8 : 6, ob = ty.b == WGC_DTYPE_F32 ? 4 : 2,
+         oc = ty.c == WGC_DTYPE_F32 ? 12 : 10;
+  buf A = make_buf(ty.a, (nb - 1) * sa + m * lda, oa, seed);
+  buf B = make_buf(ty.b, (nb - 1) * sb + (b_nt ? k : n) * ldb, ob, seed + 1);
+  buf C = make_buf(ty.c, (nb - 1) * sc + m * ldc, oc, seed + 2);
+  buf X = make_buf(ty.bias, n, 2 * (ty.bias != WGC_DTYPE_F32), seed + 3);
+  float alpha = 0.75f, beta = -0.5f;
+  double worst = 0.0;
+  uint8_t *want = xmalloc(C.bytes), *got = xmalloc(C.bytes);
+  memcpy(want, C.host, C.bytes);
+  double *w = dalloc(nb * m * n), *bound = dalloc(nb * m * n);
+  for (size_t t = 0; t < nb; t++)
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < n; j++) {
+        double sum = 0, mag = 0;
+        for (size_t p = 0; p < k; p++) {
+          double av = val(&A, t * sa + i * lda + p);
+          double bv = val(&B, t * sb + (b_nt ? p * ldb + j : j * ldb + p));
+          sum += av * bv;
+          mag += fabs(av * bv);
+        }
+        double c0 = val(&C, t * sc + i * ldc + j);
+        double x = ty.has_bias ? val(&X, j) : 0.0;
+        double r = alpha * sum + beta * c0 + x;
+        w[(t * m + i) * n + j] = r;
+        /* the header's f32 bound (max|a|, max|b| <= 1), plus C's rounding */
+        bound[(t * m + i) * n + j] =
+            1e-5 * (double)k * fabs(alpha) + 1e-6 * fabs(beta) +
+            1e-6 * fabs(x) + 2e-7 * fabs(alpha) * mag + half_ulp(ty.c, r);
+      }
+  bool ok = upload_buf(ctx, &A) && upload_buf(ctx, &B) && upload_buf(ctx, &C);
+  if (ok && ty.has_bias)
+    ok = upload_buf(ctx, &X);
+  if (ok) {
+    wgc_gemm_epilogue ep = {.bias = ty.has_bias ? X.dev + X.off : 0,
+                            .a_type = ty.a,
+                            .b_type = ty.b,
+                            .c_type = ty.c,
+                            .bias_type = ty.bias};
+    CHECK_OK(ctx, wgc_gemm_batched_ex(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS,
+                                      b_nt ? WGC_NO_TRANS : WGC_TRANS, m, n, k,
+                                      alpha, A.dev + A.off, lda, sa,
+                                      B.dev + B.off, ldb, sb, beta,
+                                      C.dev + C.off, ldc, sc, nb, &ep));
+    if (dev_read(ctx, (float *)got, C.dev, C.bytes / 4)) {
+      size_t eb = dref_bytes(ty.c, 1);
+      /* every byte outside the matrices' elements keeps its value */
+      for (size_t t = 0; t < nb; t++)
+        for (size_t i = 0; i < m; i++)
+          for (size_t j = 0; j < n; j++)
+            memcpy(want + C.off + (t * sc + i * ldc + j) * eb,
+                   got + C.off + (t * sc + i * ldc + j) * eb, eb);
+      for (size_t i = 0; i < C.bytes; i++)
+        if (got[i] != want[i]) {
+          CHECK(false, "byte %zu outside C changed: 0x%02x, want 0x%02x", i,
+                got[i], want[i]);
+          break;
+        }
+      for (size_t e = 0; e < nb * m * n; e++) {
+        size_t t = e / (m * n), i = e / n % m, j = e % n;
+        dref_val v = dref_load(got + C.off, ty.c, t * sc + i * ldc + j);
+        double err = v.nan ? INFINITY : fabs(v.v - w[e]);
+        double r = err / bound[e];
+        if (!(r <= 1.0)) {
+          CHECK(false,
+                "C[%zu][%zu][%zu] = %.9g, want %.9g (error %.3g, bound %.3g)",
+                t, i, j, v.v, w[e], err, bound[e]);
+          break;
+        }
+        worst = r > worst ? r : worst;
+      }
+    }
+  }
+  buf *all[] = {&A, &B, &C, &X};
+  for (int i = 0; i < 4; i++) {
+    dev_free(ctx, all[i]->dev);
+    free(all[i]->host);
+  }
+  free(want);
+  free(got);
+  free(w);
+  free(bound);
+  return worst;
+}
+
+static const gemm_shape SHAPES[] = {{5, 7, 64, 2}, {37, 45, 96, 1}};
+
+TEST(gemm_types) {
+  for (int bi = 0; bi < 2; bi++)
+    for (size_t ia = 0; ia < 3; ia++)
+      for (size_t ib = 0; ib < 5; ib++)
+        for (size_t ic = 0; ic < 3; ic++) {
+          types ty = {AC_TYPES[ia], B_TYPES[ib], AC_TYPES[ic],
+                      BIAS_TYPES[(ia + ib + ic) % 2], (ia + ic) % 3 != 0};
+          wgc_context *ctx;
+          if (!backend_case(bi, &ctx, "gemm types a=%s b=%s c=%s bias=%s",
+                            wgc_dtype_name(ty.a), wgc_dtype_name(ty.b),
+                            wgc_dtype_name(ty.c),
+                            ty.has_bias ? wgc_dtype_name(ty.bias) : "none"))
+            continue;
+          double worst = 0;
+          for (size_t si = 0; si < 2; si++) {
+            unsigned seed = (unsigned)(ia * 100 + ib * 10 + ic + si * 1000);
+            double r = run_case(ctx, SHAPES[si], ty, false, seed);
+            worst = r > worst ? r : worst;
+            if (!is_block(ty.b)) { /* B [k, n] too */
+              r = run_case(ctx, SHAPES[si], ty, true, seed + 7);
+              worst = r > worst ? r : worst;
+            }
+          }
+          case_note("worst %.3f of the bound", worst);
+          case_end();
+        }
+}
+
+/* Every WebGPU kernel form through the typed accessors. */
+TEST(gemm_types_variants) {
+  static const char *variants[] = {"small", "shared:64x64", "shared:16x64",
+                                   "regs:4x8:8x4", "regs:16x8:4x1"};
+  static const types tys[] = {
+      {WGC_DTYPE_F16, WGC_DTYPE_Q4_0, WGC_DTYPE_F16, WGC_DTYPE_F16, true},
+      {WGC_DTYPE_BF16, WGC_DTYPE_Q8_0, WGC_DTYPE_BF16, WGC_DTYPE_F32, true},
+      {WGC_DTYPE_F32, WGC_DTYPE_F16, WGC_DTYPE_F16, WGC_DTYPE_F32, false}};
+  for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+    wgc_context *ctx;
+    int bi = test_backends[0] == WGC_BACKEND_WEBGPU ? 0 : 1;
+    if (!backend_case(bi, &ctx, "gemm types variant %s", variants[v]))
+      continue;
+    setenv("WGC_GEMM_VARIANT", variants[v], 1);
+    for (size_t i = 0; i < 3; i++) {
+      run_case(ctx, (gemm_shape){19, 70, 128, 2}, tys[i], false,
+               (unsigned)(v * 10 + i));
+      run_case(ctx, (gemm_shape){3, 5, 32, 1}, tys[i], false,
+               (unsigned)(v * 10 + i + 5));
+    }
+    unsetenv("WGC_GEMM_VARIANT");
+    case_end();
+  }
+}
+
+/* k == 0, alpha == 0: C := beta*C + bias in C's type; the split forms of
+ * long k (several k slices into scratch) too. */
+TEST(gemm_types_edges) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "gemm types k=0 and long k"))
+      continue;
+    types ty = {WGC_DTYPE_BF16, WGC_DTYPE_Q8_0, WGC_DTYPE_F16, WGC_DTYPE_F16,
+                true};
+    run_case(ctx, (gemm_shape){3, 9, 0, 2}, ty, false, 1);
+    run_case(ctx, (gemm_shape){2, 3, 4096, 1}, ty, false, 2);
+    ty.b = WGC_DTYPE_Q4_0;
+    run_case(ctx, (gemm_shape){4, 33, 2048, 1}, ty, false, 3);
+    case_end();
+  }
+}
+
+TEST(gemm_types_rejected) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "gemm types rejected"))
+      continue;
+    float init[1024];
+    for (int i = 0; i < 1024; i++)
+      init[i] = sentinel();
+    wgc_ptr a = dev_from(ctx, init, 1024), b = dev_from(ctx, init, 1024),
+            c = dev_from(ctx, init, 1024), x = dev_from(ctx, init, 1024);
+    const char *fn = "wgc_gemm_ex";
+    wgc_gemm_epilogue ep = {.a_type = WGC_DTYPE_F16,
+                            .b_type = WGC_DTYPE_Q8_0,
+                            .c_type = WGC_DTYPE_F16};
+#define GEMM_T(M, N, K, A, LDA, TB, B, LDB, C, LDC)                            \
+  wgc_gemm_ex(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, TB, M, N, K, 1.0f, A, LDA, B,  \
+              LDB, 0.5f, C, LDC, &ep)
+    /* the well-formed call, then one fault at a time */
+    CHECK_OK(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b, 64, c, 4));
+    CHECK_OK(ctx, wgc_synchronize(ctx));
+    dev_write(ctx, c, init, 1024);
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 48, a, 64, WGC_TRANS, b, 64, c, 4), fn,
+                   "k");
+    CHECK(strstr(wgc_last_error(ctx), "q8_0"), "names the type: %s",
+          wgc_last_error(ctx));
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b, 40, c, 4), fn,
+                   "ldb");
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_NO_TRANS, b, 64, c, 4), fn,
+                   "b");
+    CHECK(strstr(wgc_last_error(ctx), "q8_0"), "names the type: %s",
+          wgc_last_error(ctx));
+    CHECK_REJECTED(ctx,
+                   wgc_gemm_batched_ex(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS,
+                                       WGC_TRANS, 2, 2, 32, 1.0f, a, 32, 64, b,
+                                       32, 40, 0.0f, c, 2, 4, 2, &ep),
+                   "wgc_gemm_batched_ex", "stride_b");
+    /* misaligned: f16 A and block B at odd bytes, f16 C likewise */
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a + 1, 64, WGC_TRANS, b, 64, c, 4), fn,
+                   "a");
+    CHECK(strstr(wgc_last_error(ctx), "f16"), "names the type: %s",
+          wgc_last_error(ctx));
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b + 3, 64, c, 4), fn,
+                   "b");
+    CHECK(strstr(wgc_last_error(ctx), "q8_0"), "names the type: %s",
+          wgc_last_error(ctx));
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b, 64, c + 1, 4), fn,
+                   "c");
+    /* the footprint counts blocks: 4 rows of 2 blocks (272 bytes) */
+    CHECK_REJECTED(ctx,
+                   GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b + 4096 - 270, 64, c, 4),
+                   fn, "b");
+    /* types the operands do not take */
+    wgc_gemm_epilogue good = ep;
+    ep.a_type = WGC_DTYPE_I32;
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b, 64, c, 4), fn,
+                   "a_type");
+    CHECK(strstr(wgc_last_error(ctx), "i32"), "names the type: %s",
+          wgc_last_error(ctx));
+    ep = good;
+    ep.a_type = WGC_DTYPE_Q4_0;
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b, 64, c, 4), fn,
+                   "a_type");
+    ep = good;
+    ep.c_type = WGC_DTYPE_Q8_0;
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b, 64, c, 4), fn,
+                   "c_type");
+    ep = good;
+    ep.b_type = WGC_DTYPE_I32;
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b, 64, c, 4), fn,
+                   "b_type");
+    ep = good;
+    ep.bias = x + 1;
+    ep.bias_type = WGC_DTYPE_BF16;
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b, 64, c, 4), fn,
+                   "bias_type");
+    CHECK(strstr(wgc_last_error(ctx), "bf16"), "names the type: %s",
+          wgc_last_error(ctx));
+    ep.bias_type = (wgc_dtype)17;
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b, 64, c, 4), fn,
+                   "bias_type");
+    ep.bias_type = WGC_DTYPE_F16;
+    CHECK_REJECTED(ctx, GEMM_T(4, 4, 64, a, 64, WGC_TRANS, b, 64, c, 4), fn,
+                   "bias"); /* an f16 bias at an odd byte */
+#undef GEMM_T
+    CHECK_DEVICE_EQUALS(ctx, c, init, 1024, "c");
+    CHECK_DEVICE_EQUALS(ctx, x, init, 1024, "bias");
+    dev_free(ctx, a);
+    dev_free(ctx, b);
+    dev_free(ctx, c);
+    dev_free(ctx, x);
+    case_end();
+  }
+}
