@@ -514,6 +514,34 @@ static void gen_bcast(fz_rng *r, fz_step *s) {
 /* ---- the model-level operations ------------------------------------------
  */
 
+static size_t round_up32(size_t v) { return (v + 31) / 32 * 32; }
+
+/* Operand types as wgc.h takes them: A and C f32/f16/bf16, B also Q8_0 or
+ * Q4_0 (then laid out with k contiguous and k, ldb and the batch stride in
+ * whole blocks), the bias f32 or f16; 2-byte operands may start 2 bytes
+ * into a word. */
+static void gen_gemm_types(fz_rng *r, fz_step *s) {
+  static const int scalar[] = {WGC_DTYPE_F32, WGC_DTYPE_F16, WGC_DTYPE_BF16};
+  static const int weight[] = {WGC_DTYPE_F32, WGC_DTYPE_F16, WGC_DTYPE_BF16,
+                               WGC_DTYPE_Q8_0, WGC_DTYPE_Q4_0};
+  s->dta = scalar[fz_below(r, 3)];
+  s->dtb = weight[fz_below(r, 5)];
+  s->dtc = scalar[fz_below(r, 3)];
+  s->dtbias = fz_chance(r, 0.5) ? WGC_DTYPE_F16 : WGC_DTYPE_F32;
+  s->tsh = (unsigned)fz_below(r, 16);
+  if (s->dtb == WGC_DTYPE_Q8_0 || s->dtb == WGC_DTYPE_Q4_0) {
+    s->tb = s->op == WGC_ROW_MAJOR ? WGC_TRANS : WGC_NO_TRANS;
+    /* A with k contiguous too: a block's 32 k of a k-strided A may exceed
+     * the fuzzer's small binding windows, and k splits only at blocks */
+    s->ta = s->op == WGC_ROW_MAJOR ? WGC_NO_TRANS : WGC_TRANS;
+    /* k >= 32: ldb is at least k, and whole blocks even when k is 0 */
+    s->k = round_up32(s->k > 2000 ? s->k : 32 + 32 * (s->k / 8));
+    s->ldb = round_up32(s->ldb);
+    s->sb = round_up32(s->sb);
+    s->dist = FZ_DIST_UNIT;
+  }
+}
+
 static void gen_gemm_ex(fz_rng *r, fz_step *s) {
   gen_gemm(r, s);
   s->bias = fz_chance(r, 0.75);
@@ -522,6 +550,8 @@ static void gen_gemm_ex(fz_rng *r, fz_step *s) {
   s->act = (int)fz_below(r, WGC_ACTIVATION_SILU + 1);
   if (fz_chance(r, 0.3))
     s->dist = FZ_DIST_EXP; /* pre-activations far into the tails */
+  if (fz_chance(r, 0.5))
+    gen_gemm_types(r, s);
 }
 
 static float pick_param(fz_rng *r) {
@@ -1022,6 +1052,11 @@ static const struct field {
     F("pl.dilation_w", pl.dilation_w, T_SIZE),
     F("pl.mode", pl.mode, T_INT),
     F("pl.include_pad", pl.count_include_pad, T_INT),
+    F("a_type", dta, T_INT),
+    F("b_type", dtb, T_INT),
+    F("c_type", dtc, T_INT),
+    F("bias_type", dtbias, T_INT),
+    F("tshift", tsh, T_U32),
 #undef F
 };
 _Static_assert(sizeof(wgc_causal) == sizeof(int), "causal prints as an int");

@@ -72,6 +72,9 @@ static bool step_valid(const fz_step *s) {
   }
   if (s->kind == FZ_REDUCE)
     return s->axis < s->sh.rank;
+  if (s->kind == FZ_GEMM_EX &&
+      (s->dtb == WGC_DTYPE_Q8_0 || s->dtb == WGC_DTYPE_Q4_0))
+    return s->k % 32 == 0 && s->ldb % 32 == 0 && s->sb % 32 == 0;
   if (s->kind == FZ_BCAST || s->kind == FZ_WHERE) {
     size_t out[16], rank, out2[16], rank2;
     return ref_broadcast_shape(s->sh.d, s->sh.rank, s->shb.d, s->shb.rank, out,

@@ -4,6 +4,7 @@
  * the float64 reference, and the check of every downloaded element. */
 #include "fuzz_step.h"
 
+#include "dtype_ref.h"
 #include "ops_ref.h"
 #include "webgpu/wg.h"
 
@@ -259,37 +260,154 @@ bool fz_statuses(fz_env *e, const wgc_status st[2], wgc_status want, char *msg,
 /* The address of an operand on backend b; an empty output may pass 0. */
 #define ADDR(o, b) (zero ? (wgc_ptr)0 : fz_addr(p, (o), (b)))
 
+/* A GEMM operand of type t: its elements are bytes of t starting sh bytes
+ * into its first word. */
+typedef struct typed_opnd {
+  wgc_dtype t;
+  size_t sh, elems;
+} typed_opnd;
+
+static bool is_block(wgc_dtype t) {
+  return t == WGC_DTYPE_Q8_0 || t == WGC_DTYPE_Q4_0;
+}
+
+static typed_opnd typed_make(int t, const fz_step *s, int i, size_t elems) {
+  typed_opnd o = {(wgc_dtype)t, 0, elems};
+  if (o.t != WGC_DTYPE_F32 && (s->tsh >> i & 1))
+    o.sh = 2;
+  return o;
+}
+
+static size_t typed_words(typed_opnd o) {
+  return (o.sh + dref_bytes(o.t, o.elems) + 3) / 4;
+}
+
+static uint8_t *typed_bytes(fz_pending *p, int opnd, typed_opnd o) {
+  return (uint8_t *)fz_in(p, 0, opnd) + o.sh;
+}
+
+static float dref_float(dref_val x) {
+  float f = (float)x.v;
+  if (x.nan)
+    memcpy(&f, &x.nan, sizeof f);
+  return f;
+}
+
+/* Values at exactly the elements of a stored typed matrix, encoded as its
+ * type (blocks quantized as wgc_quantize does); guards elsewhere. */
+static void fill_typed(fz_pending *p, int opnd, typed_opnd o, size_t rows,
+                       size_t cols, size_t ld, size_t stride, size_t count) {
+  if (o.t == WGC_DTYPE_F32) {
+    fill_matrix(p, opnd, rows, cols, ld, stride, count);
+    return;
+  }
+  wgc_layout L = (wgc_layout)p->s.op;
+  uint8_t *x = typed_bytes(p, opnd, o);
+  size_t batches = stride ? count : (count ? 1 : 0);
+  bool blk = is_block(o.t), bf = o.t == WGC_DTYPE_BF16;
+  /* blocks run along the contiguous dimension (columns when row-major) */
+  size_t step_r = blk && L == WGC_COL_MAJOR ? 32 : 1,
+         step_c = blk && L == WGC_ROW_MAJOR ? 32 : 1;
+  for (size_t bi = 0; bi < batches; bi++)
+    for (size_t r = 0; r < rows; r += step_r)
+      for (size_t c = 0; c < cols; c += step_c) {
+        size_t e = bi * stride + ref_index(L, ld, r, c);
+        float v[32];
+        fz_fill(&p->data, v, blk ? 32 : 1, p->s.dist, p->s.mag, p->s.sp,
+                p->s.spk);
+        if (blk) {
+          dref_quant(v, o.t, x + e / 32 * dref_bytes(o.t, 32));
+        } else {
+          uint32_t u;
+          memcpy(&u, v, 4);
+          dref_val dv = {v[0], isnan(v[0]) ? u : 0};
+          uint16_t h = dref_enc16(dv, bf);
+          memcpy(x + 2 * e, &h, 2);
+        }
+      }
+}
+
+/* The operand's elements decoded exactly to f32 (flush: subnormal results
+ * of the decoding as zeros, as a device that flushes reads them). */
+static float *typed_decode(fz_pending *p, int opnd, typed_opnd o, bool flush) {
+  float *d = zalloc(o.elems * sizeof(float));
+  const uint8_t *x = typed_bytes(p, opnd, o);
+  for (size_t i = 0; i < o.elems; i++) {
+    float f = dref_float(dref_load(x, o.t, i));
+    d[i] = flush && fabsf(f) < 0x1p-14f && !isnan(f) && o.t != WGC_DTYPE_F32
+               ? copysignf(0.0f, f)
+               : f;
+    if (flush)
+      d[i] = fz_flush(d[i]);
+  }
+  return d;
+}
+
+/* Half an ulp of a 2-byte C at |w| (f16's subnormals at its smallest
+ * normal's spacing). */
+static double half_ulp(wgc_dtype t, double w) {
+  w = fabs(w);
+  if (t == WGC_DTYPE_F16)
+    return (w < 0x1p-14 ? 0x1p-14 : w) * 0x1p-11;
+  if (t == WGC_DTYPE_BF16)
+    return w * 0x1p-8 + FLT_MIN;
+  return 0.0;
+}
+
 static bool build_gemm(fz_env *e, fz_pending *p, char *msg, size_t size) {
   const fz_step *s = &p->s;
   gemm_geo g = gemm_geometry(s);
-  int A = fz_add_opnd(p, "A", footprint(g.bc_count, g.stra, g.spa), false, -1);
-  int B = fz_add_opnd(p, "B", footprint(g.bc_count, g.strb, g.spb), false, -1);
-  int C = fz_add_opnd(p, "C", footprint(g.bc_count, g.strc, g.spc), true, -1);
   bool ex = s->kind == FZ_GEMM_EX;
+  typed_opnd ta = typed_make(ex ? s->dta : 0, s, 0,
+                             footprint(g.bc_count, g.stra, g.spa)),
+             tb = typed_make(ex ? s->dtb : 0, s, 1,
+                             footprint(g.bc_count, g.strb, g.spb)),
+             tc = typed_make(ex ? s->dtc : 0, s, 2,
+                             footprint(g.bc_count, g.strc, g.spc)),
+             tbi = typed_make(ex ? s->dtbias : 0, s, 3,
+                              s->bkind == WGC_BIAS_PER_ROW ? s->m : s->n);
+  bool typed = ta.t || tb.t || tc.t || tbi.t;
+  int A = fz_add_opnd(p, "A", typed_words(ta), false, -1);
+  int B = fz_add_opnd(p, "B", typed_words(tb), false, -1);
+  int C = fz_add_opnd(p, "C", typed_words(tc), true, -1);
   int Bi =
-      ex && s->bias
-          ? fz_add_opnd(p, "bias", s->bkind == WGC_BIAS_PER_ROW ? s->m : s->n,
-                        false, -1)
-          : -1;
+      ex && s->bias ? fz_add_opnd(p, "bias", typed_words(tbi), false, -1) : -1;
   fz_place(p);
-  fill_matrix(p, A, g.ar, g.ac, g.lda, g.stra, g.bc_count);
-  fill_matrix(p, B, g.br, g.bc, g.ldb, g.strb, g.bc_count);
+  fill_typed(p, A, ta, g.ar, g.ac, g.lda, g.stra, g.bc_count);
+  fill_typed(p, B, tb, g.br, g.bc, g.ldb, g.strb, g.bc_count);
   if (s->beta != 0)
-    fill_matrix(p, C, s->m, s->n, g.ldc, g.strc, g.bc_count);
-  if (Bi >= 0)
-    fill_opnd(p, Bi, FZ_DIST_UNIT, s->bmag);
+    fill_typed(p, C, tc, s->m, s->n, g.ldc, g.strc, g.bc_count);
+  if (Bi >= 0) {
+    if (tbi.t == WGC_DTYPE_F32) {
+      fill_opnd(p, Bi, FZ_DIST_UNIT, s->bmag);
+    } else {
+      fz_step t = *s;
+      t.op = WGC_ROW_MAJOR, t.dist = FZ_DIST_UNIT, t.mag = s->bmag;
+      fz_step saved = p->s;
+      p->s = t;
+      fill_typed(p, Bi, tbi, 1, tbi.elems, tbi.elems, 0, 1);
+      p->s = saved;
+    }
+  }
   if (!upload_all(e, p, msg, size))
     return false;
   bool empty = !s->m || !s->n || !g.bc_count;
   bool zero = empty && s->nullptrs;
   wgc_status st[2];
   for (int b = 0; b < 2; b++) {
-    wgc_gemm_epilogue ep = {.bias = Bi >= 0 ? ADDR(Bi, b) : 0,
+    wgc_gemm_epilogue ep = {.bias =
+                                Bi >= 0 ? ADDR(Bi, b) + (zero ? 0 : tbi.sh) : 0,
                             .bias_kind = (wgc_bias_kind)s->bkind,
-                            .activation = (wgc_activation)s->act};
+                            .activation = (wgc_activation)s->act,
+                            .a_type = ta.t,
+                            .b_type = tb.t,
+                            .c_type = tc.t,
+                            .bias_type = Bi >= 0 ? tbi.t : WGC_DTYPE_F32};
     /* NULL is the plain call; so is an all-zero epilogue */
-    bool plain = Bi < 0 && !s->act && !s->bkind;
-    st[b] = call_gemm(e, p, b, ADDR(A, b), ADDR(B, b), ADDR(C, b), &g,
+    bool plain = Bi < 0 && !s->act && !s->bkind && !typed;
+    st[b] = call_gemm(e, p, b, ADDR(A, b) + (zero ? 0 : ta.sh),
+                      ADDR(B, b) + (zero ? 0 : tb.sh),
+                      ADDR(C, b) + (zero ? 0 : tc.sh), &g,
                       plain && s->nullptrs ? NULL : &ep);
   }
   if (!statuses(e, st, WGC_OK, msg, size))
@@ -297,19 +415,35 @@ static bool build_gemm(fz_env *e, fz_pending *p, char *msg, size_t size) {
   size_t nout = empty ? 0 : g.bc_count * s->m * s->n;
   fz_want_alloc(p, nout);
   wgc_layout L = (wgc_layout)s->op;
+  /* a 2-byte C's elements are counted in halves of the allocation */
+  p->otype = tc.t;
+  size_t c0 = tc.t ? (4 * p->op[C].off + tc.sh) / 2 : p->op[C].off;
   for (size_t bi = 0; bi < (empty ? 0 : g.bc_count); bi++)
     for (size_t i = 0; i < s->m; i++)
       for (size_t j = 0; j < s->n; j++) {
         size_t o = (bi * s->m + i) * s->n + j;
         p->oa[o] = (uint8_t)p->op[C].alloc;
-        p->opos[o] = p->op[C].off + bi * g.strc + ref_index(L, g.ldc, i, j);
+        p->opos[o] = c0 + bi * g.strc + ref_index(L, g.ldc, i, j);
       }
   if (!empty)
     for (int v = 0; v < 2; v++) {
-      fzr_gemm(s, g.lda, g.ldb, g.ldc, g.stra, g.strb, g.strc, fz_in(p, v, A),
-               fz_in(p, v, B), fz_in(p, v, C), p->w[v]);
+      float *da = ta.t ? typed_decode(p, A, ta, v) : NULL;
+      float *db = tb.t ? typed_decode(p, B, tb, v) : NULL;
+      float *dc = tc.t ? typed_decode(p, C, tc, v) : NULL;
+      float *dbi = Bi >= 0 && tbi.t ? typed_decode(p, Bi, tbi, v) : NULL;
+      fzr_gemm(s, g.lda, g.ldb, g.ldc, g.stra, g.strb, g.strc,
+               da ? da : fz_in(p, v, A), db ? db : fz_in(p, v, B),
+               dc ? dc : fz_in(p, v, C), p->w[v]);
       if (ex)
-        fz_epilogue_want(s, Bi >= 0 ? fz_in(p, v, Bi) : NULL, p->w[v], nout);
+        fz_epilogue_want(s, Bi >= 0 ? (dbi ? dbi : fz_in(p, v, Bi)) : NULL,
+                         p->w[v], nout);
+      /* C is rounded once to its type from the sum */
+      for (size_t o = 0; tc.t && o < nout; o++)
+        p->w[v].tol[o] += half_ulp(tc.t, fabs(p->w[v].v[o]) + p->w[v].tol[o]);
+      free(da);
+      free(db);
+      free(dc);
+      free(dbi);
     }
   return true;
 }
@@ -1097,6 +1231,28 @@ void fz_print_worst(void) {
 
 /* Compares backend b's downloads with the reference and the guards;
  * false with its first mismatch. */
+/* Output element i of backend b's download, decoded from C's type. */
+static float got_output(const fz_pending *p, float *got[][2], int b, size_t i) {
+  const uint8_t *x = (const uint8_t *)got[p->oa[i]][b];
+  if (p->otype == WGC_DTYPE_F16 || p->otype == WGC_DTYPE_BF16)
+    return dref_float(dref_load(x, p->otype, p->opos[i]));
+  return got[p->oa[i]][b][p->opos[i]];
+}
+
+/* fz_close for an output rounded to a 2-byte type: it overflows to
+ * infinity at that type's threshold rather than float32's. */
+static bool close_typed(const fz_pending *p, float g, double want, double tol,
+                        int len) {
+  if (isinf(g) && isfinite(want) && !len &&
+      (p->otype == WGC_DTYPE_F16 || p->otype == WGC_DTYPE_BF16)) {
+    double ovf = p->otype == WGC_DTYPE_F16 ? 65520.0 : 0x1.ffp127;
+    return (g > 0) == (want > 0) && fabs(want) + tol >= ovf;
+  }
+  return fz_close(g, want, tol, len);
+}
+
+/* Compares backend b's downloads with the reference and the guards;
+ * false with its first mismatch. */
 static bool check_backend(const fz_pending *p, float *got[][2], int b,
                           char *msg, size_t size) {
   bool ok = true;
@@ -1104,13 +1260,13 @@ static bool check_backend(const fz_pending *p, float *got[][2], int b,
   for (size_t i = 0; i < p->nout && ok; i++) {
     if (p->al[p->oa[i]].freed)
       continue;
-    float g = got[p->oa[i]][b][p->opos[i]];
+    float g = got_output(p, got, b, i);
     bool pass;
     if (p->bits)
       pass = !memcmp(&g, &p->bits[i], sizeof g);
     else
-      pass = fz_close(g, p->w[0].v[i], p->w[0].tol[i], p->w[0].len[i]) ||
-             fz_close(g, p->w[1].v[i], p->w[1].tol[i], p->w[1].len[i]);
+      pass = close_typed(p, g, p->w[0].v[i], p->w[0].tol[i], p->w[0].len[i]) ||
+             close_typed(p, g, p->w[1].v[i], p->w[1].tol[i], p->w[1].len[i]);
     if (pass && !p->bits)
       note_ratio(p, b, g, i);
     if (!pass) {
@@ -1135,22 +1291,27 @@ static bool check_backend(const fz_pending *p, float *got[][2], int b,
       ok = false;
     }
   }
+  /* Guards byte by byte: a 2-byte output shares its word with a guard. */
+  size_t ow = p->otype == WGC_DTYPE_F16 || p->otype == WGC_DTYPE_BF16 ? 2 : 4;
   for (int a = 0; a < p->nalloc && ok; a++) {
     if (p->al[a].freed)
       continue;
-    uint8_t *out = zalloc(p->al[a].n);
+    uint8_t *out = zalloc(p->al[a].n * 4);
     for (size_t i = 0; i < p->nout; i++)
       if (p->oa[i] == a)
-        out[p->opos[i]] = 1;
-    for (size_t i = 0; i < p->al[a].n && ok; i++)
-      if (!out[i] && memcmp(&got[a][b][i], &p->al[a].init[i], 4)) {
+        memset(out + p->opos[i] * ow, 1, ow);
+    const uint8_t *gb = (const uint8_t *)got[a][b],
+                  *wb = (const uint8_t *)p->al[a].init;
+    for (size_t i = 0; i < p->al[a].n * 4 && ok; i++)
+      if (!out[i] && gb[i] != wb[i]) {
         char gs[64], ws[64];
-        hexf(gs, sizeof gs, got[a][b][i]);
-        hexf(ws, sizeof ws, p->al[a].init[i]);
+        size_t el = i / 4;
+        hexf(gs, sizeof gs, got[a][b][el]);
+        hexf(ws, sizeof ws, p->al[a].init[el]);
         snprintf(msg, size,
                  "%s: element %zu of allocation %d (%zu elements; in %s) "
                  "changed from %s to %s",
-                 fz_backend[b], i, a, p->al[a].n, owner(p, a, i), ws, gs);
+                 fz_backend[b], el, a, p->al[a].n, owner(p, a, el), ws, gs);
         ok = false;
       }
     free(out);

@@ -37,6 +37,7 @@ struct fz_pending {
   size_t *opos;           /* their element in it */
   fz_want w[2];           /* [0] inputs as stored, [1] subnormals flushed */
   float *bits;            /* copy/upload: the exact expected bits instead */
+  wgc_dtype otype;        /* F16/BF16: opos counts 2-byte elements */
   size_t gemm_strides[6]; /* lda, ldb, ldc, stride_a, stride_b, stride_c */
 };
 

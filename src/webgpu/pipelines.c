@@ -124,9 +124,11 @@ static void operand_accessors(text *t, const wg_operand *o, unsigned i,
  * element i decoded on the bits (kernels/dtype.wgsl). Params.off counts
  * 2-byte elements, or bytes for a block type (wg_offset_unit). A written
  * 2-byte operand's binding is atomic (see wg_operand): its store clears
- * and sets its own half of the word. Q8_0 and Q4_0 are read only. */
+ * and sets its own half of the word. Q8_0 and Q4_0 are read only. Only a
+ * written operand gets a store: a read one may share a written binding
+ * that is not atomic (an f16 A beside an f32 C). */
 static void typed_accessors(text *t, const wg_operand *o, unsigned i,
-                            unsigned b, bool write, bool atomic, bool vec4_op) {
+                            unsigned b, bool atomic, bool vec4_op) {
   const char *off = i < 4 ? "off" : "off2", *n = o->name;
   unsigned k = i % 4;
   if (atomic)
@@ -150,7 +152,7 @@ static void typed_accessors(text *t, const wg_operand *o, unsigned i,
              "(P.%s[%u] + i)))); }\n",
              n, o->type == WGC_DTYPE_F16 ? "dt_f16_to_f32" : "dt_bf16_to_f32",
              n, off, k);
-    if (write)
+    if (o->write)
       text_add(t,
                "fn %s_st(i: u32, v: f32) { let e = P.%s[%u] + i; "
                "let sh = (e & 1u) * 16u; let h = %s(bitcast<u32>(v)); "
@@ -261,8 +263,7 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
     for (unsigned i = 0; i < l->nops; i++) {
       unsigned b = op_bind[i];
       if (l->ops[i].type != WGC_DTYPE_F32)
-        typed_accessors(&t, &l->ops[i], i, b, write[b], atomic[b],
-                        l->vec4 >> i & 1);
+        typed_accessors(&t, &l->ops[i], i, b, atomic[b], l->vec4 >> i & 1);
       else if (atomic[b])
         atomic_accessors(&t, &l->ops[i], i, b, write[b], l->vec4 >> i & 1);
       else
