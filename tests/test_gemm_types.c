@@ -250,6 +250,67 @@ TEST(gemm_types_edges) {
   }
 }
 
+/* A 2-byte C is rounded once also where WebGPU splits k across launches
+ * (here small binding windows; a loop longer than a software adapter runs
+ * takes the same path, src/webgpu/gemm.c):
+ * the pieces' terms p1 = 1 + 2^-11 + 2^-13 and p2 = -2^-12 sum to
+ * 1 + 3*2^-13, which f16 rounds to 1; rounding p1 first (to 1 + 2^-10)
+ * and then the sum gives 1 + 2^-10. bf16 likewise, 3 bits higher. */
+static void rounded_once(wgc_context *ctx, wgc_dtype ct, size_t k, size_t lda) {
+  double u = ct == WGC_DTYPE_F16 ? 0x1p-11 : 0x1p-8; /* half an ulp at 1 */
+  float p1 = (float)(1 + u + u / 4), p2 = (float)(-u / 2);
+  /* A: 1 x k, column-major with lda (k far apart); B: k x 2 row-major,
+   * column 1 holds the terms reversed */
+  size_t na = (k - 1) * lda + 1;
+  float *a = falloc(na), *b = falloc(2 * k);
+  for (size_t i = 0; i < na; i++)
+    a[i] = 0.0f;
+  for (size_t p = 0; p < k; p++) {
+    a[p * lda] = 1.0f;
+    b[2 * p] = b[2 * p + 1] = 0.0f;
+  }
+  b[0] = p1, b[2 * (k - 1)] = p2;
+  b[1] = p2, b[2 * (k - 1) + 1] = p1;
+  wgc_ptr da = dev_from(ctx, a, na), db = dev_from(ctx, b, 2 * k),
+          dc = dev_from(ctx, a, 2);
+  wgc_gemm_epilogue ep = {.c_type = ct};
+  CHECK_OK(ctx, wgc_gemm_ex(ctx, WGC_COL_MAJOR, WGC_NO_TRANS, WGC_TRANS, 1, 2,
+                            k, 1.0f, da, lda, db, 2, 0.0f, dc, 1, &ep));
+  uint16_t got[4];
+  float words[2];
+  dev_read(ctx, words, dc, 2);
+  memcpy(got, words, sizeof words);
+  /* the float64 sum, rounded once: 1 */
+  for (int j = 0; j < 2; j++) {
+    dref_val v = dref_dec16(got[j], ct == WGC_DTYPE_BF16);
+    CHECK(v.v == 1.0, "C[0,%d] = %.9g (0x%04x), want 1 (rounded once)", j, v.v,
+          got[j]);
+  }
+  dev_free(ctx, da);
+  dev_free(ctx, db);
+  dev_free(ctx, dc);
+  free(a);
+  free(b);
+}
+
+TEST(gemm_types_split_k_rounded_once) {
+  for (int bi = 0; bi < 2; bi++)
+    for (int ci = 0; ci < 2; ci++) {
+      wgc_dtype ct = ci ? WGC_DTYPE_BF16 : WGC_DTYPE_F16;
+      if (!case_begin("gemm types split k rounded once[%s] c=%s",
+                      bi ? "cpu" : "webgpu", wgc_dtype_name(ct)))
+        continue;
+      wgc_backend be = bi ? WGC_BACKEND_CPU : WGC_BACKEND_WEBGPU;
+      /* A's two k 4 KiB apart: windows of 4 KiB split k in two */
+      wgc_context *ctx = new_ctx(be, 4096);
+      if (ctx) {
+        rounded_once(ctx, ct, 2, 1024);
+        wgc_destroy(ctx);
+      }
+      case_end();
+    }
+}
+
 TEST(gemm_types_rejected) {
   for (int bi = 0; bi < 2; bi++) {
     wgc_context *ctx;

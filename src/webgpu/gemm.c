@@ -25,6 +25,7 @@
  *               products, where tile padding would dominate.
  *   gemm_reduce second pass of split-K: sums partial sums from scratch.
  *   gemm_scale  C := beta*C, for k == 0 or alpha == 0 (A, B not bound).
+ *   gemm_final  C := act(alpha*T + beta*C + bias) from an f32 scratch T.
  * Split-K: when a region has few outputs but a long k, the k range is cut
  * into slices whose raw partial sums go to scratch ([slice][batch][i][j]);
  * gemm_reduce then applies alpha and beta.
@@ -40,7 +41,10 @@
  * stored with atomic half-word updates (see wg_operand): race-free in
  * every kernel as it is, where an f32 intermediate and a cast would cost
  * a second pass and C's strides. A block B's regions start and end k at
- * whole blocks. */
+ * whole blocks. Only where the plan splits k across launches (a loop
+ * longer than the adapter runs, or binding windows) would the later piece
+ * add onto a C already rounded to 2 bytes: such a GEMM accumulates into
+ * an f32 scratch T instead, and gemm_final rounds C once. */
 #include "gemm.h"
 #include "gemm_select.h"
 #include "plan.h"
@@ -525,12 +529,14 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
   return wg_plan_add(wp, &red);
 }
 
-/* Emits a region, halving it until each piece fits one launch. */
-static wgc_status run_region(wg_plan *wp, const wgc_gemm_args *g, region r) {
+/* Emits a region, halving it until each piece fits one launch. With
+ * ksplit, only plans: sets *ksplit where k would be split, emits nothing. */
+static wgc_status run_region(wg_plan *wp, const wgc_gemm_args *g, region r,
+                             bool *ksplit) {
   form p = make_form(wp, g, &r);
   fit f = region_fits(wp, g, &r, &p);
   if (f == FIT_OK)
-    return launch_region(wp, g, &r, &p);
+    return ksplit ? WGC_OK : launch_region(wp, g, &r, &p);
   if (f == FIT_WINDOW) {
     /* Inputs that share a buffer with another operand bind separately once
      * copied to scratch: done when the copy is cheap, or when splitting
@@ -552,7 +558,7 @@ static wgc_status run_region(wg_plan *wp, const wgc_gemm_args *g, region r) {
     }
     if (staged && (r.nb == 1 || staged <= STAGE_CHEAP_BYTES) &&
         region_fits(wp, g, &st, &p) == FIT_OK)
-      return launch_region(wp, g, &st, &p);
+      return ksplit ? WGC_OK : launch_region(wp, g, &st, &p);
   }
   int dim = split_dim(wp, g, &r, &p, f);
   if (dim < 0)
@@ -562,11 +568,117 @@ static wgc_status run_region(wg_plan *wp, const wgc_gemm_args *g, region r) {
                     " bytes)",
                     wp->fn, wp->pol->window);
   region lo, hi;
+  if (dim == 3 && ksplit)
+    *ksplit = true;
   halve(&r, dim, k_unit(g), &lo, &hi);
-  wgc_status s = run_region(wp, g, lo);
+  wgc_status s = run_region(wp, g, lo, ksplit);
   if (s == WGC_OK)
-    s = run_region(wp, g, hi);
+    s = run_region(wp, g, hi, ksplit);
   return s;
+}
+
+/* The final pass over region r of C from T (dense [batch][m][n] f32),
+ * halved along the dimension spanning the most memory until its windows
+ * and grid fit. */
+static wgc_status final_region(wg_plan *wp, const wgc_gemm_args *g, wgc_ref t,
+                               region r) {
+  uint64_t mn = (uint64_t)g->m * g->n;
+  uint64_t outputs = (uint64_t)r.nb * r.mm * r.nn;
+  wg_operand ops[OP_COUNT];
+  bool present[OP_COUNT] = {true, false, g->has_bias, true},
+       own[OP_COUNT] = {false};
+  ops[OP_A] = (wg_operand){
+      .name = "part",
+      .ref = wg_advance(t, r.b0 * mn + (uint64_t)r.i0 * g->n + r.j0),
+      .bytes = 4 * span(r.nb, mn, r.mm, g->n, r.nn, 1)};
+  ops[OP_C] =
+      typed_op("c", g->c, g->c_type,
+               (uint64_t)r.b0 * g->batch_c + (uint64_t)r.i0 * g->rs_c +
+                   (uint64_t)r.j0 * g->cs_c,
+               span(r.nb, g->batch_c, r.mm, g->rs_c, r.nn, g->cs_c), true);
+  bool per_row = g->bias_kind == WGC_BIAS_PER_ROW;
+  ops[OP_BIAS] =
+      g->has_bias
+          ? typed_op("bias", g->bias, g->bias_type, per_row ? r.i0 : r.j0,
+                     per_row ? r.mm : r.nn, false)
+          : (wg_operand){.name = "bias", .ref = ops[OP_C].ref, .bytes = 0};
+  uint64_t maxd = wp->pol->max_groups;
+  if (!windows_fit(wp, ops, present, own) ||
+      wg_ceil_div(outputs, SMALL_GROUP) > maxd * maxd) {
+    uint64_t sp[3] = {(uint64_t)(r.nb - 1) * max3(g->batch_c, mn, 0),
+                      (uint64_t)(r.mm - 1) * max3(g->rs_c, g->n, 0),
+                      (uint64_t)(r.nn - 1) * max3(g->cs_c, 1, 0)};
+    int dim = -1;
+    for (int d = 0; d < 3; d++)
+      if (sp[d] > 0 && (dim < 0 || sp[d] > sp[dim]))
+        dim = d;
+    if (dim < 0)
+      return wgc_fail(wp->ctx, WGC_ERR_UNSUPPORTED,
+                      "%s: the operands lie too far apart in one allocation "
+                      "for the device's storage binding limit (%" PRIu64
+                      " bytes)",
+                      wp->fn, wp->pol->window);
+    region lo, hi;
+    halve(&r, dim, 1, &lo, &hi);
+    wgc_status s = final_region(wp, g, t, lo);
+    return s == WGC_OK ? final_region(wp, g, t, hi) : s;
+  }
+  gemm_params prm = {
+      .m = u32_of(r.mm),
+      .n = u32_of(r.nn),
+      .nb = u32_of(r.nb),
+      .rs_a = u32_of(r.mm > 1 ? g->n : 0),
+      .cs_a = u32_of(r.nn > 1 ? 1 : 0),
+      .ba = u32_of(r.nb > 1 ? mn : 0),
+      .rs_c = u32_of(r.mm > 1 ? g->rs_c : 0),
+      .cs_c = u32_of(r.nn > 1 ? g->cs_c : 0),
+      .bc = u32_of(r.nb > 1 ? g->batch_c : 0),
+      .total = u32_of(outputs),
+      .alpha = 1.0f,
+      .beta = g->beta,
+      .use_c = g->beta != 0.0f,
+  };
+  bool ep = has_epilogue(g);
+  char ep_consts[64] = "";
+  if (ep)
+    snprintf(ep_consts, sizeof ep_consts,
+             "const ACT: u32 = %uu; const BIAS: u32 = %uu;", (unsigned)g->act,
+             !g->has_bias ? 0u
+             : per_row    ? 2u
+                          : 1u);
+  wg_launch l = {.kernel =
+                     ep ? "math+activation+gemm_common+gemm_final+gemm_out_ep"
+                        : "gemm_common+gemm_final+gemm_out_c",
+                 .consts = ep ? ep_consts : NULL,
+                 .ops = {ops[OP_A], ops[OP_C], ops[OP_BIAS]},
+                 .nops = ep ? 3 : 2,
+                 .params = &prm,
+                 .params_size = sizeof prm,
+                 .groups = wg_ceil_div(outputs, SMALL_GROUP)};
+  return wg_plan_add(wp, &l);
+}
+
+/* A 2-byte C whose k range the plan splits: the sum of every piece goes
+ * to an f32 scratch T (alpha applied, beta 0, no epilogue), then
+ * gemm_final adds beta*C, the bias and the activation, and rounds C once. */
+static wgc_status plan_f32_acc(wg_plan *wp, const wgc_gemm_args *g, region r) {
+  wgc_ref t;
+  wgc_status s = wg_plan_scratch(wp, 4 * (uint64_t)g->batch * g->m * g->n, &t);
+  if (s != WGC_OK)
+    return s;
+  wgc_gemm_args acc = *g;
+  acc.c = t;
+  acc.c_type = WGC_DTYPE_F32;
+  acc.rs_c = g->n;
+  acc.cs_c = 1;
+  acc.batch_c = g->m * g->n;
+  acc.beta = 0.0f;
+  acc.has_bias = false;
+  acc.act = WGC_ACTIVATION_NONE;
+  region ra = r;
+  ra.beta = 0.0f;
+  s = run_region(wp, &acc, ra, NULL);
+  return s == WGC_OK ? final_region(wp, g, t, r) : s;
 }
 
 wgc_status wg_gemm_plan(wg_plan *wp, const wgc_gemm_args *g) {
@@ -580,7 +692,13 @@ wgc_status wg_gemm_plan(wg_plan *wp, const wgc_gemm_args *g) {
               .k0 = 0,
               .kk = scale ? 0 : g->k,
               .beta = g->beta};
-  return run_region(wp, g, r);
+  if (!scale && (g->c_type == WGC_DTYPE_F16 || g->c_type == WGC_DTYPE_BF16)) {
+    bool ksplit = false;
+    wgc_status s = run_region(wp, g, r, &ksplit);
+    if (s != WGC_OK || ksplit)
+      return s != WGC_OK ? s : plan_f32_acc(wp, g, r);
+  }
+  return run_region(wp, g, r, NULL);
 }
 
 wgc_status wg_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
