@@ -926,6 +926,26 @@ WGC_API wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data,
                               const size_t *shape, size_t rank, size_t axis,
                               wgc_ptr indices, size_t n_indices,
                               wgc_ptr output);
+/* wgc_gather with a typed table and output (an embedding table kept in
+ * f16 or quantized): data of data_type (any type but I32), output of
+ * output_type (F32, F16 or BF16); wgc_gather is this with both F32. A
+ * form with the types beside their addresses, as wgc_cast has them,
+ * rather than a desc: the call's other arguments are positional too.
+ * Each gathered element is converted as wgc_cast does (exact where the
+ * output type holds it, else rounded once to nearest even; Q8_0/Q4_0 rows
+ * dequantized). A block table (Q8_0, Q4_0) holds its blocks along the
+ * contiguous dimension: the gathered rows (the product of shape(axis..rank))
+ * must be whole blocks, so axis < rank - 1 and that product a multiple of
+ * 32. data and output are aligned to their type's element (2 bytes for
+ * f16, bf16 and the block types). Errors (WGC_ERR_INVALID_ARGUMENT, naming
+ * the operand and its type; nothing is written): a type outside wgc_dtype
+ * or one the operand does not take, block rows that are not whole blocks,
+ * a misaligned typed operand, and wgc_gather's own. */
+WGC_API wgc_status wgc_gather_ex(wgc_context *ctx, wgc_ptr data,
+                                 wgc_dtype data_type, const size_t *shape,
+                                 size_t rank, size_t axis, wgc_ptr indices,
+                                 size_t n_indices, wgc_ptr output,
+                                 wgc_dtype output_type);
 
 /* ---- Element types: conversions (the types are declared above) ------ */
 

@@ -5,7 +5,9 @@
 // k0): a table beyond one binding is gathered by several launches over the
 // same outputs. An index outside [-len, len) reads nothing; the launch with
 // zero_oob set (the one holding row 0) writes its zeros. Indices are int32
-// words, reinterpreted from the f32 accessor without arithmetic.
+// words, reinterpreted from the f32 accessor without arithmetic. A block
+// table is bound from a block boundary, dc elements before column 0 of the
+// piece; the typed accessors decode the table and round the output.
 
 struct Params {
   off: vec4<u32>,
@@ -18,6 +20,7 @@ struct Params {
   k0: u32,
   k1: u32,
   zero_oob: u32,
+  dc: u32,
 }
 
 @compute @workgroup_size(256)
@@ -43,7 +46,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let at = (o * P.nidx + j) * P.inner + c;
     if (inside) {
       if (k >= P.k0 && k < P.k1) {
-        output_st(at, data_ld((o * P.len + k - P.k0) * P.inner + c));
+        output_st(at, data_ld((o * P.len + k - P.k0) * P.inner + c + P.dc));
       }
     } else if (P.zero_oob != 0u) {
       output_st(at, 0.0);

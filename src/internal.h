@@ -147,6 +147,9 @@ typedef struct wgc_copy_strided_args {
 typedef struct wgc_gather_args {
   size_t outer, len, inner, n_indices;
   wgc_ref data, indices, output;
+  /* data any type but I32 (a block type with inner whole blocks), output
+   * F32, F16 or BF16 */
+  wgc_dtype data_type, output_type;
   const char *fn; /* the public entry point, named in messages */
 } wgc_gather_args;
 

@@ -1,7 +1,10 @@
 /* Data movement entry points: strided copy, gather and where. */
 #include "internal.h"
 
+#include "dtype.h"
+
 #include "layout.h"
+#include "table.h"
 #include "validate.h"
 
 #include <inttypes.h>
@@ -143,12 +146,48 @@ wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
   return ctx->be->copy_strided(ctx, &c);
 }
 
-wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data, const size_t *shape,
-                      size_t rank, size_t axis, wgc_ptr indices,
-                      size_t n_indices, wgc_ptr output) {
-  const char *fn = "wgc_gather";
+/* The table takes every type but I32, the output the float types. */
+static wgc_status check_gather_type(wgc_context *ctx, const char *fn,
+                                    const char *param, wgc_dtype t,
+                                    bool output) {
+  if (!wgc_dtype_valid(t))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s %d is not a wgc_dtype", fn, param, (int)t);
+  bool ok =
+      output ? t == WGC_DTYPE_F32 || t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16
+             : t != WGC_DTYPE_I32;
+  if (!ok)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s %s is not a type this operand takes (%s)", fn,
+                    param, wgc_dtype_name(t),
+                    output ? "f32, f16 or bf16"
+                           : "f32, f16, bf16, q8_0 or q4_0");
+  return WGC_OK;
+}
+
+/* A contiguous operand of elems elements of type t (whole blocks). */
+static wgc_operand typed_flat(const char *param, wgc_ptr addr, wgc_dtype t,
+                              size_t elems) {
+  size_t bb = wgc_dtype_block_bytes(t);
+  return (wgc_operand){.param = param,
+                       .addr = addr,
+                       .bytes = (uint64_t)(elems / wgc_dtype_block(t)) * bb,
+                       .repeat = 1,
+                       .align = bb % 4 ? 2 : 4};
+}
+
+static wgc_status gather_common(wgc_context *ctx, const char *fn, wgc_ptr data,
+                                wgc_dtype data_type, const size_t *shape,
+                                size_t rank, size_t axis, wgc_ptr indices,
+                                size_t n_indices, wgc_ptr output,
+                                wgc_dtype output_type) {
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  wgc_status s = check_gather_type(ctx, fn, "data_type", data_type, false);
+  if (s == WGC_OK)
+    s = check_gather_type(ctx, fn, "output_type", output_type, true);
+  if (s != WGC_OK)
+    return s;
   if (rank == 0 || rank > WGC_MAX_RANK)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: rank %zu is outside 1..%d", fn, rank, WGC_MAX_RANK);
@@ -158,7 +197,11 @@ wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data, const size_t *shape,
   if (axis >= rank)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: axis %zu is not below rank %zu", fn, axis, rank);
-  wgc_gather_args g = {.len = shape[axis], .n_indices = n_indices, .fn = fn};
+  wgc_gather_args g = {.len = shape[axis],
+                       .n_indices = n_indices,
+                       .data_type = data_type,
+                       .output_type = output_type,
+                       .fn = fn};
   size_t data_n, out_n;
   if (!wgc_product(shape, axis, &g.outer) ||
       !wgc_product(shape + axis + 1, rank - axis - 1, &g.inner) ||
@@ -170,18 +213,51 @@ wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data, const size_t *shape,
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: n_indices %zu makes an output too large to address",
                     fn, n_indices);
+  /* a gathered row is whole blocks, so rows never share one */
+  size_t blk = wgc_dtype_block(data_type);
+  if (blk > 1 && (axis == rank - 1 || g.inner % blk))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: data of type %s gathers rows of %zu elements along "
+                    "axis %zu of rank %zu, not whole %zu-element blocks along "
+                    "its contiguous dimension",
+                    fn, wgc_dtype_name(data_type),
+                    axis == rank - 1 ? (size_t)1 : g.inner, axis, rank, blk);
   if (out_n == 0)
     return WGC_OK;
-  wgc_operand ops[3] = {wgc_flat_operand("data", data, data_n),
+  wgc_operand ops[3] = {typed_flat("data", data, data_type, data_n),
                         wgc_flat_operand("indices", indices, n_indices),
-                        wgc_flat_operand("output", output, out_n)};
-  wgc_status s = wgc_check_all(ctx, fn, ops, 3);
+                        typed_flat("output", output, output_type, out_n)};
+  const wgc_dtype types[3] = {data_type, WGC_DTYPE_I32, output_type};
+  /* the f32 operands keep wgc_gather's messages (wgc_check_all) */
+  for (int i = 0; i < 3; i += 2)
+    if (types[i] != WGC_DTYPE_F32 && wgc_ptr_offset(ops[i].addr) % ops[i].align)
+      return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                      "%s: %s 0x%016" PRIx64
+                      " is not %u-byte aligned, as a %s operand must be",
+                      fn, ops[i].param, ops[i].addr, ops[i].align,
+                      wgc_dtype_name(types[i]));
+  s = wgc_check_all(ctx, fn, ops, 3);
   if (s != WGC_OK)
     return s;
   g.data = ops[0].ref;
   g.indices = ops[1].ref;
   g.output = ops[2].ref;
   return ctx->be->gather(ctx, &g);
+}
+
+wgc_status wgc_gather(wgc_context *ctx, wgc_ptr data, const size_t *shape,
+                      size_t rank, size_t axis, wgc_ptr indices,
+                      size_t n_indices, wgc_ptr output) {
+  return gather_common(ctx, "wgc_gather", data, WGC_DTYPE_F32, shape, rank,
+                       axis, indices, n_indices, output, WGC_DTYPE_F32);
+}
+
+wgc_status wgc_gather_ex(wgc_context *ctx, wgc_ptr data, wgc_dtype data_type,
+                         const size_t *shape, size_t rank, size_t axis,
+                         wgc_ptr indices, size_t n_indices, wgc_ptr output,
+                         wgc_dtype output_type) {
+  return gather_common(ctx, "wgc_gather_ex", data, data_type, shape, rank, axis,
+                       indices, n_indices, output, output_type);
 }
 
 wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond, const size_t *shape_cond,

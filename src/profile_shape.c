@@ -99,8 +99,9 @@ void wgc_shape_copy_strided(const wgc_copy_strided_args *a, char *out,
 }
 
 void wgc_shape_gather(const wgc_gather_args *a, char *out, size_t cap) {
-  put(out, cap, "outer=%zu len=%zu inner=%zu indices=%zu", a->outer, a->len,
-      a->inner, a->n_indices);
+  put(out, cap, "outer=%zu len=%zu inner=%zu indices=%zu data=%s output=%s",
+      a->outer, a->len, a->inner, a->n_indices, wgc_dtype_name(a->data_type),
+      wgc_dtype_name(a->output_type));
 }
 
 void wgc_shape_where(const wgc_where_args *a, char *out, size_t cap) {

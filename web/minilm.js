@@ -3,11 +3,14 @@
 // fetches the model's files into its memory, and embeds sentences. The
 // model itself is C; this file only moves bytes and turns the module's
 // callbacks into promises.
-import { instantiate, BACKEND_WEBGPU, BACKEND_CPU } from './wgc.js';
+import { instantiate, BACKEND_WEBGPU, BACKEND_CPU, DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_Q8_0, DTYPE_Q4_0 } from './wgc.js';
 
 export { BACKEND_WEBGPU, BACKEND_CPU };
 
 const utf8 = new TextEncoder();
+
+// The weight types load() takes, by their wgc_dtype names.
+const WEIGHT_TYPES = { f32: DTYPE_F32, f16: DTYPE_F16, bf16: DTYPE_BF16, q8_0: DTYPE_Q8_0, q4_0: DTYPE_Q4_0 };
 
 // Fetches url's body into the module's memory, reporting progress(bytes,
 // total); resolves to [pointer, length]. Streams into one malloc'ed block,
@@ -100,12 +103,17 @@ export async function loadMiniLM({ wasmUrl = new URL('minilm.wasm', import.meta.
       return { backend: cstring(app, app.mw_backend_name(slot)), adapter: cstring(app, app.mw_adapter_name(slot)) };
     },
     // Fetches model.safetensors once (progress(bytes, total) as it comes)
-    // and uploads it to each slot's context; the host copy then goes.
-    async load(slots, progress) {
+    // and uploads it to each slot's context, the linear weights and the
+    // embedding tables as weightType ('f32', 'f16', 'bf16', 'q8_0' or
+    // 'q4_0', converted at load); the host copy then goes.
+    async load(slots, progress, weightType = 'f32') {
+      const wtype = WEIGHT_TYPES[weightType];
+      if (wtype === undefined)
+        throw new Error(`minilm: weight type ${weightType} is not one of ${Object.keys(WEIGHT_TYPES).join(', ')}`);
       weights ??= await fetchInto(app, new URL('model.safetensors', modelUrl), progress);
       try {
         for (const slot of slots)
-          if (app.mw_load(slot, weights[0], weights[1])) throw fail('model.safetensors');
+          if (app.mw_load(slot, weights[0], weights[1], wtype)) throw fail('model.safetensors');
       } finally {
         app.free(weights[0]);
         weights = null;

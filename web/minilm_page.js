@@ -2,6 +2,8 @@
 // embeds the text area's lines on WebGPU (slot 0) and on the CPU backend
 // (slot 1), draws the cosine similarities as a heatmap and reports the
 // latency of each batch and the largest difference between the backends.
+// The weights selector (?weights=f16 or q8_0) reloads the page with the
+// linear weights and embedding tables converted to that type at load.
 import { loadMiniLM, cosine, BACKEND_WEBGPU, BACKEND_CPU } from './minilm.js';
 
 const $ = (id) => document.getElementById(id);
@@ -51,7 +53,7 @@ async function run() {
     const cpu = await model.embed(1, sentences);
     const cpuMs = performance.now() - t0;
     const tokens = gpu.ids.reduce((n, ids) => n + ids.length, 0);
-    $('timing').textContent = `${sentences.length} sentences, ${tokens} tokens in one batch: ` +
+    $('timing').textContent = `${sentences.length} sentences, ${tokens} tokens in one batch, ${weightType} weights: ` +
       `WebGPU ${gpuMs.toFixed(0)} ms, CPU backend ${cpuMs.toFixed(0)} ms`;
     let worst = 0;
     gpu.vectors.forEach((v, i) => v.forEach((x, j) => { worst = Math.max(worst, Math.abs(x - cpu.vectors[i][j])); }));
@@ -60,7 +62,7 @@ async function run() {
     $('check').className = ok ? '' : 'bad';
     status('done');
     const sims = gpu.vectors.map((a) => gpu.vectors.map((b) => cosine(a, b)));
-    window.__minilmResult = { sentences, gpuMs, cpuMs, worst, ok, sims };
+    window.__minilmResult = { sentences, gpuMs, cpuMs, worst, ok, sims, weightType };
   } catch (e) {
     status(String(e.message ?? e), true);
     window.__minilmResult = { error: String(e.message ?? e) };
@@ -68,6 +70,14 @@ async function run() {
     $('run').disabled = false;
   }
 }
+
+const weightType = new URLSearchParams(location.search).get('weights') ?? 'f32';
+$('weights').value = weightType;
+$('weights').onchange = () => {
+  const url = new URL(location.href);
+  url.searchParams.set('weights', $('weights').value);
+  location.href = url.href;
+};
 
 try {
   model = await loadMiniLM();
@@ -78,7 +88,7 @@ try {
   await model.load([0, 1], (got, total) => {
     $('progress').value = total ? got / total : 0;
     status(`fetching the weights: ${(got / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`);
-  });
+  }, weightType);
   $('progress').value = 1;
   $('run').disabled = false;
   $('run').onclick = run;

@@ -226,6 +226,12 @@ export interface Context {
    * an index outside [-shape[axis], shape[axis]) gives zeros. */
   gather(data: Ptr, shape: ArrayLike<number>, rank: number, axis: number,
          indices: Ptr, n_indices: number, output: Ptr): void;
+  /** gather from a table of data_type (any type but DTYPE_I32; Q8_0/Q4_0
+   * rows, the product of shape after axis, whole 32-element blocks) into
+   * an output of output_type (DTYPE_F32, DTYPE_F16 or DTYPE_BF16). */
+  gatherEx(data: Ptr, data_type: DType, shape: ArrayLike<number>, rank: number,
+           axis: number, indices: Ptr, n_indices: number, output: Ptr,
+           output_type: DType): void;
   /** n elements of src_type at src converted into dst_type at dst (any two
    * types; n whole blocks for Q8_0 and Q4_0). Upload and download the
    * bytes of 2-byte and block types through a Float32Array view of the

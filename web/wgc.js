@@ -378,6 +378,7 @@ const SIGS = {
   where: 'wgc_where cond:p shape_cond:shape rank_cond:z a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
   copyStrided: 'wgc_copy_strided dst:p dst_strides:strides src:p src_strides:strides shape:shape rank:z',
   gather: 'wgc_gather data:p shape:shape rank:z axis:z indices:p n_indices:z output:p',
+  gatherEx: 'wgc_gather_ex data:p data_type:e shape:shape rank:z axis:z indices:p n_indices:z output:p output_type:e',
   cast: 'wgc_cast src:p src_type:e dst:p dst_type:e n:z',
   softmax: 'wgc_softmax input:p output:p shape:shape rank:z axis:z',
   logSoftmax: 'wgc_log_softmax input:p output:p shape:shape rank:z axis:z',

@@ -1,16 +1,20 @@
 /* build/minilm: sentence embeddings from all-MiniLM-L6-v2 (minilm_model.h)
  * with its real weights, and the cosine similarity of every pair.
  *
- *   build/minilm [--backend cpu|webgpu] [--json FILE] [--model DIR]
- *                [--repeat N] [--check] "sentence" ...
+ *   build/minilm [--backend cpu|webgpu] [--weights f32|f16|q8_0]
+ *                [--json FILE] [--model DIR] [--repeat N] [--check]
+ *                "sentence" ...
  *
  * The sentences are tokenized (wordpiece.h, from the model's
  * tokenizer.json, truncated as sentence-transformers does) and embedded in
- * one pass. --repeat runs the pass N more times and reports their median;
+ * one pass. --weights converts the linear layers' weights and the
+ * embedding tables at load (f16 halves their memory, q8_0 takes about a
+ * quarter; bf16 and q4_0 work too); the device memory of the weights is
+ * printed. --repeat runs the pass N more times and reports their median;
  * --json writes the embeddings; --check embeds again on the CPU backend
- * and compares (every sentence within cosine 0.99999 and 1e-4 per
- * element, the bound tests/test_minilm.c holds both backends to against
- * sentence-transformers), ending on "result: ok" (exit 0) or "result:
+ * (with the same weights) and compares (every sentence within cosine 0.99999
+ * and 1e-4 per element, the bound tests/test_minilm.c holds both backends to
+ * against sentence-transformers), ending on "result: ok" (exit 0) or "result:
  * FAIL" (exit 1). make demo runs it with --check on WebGPU. */
 #include "minilm_model.h"
 #include "wordpiece.h"
@@ -67,8 +71,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Loads the model on a new context of the backend; non-zero on failure. */
-static int open_model(wgc_backend backend, const char *dir, minilm_model *m,
-                      wgc_context **ctx) {
+static int open_model(wgc_backend backend, const char *dir, wgc_dtype wtype,
+                      minilm_model *m, wgc_context **ctx) {
   wgc_options opt = {.backend = backend};
   wgc_status s = wgc_create(&opt, ctx);
   if (s != WGC_OK) {
@@ -77,7 +81,7 @@ static int open_model(wgc_backend backend, const char *dir, minilm_model *m,
     return 1;
   }
   char err[512];
-  if (minilm_model_load_dir(m, *ctx, dir, err, sizeof err)) {
+  if (minilm_model_load_dir(m, *ctx, dir, wtype, err, sizeof err)) {
     fprintf(stderr, "minilm: %s (tools/bootstrap.sh model fetches it)\n", err);
     wgc_destroy(*ctx);
     return 1;
@@ -134,13 +138,15 @@ static double dot(const float *a, const float *b, size_t n) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: build/minilm [--backend cpu|webgpu] [--json FILE] "
-                  "[--model DIR] [--repeat N] [--check] \"sentence\" ...\n");
+  fprintf(stderr, "usage: build/minilm [--backend cpu|webgpu] [--weights "
+                  "f32|f16|q8_0] [--json FILE] [--model DIR] [--repeat N] "
+                  "[--check] \"sentence\" ...\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
   wgc_backend backend = WGC_BACKEND_AUTO;
+  wgc_dtype wtype = WGC_DTYPE_F32;
   const char *json = NULL, *dir = DEFAULT_MODEL;
   int check = 0, repeat = 0, first = argc;
   for (int i = 1; i < argc; i++) {
@@ -151,6 +157,16 @@ int main(int argc, char **argv) {
       else if (!strcmp(b, "webgpu"))
         backend = WGC_BACKEND_WEBGPU;
       else
+        return usage();
+    } else if (!strcmp(argv[i], "--weights") && i + 1 < argc) {
+      const char *w = argv[++i];
+      int found = 0;
+      for (int t = 0; t < WGC_DTYPE_COUNT; t++)
+        if (t != WGC_DTYPE_I32 && !strcmp(w, wgc_dtype_name((wgc_dtype)t))) {
+          wtype = (wgc_dtype)t;
+          found = 1;
+        }
+      if (!found)
         return usage();
     } else if (!strcmp(argv[i], "--json") && i + 1 < argc)
       json = argv[++i];
@@ -182,7 +198,7 @@ int main(int argc, char **argv) {
   }
   minilm_model m;
   wgc_context *ctx;
-  if (open_model(backend, dir, &m, &ctx)) {
+  if (open_model(backend, dir, wtype, &m, &ctx)) {
     wp_free(tok);
     return 1;
   }
@@ -213,6 +229,8 @@ int main(int argc, char **argv) {
     printf("all-MiniLM-L6-v2 on %s (%s): %zu sentences, %zu tokens "
            "(padded to %zu)\n",
            wgc_backend_name(ctx), wgc_adapter_name(ctx), n, tokens, longest);
+    printf("weights: %s, %.1f MB on the device\n", wgc_dtype_name(wtype),
+           (double)m.total / 1e6);
     printf("first pass (kernels compiled on first use): %.1f ms\n", cold);
     if (repeat) {
       qsort(times, (size_t)repeat, sizeof *times, cmp_double);
@@ -236,7 +254,7 @@ int main(int argc, char **argv) {
     wgc_context *cc;
     double t;
     ref = calloc(n * dim, sizeof *ref);
-    rc = !ref || open_model(WGC_BACKEND_CPU, dir, &mc, &cc);
+    rc = !ref || open_model(WGC_BACKEND_CPU, dir, wtype, &mc, &cc);
     if (!rc) {
       rc = embed(&mc, cids, lens, n, ref, &t);
       minilm_model_free(&mc);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 int minilm_model_load_dir(minilm_model *m, wgc_context *ctx, const char *dir,
-                          char *err, size_t errlen) {
+                          wgc_dtype wtype, char *err, size_t errlen) {
   char path[4096];
   minilm_config cfg = minilm_config_default();
   static const char *const configs[2] = {"config.json",
@@ -33,7 +33,7 @@ int minilm_model_load_dir(minilm_model *m, wgc_context *ctx, const char *dir,
   st_file *f;
   if (st_open(path, &f, err, errlen))
     return 1;
-  int bad = minilm_model_load(m, ctx, &cfg, f, path, err, errlen);
+  int bad = minilm_model_load(m, ctx, &cfg, f, path, wtype, err, errlen);
   st_close(f);
   return bad;
 }

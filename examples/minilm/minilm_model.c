@@ -35,43 +35,57 @@ minilm_config minilm_config_default(void) {
 
 /* ---- weights ------------------------------------------------------------ */
 
-/* Lays out every weight (element offsets) in the order of the file's
- * names; returns the total. */
+/* Bytes of n elements of t (whole blocks, checked by the caller). */
+static size_t tbytes(wgc_dtype t, size_t n) {
+  size_t b = 0;
+  wgc_dtype_bytes(t, n, &b);
+  return b;
+}
+
+/* Lays out every weight (byte offsets, each 4-byte aligned for uploads) in
+ * the order of the file's names; returns the total. W are the weights of
+ * the model's type, F the f32 ones. */
 static size_t layout(minilm_model *m) {
   const minilm_config *c = &m->cfg;
   size_t h = c->hidden, f = c->ffn, at = 0;
-#define TAKE(field, n) (field = at, at += (n))
-  TAKE(m->word, c->vocab * h);
-  TAKE(m->pos, c->positions * h);
-  TAKE(m->type, c->type_vocab * h);
-  TAKE(m->emb_ln_g, h);
-  TAKE(m->emb_ln_b, h);
+  wgc_dtype wt = m->wtype;
+#define TAKE(field, t, n) (field = at, at += (tbytes(t, n) + 3) & ~(size_t)3)
+#define W(field, n) TAKE(field, wt, n)
+#define F(field, n) TAKE(field, WGC_DTYPE_F32, n)
+  W(m->word, c->vocab * h);
+  W(m->pos, c->positions * h);
+  W(m->type, c->type_vocab * h);
+  F(m->emb_ln_g, h);
+  F(m->emb_ln_b, h);
   for (size_t l = 0; l < c->layers; l++) {
     minilm_layer_offsets *L = &m->layer[l];
-    TAKE(L->w_qkv, 3 * h * h);
-    TAKE(L->b_qkv, 3 * h);
-    TAKE(L->w_o, h * h);
-    TAKE(L->b_o, h);
-    TAKE(L->ln1_g, h);
-    TAKE(L->ln1_b, h);
-    TAKE(L->w_i, f * h);
-    TAKE(L->b_i, f);
-    TAKE(L->w_out, h * f);
-    TAKE(L->b_out, h);
-    TAKE(L->ln2_g, h);
-    TAKE(L->ln2_b, h);
+    W(L->w_qkv, 3 * h * h);
+    F(L->b_qkv, 3 * h);
+    W(L->w_o, h * h);
+    F(L->b_o, h);
+    F(L->ln1_g, h);
+    F(L->ln1_b, h);
+    W(L->w_i, f * h);
+    F(L->b_i, f);
+    W(L->w_out, h * f);
+    F(L->b_out, h);
+    F(L->ln2_g, h);
+    F(L->ln2_b, h);
   }
+#undef F
+#undef W
 #undef TAKE
   return at;
 }
 
 /* One tensor to copy: its name in the file, the shape it must have, and
- * where its floats go. */
+ * where its elements go, as which type. */
 typedef struct wanted {
   char name[96];
   size_t rank;
   uint64_t shape[2];
-  size_t at; /* element offset in the weights */
+  size_t at; /* byte offset in the weights */
+  wgc_dtype t;
 } wanted;
 
 static void want(wanted *w, size_t *n, size_t at, size_t rank, uint64_t d0,
@@ -80,6 +94,7 @@ static void want(wanted *w, size_t *n, size_t at, size_t rank, uint64_t d0,
 static void want(wanted *w, size_t *n, size_t at, size_t rank, uint64_t d0,
                  uint64_t d1, const char *fmt, ...) {
   wanted *x = &w[(*n)++];
+  x->t = WGC_DTYPE_F32; /* the matrices' type is set by wanted_list */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(x->name, sizeof x->name, fmt, ap);
@@ -107,9 +122,9 @@ static size_t wanted_list(const minilm_model *m, wanted *w) {
   for (size_t l = 0; l < c->layers; l++) {
     const minilm_layer_offsets *L = &m->layer[l];
     for (int j = 0; j < 3; j++) {
-      want(w, &n, L->w_qkv + j * h * h, 2, h, h,
+      want(w, &n, L->w_qkv + j * tbytes(m->wtype, h * h), 2, h, h,
            "encoder.layer.%zu.attention.self.%s.weight", l, qkv[j]);
-      want(w, &n, L->b_qkv + j * h, 1, h, 0,
+      want(w, &n, L->b_qkv + j * 4 * h, 1, h, 0,
            "encoder.layer.%zu.attention.self.%s.bias", l, qkv[j]);
     }
     want(w, &n, L->w_o, 2, h, h,
@@ -131,6 +146,10 @@ static size_t wanted_list(const minilm_model *m, wanted *w) {
     want(w, &n, L->ln2_b, 1, h, 0, "encoder.layer.%zu.output.LayerNorm.bias",
          l);
   }
+  /* matrices are the typed weights, vectors the f32 parameters */
+  for (size_t i = 0; i < n; i++)
+    if (w[i].rank == 2)
+      w[i].t = m->wtype;
   return n;
 }
 
@@ -164,14 +183,37 @@ static int config_ok(const minilm_config *c, char *err, size_t errlen) {
   return 0;
 }
 
+/* The weight types the model takes, and the sizes each needs: the 2-byte
+ * types an even hidden (so that the stacked Q, K and V stay 4-byte
+ * aligned), the block types hidden and ffn in whole blocks (GEMM's k). */
+static int wtype_ok(const minilm_config *c, wgc_dtype t, char *err,
+                    size_t errlen) {
+  size_t blk = wgc_dtype_block_size(t);
+  if (!blk || t == WGC_DTYPE_I32)
+    return fail(err, errlen,
+                "minilm: weight type %d (%s) is not f32, f16, bf16, q8_0 or "
+                "q4_0",
+                (int)t, wgc_dtype_name(t));
+  if (blk > 1 && (c->hidden % blk || c->ffn % blk))
+    return fail(err, errlen,
+                "minilm: %s weights need hidden (%zu) and ffn (%zu) "
+                "multiples of %zu",
+                wgc_dtype_name(t), c->hidden, c->ffn, blk);
+  if ((t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16) && c->hidden % 2)
+    return fail(err, errlen, "minilm: %s weights need an even hidden (%zu)",
+                wgc_dtype_name(t), c->hidden);
+  return 0;
+}
+
 int minilm_model_load(minilm_model *m, wgc_context *ctx,
                       const minilm_config *cfg, const st_file *f,
-                      const char *file_name, char *err, size_t errlen) {
+                      const char *file_name, wgc_dtype wtype, char *err,
+                      size_t errlen) {
   if (!m || !ctx || !cfg || !f)
     return fail(err, errlen, "minilm_model_load: NULL argument");
-  if (config_ok(cfg, err, errlen))
+  if (config_ok(cfg, err, errlen) || wtype_ok(cfg, wtype, err, errlen))
     return 1;
-  minilm_model t = {.cfg = *cfg, .ctx = ctx};
+  minilm_model t = {.cfg = *cfg, .ctx = ctx, .wtype = wtype};
   t.total = layout(&t);
   size_t cap = WANTED_FIXED + WANTED_PER_LAYER * cfg->layers;
   wanted *w = calloc(cap, sizeof *w);
@@ -208,16 +250,48 @@ int minilm_model_load(minilm_model *m, wgc_context *ctx,
       return 1;
     }
   }
-  wgc_status st = wgc_alloc(ctx, t.total * sizeof(float), &t.weights);
+  /* Typed tensors go through one host buffer of the largest one's bytes
+   * (an upload copies its source before it returns). */
+  size_t most = 0;
+  for (size_t i = 0; i < n; i++) {
+    const st_tensor *s = st_find(f, w[i].name);
+    size_t b = w[i].t == WGC_DTYPE_F32 ? 0 : tbytes(w[i].t, s->bytes / 4);
+    most = b > most ? b : most;
+  }
+  uint8_t *conv = most ? malloc((most + 3) & ~(size_t)3) : NULL;
+  wgc_status st = most && !conv ? WGC_ERR_OUT_OF_MEMORY
+                                : wgc_alloc(ctx, t.total, &t.weights);
   for (size_t i = 0; st == WGC_OK && i < n; i++) {
     const st_tensor *s = st_find(f, w[i].name);
-    st = wgc_upload(ctx, t.weights + w[i].at * sizeof(float), s->data,
-                    (size_t)s->bytes);
+    if (w[i].t == WGC_DTYPE_F32) {
+      st = wgc_upload(ctx, t.weights + w[i].at, s->data, (size_t)s->bytes);
+      continue;
+    }
+    size_t elems = (size_t)s->bytes / 4, b = tbytes(w[i].t, elems);
+    memset(conv + (b & ~(size_t)3), 0, 4); /* the last word's padding */
+    /* safetensors data may sit at any byte: wgc_quantize takes floats */
+    const float *src = (const float *)s->data;
+    float *copy = NULL;
+    if ((uintptr_t)s->data % sizeof(float)) {
+      copy = malloc(elems * sizeof *copy);
+      if (!copy) {
+        st = WGC_ERR_OUT_OF_MEMORY;
+        break;
+      }
+      memcpy(copy, s->data, elems * sizeof *copy);
+      src = copy;
+    }
+    st = wgc_quantize(src, conv, w[i].t, elems);
+    free(copy);
+    if (st == WGC_OK)
+      st = wgc_upload(ctx, t.weights + w[i].at, conv, (b + 3) & ~(size_t)3);
   }
+  free(conv);
   free(w);
   if (st != WGC_OK) {
-    fail(err, errlen, "%s: uploading the weights: %s: %s", file_name,
-         wgc_status_string(st), wgc_last_error(ctx));
+    fail(err, errlen, "%s: converting and uploading the %s weights: %s: %s",
+         file_name, wgc_dtype_name(wtype), wgc_status_string(st),
+         wgc_last_error(ctx));
     if (t.weights)
       wgc_free(ctx, t.weights);
     return 1;
@@ -306,17 +380,21 @@ static wgc_status forward(minilm_model *m, const work_layout *wl, size_t batch,
   wgc_context *ctx = m->ctx;
   size_t h = c->hidden, rows = batch * seq, dh = h / c->heads;
   wgc_ptr W = m->weights, base = m->work;
-#define WP(off) (W + 4 * (wgc_ptr)(off))
+#define WP(off) (W + (wgc_ptr)(off))
   wgc_ptr x = base + wl->x, t = base + wl->t, qkv = base + wl->qkv,
           cv = base + wl->ctxv, u = base + wl->u;
   size_t table[2] = {c->vocab, h};
   /* Embeddings: word + position + token type, then LayerNorm. */
-  TRY(wgc_gather(ctx, WP(m->word), table, 2, 0, base + wl->ids, rows, x));
+  wgc_dtype wt = m->wtype, f32 = WGC_DTYPE_F32;
+  TRY(wgc_gather_ex(ctx, WP(m->word), wt, table, 2, 0, base + wl->ids, rows, x,
+                    f32));
   table[0] = c->positions;
-  TRY(wgc_gather(ctx, WP(m->pos), table, 2, 0, base + wl->pos_ids, rows, t));
+  TRY(wgc_gather_ex(ctx, WP(m->pos), wt, table, 2, 0, base + wl->pos_ids, rows,
+                    t, f32));
   TRY(wgc_binary(ctx, WGC_BINARY_ADD, x, t, x, rows * h));
   table[0] = c->type_vocab;
-  TRY(wgc_gather(ctx, WP(m->type), table, 2, 0, base + wl->type_ids, rows, t));
+  TRY(wgc_gather_ex(ctx, WP(m->type), wt, table, 2, 0, base + wl->type_ids,
+                    rows, t, f32));
   TRY(wgc_binary(ctx, WGC_BINARY_ADD, x, t, x, rows * h));
   size_t shape[2] = {rows, h};
   TRY(wgc_layer_norm(ctx, x, WP(m->emb_ln_g), WP(m->emb_ln_b), x, shape, 2, 1,
@@ -341,7 +419,7 @@ static wgc_status forward(minilm_model *m, const work_layout *wl, size_t batch,
   };
   for (size_t l = 0; l < c->layers; l++) {
     const minilm_layer_offsets *L = &m->layer[l];
-    wgc_gemm_epilogue ep = {.bias = WP(L->b_qkv)};
+    wgc_gemm_epilogue ep = {.bias = WP(L->b_qkv), .b_type = wt};
     TRY(wgc_gemm_ex(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, rows, 3 * h, h,
                     1.0f, x, h, WP(L->w_qkv), h, 0.0f, qkv, 3 * h, &ep));
     TRY(wgc_attention(ctx, &ad, qkv, qkv + 4 * h, qkv + 8 * h, cv));
@@ -352,8 +430,8 @@ static wgc_status forward(minilm_model *m, const work_layout *wl, size_t batch,
     TRY(wgc_layer_norm(ctx, x, WP(L->ln1_g), WP(L->ln1_b), x, shape, 2, 1,
                        c->ln_eps));
     /* BERT's "gelu" is the erf form, as WGC_ACTIVATION_GELU. */
-    wgc_gemm_epilogue up = {.bias = WP(L->b_i),
-                            .activation = WGC_ACTIVATION_GELU};
+    wgc_gemm_epilogue up = {
+        .bias = WP(L->b_i), .activation = WGC_ACTIVATION_GELU, .b_type = wt};
     TRY(wgc_gemm_ex(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, rows, c->ffn,
                     h, 1.0f, x, h, WP(L->w_i), h, 0.0f, u, c->ffn, &up));
     ep.bias = WP(L->b_out);

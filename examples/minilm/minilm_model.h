@@ -49,7 +49,9 @@ int minilm_config_parse(minilm_config *cfg, const char *text, size_t len,
 int minilm_seq_config_parse(minilm_config *cfg, const char *text, size_t len,
                             const char *name, char *err, size_t errlen);
 
-/* Element offsets of each weight in the model's one device allocation. */
+/* Byte offsets of each weight in the model's one device allocation. The
+ * linear layers' weights and the embedding tables are of the model's
+ * weight type; biases and LayerNorm parameters stay f32. */
 typedef struct minilm_layer_offsets {
   size_t w_qkv, b_qkv; /* [3*hidden, hidden], [3*hidden]: query, key and
                           value weights stacked at load, one GEMM */
@@ -64,9 +66,10 @@ typedef struct minilm_model {
   minilm_config cfg;
   wgc_context *ctx;
   wgc_ptr weights; /* every weight, at the offsets below */
+  wgc_dtype wtype; /* of the linear weights and the embedding tables */
   size_t word, pos, type, emb_ln_g, emb_ln_b;
   minilm_layer_offsets layer[MINILM_MAX_LAYERS];
-  size_t total; /* floats in weights */
+  size_t total; /* bytes in weights */
   /* Activations for up to cap_rows rows (sentences * padded length) and
    * cap_batch sentences, grown by a larger batch. Freeing them while work
    * still uses them is safe (wgc_free), so they are replaced at once. */
@@ -76,17 +79,23 @@ typedef struct minilm_model {
 
 /* Checks every tensor the model needs in f (name, f32, shape from cfg;
  * messages name file_name and the tensor), then uploads them into one
- * allocation on ctx. Non-zero with a message on failure, m untouched and
- * nothing left allocated. Only enqueues; f may be closed on return. */
+ * allocation on ctx, the linear weights and embedding tables converted to
+ * wtype (F32, F16, BF16, Q8_0 or Q4_0; the block types need hidden and
+ * ffn multiples of 32, the 2-byte ones an even hidden). They are
+ * converted on the host, one tensor at a time, with wgc_quantize: the
+ * device never holds an f32 copy and only the narrower bytes travel.
+ * Non-zero with a message on failure, m untouched and nothing left
+ * allocated. Only enqueues; f may be closed on return. */
 int minilm_model_load(minilm_model *m, wgc_context *ctx,
                       const minilm_config *cfg, const st_file *f,
-                      const char *file_name, char *err, size_t errlen);
+                      const char *file_name, wgc_dtype wtype, char *err,
+                      size_t errlen);
 void minilm_model_free(minilm_model *m);
 /* Natively: reads dir/config.json, dir/sentence_bert_config.json and
  * dir/model.safetensors (the folder tools/bootstrap.sh model fills) and
  * loads the model as minilm_model_load. Messages name the file. */
 int minilm_model_load_dir(minilm_model *m, wgc_context *ctx, const char *dir,
-                          char *err, size_t errlen);
+                          wgc_dtype wtype, char *err, size_t errlen);
 
 typedef void (*minilm_done_fn)(wgc_status status, void *user);
 

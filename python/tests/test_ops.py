@@ -406,6 +406,17 @@ def test_gather(ctx, rng):
     np.testing.assert_array_equal(out.numpy(), want)
 
 
+def test_gather_ex_f16_table(ctx, rng):
+    # an f16 table (its halves travel as int32 words) into f32 rows
+    data = rng.uniform(-1, 1, (5, 4)).astype(np.float16)
+    idx = np.array([3, -5, 9], np.int32)  # 9 is outside: zeros
+    out = ctx.empty((3, 4))
+    ctx.gather_ex(ctx.array(data.view(np.int32)), wgc.DTYPE_F16, data.shape, 0,
+                  ctx.array(idx), len(idx), out, wgc.DTYPE_F32)
+    want = np.concatenate([data[[3, 0]].astype(f32), np.zeros((1, 4), f32)])
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
 def test_copy_upload_download_offsets(ctx, rng):
     x = rng.uniform(-1, 1, 16).astype(f32)
     src, dst = ctx.array(x), ctx.empty(16)

@@ -3,6 +3,7 @@
  * and the wasm32 queue (pieces, split.c) cut alike. Values move as 32-bit
  * words, so NaN payloads and subnormals arrive unchanged. */
 #include "cpu.h"
+#include "dtype.h"
 #include "split.h"
 
 #include <string.h>
@@ -83,10 +84,34 @@ wgc_status cpu_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
 /* ---- gather ---------------------------------------------------------------
  */
 
+/* Output elements [dst, dst + n) := data elements [src, src + n), each
+ * converted once: the same scalar type is copied bit for bit, an f32
+ * output is decoded straight into place, a 2-byte one through a run of
+ * floats. */
+static void gather_run(const wgc_gather_args *g, const uint8_t *data,
+                       size_t src, uint8_t *out, size_t dst, size_t n) {
+  wgc_dtype dt = g->data_type, ot = g->output_type;
+  size_t eb = wgc_dtype_block_bytes(ot);
+  if (dt == ot) {
+    memcpy(out + eb * dst, data + eb * src, eb * n);
+  } else if (ot == WGC_DTYPE_F32) {
+    wgc_dtype_load_run(data, dt, src, n, (float *)(void *)(out + 4 * dst));
+  } else {
+    float run[64];
+    for (size_t i = 0; i < n; i += 64) {
+      size_t m = cpu_min(64, n - i);
+      wgc_dtype_load_run(data, dt, src + i, m, run);
+      for (size_t j = 0; j < m; j++)
+        wgc_dtype_store(out, ot, dst + i + j, run[j]);
+    }
+  }
+}
+
 static void cpu_gather_range(const wgc_gather_args *g, size_t pos, size_t end) {
-  const uint32_t *data = (const uint32_t *)(const void *)cpu_ptr(g->data);
+  const uint8_t *data = (const uint8_t *)cpu_ptr(g->data);
   const int32_t *ind = (const int32_t *)(const void *)cpu_ptr(g->indices);
-  uint32_t *out = (uint32_t *)(void *)cpu_ptr(g->output);
+  uint8_t *out = (uint8_t *)cpu_ptr(g->output);
+  size_t eb = wgc_dtype_block_bytes(g->output_type);
   while (pos < end) {
     size_t row = pos / g->inner, c = pos % g->inner;
     size_t run = cpu_min(g->inner - c, end - pos);
@@ -97,9 +122,9 @@ static void cpu_gather_range(const wgc_gather_args *g, size_t pos, size_t end) {
     size_t at = k < 0 ? g->len - (size_t)(-(int64_t)k) : (size_t)k;
     bool inside = k < 0 ? (size_t)(-(int64_t)k) <= g->len : at < g->len;
     if (inside)
-      memcpy(out + pos, data + (o * g->len + at) * g->inner + c, 4 * run);
+      gather_run(g, data, (o * g->len + at) * g->inner + c, out, pos, run);
     else
-      memset(out + pos, 0, 4 * run);
+      memset(out + eb * pos, 0, eb * run);
     pos += run;
   }
 }

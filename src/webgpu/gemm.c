@@ -126,30 +126,6 @@ static bool windows_fit(const wg_plan *wp, const wg_operand *ops,
   return wg_plan_fits(wp, shared, n);
 }
 
-/* The operand name of type t at element e from base, spanning span
- * elements (e whole blocks of a block type): bound from a 4-byte
- * boundary, element 0 lead bytes in (wg_operand). */
-static wg_operand typed_op(const char *name, wgc_ref base, wgc_dtype t,
-                           uint64_t e, uint64_t span, bool write) {
-  if (t == WGC_DTYPE_F32)
-    return (wg_operand){.name = name,
-                        .ref = wg_advance(base, e),
-                        .bytes = 4 * span,
-                        .write = write};
-  uint64_t blk = wgc_dtype_block(t), bb = wgc_dtype_block_bytes(t);
-  uint64_t at = base.offset + e / blk * bb;
-  wgc_ref r = base;
-  r.offset = at & ~(uint64_t)3;
-  uint32_t lead = (uint32_t)(at & 3);
-  uint64_t bytes = span ? (lead + wg_ceil_div(span, blk) * bb + 3) & ~3ull : 0;
-  return (wg_operand){.name = name,
-                      .ref = r,
-                      .bytes = bytes,
-                      .write = write,
-                      .type = t,
-                      .lead = lead};
-}
-
 /* k steps at which a region may start or end: whole blocks of B. */
 static uint64_t k_unit(const wgc_gemm_args *g) {
   return wgc_dtype_block(g->b_type);
@@ -215,27 +191,27 @@ static void region_ops(const wgc_gemm_args *g, const region *r, const form *p,
                        wg_operand *ops, bool *present) {
   bool scale = p->kind == K_SCALE;
   present[OP_A] = present[OP_B] = !scale;
-  ops[OP_A] = typed_op(
+  ops[OP_A] = wg_typed_operand(
       "a", g->a, g->a_type,
       (uint64_t)r->b0 * g->batch_a + (uint64_t)r->i0 * g->rs_a +
           (uint64_t)r->k0 * g->cs_a,
       scale ? 0 : span(r->nb, g->batch_a, r->mm, g->rs_a, r->kk, g->cs_a),
       false);
-  ops[OP_B] = typed_op(
+  ops[OP_B] = wg_typed_operand(
       "b", g->b, g->b_type,
       (uint64_t)r->b0 * g->batch_b + (uint64_t)r->k0 * g->rs_b +
           (uint64_t)r->j0 * g->cs_b,
       scale ? 0 : span(r->nb, g->batch_b, r->kk, g->rs_b, r->nn, g->cs_b),
       false);
-  ops[OP_C] =
-      typed_op("c", g->c, g->c_type,
-               (uint64_t)r->b0 * g->batch_c + (uint64_t)r->i0 * g->rs_c +
-                   (uint64_t)r->j0 * g->cs_c,
-               span(r->nb, g->batch_c, r->mm, g->rs_c, r->nn, g->cs_c), true);
+  ops[OP_C] = wg_typed_operand(
+      "c", g->c, g->c_type,
+      (uint64_t)r->b0 * g->batch_c + (uint64_t)r->i0 * g->rs_c +
+          (uint64_t)r->j0 * g->cs_c,
+      span(r->nb, g->batch_c, r->mm, g->rs_c, r->nn, g->cs_c), true);
   present[OP_C] = true;
   bool per_row = g->bias_kind == WGC_BIAS_PER_ROW;
   present[OP_BIAS] = g->has_bias && region_ep(g, r, p);
-  ops[OP_BIAS] = typed_op(
+  ops[OP_BIAS] = wg_typed_operand(
       "bias", g->bias, g->bias_type, per_row ? r->i0 : r->j0,
       present[OP_BIAS] ? (uint64_t)(per_row ? r->mm : r->nn) : 0, false);
 }

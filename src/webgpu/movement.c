@@ -5,6 +5,8 @@
  * its output and, for a table beyond one binding, its rows. */
 #include "plan.h"
 
+#include "dtype.h"
+
 #include <string.h>
 
 #define ELEMS_PER_GROUP 1024u
@@ -136,7 +138,7 @@ typedef struct gather_piece {
 
 typedef struct gather_params {
   uint32_t off[4];
-  uint32_t count, cn, jn, len, inner, nidx, k0, k1, zero_oob, pad[3];
+  uint32_t count, cn, jn, len, inner, nidx, k0, k1, zero_oob, dc, pad[2];
 } gather_params;
 
 /* Halves dimension which (0 o, 1 j, 2 k, 3 c) of p into a and b. */
@@ -162,21 +164,22 @@ static wgc_status gather_split(wg_plan *plan, const wgc_gather_args *g,
                           .ref = wg_advance(g->indices, p->j0),
                           .bytes = 4 * p->jn,
                           .write = false};
-  l.ops[1] = (wg_operand){
-      .name = "output",
-      .ref = wg_advance(
-          g->output, ((uint64_t)p->o0 * g->n_indices + p->j0) * inner + p->c0),
-      .bytes = 4 * (((uint64_t)p->on - 1) * g->n_indices * inner +
-                    ((uint64_t)p->jn - 1) * inner + p->cn),
-      .write = true};
+  l.ops[1] =
+      wg_typed_operand("output", g->output, g->output_type,
+                       ((uint64_t)p->o0 * g->n_indices + p->j0) * inner + p->c0,
+                       ((uint64_t)p->on - 1) * g->n_indices * inner +
+                           ((uint64_t)p->jn - 1) * inner + p->cn,
+                       true);
+  /* a block table is bound from the block holding column c0 (its rows are
+   * whole blocks), the kernel stepping dc elements into it */
+  uint64_t dc = p->c0 % wgc_dtype_block(g->data_type);
   if (p->kn)
-    l.ops[2] = (wg_operand){
-        .name = "data",
-        .ref = wg_advance(g->data,
-                          ((uint64_t)p->o0 * g->len + p->k0) * inner + p->c0),
-        .bytes = 4 * (((uint64_t)p->on - 1) * g->len * inner +
-                      ((uint64_t)p->kn - 1) * inner + p->cn),
-        .write = false};
+    l.ops[2] = wg_typed_operand("data", g->data, g->data_type,
+                                ((uint64_t)p->o0 * g->len + p->k0) * inner +
+                                    p->c0 - dc,
+                                ((uint64_t)p->on - 1) * g->len * inner +
+                                    ((uint64_t)p->kn - 1) * inner + dc + p->cn,
+                                false);
   else
     l.consts = "fn data_ld(i: u32) -> f32 { return 0.0; }";
   int which = -1;
@@ -206,7 +209,8 @@ static wgc_status gather_split(wg_plan *plan, const wgc_gather_args *g,
                        .nidx = (uint32_t)g->n_indices,
                        .k0 = (uint32_t)p->k0,
                        .k1 = (uint32_t)(p->k0 + p->kn),
-                       .zero_oob = p->k0 == 0};
+                       .zero_oob = p->k0 == 0,
+                       .dc = (uint32_t)dc};
   l.params = &prm;
   l.params_size = sizeof prm;
   l.groups = wg_ceil_div(count, ELEMS_PER_GROUP);

@@ -8,6 +8,8 @@
  * limit are staged, copied to scratch around the dispatch. */
 #include "plan.h"
 
+#include "dtype.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -721,4 +723,28 @@ wgc_status wg_plan_run(wg_plan *p) {
   s = wg_device_error(p->ctx, p->fn);
   wg_plan_free(p);
   return s;
+}
+
+/* The operand name of type t at element e from base, spanning span
+ * elements (e whole blocks of a block type): bound from a 4-byte
+ * boundary, element 0 lead bytes in (wg_operand). */
+wg_operand wg_typed_operand(const char *name, wgc_ref base, wgc_dtype t,
+                            uint64_t e, uint64_t span, bool write) {
+  if (t == WGC_DTYPE_F32)
+    return (wg_operand){.name = name,
+                        .ref = wg_advance(base, e),
+                        .bytes = 4 * span,
+                        .write = write};
+  uint64_t blk = wgc_dtype_block(t), bb = wgc_dtype_block_bytes(t);
+  uint64_t at = base.offset + e / blk * bb;
+  wgc_ref r = base;
+  r.offset = at & ~(uint64_t)3;
+  uint32_t lead = (uint32_t)(at & 3);
+  uint64_t bytes = span ? (lead + wg_ceil_div(span, blk) * bb + 3) & ~3ull : 0;
+  return (wg_operand){.name = name,
+                      .ref = r,
+                      .bytes = bytes,
+                      .write = write,
+                      .type = t,
+                      .lead = lead};
 }

@@ -105,4 +105,10 @@ typedef void (*wg_window_fn)(void *user, uint64_t at, uint64_t n, wg_launch *l,
 wgc_status wg_plan_windows(wg_plan *p, uint64_t total, uint64_t most,
                            wg_window_fn fill, void *user);
 
+/* The operand name of type t at element e from base, spanning span
+ * elements (e whole blocks of a block type): bound from a 4-byte
+ * boundary, element 0 lead bytes in (wg_operand). */
+wg_operand wg_typed_operand(const char *name, wgc_ref base, wgc_dtype t,
+                            uint64_t e, uint64_t span, bool write);
+
 #endif

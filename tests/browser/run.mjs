@@ -61,6 +61,7 @@ async function minilmDemo(browser, url) {
     if (r.error) throw new Error(r.error);
     const [para, unrelated] = [r.sims[0][1], r.sims[0][2]];
     if (!r.ok) throw new Error(`WebGPU and the CPU backend differ by ${r.worst}`);
+    if (r.weightType !== 'f32') throw new Error(`the page loaded ${r.weightType} weights, want f32 by default`);
     if (!(para > 0.8 && unrelated < 0.3))
       throw new Error(`"${r.sentences[0]}" scores ${para} with its paraphrase and ${unrelated} with "${r.sentences[2]}"`);
     line(`ok ${name}: ${r.sentences.length} sentences, WebGPU ${r.gpuMs.toFixed(0)} ms, CPU backend ` +

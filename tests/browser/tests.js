@@ -765,6 +765,58 @@ async function movementTests() {
     });
     compare(g, c, (w) => 1e-3 * Math.abs(w) + 1e-3, 'webgpu vs cpu: ');
   });
+  await test('gatherEx types: a context gathers Q8_0 rows into f16 and f16 elements into f32', async () => {
+    // f16 rounding to nearest even, independent of the library (|x| < 65504)
+    const f16 = (x) => {
+      if (x === 0) return x;
+      let e = Math.floor(Math.log2(Math.abs(x)));
+      while (2 ** e > Math.abs(x)) e--;
+      while (2 ** (e + 1) <= Math.abs(x)) e++;
+      const ulp = 2 ** (Math.max(e, -14) - 10), q = x / ulp, fl = Math.floor(q), d = q - fl;
+      return (d > 0.5 || (d === 0.5 && fl % 2 !== 0) ? fl + 1 : fl) * ulp;
+    };
+    const rows = 7, cols = 64, T = randoms(rows * cols), S = randoms(2 * 5 * 3);
+    const idx = Int32Array.from([6, -7, 2, 9]);
+    const [g, c] = await both(async (ctx) => {
+      const q = ctx.alloc(34 * rows * cols / 32 + 4), o = ctx.alloc(2 * (idx.length * cols + 2));
+      const h = ctx.alloc(2 * (S.length + 2)), y = ctx.alloc(4 * 2 * 4 * 3), f = ctx.alloc(4 * rows * cols);
+      const ip = ctx.alloc(4 * idx.length);
+      ctx.upload(ip, idx);
+      // the table and the output start 2 bytes into a word
+      ctx.cast(put(ctx, T), W.DTYPE_F32, q + 2n, W.DTYPE_Q8_0, rows * cols);
+      ctx.cast(put(ctx, new Float32Array(idx.length * cols + 2).fill(0.5)), W.DTYPE_F32, o, W.DTYPE_F16,
+               idx.length * cols + 2);
+      ctx.cast(q + 2n, W.DTYPE_Q8_0, f, W.DTYPE_F32, rows * cols);
+      const Te = await ctx.download(f, rows * cols);
+      ctx.gatherEx(q + 2n, W.DTYPE_Q8_0, [rows, cols], 2, 0, ip, idx.length, o + 2n, W.DTYPE_F16);
+      ctx.cast(o, W.DTYPE_F16, f, W.DTYPE_F32, idx.length * cols + 2);
+      const got = await ctx.download(f, idx.length * cols + 2);
+      check(got[0] === 0.5 && got[idx.length * cols + 1] === 0.5, 'the halves beside the output changed');
+      for (let j = 0; j < idx.length; j++)
+        for (let e = 0; e < cols; e++) {
+          const k = idx[j] < 0 ? idx[j] + rows : idx[j];
+          const want = k >= 0 && k < rows ? f16(Te[k * cols + e]) : 0;
+          check(got[1 + j * cols + e] === want, `output[${j}][${e}] = ${got[1 + j * cols + e]}, want ${want}`);
+        }
+      // an f16 table [2,5,3] along axis 1 into f32, from its second half
+      ctx.cast(put(ctx, S), W.DTYPE_F32, h + 2n, W.DTYPE_F16, S.length);
+      ctx.gatherEx(h + 2n, W.DTYPE_F16, [2, 5, 3], 3, 1, ip, idx.length, y, W.DTYPE_F32);
+      const yv = await ctx.download(y, 2 * 4 * 3);
+      for (let o0 = 0; o0 < 2; o0++)
+        for (let j = 0; j < idx.length; j++)
+          for (let e = 0; e < 3; e++) {
+            const k = idx[j] < 0 ? idx[j] + 5 : idx[j], at = (o0 * idx.length + j) * 3 + e;
+            const want = k >= 0 && k < 5 ? f16(S[(o0 * 5 + k) * 3 + e]) : 0;
+            check(yv[at] === want, `f16 gather [${o0}][${j}][${e}] = ${yv[at]}, want ${want}`);
+          }
+      await rejects(() => ctx.gatherEx(q + 2n, W.DTYPE_Q8_0, [rows, cols], 2, 1, ip, idx.length, o, W.DTYPE_F32),
+        'INVALID_ARGUMENT', 'wgc_gather_ex', ['data', 'q8_0']);
+      await rejects(() => ctx.gatherEx(q + 2n, W.DTYPE_Q8_0, [rows, cols], 2, 0, ip, idx.length, o, W.DTYPE_Q4_0),
+        'INVALID_ARGUMENT', 'wgc_gather_ex', ['output_type', 'q4_0']);
+      return got;
+    });
+    compare(g, c, () => 0, 'webgpu vs cpu: ');
+  });
   await test('where: cond [3,1] a [2,3,4] b [4], NaN true and -0 false', async () => {
     const C = Float32Array.from([NaN, -0, 0.5]), A = randoms(24), Bv = randoms(4, 5, 6);
     const want = new Float32Array(24);

@@ -112,9 +112,10 @@ int mw_configure(const char *cfg, size_t cfg_len, const char *sbert,
 }
 
 /* Checks and uploads the weights (model.safetensors, len bytes at data)
- * into slot's context; data may be freed on return. Non-zero with
- * mw_error on failure. */
-EXPORT(mw_load) int mw_load(int slot, const void *data, size_t len) {
+ * into slot's context, the linear weights and embedding tables converted
+ * to wtype (a wgc_dtype: f32, f16, bf16, q8_0 or q4_0); data may be freed
+ * on return. Non-zero with mw_error on failure. */
+EXPORT(mw_load) int mw_load(int slot, const void *data, size_t len, int wtype) {
   mw_slot *s = slot_at(slot);
   if (!s)
     return 1;
@@ -129,7 +130,7 @@ EXPORT(mw_load) int mw_load(int slot, const void *data, size_t len) {
   if (st_open_memory(data, len, "model.safetensors", &f, error, sizeof error))
     return 1;
   int rc = minilm_model_load(&s->model, s->ctx, &config, f, "model.safetensors",
-                             error, sizeof error);
+                             (wgc_dtype)wtype, error, sizeof error);
   st_close(f);
   s->loaded = rc == 0;
   return rc;
