@@ -567,16 +567,17 @@ static wgc_status final_region(wg_plan *wp, const wgc_gemm_args *g, wgc_ref t,
       .name = "part",
       .ref = wg_advance(t, r.b0 * mn + (uint64_t)r.i0 * g->n + r.j0),
       .bytes = 4 * span(r.nb, mn, r.mm, g->n, r.nn, 1)};
-  ops[OP_C] =
-      typed_op("c", g->c, g->c_type,
-               (uint64_t)r.b0 * g->batch_c + (uint64_t)r.i0 * g->rs_c +
-                   (uint64_t)r.j0 * g->cs_c,
-               span(r.nb, g->batch_c, r.mm, g->rs_c, r.nn, g->cs_c), true);
+  ops[OP_C] = wg_typed_operand(
+      "c", g->c, g->c_type,
+      (uint64_t)r.b0 * g->batch_c + (uint64_t)r.i0 * g->rs_c +
+          (uint64_t)r.j0 * g->cs_c,
+      span(r.nb, g->batch_c, r.mm, g->rs_c, r.nn, g->cs_c), true);
   bool per_row = g->bias_kind == WGC_BIAS_PER_ROW;
   ops[OP_BIAS] =
       g->has_bias
-          ? typed_op("bias", g->bias, g->bias_type, per_row ? r.i0 : r.j0,
-                     per_row ? r.mm : r.nn, false)
+          ? wg_typed_operand("bias", g->bias, g->bias_type,
+                             per_row ? r.i0 : r.j0, per_row ? r.mm : r.nn,
+                             false)
           : (wg_operand){.name = "bias", .ref = ops[OP_C].ref, .bytes = 0};
   uint64_t maxd = wp->pol->max_groups;
   if (!windows_fit(wp, ops, present, own) ||
