@@ -268,7 +268,8 @@ int minilm_model_load(minilm_model *m, wgc_context *ctx,
       continue;
     }
     size_t elems = (size_t)s->bytes / 4, b = tbytes(w[i].t, elems);
-    memset(conv + (b & ~(size_t)3), 0, 4); /* the last word's padding */
+    size_t padded = (b + 3) & ~(size_t)3; /* uploads move whole words */
+    memset(conv + b, 0, padded - b);
     /* safetensors data may sit at any byte: wgc_quantize takes floats */
     const float *src = (const float *)s->data;
     float *copy = NULL;
@@ -284,7 +285,7 @@ int minilm_model_load(minilm_model *m, wgc_context *ctx,
     st = wgc_quantize(src, conv, w[i].t, elems);
     free(copy);
     if (st == WGC_OK)
-      st = wgc_upload(ctx, t.weights + w[i].at, conv, (b + 3) & ~(size_t)3);
+      st = wgc_upload(ctx, t.weights + w[i].at, conv, padded);
   }
   free(conv);
   free(w);
