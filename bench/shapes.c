@@ -41,6 +41,18 @@ const gemm_shape *gemm_shapes(where w, size_t *count) {
   return k_gemm;
 }
 
+/* y = x W^T: decoding one token, and a small batch of them. */
+static const gemm_shape k_weights[] = {
+    {"1x4096x4096 (x W^T)", 1, 4096, 4096, 1, 0, 1, 0},
+    {"8x4096x4096 (x W^T)", 8, 4096, 4096, 1, 0, 1, 0},
+};
+
+const gemm_shape *weight_shapes(where w, size_t *count) {
+  (void)w;
+  *count = bench_quick() ? 1 : sizeof k_weights / sizeof k_weights[0];
+  return k_weights;
+}
+
 static const conv_shape k_conv[] = {
     {"64x56x56 -> 64, 3x3 pad 1", 64, 56, 56, 64, 3, 1, 1},
     {"128x28x28 -> 128, 3x3 stride 2", 128, 28, 28, 128, 3, 2, 1},

@@ -29,6 +29,8 @@ where where_from(const char *adapter);
 
 /* NULL-terminated lists for one place. */
 const gemm_shape *gemm_shapes(where w, size_t *count);
+/* GEMM with typed weights: B [n, k] (tb), every shape the same n, k. */
+const gemm_shape *weight_shapes(where w, size_t *count);
 const conv_shape *conv_shapes(size_t *count);
 const attn_shape *attn_shapes(where w, size_t *count);
 char *attn_name(const attn_shape *s, char *buf, size_t len);

@@ -114,6 +114,80 @@ static void gemm_variant_cases(wgc_context *ctx, const gemm_shape *s) {
   }
 }
 
+/* ---- GEMM with typed weights ----------------------------------------------
+ * y = x W^T with W [n, k] (a linear layer's weights, k contiguous) stored
+ * f32, f16, bf16, Q8_0 or Q4_0 (weight_shapes), one case per shape with a
+ * row per type ("wgc" is f32, so the ratios are each type's time over
+ * f32's): decoding (m = 1) reads each weight once, where the narrower
+ * types read 2-7x fewer bytes. */
+
+typedef struct weights_run {
+  wgc_context *ctx;
+  const gemm_shape *s;
+  wgc_ptr x, w, y;
+  wgc_dtype t;
+} weights_run;
+
+static void run_weights(void *arg) {
+  weights_run *g = arg;
+  const gemm_shape *s = g->s;
+  wgc_gemm_epilogue ep = {.b_type = g->t};
+  OK(g->ctx,
+     wgc_gemm_ex(g->ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, s->m, s->n,
+                 s->k, 1.0f, g->x, s->k, g->w, s->k, 0.0f, g->y, s->n, &ep));
+  OK(g->ctx, wgc_synchronize(g->ctx));
+}
+
+static void weights_cases(wgc_context *ctx, const char *system, where w) {
+  static const wgc_dtype types[] = {WGC_DTYPE_F32, WGC_DTYPE_F16,
+                                    WGC_DTYPE_BF16, WGC_DTYPE_Q8_0,
+                                    WGC_DTYPE_Q4_0};
+  enum { NT = sizeof types / sizeof *types };
+  size_t count;
+  const gemm_shape *ws = weight_shapes(w, &count);
+  size_t n = ws[0].n, k = ws[0].k, mmax = 0;
+  for (size_t i = 0; i < count; i++)
+    mmax = ws[i].m > mmax ? ws[i].m : mmax;
+  float *h = malloc(n * k * sizeof *h);
+  if (!h)
+    bench_die("out of host memory");
+  srand(3);
+  for (size_t i = 0; i < n * k; i++)
+    h[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+  wgc_ptr wt[NT];
+  for (size_t t = 0; t < NT; t++) {
+    size_t bytes;
+    OK(ctx, wgc_dtype_bytes(types[t], n * k, &bytes));
+    void *q = malloc(bytes);
+    if (!q)
+      bench_die("out of host memory");
+    OK(ctx, wgc_quantize(h, q, types[t], n * k));
+    OK(ctx, wgc_alloc(ctx, bytes, &wt[t]));
+    OK(ctx, wgc_upload(ctx, wt[t], q, bytes));
+    free(q);
+  }
+  free(h);
+  weights_run g = {.ctx = ctx, .x = random_buffer(ctx, mmax * k, 4)};
+  OK(ctx, wgc_alloc(ctx, 4 * mmax * n, &g.y));
+  for (size_t i = 0; i < count; i++)
+    for (size_t t = 0; t < NT; t++) {
+      char label[48];
+      snprintf(label, sizeof label, "%s%s%s", system, t ? ":" : "",
+               t ? wgc_dtype_name(types[t]) : "");
+      g.s = &ws[i];
+      g.w = wt[t];
+      g.t = types[t];
+      int reps = bench_reps();
+      double sec = bench_median(run_weights, &g, reps);
+      record("weights", ws[i].name, label, sec, reps, gemm_flops(&ws[i]),
+             "GFLOP/s", 0);
+    }
+  for (size_t t = 0; t < NT; t++)
+    wgc_free(ctx, wt[t]);
+  wgc_free(ctx, g.x);
+  wgc_free(ctx, g.y);
+}
+
 /* ---- conv2d, attention, reduce, element-wise ------------------------------
  */
 
@@ -398,6 +472,8 @@ void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
     if (after)
       after("gemm", i);
   }
+  if (bench_group_wanted("weights"))
+    weights_cases(ctx, system, w);
   const conv_shape *cs = conv_shapes(&n);
   for (size_t i = 0; i < n && bench_group_wanted("conv2d"); i++)
     conv_case(ctx, &cs[i], system);

@@ -799,6 +799,25 @@ static void gen_gather(fz_rng *r, fz_step *s) {
     s->n = 20000 + fz_below(r, 50000);
   s->oor = fz_chance(r, 0.5) ? (int)fz_below(r, 400) : 0;
   s->dist = FZ_DIST_BITS;
+  /* wgc_gather_ex: a table of any type but i32 (ta), an f32, f16 or bf16
+   * output (tb); 2-byte operands 2 bytes into a word (m: the table, k:
+   * the output). A block table gathers whole blocks: rows along an axis
+   * before the last, whose length is a multiple of 32. */
+  s->ta = s->tb = 0;
+  if (fz_chance(r, 0.5)) {
+    static const int tables[] = {WGC_DTYPE_F32, WGC_DTYPE_F16, WGC_DTYPE_BF16,
+                                 WGC_DTYPE_Q8_0, WGC_DTYPE_Q4_0};
+    s->ta = tables[fz_below(r, 5)];
+    s->tb = (int)fz_below(r, 3);
+    s->m = fz_chance(r, 0.5);
+    s->k = fz_chance(r, 0.5);
+    if (wgc_dtype_block_size((wgc_dtype)s->ta) > 1) {
+      if (s->sh.rank < 2)
+        s->sh.d[s->sh.rank++] = 1;
+      s->sh.d[s->sh.rank - 1] = 32 * (1 + fz_below(r, 3));
+      s->axis = fz_below(r, s->sh.rank - 1);
+    }
+  }
   size_t rest =
       count_nonzero(&s->sh) / (s->sh.d[s->axis] ? s->sh.d[s->axis] : 1);
   while (s->n > 1 && rest * s->n > 2000000)

@@ -96,17 +96,52 @@ static const char *const names[] = {
     "cast partial q4_0 block",
     "cast dst overlaps src",
     "cast bad dst_type",
+    "gather_ex i32 table",
+    "gather_ex q8_0 output",
+    "gather_ex q4_0 rows of partial blocks",
+    "gather_ex misaligned f16 output",
 };
 /* A word the error of each call from "softmax axis == rank" on must hold:
  * the parameter it names. */
-static const char *const param_words[] = {
-    "axis",       "epsilon",   "scale",          "output",        "rotary_dim",
-    "rotary_dim", "d is NULL", "_cache",         "dst_strides",   "src",
-    "rank",       "axis",      "output",         "indices",       "shape",
-    "out",        "axes",      "naxes",          "axes",          "shape",
-    "op",         "ep->bias",  "ep->activation", "ep->bias_kind", "ep->bias",
-    "bias",       "output",    "output",         "softcap",       "head_dim",
-    "mask",       "f16",       "q4_0",           "dst",           "dst_type"};
+static const char *const param_words[] = {"axis",
+                                          "epsilon",
+                                          "scale",
+                                          "output",
+                                          "rotary_dim",
+                                          "rotary_dim",
+                                          "d is NULL",
+                                          "_cache",
+                                          "dst_strides",
+                                          "src",
+                                          "rank",
+                                          "axis",
+                                          "output",
+                                          "indices",
+                                          "shape",
+                                          "out",
+                                          "axes",
+                                          "naxes",
+                                          "axes",
+                                          "shape",
+                                          "op",
+                                          "ep->bias",
+                                          "ep->activation",
+                                          "ep->bias_kind",
+                                          "ep->bias",
+                                          "bias",
+                                          "output",
+                                          "output",
+                                          "softcap",
+                                          "head_dim",
+                                          "mask",
+                                          "f16",
+                                          "q4_0",
+                                          "dst",
+                                          "dst_type",
+                                          "i32",
+                                          "q8_0",
+                                          "q4_0",
+                                          "f16"};
 #define FIRST_NAMED 50
 _Static_assert(sizeof names / sizeof *names ==
                    FIRST_NAMED + sizeof param_words / sizeof *param_words,
@@ -503,6 +538,30 @@ bool fz_issue_invalid(fz_env *e, fz_pending *p, char *msg, size_t size) {
     case 84:
       st[b] = wgc_cast(c, v0, WGC_DTYPE_F32, v1, (wgc_dtype)WGC_DTYPE_COUNT, 4);
       break;
+    case 85: {
+      size_t sh[2] = {2, 3};
+      st[b] = wgc_gather_ex(c, v0, WGC_DTYPE_I32, sh, 2, 0, v1, 2, v1 + 16,
+                            WGC_DTYPE_F32);
+      break;
+    }
+    case 86: {
+      size_t sh[2] = {2, 32};
+      st[b] = wgc_gather_ex(c, v0, WGC_DTYPE_F32, sh, 2, 0, v1, 2, v1 + 16,
+                            WGC_DTYPE_Q8_0);
+      break;
+    }
+    case 87: {
+      size_t sh[2] = {2, 48};
+      st[b] = wgc_gather_ex(c, v0, WGC_DTYPE_Q4_0, sh, 2, 0, v1, 2, v1 + 16,
+                            WGC_DTYPE_F32);
+      break;
+    }
+    case 88: {
+      size_t sh[2] = {2, 3};
+      st[b] = wgc_gather_ex(c, v0, WGC_DTYPE_F32, sh, 2, 0, v1, 2, v1 + 17,
+                            WGC_DTYPE_F16);
+      break;
+    }
     default: {
       wgc_ptr none = 0;
       st[b] = wgc_alloc(c, 0, &none);

@@ -611,9 +611,17 @@ static bool build_gather(fz_env *e, fz_pending *p, char *msg, size_t size) {
   size_t outer = ref_count(s->sh.d, s->axis);
   size_t inner = ref_count(s->sh.d + s->axis + 1, rank - s->axis - 1);
   size_t nin = outer * len * inner, nout = outer * s->n * inner;
-  int X = fz_add_opnd(p, "data", nin, false, -1);
+  /* typed (wgc_gather_ex) where ta or tb is set: 2-byte operands at a
+   * 2-byte offset where m (table) or k (output) says */
+  wgc_dtype dt = (wgc_dtype)s->ta, ot = (wgc_dtype)s->tb;
+  bool typed = dt != WGC_DTYPE_F32 || ot != WGC_DTYPE_F32;
+  size_t so = s->m && dt != WGC_DTYPE_F32 ? 2 : 0,
+         oo = s->k && ot != WGC_DTYPE_F32 ? 2 : 0;
+  size_t iw = (so + dref_bytes(dt, nin) + 3) / 4,
+         ow = (oo + dref_bytes(ot, nout) + 3) / 4;
+  int X = fz_add_opnd(p, "data", iw, false, -1);
   int I = fz_add_opnd(p, "indices", s->n, false, -1);
-  int O = fz_add_opnd(p, "output", nout, true, -1);
+  int O = fz_add_opnd(p, "output", ow, true, -1);
   fz_place(p);
   fz_fill_opnd(p, X, FZ_DIST_BITS, 1);
   float *ids = fz_in(p, 0, I);
@@ -624,23 +632,33 @@ static bool build_gather(fz_env *e, fz_pending *p, char *msg, size_t size) {
   bool zero = !nout && s->nullptrs;
   wgc_status st[2];
   for (int b = 0; b < 2; b++)
-    st[b] = wgc_gather(e->ctx[b], ADDR(X, b), s->sh.d, rank, s->axis,
-                       ADDR(I, b), s->n, ADDR(O, b));
+    st[b] = typed ? wgc_gather_ex(e->ctx[b], ADDR(X, b) + (zero ? 0 : so), dt,
+                                  s->sh.d, rank, s->axis, ADDR(I, b), s->n,
+                                  ADDR(O, b) + (zero ? 0 : oo), ot)
+                  : wgc_gather(e->ctx[b], ADDR(X, b), s->sh.d, rank, s->axis,
+                               ADDR(I, b), s->n, ADDR(O, b));
   if (!fz_statuses(e, st, WGC_OK, msg, size))
     return false;
-  fz_want_alloc(p, nout);
-  fz_map_contiguous(p, 0, O, nout);
-  p->bits = mz(nout * sizeof(float));
-  const float *x = fz_in(p, 0, X);
-  for (size_t o = 0; o < outer; o++)
+  fz_want_alloc(p, ow);
+  fz_map_contiguous(p, 0, O, ow);
+  /* the output's words as they were, each gathered row converted by
+   * dtype_ref (exact, or rounded once to the output type), zeros for an
+   * index out of range */
+  p->bits = mz((ow ? ow : 1) * sizeof(float));
+  memcpy(p->bits, fz_in(p, 0, O), ow * sizeof(float));
+  const uint8_t *x = (const uint8_t *)fz_in(p, 0, X) + so;
+  uint8_t *y = (uint8_t *)p->bits + oo;
+  for (size_t o = 0; o < outer && inner; o++)
     for (size_t j = 0; j < s->n; j++) {
       int64_t k = (int32_t)float_bits(ids[j]);
       if (k < 0)
         k += (int64_t)len;
-      bool in = k >= 0 && k < (int64_t)len;
-      for (size_t i = 0; i < inner; i++)
-        p->bits[(o * s->n + j) * inner + i] =
-            in ? x[(o * len + (size_t)k) * inner + i] : 0.0f;
+      uint8_t *row = y + dref_bytes(ot, (o * s->n + j) * inner);
+      if (k >= 0 && k < (int64_t)len)
+        dref_cast(x + dref_bytes(dt, (o * len + (size_t)k) * inner), dt, row,
+                  ot, inner);
+      else
+        memset(row, 0, dref_bytes(ot, inner));
     }
   return true;
 }

@@ -78,6 +78,12 @@ typedef struct types {
   bool has_bias;
 } types;
 
+/* Set by the matrix-vector tests: B's offset, ldb and stride_b at
+ * multiples of 4 elements (and a block B's rows an even count of words),
+ * the layout WebGPU's gemm_mv reads; otherwise 2-byte operands start at
+ * odd elements. */
+static bool b_aligned;
+
 /* Row-major C := alpha*A*B^T + beta*C + bias (B stored [n, k], a linear
  * layer's weights, so that block types run along k), or A*B with B [k, n]
  * (b_nt) for the scalar types; C's rows padded by one element so that its
@@ -88,6 +94,8 @@ static double run_case(wgc_context *ctx, gemm_shape s, types ty, bool b_nt,
   size_t m = s.m, n = s.n, k = s.k, nb = s.batch;
   size_t lda = k + 1, ldb = b_nt ? n + 3 : (is_block(ty.b) ? k + 32 : k + 2),
          ldc = n + 1;
+  if (b_aligned && !b_nt)
+    ldb = is_block(ty.b) ? k + 64 : (k + 3) / 4 * 4 + 4;
   size_t sa = m * lda + 1, sb = (b_nt ? k * ldb : n * ldb) + 32,
          sc = m * ldc + 3;
   if (is_block(ty.b)) /* whole blocks */
@@ -95,6 +103,10 @@ static double run_case(wgc_context *ctx, gemm_shape s, types ty, bool b_nt,
   /* 2-byte operands at odd element offsets, blocks at 2 mod 4 bytes */
   size_t oa = ty.a == WGC_DTYPE_F32 ? 8 : 6, ob = ty.b == WGC_DTYPE_F32 ? 4 : 2,
          oc = ty.c == WGC_DTYPE_F32 ? 12 : 10;
+  if (b_aligned) {
+    sb = (sb + 63) / 64 * 64;
+    ob = is_block(ty.b) ? 2 : 16; /* blocks: 2 mod 4 bytes still */
+  }
   buf A = make_buf(ty.a, (nb - 1) * sa + m * lda, oa, seed);
   buf B = make_buf(ty.b, (nb - 1) * sb + (b_nt ? k : n) * ldb, ob, seed + 1);
   buf C = make_buf(ty.c, (nb - 1) * sc + m * ldc, oc, seed + 2);
@@ -228,6 +240,55 @@ TEST(gemm_types_variants) {
       run_case(ctx, (gemm_shape){3, 5, 32, 1}, tys[i], false,
                (unsigned)(v * 10 + i + 5));
     }
+    unsetenv("WGC_GEMM_VARIANT");
+    case_end();
+  }
+}
+
+/* Matrix-vector products (m = 1, decoding: WebGPU's gemm_mv on CPU
+ * adapters) for every B type, at k = 4096 and at awkward k and n (a
+ * tail of k beyond whole words, odd block counts, so that blocks start
+ * in both halves of a word), B where gemm_mv reads it and where it does
+ * not; then gemm_mv forced for every m. */
+TEST(gemm_types_mv) {
+  static const gemm_shape shapes[] = {
+      {1, 64, 4096, 1}, {1, 37, 4064, 2}, {1, 3, 96, 1}, {1, 130, 1000, 1}};
+  for (int bi = 0; bi < 2; bi++)
+    for (size_t ib = 0; ib < 5; ib++) {
+      wgc_context *ctx;
+      if (!backend_case(bi, &ctx, "gemm matrix-vector b=%s",
+                        wgc_dtype_name(B_TYPES[ib])))
+        continue;
+      double worst = 0;
+      for (size_t si = 0; si < 4; si++) {
+        gemm_shape sh = shapes[si];
+        if (is_block(B_TYPES[ib]) && sh.k % 32)
+          sh.k = sh.k / 32 * 32;
+        else if (!is_block(B_TYPES[ib]) && si == 1)
+          sh.k = 4093; /* a tail of k after the last whole step */
+        types ty = {AC_TYPES[si % 3], B_TYPES[ib], AC_TYPES[(si + 1) % 3],
+                    BIAS_TYPES[si % 2], si % 2 == 0};
+        for (int al = 0; al < 2; al++) {
+          b_aligned = al;
+          double r = run_case(ctx, sh, ty, false, (unsigned)(ib * 10 + si));
+          worst = r > worst ? r : worst;
+        }
+        b_aligned = false;
+      }
+      case_note("worst %.3f of the bound", worst);
+      case_end();
+    }
+  wgc_context *ctx;
+  int bi = test_backends[0] == WGC_BACKEND_WEBGPU ? 0 : 1;
+  if (backend_case(bi, &ctx, "gemm matrix-vector forced for m > 1")) {
+    setenv("WGC_GEMM_VARIANT", "mv", 1);
+    b_aligned = true;
+    for (size_t ib = 0; ib < 5; ib++) {
+      types ty = {WGC_DTYPE_F32, B_TYPES[ib], AC_TYPES[ib % 3], WGC_DTYPE_F16,
+                  ib % 2 == 0};
+      run_case(ctx, (gemm_shape){5, 19, 320, 2}, ty, false, (unsigned)ib);
+    }
+    b_aligned = false;
     unsetenv("WGC_GEMM_VARIANT");
     case_end();
   }

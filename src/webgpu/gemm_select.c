@@ -123,7 +123,8 @@ static gemm_choice regs_choice(uint32_t tm, uint32_t tn, uint32_t wx,
 /* WGC_GEMM_VARIANT, for tests and benchmarks that run every variant:
  * "small", "shared:BMxBN" (a tile of TILES) or "regs:TMxTN:WXxWY" (tm of
  * 1..16, tn of 4, 8, 12 or 16, at most 256 invocations; four k a turn
- * where A allows). Anything else
+ * where A allows) or "mv" (gemm_mv wherever B's layout allows it, else
+ * gemm_small). Anything else
  * leaves the choice to the model. */
 static bool forced(gemm_choice *out) {
   const char *v = getenv("WGC_GEMM_VARIANT");
@@ -131,7 +132,7 @@ static bool forced(gemm_choice *out) {
     return false;
   unsigned a, b, c, d;
   char end;
-  if (!strcmp(v, "small")) {
+  if (!strcmp(v, "small") || !strcmp(v, "mv")) {
     *out = small_choice();
     return true;
   }
@@ -257,4 +258,13 @@ gemm_choice wg_gemm_choose(const wgc_context *ctx, uint64_t nb, uint64_t mm,
   if (!st->pol.cpu_kernels)
     return choose_gpu(mm, nn, kk);
   return choose_cpu(st, nb, mm, nn, kk);
+}
+
+bool wg_gemm_mv(const wgc_context *ctx, uint64_t mm, wgc_dtype bt) {
+  const char *v = getenv("WGC_GEMM_VARIANT");
+  if (v && *v)
+    return !strcmp(v, "mv");
+  const wg_state *st = ctx->impl;
+  (void)bt;
+  return st->pol.cpu_kernels && mm == 1;
 }

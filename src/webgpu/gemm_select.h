@@ -8,7 +8,8 @@
 typedef enum {
   GEMM_SMALL,  /* gemm_small: one invocation per output */
   GEMM_SHARED, /* gemm: tiles staged through workgroup memory */
-  GEMM_REGS    /* gemm_rv: register blocks read straight from memory */
+  GEMM_REGS,   /* gemm_rv: register blocks read straight from memory */
+  GEMM_MV      /* gemm_mv: one invocation per output, B read by words */
 } gemm_kernel;
 
 typedef struct gemm_choice {
@@ -39,6 +40,11 @@ typedef struct gemm_choice {
  * only: a call may ask several times. */
 gemm_choice wg_gemm_choose(const wgc_context *ctx, uint64_t nb, uint64_t mm,
                            uint64_t nn, uint64_t kk);
+
+/* Whether a product of mm rows whose B (of type bt) has k contiguous runs
+ * as gemm_mv: on CPU adapters for m = 1 (decoding), or where
+ * WGC_GEMM_VARIANT=mv forces it (any m). */
+bool wg_gemm_mv(const wgc_context *ctx, uint64_t mm, wgc_dtype bt);
 
 /* Records that a launch of choice c was planned: a block whose compile
  * time the calls standing in for it have lost is used from the next call

@@ -765,6 +765,39 @@ async function movementTests() {
     });
     compare(g, c, (w) => 1e-3 * Math.abs(w) + 1e-3, 'webgpu vs cpu: ');
   });
+  await test('gemmEx matrix-vector: a context multiplies one f32 row by f32, f16, bf16, Q8_0 and Q4_0 weights', async () => {
+    // m = 1 runs the matrix-vector kernels; k = 288 in one pass with the
+    // bias and the activation, k = 576 split over k slices
+    const n = 37, alpha = 0.75;
+    const types = [['f32', W.DTYPE_F32, 4], ['f16', W.DTYPE_F16, 2], ['bf16', W.DTYPE_BF16, 2],
+                   ['q8_0', W.DTYPE_Q8_0, 34 / 32], ['q4_0', W.DTYPE_Q4_0, 18 / 32]];
+    const data = [288, 576].flatMap((k) => types.map(() => [randoms(k), randoms(n * k), randoms(n)]));
+    const [g, c] = await both(async (ctx) => {
+      const out = [];
+      for (const k of [288, 576])
+        for (const [name, t, size] of types) {
+          const [A, B, X] = data[out.length / n];
+          const a = put(ctx, A), b = ctx.alloc(size * n * k), cc = ctx.alloc(4 * n), f = ctx.alloc(4 * n * k);
+          ctx.cast(put(ctx, B), W.DTYPE_F32, b, t, n * k);
+          ctx.cast(b, t, f, W.DTYPE_F32, n * k);
+          const Be = await ctx.download(f, n * k);
+          const ep = k === 288 ? { bias: put(ctx, X), activation: W.ACTIVATION_RELU, b_type: t } : { b_type: t };
+          ctx.gemmEx(W.ROW_MAJOR, W.NO_TRANS, W.TRANS, 1, n, k, alpha, a, k, b, k, 0, cc, n, ep);
+          const got = await ctx.download(cc, n);
+          for (let j = 0; j < n; j++) {
+            let s = 0, mag = 0;
+            for (let p = 0; p < k; p++) { s += A[p] * Be[j * k + p]; mag += Math.abs(A[p] * Be[j * k + p]); }
+            let want = alpha * s;
+            if (k === 288) want = Math.max(want + X[j], 0);
+            const bound = 1e-5 * k * alpha + 1e-6 + 2e-7 * mag;
+            check(Math.abs(got[j] - want) <= bound, `${name} k=${k}: C[${j}] = ${got[j]}, want ${want}`);
+          }
+          out.push(...got);
+        }
+      return new Float32Array(out);
+    });
+    compare(g, c, (w) => 1e-4 * Math.abs(w) + 1e-4, 'webgpu vs cpu: ');
+  });
   await test('gatherEx types: a context gathers Q8_0 rows into f16 and f16 elements into f32', async () => {
     // f16 rounding to nearest even, independent of the library (|x| < 65504)
     const f16 = (x) => {
