@@ -43,9 +43,7 @@ fn src_bits(e: u32, odd: bool) -> u32 {
     let byte = src_byte(base + 2u + (j % 16u));
     q = i32(select(byte & 15u, byte >> 4u, j >= 16u)) - 8;
   }
-  if (dt_is_nan(d)) { return d; }
-  if ((d & 0x7fffffffu) == 0x7f800000u && q == 0) { return 0x7fc00000u; }
-  return bitcast<u32>(bitcast<f32>(d) * f32(q)); // exact: 11 bits by 8
+  return dt_block_value(d, q);
 }
 
 // A block's scale: d (f32 bits), 1/d (f32 bits, 0 when d is 0), d as f16,

@@ -114,6 +114,16 @@ fn dt_i32_to_f32(w: u32, odd: bool) -> u32 {
   return select(0u, 0x80000000u, neg) | (((top + 126u) << 23u) + keep);
 }
 
+// Element j of a Q8_0/Q4_0 block as f32 bits: scale d (f32 bits) times
+// its quant q, as src/dtype.c dequantizes: a NaN scale gives itself (its
+// payload kept), an infinite one times 0 the quiet NaN, else d*q (exact:
+// 11 bits times 8).
+fn dt_block_value(d: u32, q: i32) -> u32 {
+  if (dt_is_nan(d)) { return d; }
+  if ((d & 0x7fffffffu) == 0x7f800000u && q == 0) { return 0x7fc00000u; }
+  return bitcast<u32>(bitcast<f32>(d) * f32(q));
+}
+
 // The significand (with its implicit bit, normalised to bit 23) and
 // unbiased exponent of a finite non-zero f32 magnitude.
 fn dt_unpack(a: u32) -> vec2<i32> {

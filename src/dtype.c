@@ -304,6 +304,26 @@ void wgc_dtype_convert(const void *src, wgc_dtype st, void *dst, wgc_dtype dt,
   }
 }
 
+/* Elements [si, si + n) of src into elements [di, di + n) of a scalar dst
+ * (Gather's rows: neither run need start on a block). */
+void wgc_dtype_convert_run(const void *src, wgc_dtype st, size_t si, void *dst,
+                           wgc_dtype dt, size_t di, size_t n) {
+  const uint8_t *s = src;
+  elem x[QK];
+  for (size_t done = 0; done < n;) {
+    size_t i = si + done, off = 0, m = n - done < QK ? n - done : QK;
+    if (dtype_blocks[st] > 1) { /* the block holding element i */
+      dequantize_block(s + i / QK * dtype_bytes[st], st, x);
+      off = i % QK;
+      m = QK - off < n - done ? QK - off : n - done;
+    } else {
+      load(s, st, i, m, x);
+    }
+    store(dst, dt, di + done, m, x + off);
+    done += m;
+  }
+}
+
 /* ---- single elements (GEMM's typed operands) ----------------------------
  */
 

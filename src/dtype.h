@@ -21,6 +21,12 @@ bool wgc_dtype_valid(wgc_dtype t);
 void wgc_dtype_convert(const void *src, wgc_dtype st, void *dst, wgc_dtype dt,
                        size_t i0, size_t n);
 
+/* Elements [si, si + n) of src (type st, any but I32) into elements
+ * [di, di + n) of dst (F32, F16 or BF16), each converted as wgc_cast does,
+ * NaN payloads included; neither run need be whole blocks. */
+void wgc_dtype_convert_run(const void *src, wgc_dtype st, size_t si, void *dst,
+                           wgc_dtype dt, size_t di, size_t n);
+
 /* Scalar conversions on the bits (see wgc_cast in wgc.h). */
 uint16_t wgc_f32_to_f16(uint32_t f32_bits);
 uint16_t wgc_f32_to_bf16(uint32_t f32_bits);

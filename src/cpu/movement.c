@@ -84,27 +84,17 @@ wgc_status cpu_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
 /* ---- gather ---------------------------------------------------------------
  */
 
-/* Output elements [dst, dst + n) := data elements [src, src + n), each
- * converted once: the same scalar type is copied bit for bit, an f32
- * output is decoded straight into place, a 2-byte one through a run of
- * floats. */
+/* Output elements [dst, dst + n) := data elements [src, src + n): the
+ * same type copied bit for bit, another converted as wgc_cast does (on
+ * the bits, so a NaN keeps its payload). */
 static void gather_run(const wgc_gather_args *g, const uint8_t *data,
                        size_t src, uint8_t *out, size_t dst, size_t n) {
   wgc_dtype dt = g->data_type, ot = g->output_type;
   size_t eb = wgc_dtype_block_bytes(ot);
-  if (dt == ot) {
+  if (dt == ot)
     memcpy(out + eb * dst, data + eb * src, eb * n);
-  } else if (ot == WGC_DTYPE_F32) {
-    wgc_dtype_load_run(data, dt, src, n, (float *)(void *)(out + 4 * dst));
-  } else {
-    float run[64];
-    for (size_t i = 0; i < n; i += 64) {
-      size_t m = cpu_min(64, n - i);
-      wgc_dtype_load_run(data, dt, src + i, m, run);
-      for (size_t j = 0; j < m; j++)
-        wgc_dtype_store(out, ot, dst + i + j, run[j]);
-    }
-  }
+  else
+    wgc_dtype_convert_run(data, dt, src, out, ot, dst, n);
 }
 
 static void cpu_gather_range(const wgc_gather_args *g, size_t pos, size_t end) {

@@ -162,11 +162,11 @@ static void typed_accessors(text *t, const wg_operand *o, unsigned i,
                o->type == WGC_DTYPE_F16 ? "dt_f32_to_f16" : "dt_f32_to_bf16", b,
                b);
     break;
-  default: { /* Q8_0, Q4_0: d*q in f32, exact */
+  default: { /* Q8_0, Q4_0: d*q in f32, exact; NaN scales as wgc_cast */
     bool q8 = o->type == WGC_DTYPE_Q8_0;
     text_add(t,
              "fn %s_ld(i: u32) -> f32 { let y = P.%s[%u] + (i / 32u) * %uu; "
-             "let j = i %% 32u; let d = bitcast<f32>(dt_f16_to_f32(%s_h(y))); ",
+             "let j = i %% 32u; let d = dt_f16_to_f32(%s_h(y)); ",
              n, off, k, q8 ? 34u : 18u, n);
     if (q8)
       text_add(t,
@@ -179,7 +179,7 @@ static void typed_accessors(text *t, const wg_operand *o, unsigned i,
                "3u) * 8u)) & 0xffu; let q = i32(select(by & 15u, by >> 4u, j "
                ">= 16u)) - 8; ",
                n);
-    text_add(t, "return d * f32(q); }\n");
+    text_add(t, "return bitcast<f32>(dt_block_value(d, q)); }\n");
     break;
   }
   }
