@@ -809,6 +809,46 @@ WGC_API wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond,
                              wgc_ptr b, const size_t *shape_b, size_t rank_b,
                              wgc_ptr out);
 
+/* Typed forms of the element-wise ops (f16 and bf16 activations): each
+ * operand's type beside its address, as wgc_gather_ex has them, since the
+ * plain forms' arguments are positional too; the plain forms are these
+ * with every type F32. Every operand is F32, F16 or BF16, in any mix. The
+ * op computes in float32 on the exactly converted inputs (the CPU backend
+ * as its f32 path does) and rounds its result once, to nearest even, into
+ * an f16 or bf16 output (beyond 65520 an f16 output is inf); the bound is
+ * the f32 op's plus half a unit in the last place of the output type.
+ * wgc_where_ex copies the chosen value, converting it as wgc_cast does
+ * (exact where the output type holds it; NaN stays NaN); an f16 or bf16
+ * cond is true unless +-0, by its bits. Typed operands run on both
+ * backends without the vec4 paths. A 2-byte operand starts at any even
+ * byte offset. In place needs the same type on both sides (the spans must
+ * be identical). Errors (WGC_ERR_INVALID_ARGUMENT naming the operand and
+ * its type; nothing is written): a type outside wgc_dtype, I32, Q8_0 or
+ * Q4_0, a misaligned typed operand, and the plain form's own. */
+WGC_API wgc_status wgc_unary_ex(wgc_context *ctx, wgc_unary_op op,
+                                wgc_ptr input, wgc_dtype input_type,
+                                wgc_ptr output, wgc_dtype output_type,
+                                size_t n);
+WGC_API wgc_status wgc_unary_params_ex(wgc_context *ctx, wgc_unary_op op,
+                                       float alpha, float beta, wgc_ptr input,
+                                       wgc_dtype input_type, wgc_ptr output,
+                                       wgc_dtype output_type, size_t n);
+WGC_API wgc_status wgc_binary_ex(wgc_context *ctx, wgc_binary_op op, wgc_ptr a,
+                                 wgc_dtype a_type, wgc_ptr b, wgc_dtype b_type,
+                                 wgc_ptr out, wgc_dtype out_type, size_t n);
+WGC_API wgc_status wgc_binary_broadcast_ex(wgc_context *ctx, wgc_binary_op op,
+                                           wgc_ptr a, wgc_dtype a_type,
+                                           const size_t *shape_a, size_t rank_a,
+                                           wgc_ptr b, wgc_dtype b_type,
+                                           const size_t *shape_b, size_t rank_b,
+                                           wgc_ptr out, wgc_dtype out_type);
+WGC_API wgc_status wgc_where_ex(wgc_context *ctx, wgc_ptr cond,
+                                wgc_dtype cond_type, const size_t *shape_cond,
+                                size_t rank_cond, wgc_ptr a, wgc_dtype a_type,
+                                const size_t *shape_a, size_t rank_a, wgc_ptr b,
+                                wgc_dtype b_type, const size_t *shape_b,
+                                size_t rank_b, wgc_ptr out, wgc_dtype out_type);
+
 /* ---- Normalization ------------------------------------------------------
  * Tensors are contiguous row-major of shape[rank] (rank 1..8); the output
  * has the input's shape and may equal the input (in place). */

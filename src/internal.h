@@ -115,6 +115,7 @@ typedef struct wgc_binary_args {
   size_t stride_a[WGC_MAX_RANK];
   size_t stride_b[WGC_MAX_RANK];
   wgc_ref a, b, out;
+  wgc_dtype a_type, b_type, out_type; /* F32, F16 or BF16 */
   const char *fn; /* the public entry point, named in messages */
 } wgc_binary_args;
 
@@ -123,6 +124,7 @@ typedef struct wgc_unary_args {
   float alpha, beta; /* the op's parameters (ONNX defaults from wgc_unary) */
   size_t n;          /* > 0 */
   wgc_ref input, output;
+  wgc_dtype input_type, output_type; /* F32, F16 or BF16 */
   const char *fn; /* the public entry point, named in messages */
 } wgc_unary_args;
 
@@ -162,6 +164,7 @@ typedef struct wgc_where_args {
   size_t stride_a[WGC_MAX_RANK];
   size_t stride_b[WGC_MAX_RANK];
   wgc_ref cond, a, b, out;
+  wgc_dtype cond_type, a_type, b_type, out_type; /* F32, F16 or BF16 */
   const char *fn; /* the public entry point, named in messages */
 } wgc_where_args;
 

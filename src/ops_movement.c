@@ -260,33 +260,45 @@ wgc_status wgc_gather_ex(wgc_context *ctx, wgc_ptr data, wgc_dtype data_type,
                        indices, n_indices, output, output_type);
 }
 
-wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond, const size_t *shape_cond,
-                     size_t rank_cond, wgc_ptr a, const size_t *shape_a,
-                     size_t rank_a, wgc_ptr b, const size_t *shape_b,
-                     size_t rank_b, wgc_ptr out) {
-  const char *fn = "wgc_where";
+static wgc_status where_run(wgc_context *ctx, const char *fn, wgc_ptr cond,
+                            const size_t *shape_cond, size_t rank_cond,
+                            wgc_ptr a, const size_t *shape_a, size_t rank_a,
+                            wgc_ptr b, const size_t *shape_b, size_t rank_b,
+                            wgc_ptr out, const wgc_dtype types[4]) {
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  static const char *const tnames[4] = {"cond_type", "a_type", "b_type",
+                                        "out_type"};
+  wgc_status s = WGC_OK;
+  for (int k = 0; k < 4 && s == WGC_OK; k++)
+    s = wgc_check_float_type(ctx, fn, tnames[k], types[k]);
+  if (s != WGC_OK)
+    return s;
   static const char *const names[3] = {"cond", "a", "b"};
   const size_t *shapes[3] = {shape_cond, shape_a, shape_b};
   size_t ranks[3] = {rank_cond, rank_a, rank_b}, counts[3];
   size_t strides[3][WGC_MAX_RANK];
-  wgc_where_args w = {.fn = fn};
-  wgc_status s = wgc_broadcast(ctx, fn, 3, names, shapes, ranks, &w.rank,
-                               w.shape, strides, counts, &w.count);
+  wgc_where_args w = {.cond_type = types[0],
+                      .a_type = types[1],
+                      .b_type = types[2],
+                      .out_type = types[3],
+                      .fn = fn};
+  s = wgc_broadcast(ctx, fn, 3, names, shapes, ranks, &w.rank, w.shape, strides,
+                    counts, &w.count);
   if (s != WGC_OK)
     return s;
   if (w.count == 0)
     return WGC_OK;
-  wgc_operand ops[4] = {wgc_flat_operand("cond", cond, counts[0]),
-                        wgc_flat_operand("a", a, counts[1]),
-                        wgc_flat_operand("b", b, counts[2]),
-                        wgc_flat_operand("out", out, w.count)};
+  wgc_operand ops[4] = {wgc_float_operand("cond", cond, types[0], counts[0]),
+                        wgc_float_operand("a", a, types[1], counts[1]),
+                        wgc_float_operand("b", b, types[2], counts[2]),
+                        wgc_float_operand("out", out, types[3], w.count)};
   for (int k = 0; k < 4 && s == WGC_OK; k++)
-    s = wgc_check_operand(ctx, fn, &ops[k]);
-  /* In place is only exact: an input with the output's shape. */
+    s = wgc_check_float_operand(ctx, fn, &ops[k], types[k]);
+  /* In place is only exact: an input with the output's shape and type. */
   for (int k = 0; k < 3 && s == WGC_OK; k++)
-    s = wgc_check_no_overlap(ctx, fn, &ops[3], &ops[k], counts[k] == w.count);
+    s = wgc_check_no_overlap(ctx, fn, &ops[3], &ops[k],
+                             counts[k] == w.count && types[k] == types[3]);
   if (s != WGC_OK)
     return s;
   merge_dims(&w.rank, w.shape, strides, 3);
@@ -298,4 +310,24 @@ wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond, const size_t *shape_cond,
   w.b = ops[2].ref;
   w.out = ops[3].ref;
   return ctx->be->where(ctx, &w);
+}
+
+wgc_status wgc_where(wgc_context *ctx, wgc_ptr cond, const size_t *shape_cond,
+                     size_t rank_cond, wgc_ptr a, const size_t *shape_a,
+                     size_t rank_a, wgc_ptr b, const size_t *shape_b,
+                     size_t rank_b, wgc_ptr out) {
+  static const wgc_dtype f32[4] = {WGC_DTYPE_F32, WGC_DTYPE_F32, WGC_DTYPE_F32,
+                                   WGC_DTYPE_F32};
+  return where_run(ctx, "wgc_where", cond, shape_cond, rank_cond, a, shape_a,
+                   rank_a, b, shape_b, rank_b, out, f32);
+}
+
+wgc_status wgc_where_ex(wgc_context *ctx, wgc_ptr cond, wgc_dtype cond_type,
+                        const size_t *shape_cond, size_t rank_cond, wgc_ptr a,
+                        wgc_dtype a_type, const size_t *shape_a, size_t rank_a,
+                        wgc_ptr b, wgc_dtype b_type, const size_t *shape_b,
+                        size_t rank_b, wgc_ptr out, wgc_dtype out_type) {
+  const wgc_dtype types[4] = {cond_type, a_type, b_type, out_type};
+  return where_run(ctx, "wgc_where_ex", cond, shape_cond, rank_cond, a, shape_a,
+                   rank_a, b, shape_b, rank_b, out, types);
 }

@@ -1,6 +1,7 @@
 /* Address resolution, footprints and overlap checks. */
 #include "validate.h"
 
+#include "dtype.h"
 #include "table.h"
 
 #include <inttypes.h>
@@ -261,4 +262,28 @@ wgc_status wgc_window2d_size(wgc_context *ctx, const char *fn,
   *p = (in_h - eff_h - 1) / *win->stride_h + 1;
   *q = (in_w - eff_w - 1) / *win->stride_w + 1;
   return WGC_OK;
+}
+
+wgc_status wgc_check_float_type(wgc_context *ctx, const char *fn,
+                                const char *param, wgc_dtype t) {
+  if (t == WGC_DTYPE_F32 || t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16)
+    return WGC_OK;
+  if (!wgc_dtype_valid(t))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s %d is not a wgc_dtype", fn, param, (int)t);
+  return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                  "%s: %s %s is not a type this operand takes (f32, f16 or "
+                  "bf16)",
+                  fn, param, wgc_dtype_name(t));
+}
+
+wgc_status wgc_check_float_operand(wgc_context *ctx, const char *fn,
+                                   wgc_operand *op, wgc_dtype t) {
+  /* f32 operands keep the plain forms' messages */
+  if (t != WGC_DTYPE_F32 && wgc_ptr_offset(op->addr) % op->align)
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s 0x%016" PRIx64
+                    " is not %u-byte aligned, as a %s operand must be",
+                    fn, op->param, op->addr, op->align, wgc_dtype_name(t));
+  return wgc_check_operand(ctx, fn, op);
 }

@@ -86,4 +86,25 @@ static inline wgc_operand wgc_flat_operand(const char *param, wgc_ptr addr,
       .param = param, .addr = addr, .bytes = 4 * (uint64_t)elems, .repeat = 1};
 }
 
+/* A dense operand of elems elements of t (F32, F16 or BF16): a 2-byte
+ * type aligned to 2 bytes. */
+static inline wgc_operand wgc_float_operand(const char *param, wgc_ptr addr,
+                                            wgc_dtype t, size_t elems) {
+  bool two = t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16;
+  return (wgc_operand){.param = param,
+                       .addr = addr,
+                       .bytes = (two ? 2 : 4) * (uint64_t)elems,
+                       .repeat = 1,
+                       .align = two ? 2 : 4};
+}
+
+/* Fails naming param unless t is F32, F16 or BF16 (the element-wise and
+ * normalization ops' storage types). */
+wgc_status wgc_check_float_type(wgc_context *ctx, const char *fn,
+                                const char *param, wgc_dtype t);
+/* Checks every operand as wgc_check_operand does, a misaligned 2-byte one
+ * failing with a message naming its type. */
+wgc_status wgc_check_float_operand(wgc_context *ctx, const char *fn,
+                                   wgc_operand *op, wgc_dtype t);
+
 #endif

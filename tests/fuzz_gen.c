@@ -467,6 +467,17 @@ static void gen_reduce(fz_rng *r, fz_step *s) {
   s->dist = fz_chance(r, 0.7) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
 }
 
+/* Element-wise operand types (dta, dtb, dtc: f32, f16 or bf16), drawn for
+ * a third of the steps; tsh shifts 2-byte ones 2 bytes into a word. */
+static void gen_ew_types(fz_rng *r, fz_step *s, bool with_b) {
+  if (!fz_chance(r, 0.35))
+    return;
+  s->dta = (int)fz_below(r, 3);
+  s->dtb = with_b ? (int)fz_below(r, 3) : 0;
+  s->dtc = (int)fz_below(r, 3);
+  s->tsh = (unsigned)fz_below(r, 8);
+}
+
 static void gen_unary(fz_rng *r, fz_step *s) {
   s->op = (int)fz_below(r, WGC_UNARY_OP_COUNT);
   s->n = count(r);
@@ -479,6 +490,9 @@ static void gen_unary(fz_rng *r, fz_step *s) {
             : positive && fz_chance(r, 0.6) ? FZ_DIST_POS
             : fz_chance(r, 0.5)             ? FZ_DIST_UNIT
                                             : FZ_DIST_WIDE;
+  gen_ew_types(r, s, false);
+  if (s->inplace) /* in place is same-typed */
+    s->dtc = s->dta;
 }
 
 static void gen_binary(fz_rng *r, fz_step *s) {
@@ -489,6 +503,11 @@ static void gen_binary(fz_rng *r, fz_step *s) {
   s->dist = s->op == WGC_BINARY_POW && fz_chance(r, 0.7) ? FZ_DIST_BASE
             : fz_chance(r, 0.5)                          ? FZ_DIST_UNIT
                                                          : FZ_DIST_WIDE;
+  gen_ew_types(r, s, true);
+  if (s->inplace == 3)
+    s->dtb = s->dta;
+  if (s->inplace == 1 || s->inplace == 2)
+    s->dtc = s->inplace == 1 ? s->dta : s->dtb;
 }
 
 static void gen_bcast(fz_rng *r, fz_step *s) {
@@ -509,6 +528,9 @@ static void gen_bcast(fz_rng *r, fz_step *s) {
     s->sh = out;
   s->inplace = fz_chance(r, 0.4);
   s->dist = fz_chance(r, 0.6) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+  gen_ew_types(r, s, true);
+  if (s->inplace)
+    s->dtc = s->dta;
 }
 
 /* ---- the model-level operations ------------------------------------------

@@ -354,6 +354,59 @@ static double half_ulp(wgc_dtype t, double w) {
   return 0.0;
 }
 
+/* ---- element-wise operands of a type (dta, dtb, dtc; 0 f32) ------------ */
+
+static int ew_add(fz_pending *p, const char *name, typed_opnd o, bool out,
+                  int alias) {
+  return fz_add_opnd(p, name, o.t ? typed_words(o) : o.elems, out, alias);
+}
+
+/* The operand's elements drawn from dist and encoded as its type; the
+ * halves around them keep fill_opnd's random bits. */
+static void ew_fill(fz_pending *p, int opnd, typed_opnd o, int dist,
+                    double mag) {
+  fill_opnd(p, opnd, o.t ? FZ_DIST_BITS : dist, o.t ? 1 : mag);
+  if (!o.t)
+    return;
+  uint8_t *x = typed_bytes(p, opnd, o);
+  for (size_t i = 0; i < o.elems; i++) {
+    float v;
+    uint32_t u;
+    fz_fill(&p->data, &v, 1, dist, mag, p->s.sp, p->s.spk);
+    memcpy(&u, &v, 4);
+    dref_val dv = {v, isnan(v) ? u : 0};
+    uint16_t h = dref_enc16(dv, o.t == WGC_DTYPE_BF16);
+    memcpy(x + 2 * i, &h, 2);
+  }
+}
+
+/* Backend variant v's inputs (decoded when typed; free *owned after). */
+static const float *ew_in(fz_pending *p, int v, int opnd, typed_opnd o,
+                          float **owned) {
+  *owned = o.t ? typed_decode(p, opnd, o, v) : NULL;
+  return *owned ? *owned : fz_in(p, v, opnd);
+}
+
+static void ew_map(fz_pending *p, int O, typed_opnd o, size_t n) {
+  if (!o.t) {
+    fz_map_contiguous(p, 0, O, n);
+    return;
+  }
+  p->otype = o.t;
+  size_t c0 = (4 * p->op[O].off + o.sh) / 2;
+  for (size_t i = 0; i < n; i++) {
+    p->oa[i] = (uint8_t)p->op[O].alloc;
+    p->opos[i] = c0 + i;
+  }
+}
+
+/* A 2-byte output adds half its ulp to each bound. */
+static void ew_round(fz_pending *p, typed_opnd o, size_t n) {
+  for (int v = 0; v < 2 && o.t; v++)
+    for (size_t i = 0; i < n; i++)
+      p->w[v].tol[i] += half_ulp(o.t, fabs(p->w[v].v[i]) + p->w[v].tol[i]);
+}
+
 static bool build_gemm(fz_env *e, fz_pending *p, char *msg, size_t size) {
   const fz_step *s = &p->s;
   gemm_geo g = gemm_geometry(s);
@@ -641,63 +694,91 @@ static void elementwise_want(fz_pending *p, size_t i, double want, double rel,
 
 static bool build_unary(fz_env *e, fz_pending *p, char *msg, size_t size) {
   const fz_step *s = &p->s;
-  int X = fz_add_opnd(p, "input", s->n, false, -1);
-  int O = fz_add_opnd(p, "output", s->n, true, s->inplace ? X : -1);
+  typed_opnd tx = typed_make(s->dta, s, 0, s->n),
+             to = typed_make(s->dtc, s, 2, s->n);
+  if (s->inplace)
+    to.sh = tx.sh;
+  int X = ew_add(p, "input", tx, false, -1);
+  int O = ew_add(p, "output", to, true, s->inplace ? X : -1);
   fz_place(p);
-  fill_opnd(p, X, s->dist, s->mag);
+  ew_fill(p, X, tx, s->dist, s->mag);
   if (!upload_all(e, p, msg, size))
     return false;
   bool zero = !s->n && s->nullptrs;
+  bool typed = tx.t || to.t;
   wgc_status st[2];
   for (int b = 0; b < 2; b++)
-    st[b] =
-        wgc_unary(e->ctx[b], (wgc_unary_op)s->op, ADDR(X, b), ADDR(O, b), s->n);
+    st[b] = typed ? wgc_unary_ex(e->ctx[b], (wgc_unary_op)s->op,
+                                 ADDR(X, b) + (zero ? 0 : tx.sh), tx.t,
+                                 ADDR(O, b) + (zero ? 0 : to.sh), to.t, s->n)
+                  : wgc_unary(e->ctx[b], (wgc_unary_op)s->op, ADDR(X, b),
+                              ADDR(O, b), s->n);
   if (!statuses(e, st, WGC_OK, msg, size))
     return false;
   fz_want_alloc(p, s->n);
-  fz_map_contiguous(p, 0, O, s->n);
+  ew_map(p, O, to, s->n);
   double rel, abs_tol;
   ref_unary_bound((wgc_unary_op)s->op, &rel, &abs_tol);
   for (int v = 0; v < 2; v++) {
-    const float *x = fz_in(p, v, X);
+    float *own;
+    const float *x = ew_in(p, v, X, tx, &own);
     for (size_t i = 0; i < s->n; i++)
       elementwise_want(p, i, ref_unary((wgc_unary_op)s->op, x[i]), rel, abs_tol,
                        v);
+    free(own);
   }
+  ew_round(p, to, s->n);
   return true;
 }
 
 static bool build_binary(fz_env *e, fz_pending *p, char *msg, size_t size) {
   const fz_step *s = &p->s;
-  int A = fz_add_opnd(p, "a", s->n, false, -1);
-  int B = fz_add_opnd(p, "b", s->n, false, s->inplace == 3 ? A : -1);
-  int O = fz_add_opnd(p, "out", s->n, true,
-                      s->inplace == 1   ? A
-                      : s->inplace == 2 ? B
-                                        : -1);
+  typed_opnd ta = typed_make(s->dta, s, 0, s->n),
+             tb = typed_make(s->dtb, s, 1, s->n),
+             to = typed_make(s->dtc, s, 2, s->n);
+  if (s->inplace == 3)
+    tb.sh = ta.sh;
+  if (s->inplace == 1 || s->inplace == 2)
+    to.sh = s->inplace == 1 ? ta.sh : tb.sh;
+  int A = ew_add(p, "a", ta, false, -1);
+  int B = ew_add(p, "b", tb, false, s->inplace == 3 ? A : -1);
+  int O = ew_add(p, "out", to, true,
+                 s->inplace == 1   ? A
+                 : s->inplace == 2 ? B
+                                   : -1);
   fz_place(p);
-  fill_opnd(p, A, s->dist, s->mag);
+  ew_fill(p, A, ta, s->dist, s->mag);
   if (s->inplace != 3)
-    fill_opnd(p, B, s->dist == FZ_DIST_BASE ? FZ_DIST_EXPON : s->dist, s->mag);
+    ew_fill(p, B, tb, s->dist == FZ_DIST_BASE ? FZ_DIST_EXPON : s->dist,
+            s->mag);
   if (!upload_all(e, p, msg, size))
     return false;
   bool zero = !s->n && s->nullptrs;
+  bool typed = ta.t || tb.t || to.t;
   wgc_status st[2];
   for (int b = 0; b < 2; b++)
-    st[b] = wgc_binary(e->ctx[b], (wgc_binary_op)s->op, ADDR(A, b), ADDR(B, b),
-                       ADDR(O, b), s->n);
+    st[b] = typed ? wgc_binary_ex(e->ctx[b], (wgc_binary_op)s->op,
+                                  ADDR(A, b) + (zero ? 0 : ta.sh), ta.t,
+                                  ADDR(B, b) + (zero ? 0 : tb.sh), tb.t,
+                                  ADDR(O, b) + (zero ? 0 : to.sh), to.t, s->n)
+                  : wgc_binary(e->ctx[b], (wgc_binary_op)s->op, ADDR(A, b),
+                               ADDR(B, b), ADDR(O, b), s->n);
   if (!statuses(e, st, WGC_OK, msg, size))
     return false;
   fz_want_alloc(p, s->n);
-  fz_map_contiguous(p, 0, O, s->n);
+  ew_map(p, O, to, s->n);
   double rel, abs_tol;
   ref_binary_bound((wgc_binary_op)s->op, &rel, &abs_tol);
   for (int v = 0; v < 2; v++) {
-    const float *a = fz_in(p, v, A), *bb = fz_in(p, v, B);
+    float *oa, *ob;
+    const float *a = ew_in(p, v, A, ta, &oa), *bb = ew_in(p, v, B, tb, &ob);
     for (size_t i = 0; i < s->n; i++)
       elementwise_want(p, i, ref_binary((wgc_binary_op)s->op, a[i], bb[i]), rel,
                        abs_tol, v);
+    free(oa);
+    free(ob);
   }
+  ew_round(p, to, s->n);
   return true;
 }
 
@@ -714,33 +795,51 @@ static bool build_bcast(fz_env *e, fz_pending *p, char *msg, size_t size) {
   size_t nout = ref_count(osh, orank);
   bool same = s->inplace && orank == s->sh.rank &&
               !memcmp(osh, s->sh.d, orank * sizeof(size_t));
-  int A = fz_add_opnd(p, "a", na, false, -1);
-  int B = fz_add_opnd(p, "b", nb, false, -1);
-  int O = fz_add_opnd(p, "out", nout, true, same ? A : -1);
+  typed_opnd ta = typed_make(s->dta, s, 0, na),
+             tb = typed_make(s->dtb, s, 1, nb),
+             to = typed_make(s->dtc, s, 2, nout);
+  if (same)
+    to.sh = ta.sh;
+  int A = ew_add(p, "a", ta, false, -1);
+  int B = ew_add(p, "b", tb, false, -1);
+  int O = ew_add(p, "out", to, true, same ? A : -1);
   fz_place(p);
-  fill_opnd(p, A, s->dist, s->mag);
-  fill_opnd(p, B, s->dist, s->mag);
+  ew_fill(p, A, ta, s->dist, s->mag);
+  ew_fill(p, B, tb, s->dist, s->mag);
   if (!upload_all(e, p, msg, size))
     return false;
   bool zero = !nout && s->nullptrs;
   wgc_status st[2];
   for (int b = 0; b < 2; b++)
-    st[b] = wgc_binary_broadcast(e->ctx[b], (wgc_binary_op)s->op, ADDR(A, b),
-                                 s->sh.d, s->sh.rank, ADDR(B, b), s->shb.d,
-                                 s->shb.rank, ADDR(O, b));
+    st[b] =
+        ta.t || tb.t || to.t
+            ? wgc_binary_broadcast_ex(
+                  e->ctx[b], (wgc_binary_op)s->op,
+                  ADDR(A, b) + (zero ? 0 : ta.sh), ta.t, s->sh.d, s->sh.rank,
+                  ADDR(B, b) + (zero ? 0 : tb.sh), tb.t, s->shb.d, s->shb.rank,
+                  ADDR(O, b) + (zero ? 0 : to.sh), to.t)
+            : wgc_binary_broadcast(e->ctx[b], (wgc_binary_op)s->op, ADDR(A, b),
+                                   s->sh.d, s->sh.rank, ADDR(B, b), s->shb.d,
+                                   s->shb.rank, ADDR(O, b));
   if (!statuses(e, st, WGC_OK, msg, size))
     return false;
   fz_want_alloc(p, nout);
-  fz_map_contiguous(p, 0, O, nout);
+  ew_map(p, O, to, nout);
   double rel, abs_tol;
   ref_binary_bound((wgc_binary_op)s->op, &rel, &abs_tol);
-  if (nout)
+  if (nout) {
     for (int v = 0; v < 2; v++) {
-      ref_broadcast((wgc_binary_op)s->op, fz_in(p, v, A), s->sh.d, s->sh.rank,
-                    fz_in(p, v, B), s->shb.d, s->shb.rank, p->w[v].v);
+      float *oa, *ob;
+      const float *a = ew_in(p, v, A, ta, &oa), *bb = ew_in(p, v, B, tb, &ob);
+      ref_broadcast((wgc_binary_op)s->op, a, s->sh.d, s->sh.rank, bb, s->shb.d,
+                    s->shb.rank, p->w[v].v);
       for (size_t i = 0; i < nout; i++)
         elementwise_want(p, i, p->w[v].v[i], rel, abs_tol, v);
+      free(oa);
+      free(ob);
     }
+    ew_round(p, to, nout);
+  }
   return true;
 }
 

@@ -219,6 +219,22 @@ export interface Context {
   where(cond: Ptr, shape_cond: ArrayLike<number>, rank_cond: number,
         a: Ptr, shape_a: ArrayLike<number>, rank_a: number,
         b: Ptr, shape_b: ArrayLike<number>, rank_b: number, out: Ptr): void;
+  /** The element-wise ops with each operand's type beside it (DTYPE_F32,
+   * DTYPE_F16 or DTYPE_BF16 in any mix): f32 arithmetic, an f16/bf16
+   * output rounded once to nearest even. */
+  unaryEx(op: UnaryOp, input: Ptr, input_type: DType, output: Ptr, output_type: DType,
+          n: number): void;
+  unaryParamsEx(op: UnaryOp, alpha: number, beta: number, input: Ptr, input_type: DType,
+                output: Ptr, output_type: DType, n: number): void;
+  binaryEx(op: BinaryOp, a: Ptr, a_type: DType, b: Ptr, b_type: DType, out: Ptr,
+           out_type: DType, n: number): void;
+  binaryBroadcastEx(op: BinaryOp, a: Ptr, a_type: DType, shape_a: ArrayLike<number>,
+                    rank_a: number, b: Ptr, b_type: DType, shape_b: ArrayLike<number>,
+                    rank_b: number, out: Ptr, out_type: DType): void;
+  whereEx(cond: Ptr, cond_type: DType, shape_cond: ArrayLike<number>, rank_cond: number,
+          a: Ptr, a_type: DType, shape_a: ArrayLike<number>, rank_a: number,
+          b: Ptr, b_type: DType, shape_b: ArrayLike<number>, rank_b: number,
+          out: Ptr, out_type: DType): void;
   /** dst[i] = src[i] over shape, element strides on each side (src stride 0 broadcasts). */
   copyStrided(dst: Ptr, dst_strides: ArrayLike<number>, src: Ptr, src_strides: ArrayLike<number>,
               shape: ArrayLike<number>, rank: number): void;

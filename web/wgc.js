@@ -376,6 +376,13 @@ const SIGS = {
   binary: 'wgc_binary op:e a:p b:p out:p n:z',
   binaryBroadcast: 'wgc_binary_broadcast op:e a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
   where: 'wgc_where cond:p shape_cond:shape rank_cond:z a:p shape_a:shape rank_a:z b:p shape_b:shape rank_b:z out:p',
+  unaryEx: 'wgc_unary_ex op:e input:p input_type:e output:p output_type:e n:z',
+  unaryParamsEx: 'wgc_unary_params_ex op:e alpha:f beta:f input:p input_type:e output:p output_type:e n:z',
+  binaryEx: 'wgc_binary_ex op:e a:p a_type:e b:p b_type:e out:p out_type:e n:z',
+  binaryBroadcastEx: 'wgc_binary_broadcast_ex op:e a:p a_type:e shape_a:shape rank_a:z b:p b_type:e ' +
+    'shape_b:shape rank_b:z out:p out_type:e',
+  whereEx: 'wgc_where_ex cond:p cond_type:e shape_cond:shape rank_cond:z a:p a_type:e shape_a:shape rank_a:z ' +
+    'b:p b_type:e shape_b:shape rank_b:z out:p out_type:e',
   copyStrided: 'wgc_copy_strided dst:p dst_strides:strides src:p src_strides:strides shape:shape rank:z',
   gather: 'wgc_gather data:p shape:shape rank:z axis:z indices:p n_indices:z output:p',
   gatherEx: 'wgc_gather_ex data:p data_type:e shape:shape rank:z axis:z indices:p n_indices:z output:p output_type:e',

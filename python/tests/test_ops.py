@@ -417,6 +417,18 @@ def test_gather_ex_f16_table(ctx, rng):
     np.testing.assert_array_equal(out.numpy(), want)
 
 
+def test_binary_ex_f16(ctx, rng):
+    # f16 a and out, f32 b: f32 arithmetic rounded once into f16
+    a = rng.uniform(-2, 2, 6).astype(np.float16)
+    # b holds f16 values: the product is exact in f32, rounded once to f16
+    b = rng.uniform(-2, 2, 6).astype(np.float16).astype(f32)
+    out = ctx.empty(3)  # six halves
+    ctx.binary_ex(wgc.BINARY_OPS["mul"], ctx.array(a.view(np.int32)), wgc.DTYPE_F16,
+                  ctx.array(b), wgc.DTYPE_F32, out, wgc.DTYPE_F16, 6)
+    want = (a.astype(np.float64) * b.astype(np.float64)).astype(np.float16)
+    np.testing.assert_array_equal(out.numpy().view(np.float16), want)
+
+
 def test_copy_upload_download_offsets(ctx, rng):
     x = rng.uniform(-1, 1, 16).astype(f32)
     src, dst = ctx.array(x), ctx.empty(16)

@@ -100,6 +100,14 @@ OPS = {
     "binary": "e:op p:a p:b p:out z:n",
     "binary_broadcast": "e:op p:a s:shape_a p:b s:shape_b p:out",
     "where": "p:cond s:shape_cond p:a s:shape_a p:b s:shape_b p:out",
+    "unary_ex": "e:op p:input e:input_type p:output e:output_type z:n",
+    "unary_params_ex": "e:op f:alpha f:beta p:input e:input_type p:output "
+                       "e:output_type z:n",
+    "binary_ex": "e:op p:a e:a_type p:b e:b_type p:out e:out_type z:n",
+    "binary_broadcast_ex": "e:op p:a e:a_type s:shape_a p:b e:b_type "
+                           "s:shape_b p:out e:out_type",
+    "where_ex": "p:cond e:cond_type s:shape_cond p:a e:a_type s:shape_a "
+                "p:b e:b_type s:shape_b p:out e:out_type",
     "softmax": "p:input p:output s:shape z:axis",
     "log_softmax": "p:input p:output s:shape z:axis",
     "layer_norm": "p:input p:scale p:bias p:output s:shape z:axis f:epsilon",

@@ -6,11 +6,15 @@
  * gelu(-100), silu(-100)). An output may be exactly an input (in place):
  * every element is read before the same element is written. */
 #include "cpu.h"
+#include "dtype.h"
 #include "split.h"
 
 #include <math.h>
 
 #define TASK_ELEMS 32768 /* elements per task */
+/* Typed operands are converted in runs of this many elements through
+ * float buffers, so the f32 loops below serve every type. */
+#define RUN_ELEMS 256
 
 static const double SQRT1_2 = 0.70710678118654752440;
 
@@ -182,6 +186,7 @@ typedef struct unary_job {
   size_t n;
   const float *in;
   float *out;
+  wgc_dtype in_type, out_type; /* either not F32: unary_typed */
 } unary_job;
 
 static void unary_run(const unary_job *job, size_t i0, size_t n) {
@@ -199,17 +204,59 @@ static void unary_run(const unary_job *job, size_t i0, size_t n) {
   }
 }
 
+/* Element i of x (n elements from off, stride apart) into dst[i]. */
+static void load_strided(const void *x, wgc_dtype t, size_t off, size_t stride,
+                         size_t n, float *dst) {
+  if (stride == 1) {
+    wgc_dtype_load_run(x, t, off, n, dst);
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    dst[i] = wgc_dtype_load(x, t, off + i * stride);
+}
+
+/* Rounded once from the float result into the output type. */
+static void store_run(void *out, wgc_dtype t, size_t off, const float *src,
+                      size_t n) {
+  if (t == WGC_DTYPE_F32) {
+    float *o = (float *)out + off;
+    for (size_t i = 0; i < n; i++)
+      o[i] = src[i];
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    wgc_dtype_store(out, t, off + i, src[i]);
+}
+
+/* unary_run through float buffers; in place is same-typed, and each run
+ * is read whole before it is written. */
+static void unary_typed(const unary_job *job, size_t i0, size_t n) {
+  float buf[RUN_ELEMS];
+  unary_job j = *job;
+  j.in = j.out = buf;
+  for (size_t c = 0; c < n; c += RUN_ELEMS) {
+    size_t m = n - c < RUN_ELEMS ? n - c : RUN_ELEMS;
+    load_strided(job->in, job->in_type, i0 + c, 1, m, buf);
+    unary_run(&j, 0, m);
+    store_run(job->out, job->out_type, i0 + c, buf, m);
+  }
+}
+
 static void unary_task(void *arg, size_t task, unsigned worker) {
   (void)worker;
   const unary_job *job = arg;
   size_t i0 = task * TASK_ELEMS;
   size_t n = job->n - i0 < TASK_ELEMS ? job->n - i0 : TASK_ELEMS;
-  unary_run(job, i0, n);
+  if (job->in_type != WGC_DTYPE_F32 || job->out_type != WGC_DTYPE_F32)
+    unary_typed(job, i0, n);
+  else
+    unary_run(job, i0, n);
 }
 
 wgc_status cpu_unary(wgc_context *ctx, const wgc_unary_args *u) {
-  unary_job job = {u->op, u->alpha,          u->beta,
-                   u->n,  cpu_ptr(u->input), cpu_ptr(u->output)};
+  unary_job job = {u->op,         u->alpha,          u->beta,
+                   u->n,          cpu_ptr(u->input), cpu_ptr(u->output),
+                   u->input_type, u->output_type};
   size_t tasks = (u->n + TASK_ELEMS - 1) / TASK_ELEMS;
   /* the transcendental ops cost tens of flops per element */
   double cost = 20.0;
@@ -239,6 +286,7 @@ typedef struct binary_job {
   const wgc_binary_args *b;
   const float *a, *bb;
   float *out;
+  bool typed; /* an operand not F32: binary_typed */
 } binary_job;
 
 /* out[i] = fn(a[i*sa], b[i*sb]) for i < n; the common stride pairs get
@@ -265,6 +313,20 @@ static void binary_run(wgc_binary_op op, const float *a, size_t sa,
 #undef BINARY_STRIDED
 }
 
+/* binary_run of out[pos..pos+n) through float buffers. */
+static void binary_typed(const binary_job *job, size_t oa, size_t sa, size_t ob,
+                         size_t sb, size_t pos, size_t n) {
+  const wgc_binary_args *g = job->b;
+  float x[RUN_ELEMS], y[RUN_ELEMS];
+  for (size_t c = 0; c < n; c += RUN_ELEMS) {
+    size_t m = n - c < RUN_ELEMS ? n - c : RUN_ELEMS;
+    load_strided(job->a, g->a_type, oa + c * sa, sa, m, x);
+    load_strided(job->bb, g->b_type, ob + c * sb, sb, m, y);
+    binary_run(g->op, x, 1, y, 1, x, m);
+    store_run(job->out, g->out_type, pos + c, x, m);
+  }
+}
+
 static void binary_task(void *arg, size_t task, unsigned worker) {
   (void)worker;
   const binary_job *job = arg;
@@ -272,7 +334,7 @@ static void binary_task(void *arg, size_t task, unsigned worker) {
   size_t pos = task * TASK_ELEMS;
   size_t end = g->count - pos < TASK_ELEMS ? g->count : pos + TASK_ELEMS;
   if (g->rank == 0) { /* a scalar with a scalar */
-    job->out[0] = wgc_binary_ref(g->op, job->a[0], job->bb[0]);
+    binary_typed(job, 0, 0, 0, 0, 0, 1);
     return;
   }
   /* the multi-index of pos, and the input offsets it maps to */
@@ -288,8 +350,11 @@ static void binary_task(void *arg, size_t task, unsigned worker) {
     size_t run = g->shape[last] - idx[last];
     if (run > end - pos)
       run = end - pos;
-    binary_run(g->op, job->a + oa, g->stride_a[last], job->bb + ob,
-               g->stride_b[last], job->out + pos, run);
+    if (job->typed)
+      binary_typed(job, oa, g->stride_a[last], ob, g->stride_b[last], pos, run);
+    else
+      binary_run(g->op, job->a + oa, g->stride_a[last], job->bb + ob,
+                 g->stride_b[last], job->out + pos, run);
     pos += run;
     /* step the index past the run, carrying into outer dimensions */
     idx[last] += run;
@@ -307,7 +372,9 @@ static void binary_task(void *arg, size_t task, unsigned worker) {
 }
 
 wgc_status cpu_binary(wgc_context *ctx, const wgc_binary_args *b) {
-  binary_job job = {b, cpu_ptr(b->a), cpu_ptr(b->b), cpu_ptr(b->out)};
+  binary_job job = {b, cpu_ptr(b->a), cpu_ptr(b->b), cpu_ptr(b->out),
+                    b->a_type != WGC_DTYPE_F32 || b->b_type != WGC_DTYPE_F32 ||
+                        b->out_type != WGC_DTYPE_F32};
   size_t tasks = (b->count + TASK_ELEMS - 1) / TASK_ELEMS;
   double cost = b->op == WGC_BINARY_POW ? 20.0 : 1.0;
   cpu_parallel(ctx, tasks, cost * (double)b->count, binary_task, &job);
@@ -338,8 +405,8 @@ wgc_status cpu_split_unary_run(wgc_context *ctx, const wgc_unary_args *u,
   wgc_unary_args a = *u;
   size_t i0 = i * s->group;
   a.n = cpu_min(s->group, u->n - i0);
-  a.input = cpu_ref_at(u->input, i0);
-  a.output = cpu_ref_at(u->output, i0);
+  a.input = cpu_ref_typed(u->input, u->input_type, i0);
+  a.output = cpu_ref_typed(u->output, u->output_type, i0);
   return cpu_unary(ctx, &a);
 }
 
@@ -374,7 +441,12 @@ wgc_status cpu_split_binary_run(wgc_context *ctx, const wgc_binary_args *b,
     oa += idx * b->stride_a[x];
     ob += idx * b->stride_b[x];
   }
-  wgc_binary_args a = {.op = b->op, .rank = b->rank - d, .fn = b->fn};
+  wgc_binary_args a = {.op = b->op,
+                       .rank = b->rank - d,
+                       .a_type = b->a_type,
+                       .b_type = b->b_type,
+                       .out_type = b->out_type,
+                       .fn = b->fn};
   for (size_t x = d; x < b->rank; x++) {
     a.shape[x - d] = b->shape[x];
     a.stride_a[x - d] = b->stride_a[x];
@@ -382,8 +454,8 @@ wgc_status cpu_split_binary_run(wgc_context *ctx, const wgc_binary_args *b,
   }
   a.shape[0] = cpu_min(s->group, b->shape[d] - j0);
   a.count = a.shape[0] * inner;
-  a.a = cpu_ref_at(b->a, oa);
-  a.b = cpu_ref_at(b->b, ob);
-  a.out = cpu_ref_at(b->out, out);
+  a.a = cpu_ref_typed(b->a, b->a_type, oa);
+  a.b = cpu_ref_typed(b->b, b->b_type, ob);
+  a.out = cpu_ref_typed(b->out, b->out_type, out);
   return cpu_binary(ctx, &a);
 }

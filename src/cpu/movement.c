@@ -136,7 +136,42 @@ wgc_status cpu_gather(wgc_context *ctx, const wgc_gather_args *g) {
 /* ---- where ------------------------------------------------------------------
  */
 
+/* An f16 or bf16 cond is tested on its bits too: true unless +-0. */
+static bool where_cond(const void *c, wgc_dtype t, size_t i) {
+  if (t == WGC_DTYPE_F32)
+    return ((const uint32_t *)c)[i] << 1 != 0;
+  return (((const uint16_t *)c)[i] & 0x7fffu) != 0;
+}
+
+/* cpu_where_range with an operand not F32: the chosen value converted as
+ * wgc_cast does (exact to a type that holds it). */
+static void where_typed(const wgc_where_args *w, size_t pos, size_t end) {
+  const void *cond = cpu_ptr(w->cond), *a = cpu_ptr(w->a), *b = cpu_ptr(w->b);
+  void *out = cpu_ptr(w->out);
+  const size_t *strides[3] = {w->stride_cond, w->stride_a, w->stride_b};
+  size_t idx[WGC_MAX_RANK], off[3], last = w->rank - 1;
+  index_of(pos, w->shape, w->rank, strides, 3, idx, off);
+  while (pos < end) {
+    size_t run = cpu_min(w->shape[last] - idx[last], end - pos);
+    for (size_t i = 0; i < run; i++) {
+      bool t =
+          where_cond(cond, w->cond_type, off[0] + i * w->stride_cond[last]);
+      float v =
+          t ? wgc_dtype_load(a, w->a_type, off[1] + i * w->stride_a[last])
+            : wgc_dtype_load(b, w->b_type, off[2] + i * w->stride_b[last]);
+      wgc_dtype_store(out, w->out_type, pos + i, v);
+    }
+    pos += run;
+    index_step(run, w->shape, w->rank, strides, 3, idx, off);
+  }
+}
+
 static void cpu_where_range(const wgc_where_args *w, size_t pos, size_t end) {
+  if (w->cond_type != WGC_DTYPE_F32 || w->a_type != WGC_DTYPE_F32 ||
+      w->b_type != WGC_DTYPE_F32 || w->out_type != WGC_DTYPE_F32) {
+    where_typed(w, pos, end);
+    return;
+  }
   const uint32_t *cond = (const uint32_t *)(const void *)cpu_ptr(w->cond);
   const uint32_t *a = (const uint32_t *)(const void *)cpu_ptr(w->a);
   const uint32_t *b = (const uint32_t *)(const void *)cpu_ptr(w->b);

@@ -43,6 +43,12 @@ static inline wgc_ref cpu_ref_at(wgc_ref r, size_t elems) {
   r.offset += (uint64_t)elems * 4;
   return r;
 }
+/* r moved on by elems elements of t (F32, F16 or BF16). */
+static inline wgc_ref cpu_ref_typed(wgc_ref r, wgc_dtype t, size_t elems) {
+  bool two = t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16;
+  r.offset += (uint64_t)elems * (two ? 2 : 4);
+  return r;
+}
 static inline size_t cpu_div_up(size_t x, size_t by) {
   return (x + by - 1) / by;
 }

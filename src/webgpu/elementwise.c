@@ -23,6 +23,7 @@ typedef struct map_job {
   const char *kernel, *consts;
   const map_params *params;
   wgc_ref x, y;
+  wgc_dtype xt, yt;
   char small[128]; /* kernel with map_small, for short windows */
 } map_job;
 
@@ -34,14 +35,8 @@ static void map_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
   p->n = (uint32_t)n;
   *l = (wg_launch){.kernel = j->kernel,
                    .consts = j->consts,
-                   .ops = {{.name = "x",
-                            .ref = wg_advance(j->x, at),
-                            .bytes = 4 * n,
-                            .write = false},
-                           {.name = "y",
-                            .ref = wg_advance(j->y, at),
-                            .bytes = 4 * n,
-                            .write = true}},
+                   .ops = {wg_typed_operand("x", j->x, j->xt, at, n, false),
+                           wg_typed_operand("y", j->y, j->yt, at, n, true)},
                    .nops = 2,
                    .params_size = sizeof *p,
                    .groups = wg_ceil_div(n, ELEMS_PER_GROUP)};
@@ -77,15 +72,17 @@ static void map4_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
 
 /* y[i] = f(x[i]) over total elements, in windows that bind (x and y in one
  * buffer may share a binding window): by kernel + "map4" over the vec4s
- * when x and y start 16-byte aligned (one access per four floats, which
- * halves the time of a software adapter's loads and bounds checks), and by
- * kernel + "map" over the rest. */
+ * when x and y are f32 and start 16-byte aligned (one access per four
+ * floats, which halves the time of a software adapter's loads and bounds
+ * checks), and by kernel + "map" over the rest and over typed operands
+ * (x of type xt, y of yt). */
 static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
                           const char *consts, const map_params *params,
-                          wgc_ref x, wgc_ref y, uint64_t total) {
+                          wgc_ref x, wgc_dtype xt, wgc_ref y, wgc_dtype yt,
+                          uint64_t total) {
   wg_plan plan;
   wg_plan_init(&plan, ctx, fn);
-  map_job j = {"", consts, params, x, y, ""};
+  map_job j = {"", consts, params, x, y, xt, yt, ""};
   char scalar[128], vec[128];
   snprintf(scalar, sizeof scalar, "%s+map", kernel);
   snprintf(j.small, sizeof j.small, "%s+map_small", kernel);
@@ -93,9 +90,10 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
   uint64_t chunk = wg_chunk_elems(plan.pol, ELEMS_PER_GROUP);
   uint64_t body = 0;
   wgc_status s = WGC_OK;
-  if (x.offset % 16 == 0 && y.offset % 16 == 0 && total > SMALL_ELEMS) {
+  if (xt == WGC_DTYPE_F32 && yt == WGC_DTYPE_F32 && x.offset % 16 == 0 &&
+      y.offset % 16 == 0 && total > SMALL_ELEMS) {
     body = total / 4;
-    map_job v = {vec, consts, params, x, y, ""};
+    map_job v = {vec, consts, params, x, y, xt, yt, ""};
     s = wg_plan_windows(&plan, body, chunk / 4, map4_window, &v);
     body *= 4;
   }
@@ -123,7 +121,7 @@ wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
            unary_fns[u->op]);
   map_params p = {.alpha = u->alpha, .beta = u->beta};
   return map_run(ctx, u->fn, "math+unary+unary_map", consts, &p, u->input,
-                 u->output, u->n);
+                 u->input_type, u->output, u->output_type, u->n);
 }
 
 /* Matches struct Params of kernels/binary.wgsl and binary4.wgsl: dim[d] is
@@ -153,25 +151,18 @@ static wg_launch binary_plan(const wgc_binary_args *b, binary_params *p,
     p->dim[d][1] = (uint32_t)b->stride_a[d];
     p->dim[d][2] = (uint32_t)b->stride_b[d];
   }
-  return (wg_launch){.kernel = "math+binary_ops+binary_apply+unravel+binary",
-                     .consts = consts,
-                     .ops = {{.name = "a",
-                              .ref = b->a,
-                              .bytes = 4 * strided_span(b, b->stride_a),
-                              .write = false},
-                             {.name = "b",
-                              .ref = b->b,
-                              .bytes = 4 * strided_span(b, b->stride_b),
-                              .write = false},
-                             {.name = "out",
-                              .ref = b->out,
-                              .bytes = 4 * (uint64_t)b->count,
-                              .write = true}},
-                     .nops = 3,
-                     .params = p,
-                     .params_size = sizeof *p,
-                     .groups =
-                         (b->count + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
+  return (wg_launch){
+      .kernel = "math+binary_ops+binary_apply+unravel+binary",
+      .consts = consts,
+      .ops = {wg_typed_operand("a", b->a, b->a_type, 0,
+                               strided_span(b, b->stride_a), false),
+              wg_typed_operand("b", b->b, b->b_type, 0,
+                               strided_span(b, b->stride_b), false),
+              wg_typed_operand("out", b->out, b->out_type, 0, b->count, true)},
+      .nops = 3,
+      .params = p,
+      .params_size = sizeof *p,
+      .groups = (b->count + ELEMS_PER_GROUP - 1) / ELEMS_PER_GROUP};
 }
 
 /* Whether operand r, with row stride s0 and inner stride s1, reads in
@@ -224,7 +215,9 @@ static wgc_status binary_add(wg_plan *plan, const wgc_binary_args *b) {
   char consts[64];
   wgc_binary_args tail = *b;
   size_t last = b->rank - 1;
-  bool vec = b->rank <= 2 && b->count > SMALL_ELEMS &&
+  bool typed = b->a_type != WGC_DTYPE_F32 || b->b_type != WGC_DTYPE_F32 ||
+               b->out_type != WGC_DTYPE_F32;
+  bool vec = !typed && b->rank <= 2 && b->count > SMALL_ELEMS &&
              b->out.offset % 16 == 0 &&
              vec4_operand(b->a, b->rank == 2 ? b->stride_a[0] : 0,
                           b->stride_a[last]) &&
@@ -272,9 +265,9 @@ static wgc_status binary_split(wg_plan *plan, const wgc_binary_args *b,
     size_t first = i ? half : 0, n = i ? rows - half : half;
     part.shape[0] = n;
     part.count = n * row_elems;
-    part.a = wg_advance(b->a, first * b->stride_a[0]);
-    part.b = wg_advance(b->b, first * b->stride_b[0]);
-    part.out = wg_advance(b->out, first * row_elems);
+    part.a = wg_advance_typed(b->a, b->a_type, first * b->stride_a[0]);
+    part.b = wg_advance_typed(b->b, b->b_type, first * b->stride_b[0]);
+    part.out = wg_advance_typed(b->out, b->out_type, first * row_elems);
     wgc_status s = binary_split(plan, &part, max_count);
     if (s != WGC_OK)
       return s;

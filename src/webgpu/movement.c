@@ -24,6 +24,7 @@ typedef struct nd_launch {
   size_t shape[WGC_MAX_RANK];
   size_t stride[WG_MAX_OPERANDS][WGC_MAX_RANK];
   wgc_ref ref[WG_MAX_OPERANDS];
+  wgc_dtype type[WG_MAX_OPERANDS]; /* zeroed: f32 */
 } nd_launch;
 
 /* dim[d] is (extent, then the strides of the operands whose strides the
@@ -45,10 +46,8 @@ static wgc_status nd_split(wg_plan *plan, const nd_launch *n, unsigned strided,
                            uint64_t most) {
   wg_launch l = {.kernel = n->kernel, .nops = n->nops};
   for (unsigned k = 0; k < n->nops; k++)
-    l.ops[k] = (wg_operand){.name = n->names[k],
-                            .ref = n->ref[k],
-                            .bytes = 4 * nd_span(n, k),
-                            .write = k + 1 == n->nops};
+    l.ops[k] = wg_typed_operand(n->names[k], n->ref[k], n->type[k], 0,
+                                nd_span(n, k), k + 1 == n->nops);
   bool whole = n->count <= most && wg_plan_fits(plan, l.ops, l.nops);
   if (!whole && n->shape[0] == 1 && n->rank > 1) {
     nd_launch part = *n;
@@ -79,7 +78,8 @@ static wgc_status nd_split(wg_plan *plan, const nd_launch *n, unsigned strided,
     part.shape[0] = i ? rows - half : half;
     part.count = part.shape[0] * row_elems;
     for (unsigned k = 0; k < n->nops; k++)
-      part.ref[k] = wg_advance(n->ref[k], first * n->stride[k][0]);
+      part.ref[k] =
+          wg_advance_typed(n->ref[k], n->type[k], first * n->stride[k][0]);
     wgc_status s = nd_split(plan, &part, strided, most);
     if (s != WGC_OK)
       return s;
@@ -117,7 +117,8 @@ wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w) {
                  .nops = 4,
                  .rank = w->rank,
                  .count = w->count,
-                 .ref = {w->cond, w->a, w->b, w->out}};
+                 .ref = {w->cond, w->a, w->b, w->out},
+                 .type = {w->cond_type, w->a_type, w->b_type, w->out_type}};
   memcpy(n.shape, w->shape, sizeof n.shape);
   memcpy(n.stride[0], w->stride_cond, sizeof n.stride[0]);
   memcpy(n.stride[1], w->stride_a, sizeof n.stride[1]);

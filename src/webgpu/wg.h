@@ -230,6 +230,13 @@ static inline uint32_t wg_offset_unit(wgc_dtype t) {
                                                      : 1u;
 }
 
+/* r moved on by elems elements of t (F32, F16 or BF16): a 2-byte operand
+ * may then start 2 bytes into a word, which wg_typed_operand binds. */
+static inline wgc_ref wg_advance_typed(wgc_ref r, wgc_dtype t, uint64_t elems) {
+  r.offset += wg_offset_unit(t) * elems;
+  return r;
+}
+
 static inline uint64_t wg_ceil_div(uint64_t a, uint64_t b) {
   return (a + b - 1) / b;
 }

@@ -850,6 +850,36 @@ async function movementTests() {
     });
     compare(g, c, () => 0, 'webgpu vs cpu: ');
   });
+  await test('element-wise types: a context runs unaryEx, binaryEx, binaryBroadcastEx and whereEx on f16 and bf16', async () => {
+    // multiples of 1/8 below 8: exact in f16 and bf16 and in every result here
+    const n = 10, X = Float32Array.from({ length: n }, (_, i) => (i - 4) / 8);
+    const Y = Float32Array.from({ length: n }, (_, i) => (3 * i % 7 - 3) / 4);
+    const [g, c] = await both(async (ctx) => {
+      const xf = put(ctx, X), yf = put(ctx, Y), f = ctx.alloc(4 * 4 * n);
+      const h = ctx.alloc(2 * n + 4), bf = ctx.alloc(2 * n + 4), o = ctx.alloc(2 * n + 4);
+      ctx.cast(xf, W.DTYPE_F32, h + 2n, W.DTYPE_F16, n); // 2 bytes into a word
+      ctx.cast(yf, W.DTYPE_F32, bf, W.DTYPE_BF16, n);
+      ctx.unaryEx(W.UNARY_NEG, h + 2n, W.DTYPE_F16, f, W.DTYPE_F32, n);
+      ctx.binaryEx(W.BINARY_ADD, h + 2n, W.DTYPE_F16, bf, W.DTYPE_BF16, o, W.DTYPE_BF16, n);
+      ctx.cast(o, W.DTYPE_BF16, f + BigInt(4 * n), W.DTYPE_F32, n);
+      ctx.binaryBroadcastEx(W.BINARY_MUL, h + 2n, W.DTYPE_F16, [n], 1, yf, W.DTYPE_F32, [], 0, o,
+                            W.DTYPE_F16);
+      ctx.cast(o, W.DTYPE_F16, f + BigInt(8 * n), W.DTYPE_F32, n);
+      ctx.whereEx(bf, W.DTYPE_BF16, [n], 1, h + 2n, W.DTYPE_F16, [n], 1, xf, W.DTYPE_F32, [1], 1, o,
+                  W.DTYPE_F16);
+      ctx.cast(o, W.DTYPE_F16, f + BigInt(12 * n), W.DTYPE_F32, n);
+      const got = await ctx.download(f, 4 * n);
+      for (let i = 0; i < n; i++) {
+        const want = [-X[i], X[i] + Y[i], X[i] * Y[0], Y[i] !== 0 ? X[i] : X[0]];
+        for (let k = 0; k < 4; k++)
+          check(got[k * n + i] === want[k], `result ${k} [${i}] = ${got[k * n + i]}, want ${want[k]}`);
+      }
+      await rejects(() => ctx.unaryEx(W.UNARY_EXP, h, W.DTYPE_I32, f, W.DTYPE_F32, n),
+        'INVALID_ARGUMENT', 'wgc_unary_ex', ['input_type', 'i32']);
+      return got;
+    });
+    compare(g, c, () => 0, 'webgpu vs cpu: ');
+  });
   await test('where: cond [3,1] a [2,3,4] b [4], NaN true and -0 false', async () => {
     const C = Float32Array.from([NaN, -0, 0.5]), A = randoms(24), Bv = randoms(4, 5, 6);
     const want = new Float32Array(24);
