@@ -177,22 +177,6 @@ static tiled_scratch tiled_layout(char *base, size_t seen, size_t hdv) {
   return t;
 }
 
-/* Adds (first: sets) the rows x cols corner of a kernel tile at (i0, j0)
- * of sums (row stride ld). */
-static void add_tile(double *sums, size_t ld, size_t i0, size_t j0, size_t rows,
-                     size_t cols, const float *acc, bool first) {
-  for (size_t i = 0; i < rows; i++) {
-    double *si = sums + (i0 + i) * ld + j0;
-    const float *ai = acc + i * TILE_NR;
-    if (first)
-      for (size_t j = 0; j < cols; j++)
-        si[j] = ai[j];
-    else
-      for (size_t j = 0; j < cols; j++)
-        si[j] += ai[j];
-  }
-}
-
 /* Rows [i0, i1) of one (batch, head) as S = Q K^T, softmax, P V on the
  * packed kernel; V's rows [0, seen) are finite. */
 static void attn_tiled(const wgc_attention_desc *d, const float *q,
@@ -213,7 +197,7 @@ static void attn_tiled(const wgc_attention_desc *d, const float *q,
       for (size_t js = 0; js < keys; js += TILE_NR)
         for (size_t is = 0; is < rows; is += TILE_MR) {
           tile_kernel(kc, t->pa + is * kc, t->pb + js * kc, tile);
-          add_tile(t->s, seen, is, j0 + js,
+          tile_add(t->s, seen, is, j0 + js,
                    rows - is < TILE_MR ? rows - is : TILE_MR,
                    keys - js < TILE_NR ? keys - js : TILE_NR, tile, p0 == 0);
         }
@@ -247,7 +231,7 @@ static void attn_tiled(const wgc_attention_desc *d, const float *q,
     for (size_t js = 0; js < hdv; js += TILE_NR)
       for (size_t is = 0; is < rows; is += TILE_MR) {
         tile_kernel(kc, t->pa + is * kc, t->pb + js * kc, tile);
-        add_tile(t->acc, hdv_r, is, js,
+        tile_add(t->acc, hdv_r, is, js,
                  rows - is < TILE_MR ? rows - is : TILE_MR,
                  hdv - js < TILE_NR ? hdv - js : TILE_NR, tile, p0 == 0);
       }

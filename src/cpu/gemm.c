@@ -78,22 +78,6 @@ static void pack_typed(const void *src, wgc_dtype t, size_t base, size_t xs,
   }
 }
 
-/* Adds the rows x cols corner of acc to the task's double sums at (i0, j0)
- * (row stride nb), or sets them for the first depth block. */
-static void add_tile(double *sums, size_t nb, size_t i0, size_t j0, size_t rows,
-                     size_t cols, const float *acc, int first) {
-  for (size_t i = 0; i < rows; i++) {
-    double *si = sums + (i0 + i) * nb + j0;
-    const float *ai = acc + i * TILE_NR;
-    if (first)
-      for (size_t j = 0; j < cols; j++)
-        si[j] = ai[j];
-    else
-      for (size_t j = 0; j < cols; j++)
-        si[j] += ai[j];
-  }
-}
-
 /* 1/(1+e^-x) without overflow: the exponent is never positive. */
 static double sigmoid(double x) {
   if (x >= 0.0)
@@ -223,7 +207,7 @@ static void gemm_task(void *arg, size_t task, unsigned worker) {
       for (size_t is = 0; is < rows; is += TILE_MR) {
         size_t h = rows - is < TILE_MR ? rows - is : TILE_MR;
         tile_kernel(kc, pa + is * kc, pb + js * kc, acc);
-        add_tile(sums, job->nb, is, js, h, w, acc, p0 == 0);
+        tile_add(sums, job->nb, is, js, h, w, acc, p0 == 0);
       }
     }
   }

@@ -172,4 +172,21 @@ static inline void tile_kernel(size_t kc, const float *a, const float *b,
 }
 #endif
 
+/* Adds the rows x cols corner of a kernel tile acc to sums at (i0, j0)
+ * (row stride ld), or sets them (first: the first depth block). */
+static inline void tile_add(double *sums, size_t ld, size_t i0, size_t j0,
+                            size_t rows, size_t cols, const float *acc,
+                            int first) {
+  for (size_t i = 0; i < rows; i++) {
+    double *si = sums + (i0 + i) * ld + j0;
+    const float *ai = acc + i * TILE_NR;
+    if (first)
+      for (size_t j = 0; j < cols; j++)
+        si[j] = ai[j];
+    else
+      for (size_t j = 0; j < cols; j++)
+        si[j] += ai[j];
+  }
+}
+
 #endif /* WGC_CPU_TILE_H */
