@@ -898,6 +898,40 @@ WGC_API wgc_status wgc_rms_norm(wgc_context *ctx, wgc_ptr input, wgc_ptr scale,
                                 wgc_ptr output, const size_t *shape,
                                 size_t rank, size_t axis, float epsilon);
 
+/* Typed forms of softmax, log-softmax, LayerNorm and RMSNorm (f16 and
+ * bf16 activations), each operand's type beside its address as for
+ * wgc_unary_ex; the plain forms are these with every type F32. input and
+ * output are F32, F16 or BF16, in any mix; scale and bias F32 or F16 (a
+ * type is checked also where its operand is absent). The statistics and
+ * the output are computed as the f32 op does on the exactly converted
+ * inputs, and the output is rounded once, to nearest even, into an f16 or
+ * bf16 output (beyond 65520 an f16 output is inf); the bound is the plain
+ * op's plus half a unit in the last place of the output type. A 2-byte
+ * operand starts at any even byte offset. In place needs the same type on
+ * both sides. Errors (WGC_ERR_INVALID_ARGUMENT naming the operand and its
+ * type; nothing is written): a type outside wgc_dtype or one the operand
+ * does not take, a misaligned typed operand, and the plain form's own. */
+WGC_API wgc_status wgc_softmax_ex(wgc_context *ctx, wgc_ptr input,
+                                  wgc_dtype input_type, wgc_ptr output,
+                                  wgc_dtype output_type, const size_t *shape,
+                                  size_t rank, size_t axis);
+WGC_API wgc_status wgc_log_softmax_ex(wgc_context *ctx, wgc_ptr input,
+                                      wgc_dtype input_type, wgc_ptr output,
+                                      wgc_dtype output_type,
+                                      const size_t *shape, size_t rank,
+                                      size_t axis);
+WGC_API wgc_status wgc_layer_norm_ex(wgc_context *ctx, wgc_ptr input,
+                                     wgc_dtype input_type, wgc_ptr scale,
+                                     wgc_dtype scale_type, wgc_ptr bias,
+                                     wgc_dtype bias_type, wgc_ptr output,
+                                     wgc_dtype output_type, const size_t *shape,
+                                     size_t rank, size_t axis, float epsilon);
+WGC_API wgc_status wgc_rms_norm_ex(wgc_context *ctx, wgc_ptr input,
+                                   wgc_dtype input_type, wgc_ptr scale,
+                                   wgc_dtype scale_type, wgc_ptr output,
+                                   wgc_dtype output_type, const size_t *shape,
+                                   size_t rank, size_t axis, float epsilon);
+
 typedef enum wgc_rotary_layout {
   WGC_ROTARY_BSHD, /* input [batch, seq, heads, head_dim] (ONNX 3-D form) */
   WGC_ROTARY_BHSD  /* input [batch, heads, seq, head_dim] (ONNX 4-D form) */

@@ -186,6 +186,8 @@ typedef struct wgc_norm_args {
   float epsilon;
   bool has_scale, has_bias;
   wgc_ref input, scale, bias, output;
+  /* input and output F32, F16 or BF16; scale and bias F32 or F16 */
+  wgc_dtype input_type, output_type, scale_type, bias_type;
   const char *fn; /* the public entry point, named in messages */
 } wgc_norm_args;
 
