@@ -260,6 +260,19 @@ export interface Context {
             rank: number, axis: number, epsilon: number): void;
   rmsNorm(input: Ptr, scale: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
           axis: number, epsilon: number): void;
+  /** The normalizations with each operand's type beside it: input and
+   * output DTYPE_F32, DTYPE_F16 or DTYPE_BF16 in any mix, scale and bias
+   * DTYPE_F32 or DTYPE_F16; an f16/bf16 output rounded once. */
+  softmaxEx(input: Ptr, input_type: DType, output: Ptr, output_type: DType,
+            shape: ArrayLike<number>, rank: number, axis: number): void;
+  logSoftmaxEx(input: Ptr, input_type: DType, output: Ptr, output_type: DType,
+               shape: ArrayLike<number>, rank: number, axis: number): void;
+  layerNormEx(input: Ptr, input_type: DType, scale: Ptr, scale_type: DType, bias: Ptr,
+              bias_type: DType, output: Ptr, output_type: DType, shape: ArrayLike<number>,
+              rank: number, axis: number, epsilon: number): void;
+  rmsNormEx(input: Ptr, input_type: DType, scale: Ptr, scale_type: DType, output: Ptr,
+            output_type: DType, shape: ArrayLike<number>, rank: number, axis: number,
+            epsilon: number): void;
   /** position_ids 0n: the caches are [batch, seq, rotary_dim / 2]. */
   rotaryEmbedding(d: RotaryDesc, input: Ptr, position_ids: Ptr, cos_cache: Ptr,
                   sin_cache: Ptr, output: Ptr): void;

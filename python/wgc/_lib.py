@@ -112,6 +112,14 @@ OPS = {
     "log_softmax": "p:input p:output s:shape z:axis",
     "layer_norm": "p:input p:scale p:bias p:output s:shape z:axis f:epsilon",
     "rms_norm": "p:input p:scale p:output s:shape z:axis f:epsilon",
+    "softmax_ex": "p:input e:input_type p:output e:output_type s:shape z:axis",
+    "log_softmax_ex": "p:input e:input_type p:output e:output_type s:shape "
+                      "z:axis",
+    "layer_norm_ex": "p:input e:input_type p:scale e:scale_type p:bias "
+                     "e:bias_type p:output e:output_type s:shape z:axis "
+                     "f:epsilon",
+    "rms_norm_ex": "p:input e:input_type p:scale e:scale_type p:output "
+                   "e:output_type s:shape z:axis f:epsilon",
     "rotary_embedding":
         "d:d:RotaryDesc p:input p:position_ids p:cos_cache p:sin_cache p:output",
     "copy_strided": "p:dst a:dst_strides p:src a:src_strides s:shape",
