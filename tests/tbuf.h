@@ -34,5 +34,8 @@ double half_ulp(wgc_dtype t, double w);
  * its guard bytes unchanged. */
 void check_out(wgc_context *ctx, const tbuf *out, const double *want,
                double rel, double abs_tol, const char *what);
+/* As check_out with element i's bound tol[i] (plus half an ulp). */
+void check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
+                   const double *tol, const char *what);
 
 #endif

@@ -205,6 +205,14 @@ export interface Context {
          axis: number): void;
   reduceAxes(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
              axes: ArrayLike<number>, naxes: number): void;
+  /** reduce and reduceAxes with the input DTYPE_F32, DTYPE_F16 or
+   * DTYPE_BF16 and the output DTYPE_F32 or the input's type (rounded once
+   * from the f32 result). */
+  reduceEx(op: ReduceOp, input: Ptr, input_type: DType, output: Ptr, output_type: DType,
+           shape: ArrayLike<number>, rank: number, axis: number): void;
+  reduceAxesEx(op: ReduceOp, input: Ptr, input_type: DType, output: Ptr, output_type: DType,
+               shape: ArrayLike<number>, rank: number, axes: ArrayLike<number>,
+               naxes: number): void;
   /** output holds int32 indices: view the download's buffer as an Int32Array. */
   argmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
   argmin(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;

@@ -369,6 +369,9 @@ const SIGS = {
   attention: 'wgc_attention d:attn q:p k:p v:p o:p',
   reduce: 'wgc_reduce op:e input:p output:p shape:shape rank:z axis:z',
   reduceAxes: 'wgc_reduce_axes op:e input:p output:p shape:shape rank:z axes:shape naxes:z',
+  reduceEx: 'wgc_reduce_ex op:e input:p input_type:e output:p output_type:e shape:shape rank:z axis:z',
+  reduceAxesEx: 'wgc_reduce_axes_ex op:e input:p input_type:e output:p output_type:e shape:shape rank:z ' +
+    'axes:shape naxes:z',
   argmax: 'wgc_argmax input:p output:p shape:shape rank:z axis:z',
   argmin: 'wgc_argmin input:p output:p shape:shape rank:z axis:z',
   unary: 'wgc_unary op:e input:p output:p n:z',

@@ -451,6 +451,20 @@ def test_norm_ex_f16(ctx, rng):
           4e-3, 1e-6)
 
 
+def test_reduce_ex_f16(ctx, rng):
+    # f16 input: sums into f32 and into f16 (rounded once from the f32 sum)
+    x = rng.uniform(-2, 2, (4, 10)).astype(np.float16)
+    dx = ctx.array(x.view(np.int32))
+    out, half = ctx.empty(4), ctx.empty(2)  # four floats, four halves
+    ctx.reduce_ex(wgc.REDUCE_OPS["sum"], dx, wgc.DTYPE_F16, out, wgc.DTYPE_F32,
+                  x.shape, 1)
+    want = x.astype(np.float64).sum(1)
+    close(out.numpy(), want, 1e-6, 1e-6)
+    ctx.reduce_axes_ex(wgc.REDUCE_OPS["max"], dx, wgc.DTYPE_F16, half,
+                       wgc.DTYPE_F16, x.shape, [1])
+    np.testing.assert_array_equal(half.numpy().view(np.float16), x.max(1))
+
+
 def test_copy_upload_download_offsets(ctx, rng):
     x = rng.uniform(-1, 1, 16).astype(f32)
     src, dst = ctx.array(x), ctx.empty(16)

@@ -93,6 +93,10 @@ OPS = {
     "attention": "d:d:AttentionDesc p:q p:k p:v p:o",
     "reduce": "e:op p:input p:output s:shape z:axis",
     "reduce_axes": "e:op p:input p:output s:shape s:axes",
+    "reduce_ex": "e:op p:input e:input_type p:output e:output_type s:shape "
+                 "z:axis",
+    "reduce_axes_ex": "e:op p:input e:input_type p:output e:output_type "
+                      "s:shape s:axes",
     "argmax": "p:input p:output s:shape z:axis",
     "argmin": "p:input p:output s:shape z:axis",
     "unary": "e:op p:input p:output z:n",
