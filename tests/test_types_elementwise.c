@@ -387,3 +387,44 @@ TEST(types_elementwise_rejected) {
     case_end();
   }
 }
+
+/* A signalling NaN chosen by wgc_where_ex keeps its bits, as wgc_cast
+ * keeps them: bf16 to bf16 unchanged, and bf16 to f16 as wgc_cast gives
+ * it (no float in between to quiet it). */
+TEST(types_where_signalling_nan) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "types where signalling NaN"))
+      continue;
+    const uint16_t in[4] = {0x7F89, 0xFF91, 0x3F80, 0x7FC1};
+    const float one[2] = {1.0f, 1.0f};
+    wgc_ptr c = dev_from(ctx, one, 2), x = dev_alloc(ctx, 8),
+            o = dev_alloc(ctx, 8), k = dev_alloc(ctx, 8);
+    size_t s4[1] = {4}, s1[1] = {1};
+    if (c && x && o && k) {
+      dev_write(ctx, x, (const float *)(const void *)in, 2);
+      CHECK_OK(ctx,
+               wgc_where_ex(ctx, c, WGC_DTYPE_F32, s1, 1, x, WGC_DTYPE_BF16, s4,
+                            1, x, WGC_DTYPE_BF16, s4, 1, o, WGC_DTYPE_BF16));
+      uint16_t got[4];
+      if (dev_read(ctx, (float *)(void *)got, o, 2))
+        CHECK(!memcmp(got, in, sizeof in), "bf16 bits %04x %04x %04x %04x",
+              got[0], got[1], got[2], got[3]);
+      CHECK_OK(ctx,
+               wgc_where_ex(ctx, c, WGC_DTYPE_F32, s1, 1, x, WGC_DTYPE_BF16, s4,
+                            1, x, WGC_DTYPE_BF16, s4, 1, o, WGC_DTYPE_F16));
+      CHECK_OK(ctx, wgc_cast(ctx, x, WGC_DTYPE_BF16, k, WGC_DTYPE_F16, 4));
+      uint16_t want[4];
+      if (dev_read(ctx, (float *)(void *)got, o, 2) &&
+          dev_read(ctx, (float *)(void *)want, k, 2))
+        CHECK(!memcmp(got, want, sizeof want),
+              "f16 bits %04x %04x, wgc_cast's %04x %04x", got[0], got[1],
+              want[0], want[1]);
+    }
+    dev_free(ctx, c);
+    dev_free(ctx, x);
+    dev_free(ctx, o);
+    dev_free(ctx, k);
+    case_end();
+  }
+}
