@@ -697,6 +697,26 @@ WGC_API wgc_status wgc_reduce_axes(wgc_context *ctx, wgc_reduce_op op,
                                    wgc_ptr input, wgc_ptr output,
                                    const size_t *shape, size_t rank,
                                    const size_t *axes, size_t naxes);
+/* Typed forms of wgc_reduce and wgc_reduce_axes (f16 and bf16
+ * activations): input F32, F16 or BF16, output F32 or the input's type;
+ * the plain forms are these with both F32. The reduction runs as the f32
+ * one does on the exactly converted input (its bounds and special values
+ * hold), and its float32 result is rounded to nearest even into an f16 or
+ * bf16 output (beyond 65520 an f16 output is inf): the bound is the f32
+ * op's plus half a unit in the last place of the output type. A 2-byte
+ * operand starts at any even byte offset. Errors (WGC_ERR_INVALID_ARGUMENT
+ * naming the operand and its type; nothing is written): an input type
+ * other than F32, F16 or BF16, an output type other than F32 or the
+ * input's, a misaligned typed operand, and the plain form's own. */
+WGC_API wgc_status wgc_reduce_ex(wgc_context *ctx, wgc_reduce_op op,
+                                 wgc_ptr input, wgc_dtype input_type,
+                                 wgc_ptr output, wgc_dtype output_type,
+                                 const size_t *shape, size_t rank, size_t axis);
+WGC_API wgc_status wgc_reduce_axes_ex(wgc_context *ctx, wgc_reduce_op op,
+                                      wgc_ptr input, wgc_dtype input_type,
+                                      wgc_ptr output, wgc_dtype output_type,
+                                      const size_t *shape, size_t rank,
+                                      const size_t *axes, size_t naxes);
 /* The int32 index of the largest (smallest) element along axis, as ONNX
  * ArgMax/ArgMin with select_last_index = 0: the first index on ties (-0
  * ties with +0); a NaN counts as larger (smaller) than every number, so
@@ -897,6 +917,40 @@ WGC_API wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input,
 WGC_API wgc_status wgc_rms_norm(wgc_context *ctx, wgc_ptr input, wgc_ptr scale,
                                 wgc_ptr output, const size_t *shape,
                                 size_t rank, size_t axis, float epsilon);
+
+/* Typed forms of softmax, log-softmax, LayerNorm and RMSNorm (f16 and
+ * bf16 activations), each operand's type beside its address as for
+ * wgc_unary_ex; the plain forms are these with every type F32. input and
+ * output are F32, F16 or BF16, in any mix; scale and bias F32 or F16 (a
+ * type is checked also where its operand is absent). The statistics and
+ * the output are computed as the f32 op does on the exactly converted
+ * inputs, and the output is rounded once, to nearest even, into an f16 or
+ * bf16 output (beyond 65520 an f16 output is inf); the bound is the plain
+ * op's plus half a unit in the last place of the output type. A 2-byte
+ * operand starts at any even byte offset. In place needs the same type on
+ * both sides. Errors (WGC_ERR_INVALID_ARGUMENT naming the operand and its
+ * type; nothing is written): a type outside wgc_dtype or one the operand
+ * does not take, a misaligned typed operand, and the plain form's own. */
+WGC_API wgc_status wgc_softmax_ex(wgc_context *ctx, wgc_ptr input,
+                                  wgc_dtype input_type, wgc_ptr output,
+                                  wgc_dtype output_type, const size_t *shape,
+                                  size_t rank, size_t axis);
+WGC_API wgc_status wgc_log_softmax_ex(wgc_context *ctx, wgc_ptr input,
+                                      wgc_dtype input_type, wgc_ptr output,
+                                      wgc_dtype output_type,
+                                      const size_t *shape, size_t rank,
+                                      size_t axis);
+WGC_API wgc_status wgc_layer_norm_ex(wgc_context *ctx, wgc_ptr input,
+                                     wgc_dtype input_type, wgc_ptr scale,
+                                     wgc_dtype scale_type, wgc_ptr bias,
+                                     wgc_dtype bias_type, wgc_ptr output,
+                                     wgc_dtype output_type, const size_t *shape,
+                                     size_t rank, size_t axis, float epsilon);
+WGC_API wgc_status wgc_rms_norm_ex(wgc_context *ctx, wgc_ptr input,
+                                   wgc_dtype input_type, wgc_ptr scale,
+                                   wgc_dtype scale_type, wgc_ptr output,
+                                   wgc_dtype output_type, const size_t *shape,
+                                   size_t rank, size_t axis, float epsilon);
 
 typedef enum wgc_rotary_layout {
   WGC_ROTARY_BSHD, /* input [batch, seq, heads, head_dim] (ONNX 3-D form) */

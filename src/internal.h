@@ -101,6 +101,8 @@ typedef struct wgc_reduce_args {
   size_t dims[WGC_MAX_RANK];
   bool red[WGC_MAX_RANK];
   wgc_ref input, output;
+  /* input F32, F16 or BF16; output F32 or input_type (arg: F32, int32) */
+  wgc_dtype input_type, output_type;
   const char *fn; /* the public entry point, named in messages */
 } wgc_reduce_args;
 
@@ -186,6 +188,8 @@ typedef struct wgc_norm_args {
   float epsilon;
   bool has_scale, has_bias;
   wgc_ref input, scale, bias, output;
+  /* input and output F32, F16 or BF16; scale and bias F32 or F16 */
+  wgc_dtype input_type, output_type, scale_type, bias_type;
   const char *fn; /* the public entry point, named in messages */
 } wgc_norm_args;
 

@@ -2,6 +2,7 @@
  * footprints, dispatch as one [outer, len, inner] form. */
 #include "internal.h"
 
+#include "dtype.h"
 #include "validate.h"
 
 #include <math.h>
@@ -38,7 +39,33 @@ static wgc_status norm_shape(wgc_context *ctx, wgc_norm_args *n,
   return WGC_OK;
 }
 
-/* Checks the operands (scale and bias of len floats where given; a zero
+/* Fails naming param unless t is F32 or F16 (scale and bias). */
+static wgc_status check_affine_type(wgc_context *ctx, const char *fn,
+                                    const char *param, wgc_dtype t) {
+  if (t == WGC_DTYPE_F32 || t == WGC_DTYPE_F16)
+    return WGC_OK;
+  if (!wgc_dtype_valid(t))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s %d is not a wgc_dtype", fn, param, (int)t);
+  return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                  "%s: %s %s is not a type this operand takes (f32 or f16)", fn,
+                  param, wgc_dtype_name(t));
+}
+
+/* The types' checks, before any operand's: input and output f32, f16 or
+ * bf16, scale and bias f32 or f16. */
+static wgc_status norm_types(wgc_context *ctx, const wgc_norm_args *n) {
+  wgc_status s = wgc_check_float_type(ctx, n->fn, "input_type", n->input_type);
+  if (s == WGC_OK)
+    s = wgc_check_float_type(ctx, n->fn, "output_type", n->output_type);
+  if (s == WGC_OK)
+    s = check_affine_type(ctx, n->fn, "scale_type", n->scale_type);
+  if (s == WGC_OK)
+    s = check_affine_type(ctx, n->fn, "bias_type", n->bias_type);
+  return s;
+}
+
+/* Checks the operands (scale and bias of len elements where given; a zero
  * address means absent) and calls the backend. */
 static wgc_status norm_run(wgc_context *ctx, wgc_norm_args *n, wgc_ptr input,
                            wgc_ptr scale, wgc_ptr bias, wgc_ptr output,
@@ -46,22 +73,31 @@ static wgc_status norm_run(wgc_context *ctx, wgc_norm_args *n, wgc_ptr input,
   if (total == 0)
     return WGC_OK;
   wgc_operand ops[4];
+  wgc_dtype types[4];
   size_t count = 0;
-  ops[count++] = wgc_flat_operand("input", input, total);
-  if (scale)
-    ops[count++] = wgc_flat_operand("scale", scale, n->len);
-  if (bias)
-    ops[count++] = wgc_flat_operand("bias", bias, n->len);
-  ops[count++] = wgc_flat_operand("output", output, total);
+  types[count] = n->input_type;
+  ops[count++] = wgc_float_operand("input", input, n->input_type, total);
+  if (scale) {
+    types[count] = n->scale_type;
+    ops[count++] = wgc_float_operand("scale", scale, n->scale_type, n->len);
+  }
+  if (bias) {
+    types[count] = n->bias_type;
+    ops[count++] = wgc_float_operand("bias", bias, n->bias_type, n->len);
+  }
+  types[count] = n->output_type;
+  ops[count++] = wgc_float_operand("output", output, n->output_type, total);
   for (size_t i = 0; i < count; i++) {
-    wgc_status s = wgc_check_operand(ctx, n->fn, &ops[i]);
+    wgc_status s = wgc_check_float_operand(ctx, n->fn, &ops[i], types[i]);
     if (s != WGC_OK)
       return s;
   }
-  /* in place on input is allowed; scale and bias must not be written */
+  /* in place on input is allowed (same type only: identical spans);
+   * scale and bias must not be written */
   for (size_t i = 0; i + 1 < count; i++) {
     wgc_status s =
-        wgc_check_no_overlap(ctx, n->fn, &ops[count - 1], &ops[i], i == 0);
+        wgc_check_no_overlap(ctx, n->fn, &ops[count - 1], &ops[i],
+                             i == 0 && n->input_type == n->output_type);
     if (s != WGC_OK)
       return s;
   }
@@ -78,57 +114,113 @@ static wgc_status norm_run(wgc_context *ctx, wgc_norm_args *n, wgc_ptr input,
 }
 
 static wgc_status softmax_common(wgc_context *ctx, wgc_norm_kind kind,
-                                 const char *fn, wgc_ptr input, wgc_ptr output,
-                                 const size_t *shape, size_t rank,
-                                 size_t axis) {
+                                 const char *fn, wgc_ptr input,
+                                 wgc_dtype input_type, wgc_ptr output,
+                                 wgc_dtype output_type, const size_t *shape,
+                                 size_t rank, size_t axis) {
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  wgc_norm_args n = {.kind = kind, .fn = fn};
+  wgc_norm_args n = {.kind = kind,
+                     .fn = fn,
+                     .input_type = input_type,
+                     .output_type = output_type};
   size_t total = 0;
-  wgc_status s = norm_shape(ctx, &n, shape, rank, axis, &total);
+  wgc_status s = norm_types(ctx, &n);
+  if (s == WGC_OK)
+    s = norm_shape(ctx, &n, shape, rank, axis, &total);
   return s != WGC_OK ? s : norm_run(ctx, &n, input, 0, 0, output, total);
 }
 
 wgc_status wgc_softmax(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
                        const size_t *shape, size_t rank, size_t axis) {
-  return softmax_common(ctx, WGC_NORM_SOFTMAX, "wgc_softmax", input, output,
-                        shape, rank, axis);
+  return softmax_common(ctx, WGC_NORM_SOFTMAX, "wgc_softmax", input,
+                        WGC_DTYPE_F32, output, WGC_DTYPE_F32, shape, rank,
+                        axis);
+}
+
+wgc_status wgc_softmax_ex(wgc_context *ctx, wgc_ptr input, wgc_dtype input_type,
+                          wgc_ptr output, wgc_dtype output_type,
+                          const size_t *shape, size_t rank, size_t axis) {
+  return softmax_common(ctx, WGC_NORM_SOFTMAX, "wgc_softmax_ex", input,
+                        input_type, output, output_type, shape, rank, axis);
 }
 
 wgc_status wgc_log_softmax(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
                            const size_t *shape, size_t rank, size_t axis) {
   return softmax_common(ctx, WGC_NORM_LOG_SOFTMAX, "wgc_log_softmax", input,
-                        output, shape, rank, axis);
+                        WGC_DTYPE_F32, output, WGC_DTYPE_F32, shape, rank,
+                        axis);
 }
 
-static wgc_status norm_common(wgc_context *ctx, wgc_norm_kind kind,
-                              const char *fn, wgc_ptr input, wgc_ptr scale,
-                              wgc_ptr bias, wgc_ptr output, const size_t *shape,
-                              size_t rank, size_t axis, float epsilon) {
+wgc_status wgc_log_softmax_ex(wgc_context *ctx, wgc_ptr input,
+                              wgc_dtype input_type, wgc_ptr output,
+                              wgc_dtype output_type, const size_t *shape,
+                              size_t rank, size_t axis) {
+  return softmax_common(ctx, WGC_NORM_LOG_SOFTMAX, "wgc_log_softmax_ex", input,
+                        input_type, output, output_type, shape, rank, axis);
+}
+
+static wgc_status norm_common(wgc_context *ctx, wgc_norm_args *n, wgc_ptr input,
+                              wgc_ptr scale, wgc_ptr bias, wgc_ptr output,
+                              const size_t *shape, size_t rank, size_t axis) {
+  const char *fn = n->fn;
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-  wgc_norm_args n = {.kind = kind, .fn = fn, .epsilon = epsilon};
   size_t total = 0;
-  wgc_status s = norm_shape(ctx, &n, shape, rank, axis, &total);
+  wgc_status s = norm_types(ctx, n);
+  if (s == WGC_OK)
+    s = norm_shape(ctx, n, shape, rank, axis, &total);
   if (s != WGC_OK)
     return s;
-  if (!isfinite(epsilon) || epsilon < 0.0f)
+  if (!isfinite(n->epsilon) || n->epsilon < 0.0f)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: epsilon %g is not finite and >= 0", fn,
-                    (double)epsilon);
-  return norm_run(ctx, &n, input, scale, bias, output, total);
+                    (double)n->epsilon);
+  return norm_run(ctx, n, input, scale, bias, output, total);
 }
 
 wgc_status wgc_layer_norm(wgc_context *ctx, wgc_ptr input, wgc_ptr scale,
                           wgc_ptr bias, wgc_ptr output, const size_t *shape,
                           size_t rank, size_t axis, float epsilon) {
-  return norm_common(ctx, WGC_NORM_LAYER, "wgc_layer_norm", input, scale, bias,
-                     output, shape, rank, axis, epsilon);
+  wgc_norm_args n = {
+      .kind = WGC_NORM_LAYER, .fn = "wgc_layer_norm", .epsilon = epsilon};
+  return norm_common(ctx, &n, input, scale, bias, output, shape, rank, axis);
+}
+
+wgc_status wgc_layer_norm_ex(wgc_context *ctx, wgc_ptr input,
+                             wgc_dtype input_type, wgc_ptr scale,
+                             wgc_dtype scale_type, wgc_ptr bias,
+                             wgc_dtype bias_type, wgc_ptr output,
+                             wgc_dtype output_type, const size_t *shape,
+                             size_t rank, size_t axis, float epsilon) {
+  wgc_norm_args n = {.kind = WGC_NORM_LAYER,
+                     .fn = "wgc_layer_norm_ex",
+                     .epsilon = epsilon,
+                     .input_type = input_type,
+                     .output_type = output_type,
+                     .scale_type = scale_type,
+                     .bias_type = bias_type};
+  return norm_common(ctx, &n, input, scale, bias, output, shape, rank, axis);
 }
 
 wgc_status wgc_rms_norm(wgc_context *ctx, wgc_ptr input, wgc_ptr scale,
                         wgc_ptr output, const size_t *shape, size_t rank,
                         size_t axis, float epsilon) {
-  return norm_common(ctx, WGC_NORM_RMS, "wgc_rms_norm", input, scale, 0, output,
-                     shape, rank, axis, epsilon);
+  wgc_norm_args n = {
+      .kind = WGC_NORM_RMS, .fn = "wgc_rms_norm", .epsilon = epsilon};
+  return norm_common(ctx, &n, input, scale, 0, output, shape, rank, axis);
+}
+
+wgc_status wgc_rms_norm_ex(wgc_context *ctx, wgc_ptr input,
+                           wgc_dtype input_type, wgc_ptr scale,
+                           wgc_dtype scale_type, wgc_ptr output,
+                           wgc_dtype output_type, const size_t *shape,
+                           size_t rank, size_t axis, float epsilon) {
+  wgc_norm_args n = {.kind = WGC_NORM_RMS,
+                     .fn = "wgc_rms_norm_ex",
+                     .epsilon = epsilon,
+                     .input_type = input_type,
+                     .output_type = output_type,
+                     .scale_type = scale_type};
+  return norm_common(ctx, &n, input, scale, 0, output, shape, rank, axis);
 }

@@ -2,6 +2,7 @@
  * footprints, the merged view of the reduced axes, dispatch. */
 #include "internal.h"
 
+#include "dtype.h"
 #include "validate.h"
 
 #include <stdint.h>
@@ -63,9 +64,25 @@ static void merge_view(const size_t *shape, size_t rank, const bool *reduced,
   }
 }
 
+/* The input f32, f16 or bf16; the output f32 or the input's type. */
+static wgc_status reduce_types(wgc_context *ctx, const char *fn, wgc_dtype it,
+                               wgc_dtype ot) {
+  wgc_status s = wgc_check_float_type(ctx, fn, "input_type", it);
+  if (s != WGC_OK || ot == WGC_DTYPE_F32 || ot == it)
+    return s;
+  if (!wgc_dtype_valid(ot))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: output_type %d is not a wgc_dtype", fn, (int)ot);
+  return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                  "%s: output_type %s is not a type this operand takes (f32 "
+                  "or the input's type, %s)",
+                  fn, wgc_dtype_name(ot), wgc_dtype_name(it));
+}
+
 static wgc_status reduce_common(wgc_context *ctx, const char *fn,
                                 wgc_reduce_op op, wgc_reduce_arg arg,
-                                wgc_ptr input, wgc_ptr output,
+                                wgc_ptr input, wgc_dtype input_type,
+                                wgc_ptr output, wgc_dtype output_type,
                                 const size_t *shape, size_t rank,
                                 const size_t *axes, size_t naxes, bool multi) {
   if (!ctx)
@@ -73,6 +90,9 @@ static wgc_status reduce_common(wgc_context *ctx, const char *fn,
   if (arg == WGC_ARG_NONE && (unsigned)op >= WGC_REDUCE_OP_COUNT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: op %d is not a wgc_reduce_op", fn, (int)op);
+  wgc_status ts = reduce_types(ctx, fn, input_type, output_type);
+  if (ts != WGC_OK)
+    return ts;
   if (rank < 1 || rank > WGC_MAX_RANK)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: rank %zu is outside 1..%d", fn, rank, WGC_MAX_RANK);
@@ -94,7 +114,11 @@ static wgc_status reduce_common(wgc_context *ctx, const char *fn,
                       "%s: axes[%zu] = %zu is listed twice", fn, k, a);
     reduced[a] = true;
   }
-  wgc_reduce_args r = {.op = op, .arg = arg, .fn = fn};
+  wgc_reduce_args r = {.op = op,
+                       .arg = arg,
+                       .input_type = input_type,
+                       .output_type = output_type,
+                       .fn = fn};
   size_t in_n = 0, out_n = 1, red_n = 1;
   bool ok = wgc_product(shape, rank, &in_n) && in_n <= SIZE_MAX / 4;
   for (size_t i = 0; ok && i < rank; i++)
@@ -130,11 +154,11 @@ static wgc_status reduce_common(wgc_context *ctx, const char *fn,
                       fn, axes[0], red_n);
     merge_view(shape, rank, reduced, &r);
   }
-  wgc_operand in = wgc_flat_operand("input", input, in_n);
-  wgc_operand out = wgc_flat_operand("output", output, out_n);
-  wgc_status s = wgc_check_operand(ctx, fn, &in);
+  wgc_operand in = wgc_float_operand("input", input, input_type, in_n);
+  wgc_operand out = wgc_float_operand("output", output, output_type, out_n);
+  wgc_status s = wgc_check_float_operand(ctx, fn, &in, input_type);
   if (s == WGC_OK)
-    s = wgc_check_operand(ctx, fn, &out);
+    s = wgc_check_float_operand(ctx, fn, &out, output_type);
   if (s == WGC_OK)
     s = wgc_check_no_overlap(ctx, fn, &out, &in, false);
   if (s != WGC_OK)
@@ -147,31 +171,60 @@ static wgc_status reduce_common(wgc_context *ctx, const char *fn,
 wgc_status wgc_reduce(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
                       wgc_ptr output, const size_t *shape, size_t rank,
                       size_t axis) {
-  return reduce_common(ctx, "wgc_reduce", op, WGC_ARG_NONE, input, output,
-                       shape, rank, &axis, 1, false);
+  return reduce_common(ctx, "wgc_reduce", op, WGC_ARG_NONE, input,
+                       WGC_DTYPE_F32, output, WGC_DTYPE_F32, shape, rank, &axis,
+                       1, false);
 }
 
-wgc_status wgc_reduce_axes(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
-                           wgc_ptr output, const size_t *shape, size_t rank,
-                           const size_t *axes, size_t naxes) {
-  const char *fn = "wgc_reduce_axes";
+wgc_status wgc_reduce_ex(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
+                         wgc_dtype input_type, wgc_ptr output,
+                         wgc_dtype output_type, const size_t *shape,
+                         size_t rank, size_t axis) {
+  return reduce_common(ctx, "wgc_reduce_ex", op, WGC_ARG_NONE, input,
+                       input_type, output, output_type, shape, rank, &axis, 1,
+                       false);
+}
+
+static wgc_status reduce_axes_common(wgc_context *ctx, const char *fn,
+                                     wgc_reduce_op op, wgc_ptr input,
+                                     wgc_dtype input_type, wgc_ptr output,
+                                     wgc_dtype output_type, const size_t *shape,
+                                     size_t rank, const size_t *axes,
+                                     size_t naxes) {
   if (ctx && !axes)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: axes is NULL", fn);
   if (ctx && rank >= 1 && rank <= WGC_MAX_RANK && (naxes < 1 || naxes > rank))
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: naxes %zu is outside 1..rank (%zu)", fn, naxes, rank);
-  return reduce_common(ctx, fn, op, WGC_ARG_NONE, input, output, shape, rank,
-                       axes, naxes, true);
+  return reduce_common(ctx, fn, op, WGC_ARG_NONE, input, input_type, output,
+                       output_type, shape, rank, axes, naxes, true);
+}
+
+wgc_status wgc_reduce_axes(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
+                           wgc_ptr output, const size_t *shape, size_t rank,
+                           const size_t *axes, size_t naxes) {
+  return reduce_axes_common(ctx, "wgc_reduce_axes", op, input, WGC_DTYPE_F32,
+                            output, WGC_DTYPE_F32, shape, rank, axes, naxes);
+}
+
+wgc_status wgc_reduce_axes_ex(wgc_context *ctx, wgc_reduce_op op, wgc_ptr input,
+                              wgc_dtype input_type, wgc_ptr output,
+                              wgc_dtype output_type, const size_t *shape,
+                              size_t rank, const size_t *axes, size_t naxes) {
+  return reduce_axes_common(ctx, "wgc_reduce_axes_ex", op, input, input_type,
+                            output, output_type, shape, rank, axes, naxes);
 }
 
 wgc_status wgc_argmax(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
                       const size_t *shape, size_t rank, size_t axis) {
   return reduce_common(ctx, "wgc_argmax", WGC_REDUCE_MAX, WGC_ARG_MAX, input,
-                       output, shape, rank, &axis, 1, false);
+                       WGC_DTYPE_F32, output, WGC_DTYPE_F32, shape, rank, &axis,
+                       1, false);
 }
 
 wgc_status wgc_argmin(wgc_context *ctx, wgc_ptr input, wgc_ptr output,
                       const size_t *shape, size_t rank, size_t axis) {
   return reduce_common(ctx, "wgc_argmin", WGC_REDUCE_MIN, WGC_ARG_MIN, input,
-                       output, shape, rank, &axis, 1, false);
+                       WGC_DTYPE_F32, output, WGC_DTYPE_F32, shape, rank, &axis,
+                       1, false);
 }

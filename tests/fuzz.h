@@ -130,6 +130,7 @@ typedef struct fz_step {
   fz_shape sst, dst; /* copy_strided: source and destination strides */
   wgc_pool2d_desc pl;
   int dta, dtb, dtc, dtbias; /* GEMM_EX operand types (wgc_dtype; 0 f32) */
+  int dtcond;                /* where: cond's type */
   unsigned tsh;              /* GEMM_EX: bit i shifts operand i (A, B, C,
                                 bias) 2 bytes into a word where 2-byte */
 } fz_step;

@@ -450,6 +450,16 @@ static void gen_shape(fz_rng *r, fz_shape *sh, size_t rank, size_t budget) {
   }
 }
 
+/* A reduction's types: input dta f32/f16/bf16, output dtc f32 or the
+ * input's; tsh bits 0 and 2. */
+static void gen_reduce_types(fz_rng *r, fz_step *s) {
+  if (!fz_chance(r, 0.35))
+    return;
+  s->dta = (int)fz_below(r, 3);
+  s->dtc = fz_chance(r, 0.5) ? s->dta : 0;
+  s->tsh = (unsigned)fz_below(r, 8);
+}
+
 static void gen_reduce(fz_rng *r, fz_step *s) {
   /* SUM..MEAN: fzr_reduce models their overflow and flush behaviour; the
    * later ops are tested against float64 in test_reduce.c */
@@ -465,6 +475,7 @@ static void gen_reduce(fz_rng *r, fz_step *s) {
   }
   s->axis = fz_below(r, s->sh.rank);
   s->dist = fz_chance(r, 0.7) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+  gen_reduce_types(r, s);
 }
 
 /* Element-wise operand types (dta, dtb, dtc: f32, f16 or bf16), drawn for
@@ -626,6 +637,7 @@ static void gen_reduce_axes(fz_rng *r, fz_step *s) {
                        : FZ_DIST_OFFSET;
   if (s->dist == FZ_DIST_OFFSET)
     s->mag = log_uniform(r, 1, 1e6);
+  gen_reduce_types(r, s);
 }
 
 static void gen_arg(fz_rng *r, fz_step *s) {
@@ -676,6 +688,14 @@ static void gen_norm(fz_rng *r, fz_step *s) {
     s->dist = FZ_DIST_OFFSET;
     s->mag = (fz_chance(r, 0.5) ? -1.0f : 1.0f) * log_uniform(r, 1, 1e6);
   }
+  /* input dta and output dtc f32/f16/bf16, scale and bias dtb f32/f16 */
+  gen_ew_types(r, s, false);
+  if (s->dta || s->dtc) {
+    s->dtb = (int)fz_below(r, 2);
+    s->tsh = (unsigned)fz_below(r, 16);
+  }
+  if (s->inplace)
+    s->dtc = s->dta;
 }
 
 static void gen_rotary(fz_rng *r, fz_step *s) {
@@ -865,6 +885,15 @@ static void gen_where(fz_rng *r, fz_step *s) {
     *x[fz_below(r, 3)] = out;
   s->inplace = (int)fz_below(r, 4); /* out == a, b or cond when legal */
   s->dist = FZ_DIST_BITS;
+  gen_ew_types(r, s, true);
+  if (s->dta || s->dtb || s->dtc) {
+    s->dtcond = (int)fz_below(r, 3);
+    s->tsh = (unsigned)fz_below(r, 16);
+  }
+  /* in place is same-typed */
+  int alias_t[4] = {0, s->dta, s->dtb, s->dtcond};
+  if (s->inplace)
+    s->dtc = alias_t[s->inplace];
 }
 
 static const int kind_weight[FZ_KIND_COUNT] = {
@@ -1097,6 +1126,7 @@ static const struct field {
     F("b_type", dtb, T_INT),
     F("c_type", dtc, T_INT),
     F("bias_type", dtbias, T_INT),
+    F("cond_type", dtcond, T_INT),
     F("tshift", tsh, T_U32),
 #undef F
 };

@@ -153,8 +153,10 @@ static bool build_reduce_axes(fz_env *e, fz_pending *p, char *msg,
       nout *= s->sh.d[d];
     }
   }
-  int X = fz_add_opnd(p, "input", nin, false, -1);
-  int O = fz_add_opnd(p, "output", nout, true, -1);
+  fz_typed tx = fz_typed_make(s->dta, s, 0, nin),
+           to = fz_typed_make(s->dtc, s, 2, nout);
+  int X = fz_ew_add(p, "input", tx, false, -1);
+  int O = fz_ew_add(p, "output", to, true, -1);
   fz_place(p);
   /* Any order of the list. */
   for (size_t i = naxes; i > 1; i--) {
@@ -162,19 +164,28 @@ static bool build_reduce_axes(fz_env *e, fz_pending *p, char *msg,
     axes[i - 1] = axes[j];
     axes[j] = t;
   }
-  fz_fill_opnd(p, X, s->dist, s->mag);
+  fz_ew_fill(p, X, tx, s->dist, s->mag);
   if (!fz_upload_all(e, p, msg, size))
     return false;
   bool zero = !nout && s->nullptrs;
+  bool typed = tx.t || to.t;
+  wgc_ptr xs = zero ? 0 : tx.sh, os = zero ? 0 : to.sh;
   bool no_identity = s->op == WGC_REDUCE_MAX || s->op == WGC_REDUCE_MIN ||
                      s->op == WGC_REDUCE_MEAN;
   wgc_status want =
       nout && !red && no_identity ? WGC_ERR_INVALID_ARGUMENT : WGC_OK;
   wgc_status st[2];
   for (int b = 0; b < 2; b++)
-    st[b] = s->inplace && naxes == 1
-                ? wgc_reduce(e->ctx[b], (wgc_reduce_op)s->op, ADDR(X, b),
-                             ADDR(O, b), s->sh.d, rank, axes[0])
+    st[b] =
+        s->inplace && naxes == 1 && typed
+            ? wgc_reduce_ex(e->ctx[b], (wgc_reduce_op)s->op, ADDR(X, b) + xs,
+                            tx.t, ADDR(O, b) + os, to.t, s->sh.d, rank, axes[0])
+        : s->inplace && naxes == 1
+            ? wgc_reduce(e->ctx[b], (wgc_reduce_op)s->op, ADDR(X, b),
+                         ADDR(O, b), s->sh.d, rank, axes[0])
+        : typed ? wgc_reduce_axes_ex(e->ctx[b], (wgc_reduce_op)s->op,
+                                     ADDR(X, b) + xs, tx.t, ADDR(O, b) + os,
+                                     to.t, s->sh.d, rank, axes, naxes)
                 : wgc_reduce_axes(e->ctx[b], (wgc_reduce_op)s->op, ADDR(X, b),
                                   ADDR(O, b), s->sh.d, rank, axes, naxes);
   if (!fz_statuses(e, st, want, msg, size))
@@ -182,14 +193,15 @@ static bool build_reduce_axes(fz_env *e, fz_pending *p, char *msg,
   if (want != WGC_OK)
     nout = 0;
   fz_want_alloc(p, nout);
-  fz_map_contiguous(p, 0, O, nout);
+  fz_ew_map(p, O, to, nout);
   if (!nout)
     return true;
   double *out = mz(nout * sizeof *out), *mag = mz(nout * sizeof *mag);
   double *big = mz(nout * sizeof *big), *small = mz(nout * sizeof *small);
   float *lg = mz(nin * sizeof *lg);
   for (int v = 0; v < 2; v++) {
-    const float *x = fz_in(p, v, X);
+    float *own;
+    const float *x = fz_ew_in(p, v, X, tx, &own);
     ref_reduce_axes((wgc_reduce_op)s->op, x, s->sh.d, rank, reduced, out, mag);
     if (s->op == WGC_REDUCE_PROD) {
       /* WebGPU multiplies in float32: a partial product may leave the
@@ -233,7 +245,9 @@ static bool build_reduce_axes(fz_env *e, fz_pending *p, char *msg,
       }
       set_want(p, v, i, out[i], tol, len);
     }
+    free(own);
   }
+  fz_ew_round(p, to, nout);
   free(out);
   free(mag);
   free(big);
@@ -311,50 +325,79 @@ static bool build_norm(fz_env *e, fz_pending *p, char *msg, size_t size) {
   bool norm = s->op >= 2;
   bool has_scale = norm && (s->bias & 1),
        has_bias = s->op == 2 && (s->bias & 2);
-  int X = fz_add_opnd(p, "input", n, false, -1);
-  int Sc = has_scale ? fz_add_opnd(p, "scale", group, false, -1) : -1;
-  int Bi = has_bias ? fz_add_opnd(p, "bias", group, false, -1) : -1;
-  int O = fz_add_opnd(p, "output", n, true, s->inplace ? X : -1);
+  /* input dta, output dtc, scale and bias dtb (f32 or f16) */
+  fz_typed tx = fz_typed_make(s->dta, s, 0, n),
+           ts = fz_typed_make(s->dtb, s, 1, group),
+           tb = fz_typed_make(s->dtb, s, 3, group),
+           to = fz_typed_make(s->dtc, s, 2, n);
+  if (s->inplace)
+    to.sh = tx.sh;
+  bool typed = tx.t || ts.t || to.t;
+  int X = fz_ew_add(p, "input", tx, false, -1);
+  int Sc = has_scale ? fz_ew_add(p, "scale", ts, false, -1) : -1;
+  int Bi = has_bias ? fz_ew_add(p, "bias", tb, false, -1) : -1;
+  int O = fz_ew_add(p, "output", to, true, s->inplace ? X : -1);
   fz_place(p);
-  fz_fill_opnd(p, X, s->dist, s->mag);
+  fz_ew_fill(p, X, tx, s->dist, s->mag);
   if (Sc >= 0)
-    fz_fill_opnd(p, Sc, FZ_DIST_UNIT, 2.0);
+    fz_ew_fill(p, Sc, ts, FZ_DIST_UNIT, 2.0);
   if (Bi >= 0)
-    fz_fill_opnd(p, Bi, FZ_DIST_UNIT, 2.0);
+    fz_ew_fill(p, Bi, tb, FZ_DIST_UNIT, 2.0);
   if (!fz_upload_all(e, p, msg, size))
     return false;
   bool zero = !n && s->nullptrs;
   wgc_status st[2];
   for (int b = 0; b < 2; b++) {
     wgc_context *c = e->ctx[b];
-    wgc_ptr sc = Sc >= 0 ? ADDR(Sc, b) : 0, bi = Bi >= 0 ? ADDR(Bi, b) : 0;
-    switch (s->op) {
+    wgc_ptr sc = Sc >= 0 ? ADDR(Sc, b) + ts.sh : 0,
+            bi = Bi >= 0 ? ADDR(Bi, b) + tb.sh : 0;
+    wgc_ptr x = ADDR(X, b) + (zero ? 0 : tx.sh),
+            o = ADDR(O, b) + (zero ? 0 : to.sh);
+    switch (s->op + 4 * typed) {
     case 0:
-      st[b] = wgc_softmax(c, ADDR(X, b), ADDR(O, b), s->sh.d, rank, s->axis);
+      st[b] = wgc_softmax(c, x, o, s->sh.d, rank, s->axis);
       break;
     case 1:
-      st[b] =
-          wgc_log_softmax(c, ADDR(X, b), ADDR(O, b), s->sh.d, rank, s->axis);
+      st[b] = wgc_log_softmax(c, x, o, s->sh.d, rank, s->axis);
       break;
     case 2:
-      st[b] = wgc_layer_norm(c, ADDR(X, b), sc, bi, ADDR(O, b), s->sh.d, rank,
-                             s->axis, s->eps);
+      st[b] = wgc_layer_norm(c, x, sc, bi, o, s->sh.d, rank, s->axis, s->eps);
+      break;
+    case 3:
+      st[b] = wgc_rms_norm(c, x, sc, o, s->sh.d, rank, s->axis, s->eps);
+      break;
+    case 4:
+      st[b] = wgc_softmax_ex(c, x, tx.t, o, to.t, s->sh.d, rank, s->axis);
+      break;
+    case 5:
+      st[b] = wgc_log_softmax_ex(c, x, tx.t, o, to.t, s->sh.d, rank, s->axis);
+      break;
+    case 6:
+      st[b] = wgc_layer_norm_ex(c, x, tx.t, sc, ts.t, bi, tb.t, o, to.t,
+                                s->sh.d, rank, s->axis, s->eps);
       break;
     default:
-      st[b] = wgc_rms_norm(c, ADDR(X, b), sc, ADDR(O, b), s->sh.d, rank,
-                           s->axis, s->eps);
+      st[b] = wgc_rms_norm_ex(c, x, tx.t, sc, ts.t, o, to.t, s->sh.d, rank,
+                              s->axis, s->eps);
     }
   }
   if (!fz_statuses(e, st, WGC_OK, msg, size))
     return false;
   fz_want_alloc(p, n);
-  fz_map_contiguous(p, 0, O, n);
+  fz_ew_map(p, O, to, n);
   if (!n)
     return true;
   double *y =
       mz((group > s->sh.d[s->axis] ? group : s->sh.d[s->axis]) * sizeof *y);
   for (int v = 0; v < 2; v++) {
-    const float *x = fz_in(p, v, X);
+    float *own[3];
+    const float *x = fz_ew_in(p, v, X, tx, &own[0]);
+    const float *sc = Sc >= 0 ? fz_ew_in(p, v, Sc, ts, &own[1]) : NULL;
+    const float *bi = Bi >= 0 ? fz_ew_in(p, v, Bi, tb, &own[2]) : NULL;
+    if (Sc < 0)
+      own[1] = NULL;
+    if (Bi < 0)
+      own[2] = NULL;
     if (!norm) {
       size_t len = s->sh.d[s->axis], inner = group / len;
       for (size_t o = 0; o < outer; o++)
@@ -365,10 +408,9 @@ static bool build_norm(fz_env *e, fz_pending *p, char *msg, size_t size) {
             set_want(p, v, o * group + j * inner + i, y[j], tol, 0);
           }
         }
+      free(own[0]);
       continue;
     }
-    const float *sc = Sc >= 0 ? fz_in(p, v, Sc) : NULL;
-    const float *bi = Bi >= 0 ? fz_in(p, v, Bi) : NULL;
     for (size_t o = 0; o < outer; o++) {
       const float *g = x + o * group;
       double mean = 0, var = 0, mx = 0;
@@ -409,7 +451,10 @@ static bool build_norm(fz_env *e, fz_pending *p, char *msg, size_t size) {
         set_want(p, v, o * group + j, val, tol, l);
       }
     }
+    for (int k = 0; k < 3; k++)
+      free(own[k]);
   }
+  fz_ew_round(p, to, n);
   free(y);
   return true;
 }
@@ -686,6 +731,23 @@ static bool same_shape(const fz_shape *a, const size_t *osh, size_t orank) {
   return a->rank == orank && !memcmp(a->d, osh, orank * sizeof(size_t));
 }
 
+/* Element i of a where operand as a value (NaN payloads as f32 bits). */
+static dref_val where_val(fz_pending *p, int opnd, fz_typed o, size_t i) {
+  if (o.t)
+    return dref_load(fz_typed_bytes(p, opnd, o), o.t, i);
+  float f = fz_in(p, 0, opnd)[i];
+  return (dref_val){f, isnan(f) ? float_bits(f) : 0};
+}
+
+/* Whether cond element i is true: not +-0, by its bits. */
+static bool where_true(fz_pending *p, int opnd, fz_typed o, size_t i) {
+  if (!o.t)
+    return float_bits(fz_in(p, 0, opnd)[i]) & 0x7FFFFFFFu;
+  uint16_t h;
+  memcpy(&h, fz_typed_bytes(p, opnd, o) + 2 * i, 2);
+  return h & 0x7FFF;
+}
+
 static bool build_where(fz_env *e, fz_pending *p, char *msg, size_t size) {
   const fz_step *s = &p->s;
   size_t ab[16], rab, osh[16], orank;
@@ -701,15 +763,26 @@ static bool build_where(fz_env *e, fz_pending *p, char *msg, size_t size) {
   size_t nout = ref_count(osh, orank);
   const fz_shape *alias_sh[4] = {NULL, &s->sh, &s->shb, &s->shc};
   bool al = s->inplace && same_shape(alias_sh[s->inplace], osh, orank);
-  int C = fz_add_opnd(p, "cond", nc, false, -1);
-  int A = fz_add_opnd(p, "a", na, false, -1);
-  int B = fz_add_opnd(p, "b", nb, false, -1);
+  /* a dta, b dtb, out dtc, cond dtcond (tsh bits 0, 1, 2, 3) */
+  fz_typed tc = fz_typed_make(s->dtcond, s, 3, nc),
+           ta = fz_typed_make(s->dta, s, 0, na),
+           tb = fz_typed_make(s->dtb, s, 1, nb),
+           to = fz_typed_make(s->dtc, s, 2, nout);
+  const fz_typed *alias_t[4] = {NULL, &ta, &tb, &tc};
+  if (al)
+    to.sh = alias_t[s->inplace]->sh;
+  bool typed = tc.t || ta.t || tb.t || to.t;
+  int C = fz_ew_add(p, "cond", tc, false, -1);
+  int A = fz_ew_add(p, "a", ta, false, -1);
+  int B = fz_ew_add(p, "b", tb, false, -1);
   int aliased[4] = {-1, A, B, C};
-  int O = fz_add_opnd(p, "out", nout, true, al ? aliased[s->inplace] : -1);
+  int O = fz_ew_add(p, "out", to, true, al ? aliased[s->inplace] : -1);
   fz_place(p);
-  fz_fill_opnd(p, A, FZ_DIST_BITS, 1);
-  fz_fill_opnd(p, B, FZ_DIST_BITS, 1);
-  float *c = fz_in(p, 0, C);
+  fz_ew_fill(p, A, ta, FZ_DIST_BITS, 1);
+  fz_ew_fill(p, B, tb, FZ_DIST_BITS, 1);
+  if (tc.t)
+    fz_ew_fill(p, C, tc, FZ_DIST_BITS, 1);
+  float *c = tc.t ? mz((nc ? nc : 1) * sizeof *c) : fz_in(p, 0, C);
   for (size_t i = 0; i < nc; i++) {
     size_t k = fz_below(&p->data, 10);
     c[i] = k < 4   ? 0.0f
@@ -719,24 +792,48 @@ static bool build_where(fz_env *e, fz_pending *p, char *msg, size_t size) {
                                 (fz_chance(&p->data, 0.5) ? 0x80000000u : 0))
                    : (float)(2 * fz_unit(&p->data) - 1);
   }
+  if (tc.t) { /* the same draws encoded as cond's type */
+    uint8_t *ch = fz_typed_bytes(p, C, tc);
+    for (size_t i = 0; i < nc; i++) {
+      dref_val dv = {c[i], isnan(c[i]) ? float_bits(c[i]) : 0};
+      uint16_t h = dref_enc16(dv, tc.t == WGC_DTYPE_BF16);
+      memcpy(ch + 2 * i, &h, 2);
+    }
+    free(c);
+  }
   if (!fz_upload_all(e, p, msg, size))
     return false;
   bool zero = !nout && s->nullptrs;
   wgc_status st[2];
-  for (int b = 0; b < 2; b++)
-    st[b] = wgc_where(e->ctx[b], ADDR(C, b), s->shc.d, s->shc.rank, ADDR(A, b),
-                      s->sh.d, s->sh.rank, ADDR(B, b), s->shb.d, s->shb.rank,
-                      ADDR(O, b));
+  for (int b = 0; b < 2; b++) {
+    wgc_ptr cp = ADDR(C, b) + (zero ? 0 : tc.sh),
+            ap = ADDR(A, b) + (zero ? 0 : ta.sh),
+            bp = ADDR(B, b) + (zero ? 0 : tb.sh),
+            op = ADDR(O, b) + (zero ? 0 : to.sh);
+    st[b] = typed ? wgc_where_ex(e->ctx[b], cp, tc.t, s->shc.d, s->shc.rank, ap,
+                                 ta.t, s->sh.d, s->sh.rank, bp, tb.t, s->shb.d,
+                                 s->shb.rank, op, to.t)
+                  : wgc_where(e->ctx[b], cp, s->shc.d, s->shc.rank, ap, s->sh.d,
+                              s->sh.rank, bp, s->shb.d, s->shb.rank, op);
+  }
   if (!fz_statuses(e, st, WGC_OK, msg, size))
     return false;
   fz_want_alloc(p, nout);
-  fz_map_contiguous(p, 0, O, nout);
+  fz_ew_map(p, O, to, nout);
   p->bits = mz(nout * sizeof(float));
-  const float *a = fz_in(p, 0, A), *bb = fz_in(p, 0, B), *cc = fz_in(p, 0, C);
+  /* the chosen value converted as wgc_cast does, then decoded as the
+   * check decodes the output */
   for (size_t i = 0; i < nout; i++) {
-    bool t = float_bits(cc[bcast_index(osh, orank, &s->shc, i)]) & 0x7FFFFFFFu;
-    p->bits[i] = t ? a[bcast_index(osh, orank, &s->sh, i)]
-                   : bb[bcast_index(osh, orank, &s->shb, i)];
+    bool t = where_true(p, C, tc, bcast_index(osh, orank, &s->shc, i));
+    dref_val v = t ? where_val(p, A, ta, bcast_index(osh, orank, &s->sh, i))
+                   : where_val(p, B, tb, bcast_index(osh, orank, &s->shb, i));
+    if (to.t)
+      v = dref_dec16(dref_enc16(v, to.t == WGC_DTYPE_BF16),
+                     to.t == WGC_DTYPE_BF16);
+    float f = (float)v.v;
+    if (v.nan)
+      f = bits_float(v.nan);
+    p->bits[i] = f;
   }
   return true;
 }

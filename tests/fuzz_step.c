@@ -262,10 +262,7 @@ bool fz_statuses(fz_env *e, const wgc_status st[2], wgc_status want, char *msg,
 
 /* A GEMM operand of type t: its elements are bytes of t starting sh bytes
  * into its first word. */
-typedef struct typed_opnd {
-  wgc_dtype t;
-  size_t sh, elems;
-} typed_opnd;
+typedef fz_typed typed_opnd;
 
 static bool is_block(wgc_dtype t) {
   return t == WGC_DTYPE_Q8_0 || t == WGC_DTYPE_Q4_0;
@@ -405,6 +402,28 @@ static void ew_round(fz_pending *p, typed_opnd o, size_t n) {
   for (int v = 0; v < 2 && o.t; v++)
     for (size_t i = 0; i < n; i++)
       p->w[v].tol[i] += half_ulp(o.t, fabs(p->w[v].v[i]) + p->w[v].tol[i]);
+}
+
+fz_typed fz_typed_make(int t, const fz_step *s, int i, size_t elems) {
+  return typed_make(t, s, i, elems);
+}
+int fz_ew_add(fz_pending *p, const char *name, fz_typed o, bool out,
+              int alias) {
+  return ew_add(p, name, o, out, alias);
+}
+void fz_ew_fill(fz_pending *p, int opnd, fz_typed o, int dist, double mag) {
+  ew_fill(p, opnd, o, dist, mag);
+}
+const float *fz_ew_in(fz_pending *p, int v, int opnd, fz_typed o,
+                      float **owned) {
+  return ew_in(p, v, opnd, o, owned);
+}
+void fz_ew_map(fz_pending *p, int O, fz_typed o, size_t n) {
+  ew_map(p, O, o, n);
+}
+void fz_ew_round(fz_pending *p, fz_typed o, size_t n) { ew_round(p, o, n); }
+uint8_t *fz_typed_bytes(fz_pending *p, int opnd, fz_typed o) {
+  return typed_bytes(p, opnd, o);
 }
 
 static bool build_gemm(fz_env *e, fz_pending *p, char *msg, size_t size) {
@@ -658,10 +677,12 @@ static bool build_reduce(fz_env *e, fz_pending *p, char *msg, size_t size) {
                                  : ref_count(s->sh.d, s->axis) *
                                        ref_count(s->sh.d + s->axis + 1,
                                                  s->sh.rank - s->axis - 1);
-  int X = fz_add_opnd(p, "input", nin, false, -1);
-  int O = fz_add_opnd(p, "output", nout, true, -1);
+  typed_opnd tx = typed_make(s->dta, s, 0, nin),
+             to = typed_make(s->dtc, s, 2, nout);
+  int X = ew_add(p, "input", tx, false, -1);
+  int O = ew_add(p, "output", to, true, -1);
   fz_place(p);
-  fill_opnd(p, X, s->dist, s->mag);
+  ew_fill(p, X, tx, s->dist, s->mag);
   if (!upload_all(e, p, msg, size))
     return false;
   bool zero = !nout && s->nullptrs;
@@ -670,18 +691,27 @@ static bool build_reduce(fz_env *e, fz_pending *p, char *msg, size_t size) {
                         : WGC_OK;
   wgc_status st[2];
   for (int b = 0; b < 2; b++)
-    st[b] = wgc_reduce(e->ctx[b], (wgc_reduce_op)s->op, ADDR(X, b), ADDR(O, b),
-                       s->sh.d, s->sh.rank, s->axis);
+    st[b] = tx.t || to.t
+                ? wgc_reduce_ex(e->ctx[b], (wgc_reduce_op)s->op,
+                                ADDR(X, b) + (zero ? 0 : tx.sh), tx.t,
+                                ADDR(O, b) + (zero ? 0 : to.sh), to.t, s->sh.d,
+                                s->sh.rank, s->axis)
+                : wgc_reduce(e->ctx[b], (wgc_reduce_op)s->op, ADDR(X, b),
+                             ADDR(O, b), s->sh.d, s->sh.rank, s->axis);
   if (!statuses(e, st, want, msg, size))
     return false;
   if (want != WGC_OK)
     nout = 0;
   fz_want_alloc(p, nout);
-  fz_map_contiguous(p, 0, O, nout);
+  ew_map(p, O, to, nout);
+  for (int v = 0; v < 2 && nout; v++) {
+    float *own;
+    fzr_reduce((wgc_reduce_op)s->op, ew_in(p, v, X, tx, &own), &s->sh, s->axis,
+               p->w[v]);
+    free(own);
+  }
   if (nout)
-    for (int v = 0; v < 2; v++)
-      fzr_reduce((wgc_reduce_op)s->op, fz_in(p, v, X), &s->sh, s->axis,
-                 p->w[v]);
+    ew_round(p, to, nout);
   return true;
 }
 

@@ -51,6 +51,28 @@ wgc_ptr fz_addr(const fz_pending *p, int opnd, int b);
 void fz_want_alloc(fz_pending *p, size_t nout);
 void fz_map_contiguous(fz_pending *p, size_t from, int opnd, size_t len);
 
+/* Typed operands of the element-wise, normalization, reduce and where
+ * steps (fuzz_step.c): an operand of type t (dta, dtb, dtc, dtcond; 0
+ * f32) whose elements start sh bytes into its first word (tsh bit i). */
+typedef struct fz_typed {
+  wgc_dtype t;
+  size_t sh, elems;
+} fz_typed;
+fz_typed fz_typed_make(int t, const fz_step *s, int i, size_t elems);
+/* Adds the operand (alias as fz_add_opnd's). */
+int fz_ew_add(fz_pending *p, const char *name, fz_typed o, bool out, int alias);
+/* Fills it from dist, encoded as its type. */
+void fz_ew_fill(fz_pending *p, int opnd, fz_typed o, int dist, double mag);
+/* Variant v's inputs as floats (decoded when typed; free *owned after). */
+const float *fz_ew_in(fz_pending *p, int v, int opnd, fz_typed o,
+                      float **owned);
+/* Maps the n outputs of operand O, of o's type. */
+void fz_ew_map(fz_pending *p, int O, fz_typed o, size_t n);
+/* Adds half an ulp of o's type to each of the n bounds. */
+void fz_ew_round(fz_pending *p, fz_typed o, size_t n);
+/* The bytes of a typed operand's elements on the host. */
+uint8_t *fz_typed_bytes(fz_pending *p, int opnd, fz_typed o);
+
 /* The model-level operations (fuzz_model.c): the kinds FZ_GEMM_EX ..
  * FZ_WHERE. */
 bool fz_build_model(fz_env *e, fz_pending *p, char *msg, size_t size);

@@ -8,6 +8,7 @@
  * which write nothing. */
 #include "dtype_ref.h"
 #include "ops_ref.h"
+#include "tbuf.h"
 #include "util.h"
 
 #include <math.h>
@@ -16,104 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GUARD_BYTE 0xA5
-
 static const wgc_dtype TYPES[3] = {WGC_DTYPE_F32, WGC_DTYPE_F16,
                                    WGC_DTYPE_BF16};
-
-/* A typed operand: n elements at byte off of a device buffer, its host
- * image (guards included) in host. */
-typedef struct tbuf {
-  wgc_dtype t;
-  size_t n, off, bytes;
-  uint8_t *host;
-  wgc_ptr dev;
-} tbuf;
-
-/* x (n floats) converted to t, placed 2 bytes into a word for a 2-byte
- * type, guard bytes around it, uploaded. */
-static tbuf tbuf_make(wgc_context *ctx, wgc_dtype t, const float *x, size_t n) {
-  tbuf b = {.t = t, .n = n, .off = t == WGC_DTYPE_F32 ? 4 : 6};
-  b.bytes = (b.off + dref_bytes(t, n) + 8) & ~(size_t)3;
-  b.host = xmalloc(b.bytes);
-  memset(b.host, GUARD_BYTE, b.bytes);
-  if (x)
-    CHECK_STATUS(wgc_quantize(x, b.host + b.off, t, n), WGC_OK);
-  b.dev = dev_alloc(ctx, b.bytes);
-  if (b.dev)
-    dev_write(ctx, b.dev, (const float *)(const void *)b.host, b.bytes / 4);
-  return b;
-}
-
-static double tbuf_val(const tbuf *b, size_t i) {
-  dref_val v = dref_load(b->host + b->off, b->t, i);
-  return v.nan ? NAN : v.v;
-}
-
-static void tbuf_free(wgc_context *ctx, tbuf *b) {
-  dev_free(ctx, b->dev);
-  free(b->host);
-}
-
-/* Half a unit in the last place of t at |w| (0 for f32: the op's own
- * bound holds its rounding). */
-static double half_ulp(wgc_dtype t, double w) {
-  if (t == WGC_DTYPE_F32)
-    return 0.0;
-  int mant = t == WGC_DTYPE_F16 ? 10 : 7,
-      emin = t == WGC_DTYPE_F16 ? -14 : -126;
-  int e = w == 0.0 ? emin : ilogb(w);
-  if (e < emin)
-    e = emin;
-  return ldexp(1.0, e - mant - 1);
-}
-
-/* Reads out and checks it against want[] within rel*|w| + abs + half an
- * ulp of its type (NaN for NaN, infinities and f16 overflow exactly), and
- * its guard bytes unchanged. */
-static void check_out(wgc_context *ctx, const tbuf *out, const double *want,
-                      double rel, double abs_tol, const char *what) {
-  uint8_t *got = xmalloc(out->bytes);
-  if (!dev_read(ctx, (float *)(void *)got, out->dev, out->bytes / 4)) {
-    free(got);
-    return;
-  }
-  size_t eb = dref_bytes(out->t, 1), end = out->off + out->n * eb;
-  for (size_t i = 0; i < out->bytes; i++)
-    if ((i < out->off || i >= end) && got[i] != GUARD_BYTE) {
-      CHECK(false, "%s: guard byte %zu changed to 0x%02x", what, i, got[i]);
-      break;
-    }
-  size_t bad = 0;
-  for (size_t i = 0; i < out->n && bad < 3; i++) {
-    dref_val gv = dref_load(got + out->off, out->t, i);
-    double g = gv.nan ? NAN : gv.v, w = want[i];
-    bool ok;
-    if (isnan(w))
-      ok = isnan(g);
-    else if (isinf(w))
-      ok = g == w;
-    else {
-      double tol = rel * fabs(w) + abs_tol + half_ulp(out->t, fabs(w));
-      /* beyond the type's largest finite value plus half an ulp: inf */
-      dref_val wv = {w, 0};
-      uint16_t h = dref_enc16(wv, out->t == WGC_DTYPE_BF16);
-      double r = out->t == WGC_DTYPE_F32
-                     ? w
-                     : dref_dec16(h, out->t == WGC_DTYPE_BF16).v;
-      if (isinf(r) && fabs(w) > (1.0 + 4 * rel) * 65520.0 &&
-          out->t == WGC_DTYPE_F16)
-        ok = g == r;
-      else
-        ok = fabs(g - w) <= tol;
-    }
-    if (!ok) {
-      bad++;
-      CHECK(false, "%s: element %zu is %.9g, want %.9g", what, i, g, w);
-    }
-  }
-  free(got);
-}
 
 /* n values in [lo, hi] with the special values in front: an f16
  * subnormal, a NaN, and (where big) a value beyond f16's range. */
@@ -479,6 +384,47 @@ TEST(types_elementwise_rejected) {
     CHECK_DEVICE_EQUALS(ctx, x, init, 256, "input");
     dev_free(ctx, x);
     dev_free(ctx, o);
+    case_end();
+  }
+}
+
+/* A signalling NaN chosen by wgc_where_ex keeps its bits, as wgc_cast
+ * keeps them: bf16 to bf16 unchanged, and bf16 to f16 as wgc_cast gives
+ * it (no float in between to quiet it). */
+TEST(types_where_signalling_nan) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "types where signalling NaN"))
+      continue;
+    const uint16_t in[4] = {0x7F89, 0xFF91, 0x3F80, 0x7FC1};
+    const float one[2] = {1.0f, 1.0f};
+    wgc_ptr c = dev_from(ctx, one, 2), x = dev_alloc(ctx, 8),
+            o = dev_alloc(ctx, 8), k = dev_alloc(ctx, 8);
+    size_t s4[1] = {4}, s1[1] = {1};
+    if (c && x && o && k) {
+      dev_write(ctx, x, (const float *)(const void *)in, 2);
+      CHECK_OK(ctx,
+               wgc_where_ex(ctx, c, WGC_DTYPE_F32, s1, 1, x, WGC_DTYPE_BF16, s4,
+                            1, x, WGC_DTYPE_BF16, s4, 1, o, WGC_DTYPE_BF16));
+      uint16_t got[4];
+      if (dev_read(ctx, (float *)(void *)got, o, 2))
+        CHECK(!memcmp(got, in, sizeof in), "bf16 bits %04x %04x %04x %04x",
+              got[0], got[1], got[2], got[3]);
+      CHECK_OK(ctx,
+               wgc_where_ex(ctx, c, WGC_DTYPE_F32, s1, 1, x, WGC_DTYPE_BF16, s4,
+                            1, x, WGC_DTYPE_BF16, s4, 1, o, WGC_DTYPE_F16));
+      CHECK_OK(ctx, wgc_cast(ctx, x, WGC_DTYPE_BF16, k, WGC_DTYPE_F16, 4));
+      uint16_t want[4];
+      if (dev_read(ctx, (float *)(void *)got, o, 2) &&
+          dev_read(ctx, (float *)(void *)want, k, 2))
+        CHECK(!memcmp(got, want, sizeof want),
+              "f16 bits %04x %04x, wgc_cast's %04x %04x", got[0], got[1],
+              want[0], want[1]);
+    }
+    dev_free(ctx, c);
+    dev_free(ctx, x);
+    dev_free(ctx, o);
+    dev_free(ctx, k);
     case_end();
   }
 }

@@ -205,6 +205,14 @@ export interface Context {
          axis: number): void;
   reduceAxes(op: ReduceOp, input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
              axes: ArrayLike<number>, naxes: number): void;
+  /** reduce and reduceAxes with the input DTYPE_F32, DTYPE_F16 or
+   * DTYPE_BF16 and the output DTYPE_F32 or the input's type (rounded once
+   * from the f32 result). */
+  reduceEx(op: ReduceOp, input: Ptr, input_type: DType, output: Ptr, output_type: DType,
+           shape: ArrayLike<number>, rank: number, axis: number): void;
+  reduceAxesEx(op: ReduceOp, input: Ptr, input_type: DType, output: Ptr, output_type: DType,
+               shape: ArrayLike<number>, rank: number, axes: ArrayLike<number>,
+               naxes: number): void;
   /** output holds int32 indices: view the download's buffer as an Int32Array. */
   argmax(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
   argmin(input: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number, axis: number): void;
@@ -260,6 +268,19 @@ export interface Context {
             rank: number, axis: number, epsilon: number): void;
   rmsNorm(input: Ptr, scale: Ptr, output: Ptr, shape: ArrayLike<number>, rank: number,
           axis: number, epsilon: number): void;
+  /** The normalizations with each operand's type beside it: input and
+   * output DTYPE_F32, DTYPE_F16 or DTYPE_BF16 in any mix, scale and bias
+   * DTYPE_F32 or DTYPE_F16; an f16/bf16 output rounded once. */
+  softmaxEx(input: Ptr, input_type: DType, output: Ptr, output_type: DType,
+            shape: ArrayLike<number>, rank: number, axis: number): void;
+  logSoftmaxEx(input: Ptr, input_type: DType, output: Ptr, output_type: DType,
+               shape: ArrayLike<number>, rank: number, axis: number): void;
+  layerNormEx(input: Ptr, input_type: DType, scale: Ptr, scale_type: DType, bias: Ptr,
+              bias_type: DType, output: Ptr, output_type: DType, shape: ArrayLike<number>,
+              rank: number, axis: number, epsilon: number): void;
+  rmsNormEx(input: Ptr, input_type: DType, scale: Ptr, scale_type: DType, output: Ptr,
+            output_type: DType, shape: ArrayLike<number>, rank: number, axis: number,
+            epsilon: number): void;
   /** position_ids 0n: the caches are [batch, seq, rotary_dim / 2]. */
   rotaryEmbedding(d: RotaryDesc, input: Ptr, position_ids: Ptr, cos_cache: Ptr,
                   sin_cache: Ptr, output: Ptr): void;

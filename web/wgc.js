@@ -369,6 +369,9 @@ const SIGS = {
   attention: 'wgc_attention d:attn q:p k:p v:p o:p',
   reduce: 'wgc_reduce op:e input:p output:p shape:shape rank:z axis:z',
   reduceAxes: 'wgc_reduce_axes op:e input:p output:p shape:shape rank:z axes:shape naxes:z',
+  reduceEx: 'wgc_reduce_ex op:e input:p input_type:e output:p output_type:e shape:shape rank:z axis:z',
+  reduceAxesEx: 'wgc_reduce_axes_ex op:e input:p input_type:e output:p output_type:e shape:shape rank:z ' +
+    'axes:shape naxes:z',
   argmax: 'wgc_argmax input:p output:p shape:shape rank:z axis:z',
   argmin: 'wgc_argmin input:p output:p shape:shape rank:z axis:z',
   unary: 'wgc_unary op:e input:p output:p n:z',
@@ -391,6 +394,12 @@ const SIGS = {
   logSoftmax: 'wgc_log_softmax input:p output:p shape:shape rank:z axis:z',
   layerNorm: 'wgc_layer_norm input:p scale:p bias:p output:p shape:shape rank:z axis:z epsilon:f',
   rmsNorm: 'wgc_rms_norm input:p scale:p output:p shape:shape rank:z axis:z epsilon:f',
+  softmaxEx: 'wgc_softmax_ex input:p input_type:e output:p output_type:e shape:shape rank:z axis:z',
+  logSoftmaxEx: 'wgc_log_softmax_ex input:p input_type:e output:p output_type:e shape:shape rank:z axis:z',
+  layerNormEx: 'wgc_layer_norm_ex input:p input_type:e scale:p scale_type:e bias:p bias_type:e ' +
+    'output:p output_type:e shape:shape rank:z axis:z epsilon:f',
+  rmsNormEx: 'wgc_rms_norm_ex input:p input_type:e scale:p scale_type:e output:p output_type:e ' +
+    'shape:shape rank:z axis:z epsilon:f',
   rotaryEmbedding: 'wgc_rotary_embedding d:rotary input:p position_ids:p cos_cache:p sin_cache:p output:p',
 };
 

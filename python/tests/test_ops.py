@@ -429,6 +429,42 @@ def test_binary_ex_f16(ctx, rng):
     np.testing.assert_array_equal(out.numpy().view(np.float16), want)
 
 
+def test_norm_ex_f16(ctx, rng):
+    # f16 input, scale and output of LayerNorm; bf16 softmax output
+    x = rng.uniform(-2, 2, (4, 8)).astype(np.float16)
+    scale = rng.uniform(0.5, 1.5, 8).astype(np.float16)
+    out = ctx.empty(16)  # 32 halves
+    ctx.layer_norm_ex(ctx.array(x.view(np.int32)), wgc.DTYPE_F16,
+                      ctx.array(scale.view(np.int32)), wgc.DTYPE_F16, None,
+                      wgc.DTYPE_F32, out, wgc.DTYPE_F16, x.shape, 1, 1e-5)
+    g = x.astype(np.float64)
+    mean, var = g.mean(1, keepdims=True), g.var(1, keepdims=True)
+    want = (g - mean) / np.sqrt(var + 1e-5) * scale.astype(np.float64)
+    got = out.numpy().view(np.float16).reshape(4, 8).astype(np.float64)
+    close(got, want, 1e-3, 1e-3)  # half an f16 ulp beyond the f32 bound
+    sm = ctx.empty(16)
+    ctx.softmax_ex(ctx.array(x.view(np.int32)), wgc.DTYPE_F16, sm,
+                   wgc.DTYPE_BF16, x.shape, 1)
+    bits = sm.numpy().view(np.uint16).astype(np.uint32) << 16
+    e = np.exp(g - g.max(1, keepdims=True))
+    close(bits.view(np.float32).reshape(4, 8), e / e.sum(1, keepdims=True),
+          4e-3, 1e-6)
+
+
+def test_reduce_ex_f16(ctx, rng):
+    # f16 input: sums into f32 and into f16 (rounded once from the f32 sum)
+    x = rng.uniform(-2, 2, (4, 10)).astype(np.float16)
+    dx = ctx.array(x.view(np.int32))
+    out, half = ctx.empty(4), ctx.empty(2)  # four floats, four halves
+    ctx.reduce_ex(wgc.REDUCE_OPS["sum"], dx, wgc.DTYPE_F16, out, wgc.DTYPE_F32,
+                  x.shape, 1)
+    want = x.astype(np.float64).sum(1)
+    close(out.numpy(), want, 1e-6, 1e-6)
+    ctx.reduce_axes_ex(wgc.REDUCE_OPS["max"], dx, wgc.DTYPE_F16, half,
+                       wgc.DTYPE_F16, x.shape, [1])
+    np.testing.assert_array_equal(half.numpy().view(np.float16), x.max(1))
+
+
 def test_copy_upload_download_offsets(ctx, rng):
     x = rng.uniform(-1, 1, 16).astype(f32)
     src, dst = ctx.array(x), ctx.empty(16)

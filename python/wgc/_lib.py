@@ -93,6 +93,10 @@ OPS = {
     "attention": "d:d:AttentionDesc p:q p:k p:v p:o",
     "reduce": "e:op p:input p:output s:shape z:axis",
     "reduce_axes": "e:op p:input p:output s:shape s:axes",
+    "reduce_ex": "e:op p:input e:input_type p:output e:output_type s:shape "
+                 "z:axis",
+    "reduce_axes_ex": "e:op p:input e:input_type p:output e:output_type "
+                      "s:shape s:axes",
     "argmax": "p:input p:output s:shape z:axis",
     "argmin": "p:input p:output s:shape z:axis",
     "unary": "e:op p:input p:output z:n",
@@ -112,6 +116,14 @@ OPS = {
     "log_softmax": "p:input p:output s:shape z:axis",
     "layer_norm": "p:input p:scale p:bias p:output s:shape z:axis f:epsilon",
     "rms_norm": "p:input p:scale p:output s:shape z:axis f:epsilon",
+    "softmax_ex": "p:input e:input_type p:output e:output_type s:shape z:axis",
+    "log_softmax_ex": "p:input e:input_type p:output e:output_type s:shape "
+                      "z:axis",
+    "layer_norm_ex": "p:input e:input_type p:scale e:scale_type p:bias "
+                     "e:bias_type p:output e:output_type s:shape z:axis "
+                     "f:epsilon",
+    "rms_norm_ex": "p:input e:input_type p:scale e:scale_type p:output "
+                   "e:output_type s:shape z:axis f:epsilon",
     "rotary_embedding":
         "d:d:RotaryDesc p:input p:position_ids p:cos_cache p:sin_cache p:output",
     "copy_strided": "p:dst a:dst_strides p:src a:src_strides s:shape",

@@ -144,7 +144,7 @@ static bool where_cond(const void *c, wgc_dtype t, size_t i) {
 }
 
 /* cpu_where_range with an operand not F32: the chosen value converted as
- * wgc_cast does (exact to a type that holds it). */
+ * wgc_cast does (exact to a type that holds it, NaN payloads included). */
 static void where_typed(const wgc_where_args *w, size_t pos, size_t end) {
   const void *cond = cpu_ptr(w->cond), *a = cpu_ptr(w->a), *b = cpu_ptr(w->b);
   void *out = cpu_ptr(w->out);
@@ -156,10 +156,14 @@ static void where_typed(const wgc_where_args *w, size_t pos, size_t end) {
     for (size_t i = 0; i < run; i++) {
       bool t =
           where_cond(cond, w->cond_type, off[0] + i * w->stride_cond[last]);
-      float v =
-          t ? wgc_dtype_load(a, w->a_type, off[1] + i * w->stride_a[last])
-            : wgc_dtype_load(b, w->b_type, off[2] + i * w->stride_b[last]);
-      wgc_dtype_store(out, w->out_type, pos + i, v);
+      /* on the bits, as wgc_cast: a float in between would quiet a
+       * signalling NaN */
+      if (t)
+        wgc_dtype_convert_run(a, w->a_type, off[1] + i * w->stride_a[last], out,
+                              w->out_type, pos + i, 1);
+      else
+        wgc_dtype_convert_run(b, w->b_type, off[2] + i * w->stride_b[last], out,
+                              w->out_type, pos + i, 1);
     }
     pos += run;
     index_step(run, w->shape, w->rank, strides, 3, idx, off);

@@ -6,8 +6,12 @@
  * block by block;
  * RMSNorm: the sum of squares), then a second sweep writes the output, so
  * the output may be the input. The split form (split.h) runs the same two
- * sweeps in chunks of rows, the statistics kept between pieces. */
+ * sweeps in chunks of rows, the statistics kept between pieces. Typed
+ * operands (f16, bf16; f16 scale and bias) are converted as they are read
+ * and the double result rounded once as it is stored; the f32 loops stay
+ * as they are. */
 #include "cpu.h"
+#include "dtype.h"
 #include "split.h"
 
 #include <math.h>
@@ -36,18 +40,18 @@ static void stat_init(const wgc_norm_args *n, norm_stat *st, size_t w) {
  * update has one per element on the chain that sets the pace. */
 #define LAYER_BLOCK 8
 
-static void layer_add(const wgc_norm_args *n, const float *x, size_t r0,
-                      size_t r1, size_t w, norm_stat *st) {
+static void layer_add(const float *x, size_t stride, size_t r0, size_t r1,
+                      size_t w, norm_stat *st) {
   for (size_t r = r0; r < r1; r += LAYER_BLOCK) {
     size_t rows = r1 - r < LAYER_BLOCK ? r1 - r : LAYER_BLOCK;
-    const float *block = x + r * n->inner;
+    const float *block = x + r * stride;
     for (size_t j = 0; j < w; j++) {
       double sum = 0.0, m2 = 0.0;
       for (size_t q = 0; q < rows; q++)
-        sum += block[q * n->inner + j];
+        sum += block[q * stride + j];
       double mean = sum / (double)rows;
       for (size_t q = 0; q < rows; q++) {
-        double d = block[q * n->inner + j] - mean;
+        double d = block[q * stride + j] - mean;
         m2 += d * d;
       }
       norm_stat *s = &st[j];
@@ -60,15 +64,15 @@ static void layer_add(const wgc_norm_args *n, const float *x, size_t r0,
   }
 }
 
-/* Folds rows [r0, r1) of the w columns at x (row stride inner) in. */
-static void stat_add(const wgc_norm_args *n, const float *x, size_t r0,
-                     size_t r1, size_t w, norm_stat *st) {
+/* Folds rows [r0, r1) of the w columns at x (row stride stride) in. */
+static void stat_add_f32(const wgc_norm_args *n, const float *x, size_t stride,
+                         size_t r0, size_t r1, size_t w, norm_stat *st) {
   if (n->kind == WGC_NORM_LAYER) {
-    layer_add(n, x, r0, r1, w, st);
+    layer_add(x, stride, r0, r1, w, st);
     return;
   }
   for (size_t r = r0; r < r1; r++) {
-    const float *row = x + r * n->inner;
+    const float *row = x + r * stride;
     for (size_t j = 0; j < w; j++) {
       double v = row[j];
       norm_stat *s = &st[j];
@@ -97,6 +101,30 @@ static void stat_add(const wgc_norm_args *n, const float *x, size_t r0,
   }
 }
 
+/* Folds rows [r0, r1) of the w columns from element at of the input in
+ * (row stride inner): f32 in place, other types through a buffer of
+ * LAYER_BLOCK rows of CHUNK columns, so LayerNorm's blocks stay those of
+ * the f32 path. */
+static void stat_add(const wgc_norm_args *n, size_t at, size_t r0, size_t r1,
+                     size_t w, norm_stat *st) {
+  const void *x = cpu_ptr(n->input);
+  if (n->input_type == WGC_DTYPE_F32) {
+    stat_add_f32(n, (const float *)x + at, n->inner, r0, r1, w, st);
+    return;
+  }
+  float buf[LAYER_BLOCK * CHUNK];
+  for (size_t j0 = 0; j0 < w; j0 += CHUNK) {
+    size_t cw = cpu_min(CHUNK, w - j0);
+    for (size_t r = r0; r < r1; r += LAYER_BLOCK) {
+      size_t rows = cpu_min(LAYER_BLOCK, r1 - r);
+      for (size_t q = 0; q < rows; q++)
+        wgc_dtype_load_run(x, n->input_type, at + (r + q) * n->inner + j0, cw,
+                           buf + q * CHUNK);
+      stat_add_f32(n, buf, CHUNK, 0, rows, cw, st + j0);
+    }
+  }
+}
+
 /* Turns the statistics into what the output needs per column: log(sum)
  * for log-softmax, 1/sqrt(var + eps) or 1/sqrt(mean square + eps) for the
  * norms (into a), so that the second sweep has no square root or log. */
@@ -113,36 +141,56 @@ static void stat_finish(const wgc_norm_args *n, norm_stat *st, size_t w) {
   }
 }
 
-/* Writes rows [r0, r1) of the w columns from x to y (after stat_finish). */
-static void stat_apply(const wgc_norm_args *n, const float *x, float *y,
-                       size_t r0, size_t r1, size_t w, const norm_stat *st) {
-  const float *scale = n->has_scale ? cpu_ptr(n->scale) : NULL;
-  const float *bias = n->has_bias ? cpu_ptr(n->bias) : NULL;
+/* The output of one element of value v from its column's statistics. */
+static inline double stat_out(const wgc_norm_args *n, const norm_stat *s,
+                              double v) {
+  switch (n->kind) {
+  case WGC_NORM_SOFTMAX:
+    return exp(v - s->a) / s->b;
+  case WGC_NORM_LOG_SOFTMAX:
+    return (v - s->a) - s->c;
+  case WGC_NORM_LAYER:
+    return (v - s->b) * s->a;
+  case WGC_NORM_RMS:
+    return v * s->a;
+  }
+  return 0.0;
+}
+
+/* Writes rows [r0, r1) of the w columns from element at of the input to
+ * the output (after stat_finish). */
+static void stat_apply(const wgc_norm_args *n, size_t at, size_t r0, size_t r1,
+                       size_t w, const norm_stat *st) {
+  const void *scale = n->has_scale ? cpu_ptr(n->scale) : NULL;
+  const void *bias = n->has_bias ? cpu_ptr(n->bias) : NULL;
+  const void *x = cpu_ptr(n->input);
+  void *y = cpu_ptr(n->output);
+  bool f32 = n->input_type == WGC_DTYPE_F32 && n->output_type == WGC_DTYPE_F32;
   for (size_t r = r0; r < r1; r++) {
-    const float *xr = x + r * n->inner;
-    float *yr = y + r * n->inner;
-    for (size_t j = 0; j < w; j++) {
-      double v = xr[j], out = 0.0;
-      const norm_stat *s = &st[j];
-      switch (n->kind) {
-      case WGC_NORM_SOFTMAX:
-        out = exp(v - s->a) / s->b;
-        break;
-      case WGC_NORM_LOG_SOFTMAX:
-        out = (v - s->a) - s->c;
-        break;
-      case WGC_NORM_LAYER:
-        out = (v - s->b) * s->a;
-        break;
-      case WGC_NORM_RMS:
-        out = v * s->a;
-        break;
+    /* one conversion per row for scale and bias */
+    double sc = scale ? wgc_dtype_load(scale, n->scale_type, r) : 1.0;
+    double bi = bias ? wgc_dtype_load(bias, n->bias_type, r) : 0.0;
+    size_t e = at + r * n->inner;
+    if (f32) {
+      const float *xr = (const float *)x + e;
+      float *yr = (float *)y + e;
+      for (size_t j = 0; j < w; j++) {
+        double out = stat_out(n, &st[j], xr[j]);
+        if (scale)
+          out *= sc;
+        if (bias)
+          out += bi;
+        yr[j] = (float)out;
       }
+      continue;
+    }
+    for (size_t j = 0; j < w; j++) {
+      double out = stat_out(n, &st[j], wgc_dtype_load(x, n->input_type, e + j));
       if (scale)
-        out *= scale[r];
+        out *= sc;
       if (bias)
-        out += bias[r];
-      yr[j] = (float)out;
+        out += bi;
+      wgc_dtype_store(y, n->output_type, e + j, out);
     }
   }
 }
@@ -163,11 +211,10 @@ static void norm_task(void *arg, size_t task, unsigned worker) {
   for (size_t line = first; line < end; line++) {
     size_t o = line / job->chunks, i0 = line % job->chunks * CHUNK;
     size_t w = cpu_min(CHUNK, n->inner - i0), at = o * n->len * n->inner + i0;
-    const float *x = cpu_ptr(n->input) + at;
     stat_init(n, st, w);
-    stat_add(n, x, 0, n->len, w, st);
+    stat_add(n, at, 0, n->len, w, st);
     stat_finish(n, st, w);
-    stat_apply(n, x, cpu_ptr(n->output) + at, 0, n->len, w, st);
+    stat_apply(n, at, 0, n->len, w, st);
   }
 }
 
@@ -222,8 +269,8 @@ wgc_status cpu_split_norm_run(wgc_context *ctx, const wgc_norm_args *n,
     wgc_norm_args a = *n;
     size_t o0 = i * s->group;
     a.outer = cpu_min(s->group, n->outer - o0);
-    a.input = cpu_ref_at(n->input, o0 * n->len * n->inner);
-    a.output = cpu_ref_at(n->output, o0 * n->len * n->inner);
+    a.input = cpu_ref_typed(n->input, n->input_type, o0 * n->len * n->inner);
+    a.output = cpu_ref_typed(n->output, n->output_type, o0 * n->len * n->inner);
     return cpu_norm(ctx, &a);
   }
   size_t step = i % (2 * s->blocks[1]);
@@ -238,12 +285,11 @@ wgc_status cpu_split_norm_run(wgc_context *ctx, const wgc_norm_args *n,
   if (step < s->blocks[1]) {
     if (step == 0)
       stat_init(n, st, w);
-    stat_add(n, cpu_ptr(n->input) + at, r0, r1, w, st);
+    stat_add(n, at, r0, r1, w, st);
   } else {
     if (step == s->blocks[1])
       stat_finish(n, st, w);
-    stat_apply(n, cpu_ptr(n->input) + at, cpu_ptr(n->output) + at, r0, r1, w,
-               st);
+    stat_apply(n, at, r0, r1, w, st);
   }
   return WGC_OK;
 }

@@ -5,9 +5,14 @@
  * accumulated row by row so the reads stay contiguous). SUM, MEAN, MAX and
  * MIN have their own loops; the other ops and the arg reductions go through
  * reduce_acc.h's state. Several separate axes (nd > 0) are reduced output
- * by output, walking the reduced dims as an odometer. */
+ * by output, walking the reduced dims as an odometer. Typed operands (f16,
+ * bf16) go through float copies (reduce_typed), so the f32 loops stay as
+ * they are. */
 #include "cpu.h"
+#include "dtype.h"
 #include "reduce_acc.h"
+
+#include <stdlib.h>
 
 #define CHUNK 256       /* outputs accumulated side by side */
 #define TASK_WORK 65536 /* input elements per task, roughly */
@@ -132,14 +137,19 @@ void cpu_reduce_span(const wgc_reduce_args *r, size_t k, size_t r0, size_t r1,
   while (!r->red[last])
     last--;
   const float *in = cpu_ptr(r->input);
+  bool f32 = r->input_type == WGC_DTYPE_F32;
   for (size_t e = r0; e < r1;) {
     /* a run along the innermost reduced dim */
     size_t run = r->dims[last] - idx[last];
     if (run > r1 - e)
       run = r1 - e;
     size_t st = stride[last];
-    for (size_t j = 0; j < run; j++)
-      racc_add(r, s, in[off + j * st], e + j);
+    if (f32)
+      for (size_t j = 0; j < run; j++)
+        racc_add(r, s, in[off + j * st], e + j);
+    else /* the split pieces' typed input (cpu_reduce converts first) */
+      for (size_t j = 0; j < run; j++)
+        racc_add(r, s, wgc_dtype_load(in, r->input_type, off + j * st), e + j);
     e += run;
     idx[last] += run;
     off += run * st;
@@ -195,7 +205,42 @@ static void reduce_task(void *arg, size_t task, unsigned worker) {
   }
 }
 
+/* A typed input converted into a float copy, the f32 reduction run into a
+ * float result where the output is typed, then rounded into it. */
+static wgc_status reduce_typed(wgc_context *ctx, const wgc_reduce_args *r) {
+  size_t in_n = r->len == 0 ? 0 : r->outer * r->len * (r->nd ? 1 : r->inner);
+  size_t out_n = r->outer * r->inner;
+  wgc_reduce_args a = *r;
+  float *x = NULL, *y = NULL;
+  if (r->input_type != WGC_DTYPE_F32) {
+    x = malloc(in_n ? in_n * sizeof *x : 1);
+    if (x)
+      wgc_dtype_load_run(cpu_ptr(r->input), r->input_type, 0, in_n, x);
+    a.input = (wgc_ref){.mem = x};
+    a.input_type = WGC_DTYPE_F32;
+  }
+  if (r->output_type != WGC_DTYPE_F32) {
+    y = malloc(out_n * sizeof *y);
+    a.output = (wgc_ref){.mem = y};
+    a.output_type = WGC_DTYPE_F32;
+  }
+  wgc_status s =
+      (r->input_type != WGC_DTYPE_F32 && !x) ||
+              (r->output_type != WGC_DTYPE_F32 && !y)
+          ? wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                     "%s: no host memory for the converted operands", r->fn)
+          : cpu_reduce(ctx, &a);
+  if (s == WGC_OK && y)
+    for (size_t i = 0; i < out_n; i++)
+      wgc_dtype_store(cpu_ptr(r->output), r->output_type, i, y[i]);
+  free(x);
+  free(y);
+  return s;
+}
+
 wgc_status cpu_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
+  if (r->input_type != WGC_DTYPE_F32 || r->output_type != WGC_DTYPE_F32)
+    return reduce_typed(ctx, r);
   reduce_job job = {.r = r, .in = cpu_ptr(r->input), .out = cpu_ptr(r->output)};
   if (r->len == 0) { /* the identity (the front end rejects the rest) */
     racc s = racc_init(r);

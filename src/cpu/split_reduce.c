@@ -13,11 +13,23 @@
 #include "split.h"
 
 #include "cpu.h"
+#include "dtype.h"
 #include "reduce_acc.h"
 
 #include <stdlib.h>
 
 #define COLUMNS 1024 /* adjacent outputs per block when the axis is long */
+
+/* Output k from its finished state, rounded into the output's type. */
+static void store_out(const wgc_reduce_args *r, const racc *acc, size_t k) {
+  if (r->output_type == WGC_DTYPE_F32) {
+    racc_store(r, acc, r->len, cpu_ptr(r->output) + k);
+    return;
+  }
+  float v;
+  racc_store(r, acc, r->len, &v);
+  wgc_dtype_store(cpu_ptr(r->output), r->output_type, k, v);
+}
 
 static wgc_status plan_multi(const wgc_reduce_args *r, cpu_split *s) {
   s->group = 0;
@@ -45,13 +57,12 @@ static void run_multi(const wgc_reduce_args *r, cpu_split *s, size_t i) {
   size_t e0 = chunk * s->block_size[1];
   size_t e1 = cpu_min(r->len, e0 + s->block_size[1]);
   racc *acc = (racc *)s->acc;
-  float *out = cpu_ptr(r->output);
   for (size_t k = k0; k < k1; k++) {
     if (chunk == 0)
       *acc = racc_init(r);
     cpu_reduce_span(r, k, e0, e1, acc);
     if (chunk + 1 == s->blocks[1])
-      racc_store(r, acc, r->len, &out[k]);
+      store_out(r, acc, k);
   }
 }
 
@@ -82,21 +93,25 @@ static void run_line(const wgc_reduce_args *r, cpu_split *s, size_t i) {
   size_t w = cpu_min(s->block_size[0], r->inner - j0);
   size_t r0 = chunk * s->block_size[1];
   size_t r1 = cpu_min(r->len, r0 + s->block_size[1]);
-  const float *in = cpu_ptr(r->input) + o * r->len * r->inner + j0;
+  size_t at = o * r->len * r->inner + j0; /* in the input's elements */
+  const float *in = cpu_ptr(r->input);
   racc *acc = (racc *)s->acc;
   if (chunk == 0)
     for (size_t j = 0; j < w; j++)
       acc[j] = racc_init(r);
   for (size_t row = r0; row < r1; row++) {
-    const float *x = in + row * r->inner;
-    for (size_t j = 0; j < w; j++)
-      racc_add(r, &acc[j], x[j], row);
+    size_t e = at + row * r->inner;
+    if (r->input_type == WGC_DTYPE_F32)
+      for (size_t j = 0; j < w; j++)
+        racc_add(r, &acc[j], in[e + j], row);
+    else
+      for (size_t j = 0; j < w; j++)
+        racc_add(r, &acc[j], wgc_dtype_load(in, r->input_type, e + j), row);
   }
   if (chunk + 1 < s->blocks[1])
     return;
-  float *out = cpu_ptr(r->output) + o * r->inner + j0;
   for (size_t j = 0; j < w; j++)
-    racc_store(r, &acc[j], r->len, &out[j]);
+    store_out(r, &acc[j], o * r->inner + j0 + j);
 }
 
 /* Runs of whole outer slices, or one long line in chunks (above). */
@@ -119,7 +134,7 @@ wgc_status cpu_split_reduce_run(wgc_context *ctx, const wgc_reduce_args *r,
   wgc_reduce_args a = *r;
   size_t o0 = i * s->group;
   a.outer = cpu_min(s->group, r->outer - o0);
-  a.input = cpu_ref_at(r->input, o0 * r->len * r->inner);
-  a.output = cpu_ref_at(r->output, o0 * r->inner);
+  a.input = cpu_ref_typed(r->input, r->input_type, o0 * r->len * r->inner);
+  a.output = cpu_ref_typed(r->output, r->output_type, o0 * r->inner);
   return cpu_reduce(ctx, &a);
 }

@@ -20,7 +20,9 @@
  * (whole chunks), else blocks of columns; where not even two rows of the
  * axis fit (inner beyond a window), one launch per row merges it into the
  * records left by the previous one. Chunks keep each invocation's
- * loops far below the 65535 iterations CPU adapters allow. */
+ * loops far below the 65535 iterations CPU adapters allow. The kernels
+ * read and write every operand through scalar accessors, so typed ones
+ * (f16, bf16 x and y; f16 scale and bias) bind as wg_typed_operand. */
 #include "plan.h"
 
 #include <stdio.h>
@@ -123,20 +125,23 @@ static wgc_status stats_pass(wg_plan *plan, const wgc_norm_args *n, wgc_ref in,
                           .fin = nch == 1 && r0 + nr == len,
                           .acc = wide && r0 > 0,
                           .step = interleave && ncl > 1 ? (uint32_t)ncl : 1};
-        wg_launch l = {.kernel = "math+norm_stats",
-                       .consts = consts,
-                       .ops = {{.name = "x",
-                                .ref = wg_advance(in, in_at * e),
-                                .bytes = 4 * in_n * e,
-                                .write = false},
-                               {.name = "y",
-                                .ref = wg_advance(out, 4 * out_at),
-                                .bytes = 16 * out_n,
-                                .write = true}},
-                       .nops = 2,
-                       .params = &p,
-                       .params_size = sizeof p,
-                       .groups = wg_ceil_div(no * ncl * ni, 256)};
+        wg_launch l = {
+            .kernel = "math+norm_stats",
+            .consts = consts,
+            .ops = {from_x ? wg_typed_operand("x", in, n->input_type, in_at,
+                                              in_n, false)
+                           : (wg_operand){.name = "x",
+                                          .ref = wg_advance(in, in_at * e),
+                                          .bytes = 4 * in_n * e,
+                                          .write = false},
+                    {.name = "y",
+                     .ref = wg_advance(out, 4 * out_at),
+                     .bytes = 16 * out_n,
+                     .write = true}},
+            .nops = 2,
+            .params = &p,
+            .params_size = sizeof p,
+            .groups = wg_ceil_div(no * ncl * ni, 256)};
         wgc_status s = wg_plan_add(plan, &l);
         if (s != WGC_OK)
           return s;
@@ -151,23 +156,18 @@ static wgc_status pack_affine(wg_plan *plan, const wgc_norm_args *n, uint64_t W,
   for (uint64_t r0 = 0; s == WGC_OK && r0 < n->len; r0 += W) {
     uint64_t nr = min64(W, n->len - r0);
     pack_params p = {.n = (uint32_t)nr};
-    wg_launch l = {.kernel = "norm_pack",
-                   .ops = {{.name = "s",
-                            .ref = wg_advance(n->scale, r0),
-                            .bytes = 4 * nr,
-                            .write = false},
-                           {.name = "b",
-                            .ref = wg_advance(n->bias, r0),
-                            .bytes = 4 * nr,
-                            .write = false},
-                           {.name = "sb",
-                            .ref = wg_advance(*sb, 2 * r0),
-                            .bytes = 8 * nr,
-                            .write = true}},
-                   .nops = 3,
-                   .params = &p,
-                   .params_size = sizeof p,
-                   .groups = wg_ceil_div(nr, 256)};
+    wg_launch l = {
+        .kernel = "norm_pack",
+        .ops = {wg_typed_operand("s", n->scale, n->scale_type, r0, nr, false),
+                wg_typed_operand("b", n->bias, n->bias_type, r0, nr, false),
+                {.name = "sb",
+                 .ref = wg_advance(*sb, 2 * r0),
+                 .bytes = 8 * nr,
+                 .write = true}},
+        .nops = 3,
+        .params = &p,
+        .params_size = sizeof p,
+        .groups = wg_ceil_div(nr, 256)};
     s = wg_plan_add(plan, &l);
   }
   return s;
@@ -183,6 +183,9 @@ static wgc_status apply_pass(wg_plan *plan, const wgc_norm_args *n, wgc_ref st,
                     : n->has_bias               ? 2
                                                 : 0;
   wgc_ref pr = affine == 1 ? n->scale : n->bias;
+  wgc_dtype pt = affine == 1   ? n->scale_type
+                 : affine == 2 ? n->bias_type
+                               : WGC_DTYPE_F32; /* packed in f32 */
   if (affine == 3) {
     wgc_status s = pack_affine(plan, n, W, &pr);
     if (s != WGC_OK)
@@ -210,29 +213,27 @@ static wgc_status apply_pass(wg_plan *plan, const wgc_norm_args *n, wgc_ref st,
                           .st_so = no > 1 ? (uint32_t)inner : 0,
                           .items = items};
         /* without scale or bias, p is a stand-in the kernel never reads */
-        wg_launch l = {.kernel = "math+norm_apply",
-                       .consts = consts,
-                       .ops = {{.name = "x",
-                                .ref = wg_advance(n->input, at),
-                                .bytes = 4 * cnt,
-                                .write = false},
-                               {.name = "st",
-                                .ref = wg_advance(st, 4 * st_at),
-                                .bytes = 16 * st_n,
-                                .write = false},
-                               {.name = "p",
-                                .ref = affine ? wg_advance(pr, pw * r0) : st,
-                                .bytes = affine ? 4 * pw * nr : 4,
-                                .write = false},
-                               {.name = "y",
-                                .ref = wg_advance(n->output, at),
-                                .bytes = 4 * cnt,
-                                .write = true}},
-                       .nops = 4,
-                       .params = &p,
-                       .params_size = sizeof p,
-                       .groups =
-                           wg_ceil_div(wg_ceil_div(no * nr * ni, items), 256)};
+        wg_launch l = {
+            .kernel = "math+norm_apply",
+            .consts = consts,
+            .ops = {wg_typed_operand("x", n->input, n->input_type, at, cnt,
+                                     false),
+                    {.name = "st",
+                     .ref = wg_advance(st, 4 * st_at),
+                     .bytes = 16 * st_n,
+                     .write = false},
+                    affine
+                        ? wg_typed_operand("p", pr, pt, pw * r0, pw * nr, false)
+                        : (wg_operand){.name = "p",
+                                       .ref = st,
+                                       .bytes = 4,
+                                       .write = false},
+                    wg_typed_operand("y", n->output, n->output_type, at, cnt,
+                                     true)},
+            .nops = 4,
+            .params = &p,
+            .params_size = sizeof p,
+            .groups = wg_ceil_div(wg_ceil_div(no * nr * ni, items), 256)};
         wgc_status s = wg_plan_add(plan, &l);
         if (s != WGC_OK)
           return s;

@@ -45,7 +45,9 @@
  * allocation); a plan with a launch that does not bind is dropped and
  * retried with smaller windows, and as a last resort with launches that
  * stage operands lying too close together. The plan records nothing until
- * all of it is checked. */
+ * all of it is checked. A typed (f16, bf16) input or output binds through
+ * wg_typed_operand where a launch reads the input or writes the output,
+ * with the scalar accessors (no vec4 reads); scratch stays f32. */
 #include "plan.h"
 
 #include <inttypes.h>
@@ -70,8 +72,9 @@ static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 /* A run of the planner into plan. */
 typedef struct planner {
   wg_plan *plan;
-  unsigned op, map, sqrt; /* the kernel's OP, MAP and SQRT */
-  bool pairs;             /* partials between passes are pairs */
+  const wgc_reduce_args *r; /* its input and output and their types */
+  unsigned op, map, sqrt;   /* the kernel's OP, MAP and SQRT */
+  bool pairs;               /* partials between passes are pairs */
 } planner;
 
 static wgc_status scratch(planner *pl, uint64_t bytes, wgc_ref *out) {
@@ -96,6 +99,11 @@ typedef struct stage {
   float div;
 } stage;
 
+/* Whether a pass's operand is the call's own (not scratch). */
+static bool same_ref(wgc_ref a, wgc_ref b) {
+  return a.mem == b.mem && a.offset == b.offset;
+}
+
 /* One launch: in_n elements from element in_at, out_n from out_at. */
 static wgc_status run(planner *pl, unsigned mode, const pass *ps,
                       uint64_t in_at, uint64_t in_n, uint64_t out_at,
@@ -105,7 +113,13 @@ static wgc_status run(planner *pl, unsigned mode, const pass *ps,
    * vec4s are read as vec4s: a quarter of the loads and bounds checks,
    * the same elements merged in the same order. */
   wgc_ref in = wg_advance(ps->in, in_at << ps->in2);
-  bool vec = !ps->in2 && in_n && in.offset % 16 == 0 && p->in_so % 4 == 0 &&
+  const wgc_reduce_args *r = pl->r;
+  bool in_typed =
+      r->input_type != WGC_DTYPE_F32 && !ps->in2 && same_ref(ps->in, r->input);
+  bool out_typed = r->output_type != WGC_DTYPE_F32 && !ps->out2 &&
+                   same_ref(ps->out, r->output);
+  bool vec = !in_typed && !ps->in2 && in_n && in.offset % 16 == 0 &&
+             p->in_so % 4 == 0 &&
              ((mode == 3 && p->items % 4 == 0) ||
               (mode == 1 && p->n_i % 4 == 0 && p->in_sr % 4 == 0));
   if (vec && mode == 1)
@@ -120,21 +134,27 @@ static wgc_status run(planner *pl, unsigned mode, const pass *ps,
            /* the VEC branches must compile without the accessor */
            vec ? "" : " fn x_ld4(i: u32) -> vec4<f32> { return vec4<f32>(); }");
   p->div = ps->div;
-  wg_launch l = {.kernel = "reduce",
-                 .consts = consts,
-                 .ops = {{.name = "x",
-                          .ref = in,
-                          .bytes = 4 * in_n << ps->in2,
-                          .write = false},
-                         {.name = "y",
-                          .ref = wg_advance(ps->out, out_at << ps->out2),
-                          .bytes = 4 * out_n << ps->out2,
-                          .write = true}},
-                 .nops = 2,
-                 .vec4 = vec ? 1u : 0u,
-                 .params = p,
-                 .params_size = sizeof *p,
-                 .groups = groups};
+  wg_launch l = {
+      .kernel = "reduce",
+      .consts = consts,
+      .ops = {in_typed ? wg_typed_operand("x", ps->in, r->input_type, in_at,
+                                          in_n, false)
+                       : (wg_operand){.name = "x",
+                                      .ref = in,
+                                      .bytes = 4 * in_n << ps->in2,
+                                      .write = false},
+              out_typed
+                  ? wg_typed_operand("y", ps->out, r->output_type, out_at,
+                                     out_n, true)
+                  : (wg_operand){.name = "y",
+                                 .ref = wg_advance(ps->out, out_at << ps->out2),
+                                 .bytes = 4 * out_n << ps->out2,
+                                 .write = true}},
+      .nops = 2,
+      .vec4 = vec ? 1u : 0u,
+      .params = p,
+      .params_size = sizeof *p,
+      .groups = groups};
   if (!wg_plan_admits(pl->plan, l.ops, l.nops))
     return WGC_ERR_UNSUPPORTED;
   return wg_plan_add(pl->plan, &l);
@@ -508,6 +528,7 @@ wgc_status wg_reduce(wgc_context *ctx, const wgc_reduce_args *r) {
   /* A window that does not bind (operands sharing an allocation bind
    * together) is retried at half the size, down to 256 elements. */
   reduce_job j = {.r = r};
+  j.pl.r = r;
   kernel_op(r, &j.pl);
   const wg_policy *pol = wg_policy_of(ctx);
   uint64_t top = min64(pol->window_elems, 0x40000000u);

@@ -880,6 +880,75 @@ async function movementTests() {
     });
     compare(g, c, () => 0, 'webgpu vs cpu: ');
   });
+  await test('norm types: a context runs softmaxEx, logSoftmaxEx, layerNormEx and rmsNormEx on f16 and bf16', async () => {
+    const rows = 3, len = 8, n = rows * len;
+    const X = Float32Array.from({ length: n }, (_, i) => ((5 * i) % 11 - 5) / 4); // exact in f16
+    const S = Float32Array.from({ length: len }, (_, i) => 0.5 + i / 8);
+    const [g, c] = await both(async (ctx) => {
+      const xf = put(ctx, X), sf = put(ctx, S), f = ctx.alloc(4 * 4 * n);
+      const h = ctx.alloc(2 * n + 4), sh = ctx.alloc(2 * len + 4), o = ctx.alloc(2 * n + 4);
+      ctx.cast(xf, W.DTYPE_F32, h + 2n, W.DTYPE_F16, n); // 2 bytes into a word
+      ctx.cast(sf, W.DTYPE_F32, sh, W.DTYPE_F16, len);
+      ctx.softmaxEx(h + 2n, W.DTYPE_F16, o, W.DTYPE_BF16, [rows, len], 2, 1);
+      ctx.cast(o, W.DTYPE_BF16, f, W.DTYPE_F32, n);
+      ctx.logSoftmaxEx(h + 2n, W.DTYPE_F16, f + BigInt(4 * n), W.DTYPE_F32, [rows, len], 2, 1);
+      ctx.layerNormEx(xf, W.DTYPE_F32, sh, W.DTYPE_F16, sf, W.DTYPE_F32, o, W.DTYPE_F16, [rows, len], 2, 1, 1e-5);
+      ctx.cast(o, W.DTYPE_F16, f + BigInt(8 * n), W.DTYPE_F32, n);
+      ctx.rmsNormEx(h + 2n, W.DTYPE_F16, 0n, W.DTYPE_F32, o, W.DTYPE_BF16, [rows, len], 2, 1, 1e-5);
+      ctx.cast(o, W.DTYPE_BF16, f + BigInt(12 * n), W.DTYPE_F32, n);
+      const got = await ctx.download(f, 4 * n);
+      for (let r = 0; r < rows; r++) {
+        const x = Array.from(X.subarray(r * len, (r + 1) * len));
+        const m = Math.max(...x), s = x.reduce((a, v) => a + Math.exp(v - m), 0);
+        const mean = x.reduce((a, v) => a + v, 0) / len;
+        const vr = x.reduce((a, v) => a + (v - mean) ** 2, 0) / len;
+        const ms = x.reduce((a, v) => a + v * v, 0) / len;
+        for (let i = 0; i < len; i++) {
+          const want = [Math.exp(x[i] - m) / s, x[i] - m - Math.log(s),
+            (x[i] - mean) / Math.sqrt(vr + 1e-5) * S[i] + S[i], x[i] / Math.sqrt(ms + 1e-5)];
+          const tol = [2 ** -8, 0, 2 ** -11, 2 ** -8]; // half an ulp of bf16, f16
+          for (let k = 0; k < 4; k++) {
+            const v = got[k * n + r * len + i], w = want[k];
+            check(Math.abs(v - w) <= 1e-5 * Math.abs(w) + 1e-5 + tol[k] * Math.abs(w),
+              `result ${k} [${r}, ${i}] = ${v}, want ${w}`);
+          }
+        }
+      }
+      await rejects(() => ctx.layerNormEx(xf, W.DTYPE_F32, sh, W.DTYPE_BF16, 0n, W.DTYPE_F32, o, W.DTYPE_F16,
+        [rows, len], 2, 1, 1e-5), 'INVALID_ARGUMENT', 'wgc_layer_norm_ex', ['scale_type', 'bf16']);
+      return got;
+    });
+    compare(g, c, (w) => 1e-5 + 2 ** -7 * Math.abs(w), 'webgpu vs cpu: ');
+  });
+  await test('reduce types: a context runs reduceEx and reduceAxesEx on f16 and bf16', async () => {
+    const rows = 3, len = 16, n = rows * len;
+    const X = Float32Array.from({ length: n }, (_, i) => ((7 * i) % 13 - 6) / 8); // exact in f16, bf16
+    const [g, c] = await both(async (ctx) => {
+      const xf = put(ctx, X), f = ctx.alloc(4 * 4 * rows), h = ctx.alloc(2 * n + 4), o = ctx.alloc(4 * rows);
+      ctx.cast(xf, W.DTYPE_F32, h + 2n, W.DTYPE_F16, n); // 2 bytes into a word
+      ctx.reduceEx(W.REDUCE_SUM, h + 2n, W.DTYPE_F16, f, W.DTYPE_F32, [rows, len], 2, 1);
+      ctx.reduceEx(W.REDUCE_MAX, h + 2n, W.DTYPE_F16, o, W.DTYPE_F16, [rows, len], 2, 1);
+      ctx.cast(o, W.DTYPE_F16, f + BigInt(4 * rows), W.DTYPE_F32, rows);
+      ctx.cast(xf, W.DTYPE_F32, h, W.DTYPE_BF16, n);
+      ctx.reduceAxesEx(W.REDUCE_MEAN, h, W.DTYPE_BF16, o, W.DTYPE_BF16, [rows, len], 2, [1], 1);
+      ctx.cast(o, W.DTYPE_BF16, f + BigInt(8 * rows), W.DTYPE_F32, rows);
+      const got = await ctx.download(f, 3 * rows);
+      for (let r = 0; r < rows; r++) {
+        const x = Array.from(X.subarray(r * len, (r + 1) * len));
+        const sum = x.reduce((a, v) => a + v, 0); // exact: multiples of 1/8
+        const want = [sum, Math.max(...x), sum / len];
+        for (let k = 0; k < 3; k++) {
+          const v = got[k * rows + r], w = want[k];
+          check(Math.abs(v - w) <= (k === 2 ? 2 ** -8 * Math.abs(w) : 0),
+            `result ${k} [${r}] = ${v}, want ${w}`);
+        }
+      }
+      await rejects(() => ctx.reduceEx(W.REDUCE_SUM, h, W.DTYPE_F16, o, W.DTYPE_BF16, [rows, len], 2, 1),
+        'INVALID_ARGUMENT', 'wgc_reduce_ex', ['output_type', 'bf16']);
+      return got;
+    });
+    compare(g, c, () => 0, 'webgpu vs cpu: ');
+  });
   await test('where: cond [3,1] a [2,3,4] b [4], NaN true and -0 false', async () => {
     const C = Float32Array.from([NaN, -0, 0.5]), A = randoms(24), Bv = randoms(4, 5, 6);
     const want = new Float32Array(24);

@@ -1,0 +1,41 @@
+/* Typed test operands shared by the typed-op tests: n elements of an
+ * F32, F16 or BF16 operand at a byte offset of a device buffer (a 2-byte
+ * type 2 bytes into a word), guard bytes around it, and the check of a
+ * result against float64 within the op's bound plus half an ulp of the
+ * output type. */
+#ifndef WGC_TESTS_TBUF_H
+#define WGC_TESTS_TBUF_H
+
+#include "wgc.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GUARD_BYTE 0xA5
+
+/* A typed operand: n elements at byte off of a device buffer, its host
+ * image (guards included) in host. */
+typedef struct tbuf {
+  wgc_dtype t;
+  size_t n, off, bytes;
+  uint8_t *host;
+  wgc_ptr dev;
+} tbuf;
+
+/* x (n floats, or none) converted to t, guard bytes around it, uploaded. */
+tbuf tbuf_make(wgc_context *ctx, wgc_dtype t, const float *x, size_t n);
+/* Element i of the host image, decoded exactly. */
+double tbuf_val(const tbuf *b, size_t i);
+void tbuf_free(wgc_context *ctx, tbuf *b);
+/* Half a unit in the last place of t at |w| (0 for f32). */
+double half_ulp(wgc_dtype t, double w);
+/* Reads out and checks it against want[] within rel*|w| + abs + half an
+ * ulp of its type (NaN for NaN, infinities and f16 overflow exactly), and
+ * its guard bytes unchanged. */
+void check_out(wgc_context *ctx, const tbuf *out, const double *want,
+               double rel, double abs_tol, const char *what);
+/* As check_out with element i's bound tol[i] (plus half an ulp). */
+void check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
+                   const double *tol, const char *what);
+
+#endif
