@@ -607,20 +607,20 @@ typedef struct wgc_attention_desc {
  * float32's normal range, so devices that flush subnormals agree), a score
  * more than 87 below the row's largest, is 0 too: such a key, like a
  * masked one, does not reach the row whatever its V holds. A NaN or
- * infinity in V reaches every row that gives its key a non-zero weight.
- * The fused WebGPU kernels stream keys against a running max and decide a
- * key's weight when they read it, dropping everything read so far when
- * the max then rises by more than 87 at once (also across split-KV
- * blocks); a key of non-finite V whose score ends more than 87 below the
- * max only through several smaller rises of the max still reaches its
- * row there (+-inf or NaN), where the CPU backend and the unfused path
- * give it weight 0. With softcap a +inf scale*q.k becomes softcap (tanh),
- * a finite score. Keys hidden by the causal mask contribute nothing. The
- * WebGPU kernels sum unnormalised weights times V in f32 before dividing,
- * so values whose magnitude times the visible keys exceeds FLT_MAX may give
- * +-inf where the exact mean is finite. Accuracy: the bound at the top of
- * this file plus 1e-6*max|mask|*max|v| (the score's rounding after the
- * mask is added); softcap does not enlarge it (tanh' <= 1). */
+ * infinity in V reaches exactly the rows that give its key a non-zero
+ * weight, however the row's max was reached, on every backend and path
+ * (fused, split-KV, unfused), and combines there as IEEE adds: +inf with
+ * -inf, or any NaN, gives NaN. (The fused WebGPU kernels decide weights
+ * against a running max as they stream keys; a row whose sums end
+ * non-finite is walked again against its final max, which costs nothing
+ * while they stay finite.) With softcap a +inf scale*q.k becomes softcap
+ * (tanh), a finite score. Keys hidden by the causal mask contribute
+ * nothing. The WebGPU kernels sum unnormalised weights times V in f32
+ * before dividing, so values whose magnitude times the visible keys
+ * exceeds FLT_MAX may give +-inf where the exact mean is finite.
+ * Accuracy: the bound at the top of this file plus 1e-6*max|mask|*max|v|
+ * (the score's rounding after the mask is added); softcap does not
+ * enlarge it (tanh' <= 1). */
 WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
                                  wgc_ptr q, wgc_ptr k, wgc_ptr v, wgc_ptr o);
 

@@ -44,7 +44,14 @@
 // so the common one carries none of it) a row is written as its
 // softmax state for a later combine (kernels/attention_combine.wgsl):
 // the unnormalised output sum_j exp(s_j - m) V_j, then m and
-// l = sum_j exp(s_j - m), at a row stride of o_stride = head_dim_v + 2.
+// l = sum_j exp(s_j - m), and the extras of attn_fix, at a row stride of
+// o_stride = 5 * head_dim_v + 2.
+//
+// A row whose sums end non-finite (an infinity or NaN of V, or an
+// overflow) is walked again against its final max by the invocations that
+// hold those sums (attn_fix, attention_common.wgsl: global memory, no
+// barrier), so that such a value reaches the row only from a key whose
+// final weight is not 0.
 //
 // Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
 
@@ -189,12 +196,14 @@ fn attn_tiles(g: u32, li: u32) {
 
   if (live && i < P.seq_q) {
     let o_row = attn_o_row(bh, i);
+    var fix = false;  // a non-finite sum (attention_common.wgsl: attn_fix)
     for (var vc = 0u; vc < NVC; vc++) {
       for (var u = 0u; u < NV4; u++) {
         var x = attn_out(acc[vc * NV4 + u], l, bad, vis);
         if (PARTIAL == 1u) {
           x = acc[vc * NV4 + u];
         }
+        fix = fix || attn_needs_fix(acc[vc * NV4 + u]);
         let d = d0 + vc * VC + 4u * (c + 16u * u);
         attn_st_o(o_row + d, d, hdv, x);
       }
@@ -202,6 +211,10 @@ fn attn_tiles(g: u32, li: u32) {
     if (PARTIAL == 1u && c == 0u && dg == 0u) {
       o_st(o_row + hdv, attn_state_m(m, l, vis));
       o_st(o_row + hdv + 1u, attn_state_l(l, bad));
+    }
+    // this invocation's dims alone: vec4s d0 / 4 + c + 16 * (vc * NV4 + u)
+    if (fix && !bad && l > 0.0f) {
+      attn_fix(bh, i, m, vis, d0 / 4u + c, 16u, NVC * NV4);
     }
   }
 }
@@ -300,18 +313,28 @@ fn attn_rows(g: u32, li: u32) {
 
   if (live && i < P.seq_q) {
     let o_row = attn_o_row(bh, i);
+    var fix = false;  // a non-finite sum (attention_common.wgsl: attn_fix)
     for (var d4 = 0u; d4 < RV4; d4++) {
       var x = attn_out(acc[d4], l, bad, vis);
       if (PARTIAL == 1u) {
         x = acc[d4];
       }
+      fix = fix || attn_needs_fix(acc[d4]);
       attn_st_o(o_row + 4u * d4, 4u * d4, hdv, x);
     }
     if (PARTIAL == 1u) {
       o_st(o_row + hdv, attn_state_m(m, l, vis));
       o_st(o_row + hdv + 1u, attn_state_l(l, bad));
     }
+    if (fix && !bad && l > 0.0f) {
+      attn_fix(bh, i, m, vis, 0u, 1u, RV4);
+    }
   }
+}
+
+// The fix-up's loads (attention_common.wgsl: attn_fix).
+fn attn_fix_row(x: u32, r: u32, d: u32, hd: u32) -> vec4<f32> {
+  return attn_fix_row_any(x, r, d, hd);
 }
 
 @compute @workgroup_size(WG)

@@ -2,20 +2,30 @@
 // (host: src/webgpu/attention.c; the states come from kernels/attention.wgsl
 // with partial == 1): the standard split-KV ("flash-decoding") merge. A
 // state row is the unnormalised output acc_b (head_dim values), then m_b
-// and l_b; the operand p holds nblk blocks of rows states each. With
+// and l_b, then four extras per dim (attn_fix, attention_common.wgsl); the
+// operand p holds nblk blocks of rows states each. With
 //   M = max_b m_b (over blocks with l_b > 0),
 //   L = sum_b exp(m_b - M) l_b,  A = sum_b exp(m_b - M) acc_b
 // the output is A / L (zeros where no block saw a key, L == 0) when
 // last == 1, else the merged state (A, M, L) for another combine round.
 // States also carry the non-finite score rules of attention_common.wgsl
 // (attn_state_m, attn_state_l), merged below. One invocation per (row, dim).
+//
+// Non-finite values of V: where acc_b ends non-finite its block read an
+// infinity or NaN of V (or overflowed), and the extras hold the finite
+// part of acc_b and, for +inf, -inf and NaN, the largest score of a key of
+// that value. Only here is M known: such a value reaches the row iff that
+// score is at most 87 below M (its weight exp(s - M) is not 0, attn_exp),
+// and then the dim is what IEEE gives for the values that reach it. A
+// merged state keeps the rule: a NaN in acc, the finite part and each
+// kind's largest score in its extras.
 
 struct Params {
   off: vec4<u32>,
   rows: u32,  // query rows per block
   hd: u32,    // head_dim_v
   nblk: u32,  // blocks combined
-  last: u32,  // 1: write O (row stride o_rs); 0: a state (row stride hd + 2)
+  last: u32,  // 1: write O (row stride o_rs); 0: a state (5 * hd + 2)
   o_rs: u32,
   pad0: u32,
   pad1: u32,
@@ -26,6 +36,12 @@ struct Params {
 // in Tint.
 fn cmb_nan() -> f32 { var b = 0x7fc00000u; return bitcast<f32>(b); }
 fn cmb_neg_inf() -> f32 { var b = 0xff800000u; return bitcast<f32>(b); }
+fn cmb_inf() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }
+
+// Decided on the bit pattern: compilers may fold comparisons with NaN.
+fn cmb_finite(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+}
 
 // exp of x <= 0; far below the float range it is exactly 0.
 fn cmb_exp(x: f32) -> f32 {
@@ -40,7 +56,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   if (t >= P.rows * P.hd) { return; }
   let row = t / P.hd;
   let d = t % P.hd;
-  let rs = P.hd + 2u;    // row stride of a state
+  let rs = 5u * P.hd + 2u;  // row stride of a state
   let bs = P.rows * rs;  // block stride
   // A state with l = NaN saw a NaN or +inf score (the row is NaN); one
   // with l = 0 and m = -inf saw keys that all scored -inf (the row is NaN
@@ -65,26 +81,49 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     }
   }
   var l = 0.0f;
-  var acc = 0.0f;
+  var acc = 0.0f;  // the finite part where a block reads its extras
+  var fixed = false;  // a block's dim read from its extras
+  var top = vec3<f32>(-cmb_inf());  // largest scores of +inf, -inf, NaN
   for (var b = 0u; b < P.nblk; b++) {
     let at = b * bs + row * rs;
     let lb = p_ld(at + P.hd + 1u);
     if (lb > 0.0f && (bitcast<u32>(lb) & 0x7fffffffu) <= 0x7f800000u) {
       let w = cmb_exp(p_ld(at + P.hd) - m);
       l += w * lb;
+      var a = p_ld(at + d);
+      if (!cmb_finite(a)) {
+        let x = at + P.hd + 2u + 4u * d;
+        a = p_ld(x);
+        top = max(top, vec3<f32>(p_ld(x + 1u), p_ld(x + 2u), p_ld(x + 3u)));
+        fixed = true;
+      }
       // a block of weight 0 adds nothing, not 0 * inf (attn_rescale)
       if (w > 0.0f) {
-        acc += w * p_ld(at + d);
+        acc += w * a;
       }
     }
   }
   let nan_row = bad || (keys && !seen);
   if (P.last == 1u) {
     var x = select(0.0f, acc / l, l > 0.0f);
+    // values of V that reach the row (scores at most 87 below m)
+    let hit = !(top - vec3<f32>(m) < vec3<f32>(-87.0f));
+    if (hit.x) { x = cmb_inf(); }
+    if (hit.y) { x = -cmb_inf(); }
+    if (hit.z || (hit.x && hit.y)) { x = cmb_nan(); }
     if (nan_row) { x = cmb_nan(); }
     o_st(row * P.o_rs + d, x);
   } else {
-    o_st(row * rs + d, acc);
+    if (fixed || !cmb_finite(acc)) {
+      let x = row * rs + P.hd + 2u + 4u * d;
+      o_st(row * rs + d, cmb_nan());
+      o_st(x, acc);
+      o_st(x + 1u, top.x);
+      o_st(x + 2u, top.y);
+      o_st(x + 3u, top.z);
+    } else {
+      o_st(row * rs + d, acc);
+    }
     if (d == 0u) {
       var mo = m;
       var lo = l;

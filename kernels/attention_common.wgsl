@@ -27,7 +27,7 @@ struct Params {
   k_first: u32,   // global index of this launch's key 0
   gq: u32,        // the call's seq_q and seq_kv (masks)
   gkv: u32,
-  o_stride: u32,  // PARTIAL: elements between state rows (head_dim_v + 2)
+  o_stride: u32,  // PARTIAL: elements between state rows (5*head_dim_v + 2)
   pad0: u32,
   // Element strides over (batch, head, seq) and, in w, the element of the
   // operand where this launch's binding starts. Products wrap in u32: the
@@ -156,6 +156,298 @@ fn attn_state_m(m: f32, l: f32, vis: u32) -> f32 {
 }
 fn attn_state_l(l: f32, bad: bool) -> f32 {
   return select(l, attn_nan(), bad);
+}
+
+// ---- Non-finite values of V: the fix-up pass ---------------------------
+//
+// The streaming kernels weigh a key against the running max when they read
+// it. An infinity or NaN of V read with a non-zero weight stays in its
+// accumulator (inf * alpha is inf), though the max may then rise by more
+// than 87 over several smaller steps, leaving the key's final weight
+// exp(s - max) 0 (attn_exp): it must not reach the row (API.md). Only
+// then, or after a finite overflow, does an accumulator end non-finite, so
+// the kernels test that at the end (nothing in the loop over keys) and
+// walk such a row again with its final max m (attn_fix): each key's score
+// formed as they form it, its weight attn_exp(s - m), the sums rebuilt in
+// place in the output row.
+//
+// PARTIAL (split-KV): the final max is the combine's, so a state row holds,
+// after acc (head_dim_v), m and l, four extras per dim (ATTN_X): the finite
+// part of acc and, for +inf, -inf and NaN, the largest score of a key
+// holding that value with a non-zero weight here (-inf: none). They are
+// written only where acc ends non-finite, which tells the combine to read
+// them (kernels/attention_combine.wgsl): a value reaches the row iff its
+// score is at most 87 below the combined max.
+//
+// Loops: keys in blocks of 16, each costing hd4 + en + 1 iterations;
+// max_keys (src/webgpu/attention.c) keeps a launch's loop over its keys
+// and this pass together within llvmpipe's budget.
+
+const ATTN_X: u32 = 4u;  // extras per dim of a state row
+
+fn attn_nonfinite4(x: vec4<f32>) -> vec4<bool> {
+  let inf = vec4<u32>(0x7f800000u);
+  return (bitcast<vec4<u32>>(x) & inf) == inf;
+}
+
+// Whether any lane of x, a row's accumulator, is not finite.
+fn attn_needs_fix(x: vec4<f32>) -> bool {
+  return any(attn_nonfinite4(x));
+}
+
+// Through a var, as attn_nan.
+fn attn_inf() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }
+
+// Element of the state row (PARTIAL) where the extras of dim d start.
+fn attn_x_at(o_row: u32, d: u32) -> u32 {
+  return o_row + P.head_dim_v + 2u + ATTN_X * d;
+}
+
+// The fix-up's accumulator of dim d: the output element, or (PARTIAL) the
+// finite part among the extras.
+fn attn_fix_at(o_row: u32, d: u32) -> u32 {
+  if (PARTIAL == 1u) { return attn_x_at(o_row, d); }
+  return o_row + d;
+}
+fn attn_fix_ld(o_row: u32, d: u32) -> vec4<f32> {
+  let hdv = P.head_dim_v;
+  var y = vec4<f32>(0.0f);
+  if (d < hdv) { y.x = o_ld(attn_fix_at(o_row, d)); }
+  if (d + 1u < hdv) { y.y = o_ld(attn_fix_at(o_row, d + 1u)); }
+  if (d + 2u < hdv) { y.z = o_ld(attn_fix_at(o_row, d + 2u)); }
+  if (d + 3u < hdv) { y.w = o_ld(attn_fix_at(o_row, d + 3u)); }
+  return y;
+}
+fn attn_fix_st(o_row: u32, d: u32, y: vec4<f32>) {
+  let hdv = P.head_dim_v;
+  if (d < hdv) { o_st(attn_fix_at(o_row, d), y.x); }
+  if (d + 1u < hdv) { o_st(attn_fix_at(o_row, d + 1u), y.y); }
+  if (d + 2u < hdv) { o_st(attn_fix_at(o_row, d + 2u), y.z); }
+  if (d + 3u < hdv) { o_st(attn_fix_at(o_row, d + 3u), y.w); }
+}
+
+// PARTIAL: the extras of dim d start empty (finite part 0, no score).
+fn attn_fix_clear1(o_row: u32, d: u32) {
+  if (d < P.head_dim_v) {
+    let x = attn_x_at(o_row, d);
+    o_st(x, 0.0f);
+    o_st(x + 1u, -attn_inf());
+    o_st(x + 2u, -attn_inf());
+    o_st(x + 3u, -attn_inf());
+  }
+}
+
+// PARTIAL: per lane of dims d..d+3, the largest score of a key of
+// non-zero weight whose value there is +inf (x), -inf (y), NaN (z); -inf
+// for none. Kept in registers over a block of keys (selects, no
+// branches), then merged into the extras once (attn_fix_top_st).
+struct AttnTop {
+  x: vec4<f32>,
+  y: vec4<f32>,
+  z: vec4<f32>,
+}
+fn attn_fix_top_add(t: ptr<function, AttnTop>, p: f32, s: f32, v: vec4<f32>) {
+  let b = bitcast<vec4<u32>>(v);
+  let w = vec4<bool>(p > 0.0f);
+  let sv = vec4<f32>(s);
+  let pos = w & (b == vec4<u32>(0x7f800000u));
+  let neg = w & (b == vec4<u32>(0xff800000u));
+  let nan = w & ((b & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u));
+  (*t).x = select((*t).x, max((*t).x, sv), pos);
+  (*t).y = select((*t).y, max((*t).y, sv), neg);
+  (*t).z = select((*t).z, max((*t).z, sv), nan);
+}
+fn attn_fix_top_st1(x: u32, t: vec3<f32>) {
+  o_st(x + 1u, max(o_ld(x + 1u), t.x));
+  o_st(x + 2u, max(o_ld(x + 2u), t.y));
+  o_st(x + 3u, max(o_ld(x + 3u), t.z));
+}
+fn attn_fix_top_st(o_row: u32, d: u32, t: AttnTop) {
+  let ninf = vec4<f32>(-attn_inf());
+  if (all(t.x == ninf) && all(t.y == ninf) && all(t.z == ninf)) {
+    return;
+  }
+  let hdv = P.head_dim_v;
+  if (d < hdv) {
+    attn_fix_top_st1(attn_x_at(o_row, d), vec3<f32>(t.x.x, t.y.x, t.z.x));
+  }
+  if (d + 1u < hdv) {
+    attn_fix_top_st1(attn_x_at(o_row, d + 1u), vec3<f32>(t.x.y, t.y.y, t.z.y));
+  }
+  if (d + 2u < hdv) {
+    attn_fix_top_st1(attn_x_at(o_row, d + 2u), vec3<f32>(t.x.z, t.y.z, t.z.z));
+  }
+  if (d + 3u < hdv) {
+    attn_fix_top_st1(attn_x_at(o_row, d + 3u), vec3<f32>(t.x.w, t.y.w, t.z.w));
+  }
+}
+
+// One key's share of dims d..d+3 in the fix-up: p * v as IEEE has it
+// (attn_pv), or (PARTIAL) its finite lanes, the others to the AttnTop t.
+fn attn_fix_pv(t: ptr<function, AttnTop>, p: f32, s: f32, v: vec4<f32>)
+    -> vec4<f32> {
+  if (PARTIAL == 0u) {
+    return attn_pv(p, v);
+  }
+  attn_fix_top_add(t, p, s, v);
+  return attn_pv(p, select(v, vec4<f32>(0.0f), attn_nonfinite4(v)));
+}
+
+// Dims d..d+3 of a Q, K or V row (x) starting at element r, head size hd,
+// for the fix-up: each kernel defines attn_fix_row (attention_block.wgsl
+// with its vec4 loads, the others as attn_fix_row_any). Load sites are
+// most of the pass's code, and compile time on llvmpipe.
+const ATTN_FIX_Q: u32 = 0u;
+const ATTN_FIX_K: u32 = 1u;
+const ATTN_FIX_V: u32 = 2u;
+// As attn_ld_q/k/v give them but without branches: indices past the row
+// read its last element (never outside the operand), then 0.
+fn attn_fix_ld1(x: u32, at: u32) -> f32 {
+  switch x {
+    case ATTN_FIX_Q: { return q_ld(at); }
+    case ATTN_FIX_K: { return k_ld(at); }
+    default: { return v_ld(at); }
+  }
+}
+fn attn_fix_row_any(x: u32, r: u32, d: u32, hd: u32) -> vec4<f32> {
+  let at = r + d;
+  let last = r + max(hd, 1u) - 1u;
+  let y = vec4<f32>(attn_fix_ld1(x, min(at, last)),
+                    attn_fix_ld1(x, min(at + 1u, last)),
+                    attn_fix_ld1(x, min(at + 2u, last)),
+                    attn_fix_ld1(x, min(at + 3u, last)));
+  return select(vec4<f32>(0.0f), y,
+                vec4<u32>(d) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(hd));
+}
+
+// Four keys (V rows at c, weights p, scores s) added to dims d..d+3.
+fn attn_fix_pv4(t: ptr<function, AttnTop>, d: u32, y: vec4<f32>,
+                p: vec4<f32>, s: vec4<f32>, c: vec4<u32>) -> vec4<f32> {
+  let hdv = P.head_dim_v;
+  var x = y;
+  x += attn_fix_pv(t, p.x, s.x, attn_fix_row(ATTN_FIX_V, c.x, d, hdv));
+  x += attn_fix_pv(t, p.y, s.y, attn_fix_row(ATTN_FIX_V, c.y, d, hdv));
+  x += attn_fix_pv(t, p.z, s.z, attn_fix_row(ATTN_FIX_V, c.z, d, hdv));
+  x += attn_fix_pv(t, p.w, s.w, attn_fix_row(ATTN_FIX_V, c.w, d, hdv));
+  return x;
+}
+
+// q . k over dims d..d+3 for the keys whose K rows start at b.
+fn attn_fix_dot4(q: vec4<f32>, b: vec4<u32>, d: u32) -> vec4<f32> {
+  let hd = P.head_dim;
+  return vec4<f32>(dot(q, attn_fix_row(ATTN_FIX_K, b.x, d, hd)),
+                   dot(q, attn_fix_row(ATTN_FIX_K, b.y, d, hd)),
+                   dot(q, attn_fix_row(ATTN_FIX_K, b.z, d, hd)),
+                   dot(q, attn_fix_row(ATTN_FIX_K, b.w, d, hd)));
+}
+
+// Scores of keys j (whose q . k are x) as the kernels finish them, and
+// their weights against m: 0 for keys past vis and non-finite scores.
+fn attn_fix_score(x: vec4<f32>, m_row: u32, j: vec4<u32>) -> vec4<f32> {
+  let t = x * P.scale;
+  return vec4<f32>(attn_masked(attn_cap(t.x), m_row + j.x),
+                   attn_masked(attn_cap(t.y), m_row + j.y),
+                   attn_masked(attn_cap(t.z), m_row + j.z),
+                   attn_masked(attn_cap(t.w), m_row + j.w));
+}
+fn attn_fix_w(s: vec4<f32>, j: vec4<u32>, vis: u32, m: f32) -> vec4<f32> {
+  let inf = vec4<u32>(0x7f800000u);
+  let f = (j < vec4<u32>(vis)) & ((bitcast<vec4<u32>>(s) & inf) != inf);
+  return select(vec4<f32>(0.0f),
+                vec4<f32>(attn_exp(s.x - m), attn_exp(s.y - m),
+                          attn_exp(s.z - m), attn_exp(s.w - m)),
+                f);
+}
+
+// The fix-up pass of launch row i of Q head bh, whose
+// scores' final max is m over its vis visible keys: it rebuilds the vec4s
+// e0 + es * t (t < en) of the row's output, or of its state's extras
+// (PARTIAL), from every visible key, each at its final weight.
+fn attn_fix(bh: u32, i: u32, m: f32, vis: u32, e0: u32, es: u32, en: u32) {
+  let kvh = attn_kv_head(bh);
+  let hd = P.head_dim;
+  let hd4 = (hd + 3u) / 4u;
+  let q_row = attn_q_row(bh, i);
+  let m_row = attn_m_row(bh, i);
+  let o_row = attn_o_row(bh, i);
+  let k_head = attn_k_row(kvh, 0u);
+  let v_head = attn_v_row(kvh, 0u);
+  for (var t = 0u; t < en; t++) {
+    let d = 4u * (e0 + es * t);
+    attn_fix_st(o_row, d, vec4<f32>(0.0f));
+    if (PARTIAL == 1u) {
+      attn_fix_clear1(o_row, d);
+      attn_fix_clear1(o_row, d + 1u);
+      attn_fix_clear1(o_row, d + 2u);
+      attn_fix_clear1(o_row, d + 3u);
+    }
+  }
+  var l = 0.0f;
+  for (var k0 = 0u; k0 < vis; k0 += 16u) {
+    // keys past vis read the last visible one (in range) at weight 0
+    let kl = vec4<u32>(vis - 1u);
+    let ka = vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u);
+    let kb = ka + vec4<u32>(4u);
+    let kc = ka + vec4<u32>(8u);
+    let kd = ka + vec4<u32>(12u);
+    let ja = min(ka, kl);
+    let jb = min(kb, kl);
+    let jc = min(kc, kl);
+    let jd = min(kd, kl);
+    let ba = vec4<u32>(k_head) + ja * P.ks.z;
+    let bb = vec4<u32>(k_head) + jb * P.ks.z;
+    let bc = vec4<u32>(k_head) + jc * P.ks.z;
+    let bd = vec4<u32>(k_head) + jd * P.ks.z;
+    var sa = vec4<f32>(0.0f);
+    var sb = vec4<f32>(0.0f);
+    var sc = vec4<f32>(0.0f);
+    var sd = vec4<f32>(0.0f);
+    for (var d4 = 0u; d4 < hd4; d4++) {
+      let d = 4u * d4;
+      let q = attn_fix_row(ATTN_FIX_Q, q_row, d, hd);
+      sa += attn_fix_dot4(q, ba, d);
+      sb += attn_fix_dot4(q, bb, d);
+      sc += attn_fix_dot4(q, bc, d);
+      sd += attn_fix_dot4(q, bd, d);
+    }
+    sa = attn_fix_score(sa, m_row, ja);
+    sb = attn_fix_score(sb, m_row, jb);
+    sc = attn_fix_score(sc, m_row, jc);
+    sd = attn_fix_score(sd, m_row, jd);
+    let pa = attn_fix_w(sa, ka, vis, m);
+    let pb = attn_fix_w(sb, kb, vis, m);
+    let pc = attn_fix_w(sc, kc, vis, m);
+    let pd = attn_fix_w(sd, kd, vis, m);
+    l += dot(pa + pb + pc + pd, vec4<f32>(1.0f));
+    let ca = vec4<u32>(v_head) + ja * P.vs.z;
+    let cb = vec4<u32>(v_head) + jb * P.vs.z;
+    let cc = vec4<u32>(v_head) + jc * P.vs.z;
+    let cd = vec4<u32>(v_head) + jd * P.vs.z;
+    for (var t = 0u; t < en; t++) {
+      let d = 4u * (e0 + es * t);
+      if (d >= P.head_dim_v) {
+        continue;  // the tiles form's vec4s past the head size
+      }
+      let none = vec4<f32>(-attn_inf());
+      var top = AttnTop(none, none, none);
+      var y = attn_fix_ld(o_row, d);
+      y = attn_fix_pv4(&top, d, y, pa, sa, ca);
+      y = attn_fix_pv4(&top, d, y, pb, sb, cb);
+      y = attn_fix_pv4(&top, d, y, pc, sc, cc);
+      y = attn_fix_pv4(&top, d, y, pd, sd, cd);
+      attn_fix_st(o_row, d, y);
+      if (PARTIAL == 1u) {
+        attn_fix_top_st(o_row, d, top);
+      }
+    }
+  }
+  // the row's max scores 1 (exp(0)), so l >= 1; PARTIAL keeps sums
+  if (PARTIAL == 0u && l > 0.0f) {
+    for (var t = 0u; t < en; t++) {
+      let d = 4u * (e0 + es * t);
+      attn_fix_st(o_row, d, attn_fix_ld(o_row, d) / l);
+    }
+  }
 }
 
 // Elements at..at+3 of a row whose dims d..d+3 may pass the head_dim hd

@@ -25,9 +25,18 @@
 // the keys of one launch (max_keys in src/webgpu/attention.c)
 // and covers longer ranges with key blocks and the split-KV combine.
 //
+// A row whose sums end non-finite is walked again against its final max
+// (attn_fix, attention_common.wgsl), so that an infinity or NaN of V
+// reaches it only from a key whose final weight is not 0.
+//
 // Consts from the host: WG (8..64), RD4 and RV4 (vec4s of a Q/K and of a
 // V/O row), PARTIAL (0, 1), SOFTCAP (0, 1).
 // Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
+
+// The fix-up's loads (attention_common.wgsl: attn_fix).
+fn attn_fix_row(x: u32, r: u32, d: u32, hd: u32) -> vec4<f32> {
+  return attn_fix_row_any(x, r, d, hd);
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
@@ -158,15 +167,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   }
 
   let o_row = attn_o_row(bh, i);
+  var fix = false;  // a non-finite sum (attention_common.wgsl: attn_fix)
   for (var d4 = 0u; d4 < RV4; d4++) {
     var x = attn_out(acc[d4], l, bad, vis);
     if (PARTIAL == 1u) {
       x = acc[d4];
     }
+    fix = fix || attn_needs_fix(acc[d4]);
     attn_st_o(o_row + 4u * d4, 4u * d4, hdv, x);
   }
   if (PARTIAL == 1u) {
     o_st(o_row + hdv, attn_state_m(m, l, vis));
     o_st(o_row + hdv + 1u, attn_state_l(l, bad));
+  }
+  if (fix && !bad && l > 0.0f) {
+    attn_fix(bh, i, m, vis, 0u, 1u, RV4);
   }
 }

@@ -106,7 +106,7 @@ typedef struct fz_step {
   int sa0, sb0;          /* shared A or B */
   float alpha, beta;     /* GEMM */
   wgc_conv2d_desc cv;    /* conv2d */
-  int bias;              /* conv2d with a bias */
+  int bias;              /* conv2d with a bias; attention: a mask (2: ramped) */
   float bmag;            /* conv2d bias magnitude */
   wgc_attention_desc at; /* attention */
   fz_shape sh, shb;      /* reduce (sh), broadcast (sh = a, shb = b) */

@@ -413,7 +413,14 @@ static void gen_attn(fz_rng *r, fz_step *s) {
         fz_chance(r, 0.5) ? (d->seq_q ? d->seq_q : 1) * kv : 0;
     d->mask_stride.batch =
         fz_chance(r, 0.5) ? d->heads * (d->seq_q ? d->seq_q : 1) * kv : 0;
-    s->bmag = fz_chance(r, 0.8) ? 1.0f : 1e4f;
+    /* 60: scores some tens apart, so the running max often rises past a
+     * key's score + 87 in several smaller steps */
+    double mu = fz_unit(r);
+    s->bmag = mu < 0.7 ? 1.0f : mu < 0.85 ? 60.0f : 1e4f;
+    /* bias 2: plus a ramp along the keys (build_attn), so the max rises
+     * tile by tile and early keys end far below it */
+    if (fz_chance(r, 0.3))
+      s->bias = 2;
   }
   /* seq_kv on either side of wgc.h's 2^31 limit, K and V one row per head
    * (seq stride 0): beyond it both backends reject the call alike; inside

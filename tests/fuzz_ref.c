@@ -164,6 +164,7 @@ void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
   /* scores of the keys a row sees: the last row sees the most */
   size_t most = d->seq_q ? visible_keys(d, d->seq_q - 1) : 0;
   double *p = calloc(most ? most : 1, sizeof *p);
+  bool *near = calloc(most ? most : 1, sizeof *near);
   for (size_t b = 0; b < d->batch; b++)
     for (size_t h = 0; h < d->heads; h++) {
       size_t kh = h / group;
@@ -199,12 +200,21 @@ void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
           else
             mx = fmax(mx, p[j]);
         }
+        /* A key's weight is exp(s - max), 0 more than 87 below the max
+         * (wgc.h); NaN where the row is NaN. Its values reach the row iff
+         * the weight is not 0, infinities and NaN included; where its
+         * score is within float32's rounding (of it and of the max) of
+         * that edge, either answer holds. */
+        double scale = (double)d->scale * (double)D * mq * mk;
         double l = 0;
         for (size_t j = 0; j < vis; j++) {
-          p[j] = nan_score ? NAN : exp(p[j] - mx);
+          double gap = nan_score ? NAN : p[j] - mx;
+          double edge =
+              1e-5 * scale + 1e-6 * (fin(p[j]) + fin(mx)) + 1e-5 * cap + 1e-6;
+          near[j] = fabs(gap + 87.0) <= edge;
+          p[j] = isnan(gap) ? NAN : gap >= -87.0 ? exp(gap) : 0.0;
           l += p[j];
         }
-        double scale = (double)d->scale * (double)D * mq * mk;
         for (size_t e = 0; e < Dv; e++) {
           double acc = 0;
           /* Kernels sum unnormalised weights (each at most 1) times the
@@ -214,11 +224,13 @@ void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
           for (size_t j = 0; j < vis; j++) {
             const float *vj = v + b * vs.batch + kh * vs.head + j * vs.seq;
             double wt = p[j] / l, vv = vj[e];
-            /* A weight float32 may round to 0 against an infinite or NaN
-             * value: either answer is IEEE. */
-            if (!isfinite(vv) && !isnan(wt) && wt < 1e-30) {
-              len = true;
-              continue;
+            if (!isfinite(vv) && !isnan(wt)) {
+              if (near[j]) {
+                len = true;
+                continue;
+              }
+              if (p[j] == 0) /* weight 0: the key does not reach the row */
+                continue;
             }
             acc += wt * vv;
           }
@@ -230,6 +242,7 @@ void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
       }
     }
   free(p);
+  free(near);
 }
 
 void fzr_reduce(wgc_reduce_op op, const float *x, const fz_shape *sh,

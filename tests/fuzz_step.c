@@ -625,6 +625,27 @@ static bool build_attn(fz_env *e, fz_pending *p, char *msg, size_t size) {
     for (size_t i = 0; i < nm; i++)
       if (fz_chance(&p->data, 0.25))
         m[i] = -INFINITY;
+    if (s->bias == 2) {
+      /* a rise of 30 to 80 per 8 keys (the kernels' blocks of keys):
+       * element i is key i % kv of its row, kv the mask's row stride
+       * (gen_attn's strides are multiples of it) */
+      wgc_attention_strides ms = d.mask_stride;
+      size_t sq = d.seq_q ? d.seq_q : 1;
+      size_t kv = ms.seq                ? ms.seq
+                  : ms.head             ? ms.head / sq
+                  : ms.batch && d.heads ? ms.batch / (d.heads * sq)
+                                        : d.seq_kv;
+      double rise = (30.0 + 50.0 * fz_unit(&p->data)) / 8.0;
+      for (size_t i = 0; kv && i < nm; i++)
+        m[i] += (float)(rise * (double)(i % kv));
+      /* and infinities and NaN in V, which must reach a row only from
+       * keys that end within 87 of its max */
+      static const float nf[3] = {INFINITY, -INFINITY, NAN};
+      float *vv = fz_in(p, 0, V);
+      for (size_t i = 0; i < p->op[V].len; i++)
+        if (fz_chance(&p->data, 0.02))
+          vv[i] = nf[fz_below(&p->data, 3)];
+    }
   }
   if (!upload_all(e, p, msg, size))
     return false;

@@ -24,9 +24,11 @@
  * scratch, and kernels/attention_combine.wgsl merges them (split-KV, as
  * flash-decoding: O = sum_b exp(m_b - M) O_b / sum_b exp(m_b - M) l_b,
  * zeros where no key is visible), in rounds of as many blocks as one
- * binding holds. Both paths emit into a wg_plan (the split path halving
- * its windows until every launch binds), so nothing is enqueued unless all
- * of it can run. */
+ * binding holds. A state row also has room for what only the combine can
+ * decide (state_floats): which infinities and NaN of V still reach the row
+ * once the max over all blocks is known. Both paths emit into a wg_plan (the
+ * split path halving its windows until every launch binds), so nothing is
+ * enqueued unless all of it can run. */
 #include "plan.h"
 
 #include <inttypes.h>
@@ -47,6 +49,16 @@
 /* attention_block: workgroup memory for output accumulators, the WebGPU
  * default limit (ATTN_BLOCK_MAX_HD keeps 8 invocations within it) */
 #define ATTN_BLOCK_WG_BYTES 16384u
+/* Extras per dim of a split-KV state row (ATTN_X, attention_common.wgsl) */
+#define ATTN_EXTRAS 4u
+
+/* Floats of a split-KV state row of head_dim_v hdv: the unnormalised
+ * output, m and l, then ATTN_EXTRAS per dim that attn_fix writes where a
+ * block's sum ended non-finite (the finite part, and the largest score of
+ * a key holding +inf, -inf, NaN), for the combine to decide. */
+static uint64_t state_floats(uint64_t hdv) {
+  return (1 + ATTN_EXTRAS) * hdv + 2;
+}
 
 typedef struct attn_params {
   uint32_t off[8];
@@ -247,7 +259,10 @@ static unsigned attn_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
  * compiler keep them); kernels/attention.wgsl lost keys from 49929 keys at
  * head_dim 4, 15404 at 64, 12334 at 256, 7227 at 1000 (65535 iterations;
  * head_dim_v the same); the caps below stay within the budget, half of that,
- * taking the larger head size for both. */
+ * taking the larger head size for both. The fix-up pass of a row whose sums
+ * end non-finite (attn_fix, attention_common.wgsl) costs RD4 + RV4 + 1 per
+ * 16 keys, and 2 * RV4 + 2 more: within the other half for one row (regs,
+ * the staged form's invocations), and capped so for attention_block's R. */
 static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
                          unsigned form) {
   uint64_t budget = wg_policy_of(ctx)->loop_budget;
@@ -258,7 +273,10 @@ static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
     return (budget - rd4 - rv4 - 4) / (rd4 + rv4 + 3) * 8;
   if (form == ATTN_BLOCK) {
     uint64_t r = ATTN_BLOCK_ROWS;
-    return (budget - 2 * r * (rd4 + rv4) - 16) / (rd4 + rv4 + 8 * r + 8) * 8;
+    uint64_t keys =
+        (budget - 2 * r * (rd4 + rv4) - 16) / (rd4 + rv4 + 8 * r + 8) * 8;
+    uint64_t fix = (budget - r * (2 * rv4 + 2)) / (r * (rd4 + rv4 + 1)) * 16;
+    return keys < fix ? keys : fix;
   }
   return budget / (32 + w) * 16;
 }
@@ -382,13 +400,13 @@ static wgc_ref ref_at(wgc_ref r, uint64_t elems) {
   return r;
 }
 
-/* Merges nb blocks of softmax states (rows rows of hd + 2 floats each) in
- * st[0] into o (rows of hd at a stride of o_rs), in rounds of fan blocks,
- * ping-ponging between st[0] and st[1] (launches run in order). */
+/* Merges nb blocks of softmax states (rows rows of state_floats(hd) each)
+ * in st[0] into o (rows of hd at a stride of o_rs), in rounds of fan
+ * blocks, ping-ponging between st[0] and st[1] (launches run in order). */
 static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
                                  uint64_t fan, uint64_t rows, uint64_t hd,
                                  wgc_ref o, uint64_t o_rs) {
-  uint64_t rs = hd + 2;
+  uint64_t rs = state_floats(hd);
   for (uint64_t n = nb, cur = 0; n > 1; cur ^= 1) {
     uint64_t outs = (n + fan - 1) / fan;
     for (uint64_t j = 0; j < outs; j++) {
@@ -426,27 +444,30 @@ static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
   return WGC_OK;
 }
 
-/* The combine of one query row whose state (hd + 2 floats) is too long for
- * two to share a binding: the dims are merged in slices of at most dn, each
- * slice's acc values and (m, l) of every block gathered by buffer copies
- * from st (nb blocks of one state) into compact states of their own in
- * cs[0], which then combine as states of head_dim dn. */
+/* The combine of one query row whose state (state_floats(hd)) is too long
+ * for two to share a binding: the dims are merged in slices of at most dn,
+ * each slice's acc values, (m, l) and extras of every block gathered by
+ * buffer copies from st (nb blocks of one state) into compact states of
+ * their own in cs[0], which then combine as states of head_dim dn. */
 static wgc_status combine_sliced(split_run *sr, wgc_ref st, wgc_ref cs[2],
                                  uint64_t nb, uint64_t hd, uint64_t dn,
                                  uint64_t E, wgc_ref o) {
+  uint64_t rs = state_floats(hd);
   for (uint64_t d0 = 0; d0 < hd; d0 += dn) {
-    uint64_t dl = hd - d0 < dn ? hd - d0 : dn;
+    uint64_t dl = hd - d0 < dn ? hd - d0 : dn, cr = state_floats(dl);
     for (uint64_t b = 0; b < nb; b++) {
-      wgc_status s = split_copy(sr, ref_at(cs[0], b * (dl + 2)),
-                                ref_at(st, b * (hd + 2) + d0), dl);
+      wgc_ref from = ref_at(st, b * rs), to = ref_at(cs[0], b * cr);
+      wgc_status s = split_copy(sr, to, ref_at(from, d0), dl);
       if (s == WGC_OK)
-        s = split_copy(sr, ref_at(cs[0], b * (dl + 2) + dl),
-                       ref_at(st, b * (hd + 2) + hd), 2);
+        s = split_copy(sr, ref_at(to, dl), ref_at(from, hd), 2);
+      if (s == WGC_OK)
+        s = split_copy(sr, ref_at(to, dl + 2),
+                       ref_at(from, hd + 2 + ATTN_EXTRAS * d0),
+                       ATTN_EXTRAS * dl);
       if (s != WGC_OK)
         return s;
     }
-    wgc_status s =
-        combine_rounds(sr, cs, nb, E / (dl + 2), 1, dl, ref_at(o, d0), dl);
+    wgc_status s = combine_rounds(sr, cs, nb, E / cr, 1, dl, ref_at(o, d0), dl);
     if (s != WGC_OK)
       return s;
   }
@@ -471,8 +492,9 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   uint64_t hd = d->head_dim, hdv = d->head_dim_v;
   uint64_t seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
-  uint64_t E = window / 4, rs = hdv + 2; /* floats per window, per state */
-  if (hd > E || rs > E)
+  /* floats per window, per state */
+  uint64_t E = window / 4, rs = state_floats(hdv);
+  if (hd > E || hdv + 2 > E)
     return WGC_ERR_UNSUPPORTED;
   /* keys per block (a multiple of the kernel's key tile where possible):
    * K and V rows, and one mask row, within a window */
@@ -486,10 +508,14 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   if (nk > max_keys(sr->ctx, hd, hdv, form))
     nk = max_keys(sr->ctx, hd, hdv, form);
   uint64_t nb = seq_kv ? (seq_kv + nk - 1) / nk : 1;
+  /* A state row beyond one binding: the unfused path takes the call. */
+  if (nb > 1 && rs > E)
+    return WGC_ERR_UNSUPPORTED;
   /* Two states of a row beyond one binding: one row per launch, its
    * combine in slices of dims (combine_sliced). */
   bool sliced = nb > 1 && 2 * rs > E;
-  uint64_t nslices = sliced ? wg_ceil_div(hdv, E / 2 - 2) : 1;
+  uint64_t nslices =
+      sliced ? wg_ceil_div(hdv, (E / 2 - 2) / (1 + ATTN_EXTRAS)) : 1;
   uint64_t dn = wg_ceil_div(hdv, nslices);
   /* query rows per launch: Q, O (or two blocks of states for a combine
    * round) and mask windows; whole workgroups of rows where there are
@@ -509,15 +535,17 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   if (nq == 0)
     return WGC_ERR_UNSUPPORTED;
   /* state blocks per combine launch, >= 2 */
-  uint64_t fan = sliced ? E / (dn + 2) : E / (nq * rs);
+  uint64_t fan = sliced ? E / state_floats(dn) : E / (nq * rs);
   wgc_ref st[3] = {{0}, {0}, {0}};
   if (nb > 1) {
     wgc_status s = split_scratch(sr, 4 * nb * nq * rs, &st[0]);
     if (s == WGC_OK && sliced)
-      s = split_scratch(sr, 4 * nb * (dn + 2), &st[1]);
+      s = split_scratch(sr, 4 * nb * state_floats(dn), &st[1]);
     if (s == WGC_OK && nb > fan)
-      s = split_scratch(
-          sr, 4 * ((nb + fan - 1) / fan) * (sliced ? dn + 2 : nq * rs), &st[2]);
+      s = split_scratch(sr,
+                        4 * ((nb + fan - 1) / fan) *
+                            (sliced ? state_floats(dn) : nq * rs),
+                        &st[2]);
     if (s != WGC_OK)
       return s;
   }

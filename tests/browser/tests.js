@@ -284,6 +284,65 @@ async function attentionUnfusedCase() {
   }
 }
 
+// Keys a and b hold +inf, -inf and NaN in V (mixed by dimension) and are
+// read while the row's max is still low; the max then rises in smaller
+// steps (50, then 100; or a ramp), so a key may end more than 87 below it:
+// its weight exp(s - max) is 0 and its values must not reach the row, while
+// one that ends 20 or 40 below brings them in as IEEE adds them. Scores
+// are the mask (Q and K are 0). Every kernel form SwiftShader runs:
+// attention_block (head_dim 16), attention_regs (96, few rows), the tiled
+// attention.wgsl (160, 20 rows), and each of them split over key blocks
+// with the combine (4 KiB bindings); both backends against float64.
+async function attentionRisesCase() {
+  check(G, 'no WebGPU context (see the first test)');
+  const av = [Infinity, -Infinity, NaN, Infinity, Infinity, null];
+  const bv = [Infinity, Infinity, Infinity, -Infinity, null, -Infinity];
+  for (const [D, SQ, SK, mbb] of [[16, 8, 40, 0], [96, 8, 40, 0], [160, 20, 40, 0],
+                                  [16, 8, 200, 4096], [96, 8, 40, 4096], [160, 20, 40, 4096]]) {
+    const a = 10, b = SK - 11;
+    const M = randoms(SQ * SK, -2, 2), V = randoms(SK * D);
+    for (let i = 0; i < SQ; i++) {
+      const r = i % 4, row = M.subarray(i * SK, (i + 1) * SK);
+      for (let j = a + 1; j < SK; j++)
+        row[j] += j >= SK - 8 ? (r === 2 ? 120 : 100)
+          : r === 2 ? 100 * (j - a) / (SK - 8 - a) : 50;
+      // r: 0 both end 100 below; 1 a 40 below, b 100; 2 a 120, b 20; 3 a 80, b 40
+      row[a] = [0, 60, 0, 20][r];
+      row[b] = [0, 0, 100, 60][r];
+    }
+    for (let x = 0; x < D; x++) {
+      if (av[x % 6] !== null) V[a * D + x] = av[x % 6];
+      if (bv[x % 6] !== null) V[b * D + x] = bv[x % 6];
+    }
+    const want = new Float64Array(SQ * D);
+    for (let i = 0; i < SQ; i++) {
+      const s = Array.from(M.subarray(i * SK, (i + 1) * SK)), top = Math.max(...s);
+      const p = s.map((x) => (x - top >= -87 ? Math.exp(x - top) : 0));
+      const l = p.reduce((acc, x) => acc + x, 0);
+      for (let x = 0; x < D; x++)
+        for (let j = 0; j < SK; j++)
+          if (p[j] !== 0) want[i * D + x] += p[j] / l * V[j * D + x];
+    }
+    const d = { batch: 1, heads: 1, seq_q: SQ, seq_kv: SK, head_dim: D, scale: 1,
+                mask_stride: { seq: SK } };
+    const run = async (ctx) => {
+      const q = put(ctx, new Float32Array(SQ * D)), k = put(ctx, new Float32Array(SK * D));
+      const v = put(ctx, V), m = put(ctx, M), o = ctx.alloc(4 * want.length);
+      ctx.attention({ ...d, mask: m }, q, k, v, o);
+      return ctx.download(o, want.length);
+    };
+    const tol = () => 1e-5 + 4e-6 + 1e-6 * 122;
+    const what = `head_dim ${D}, seq_q ${SQ}, seq_kv ${SK}${mbb ? ', 4 KiB bindings' : ''}: `;
+    const g = mbb ? await W.create({ backend: W.BACKEND_WEBGPU, max_binding_bytes: mbb }) : G;
+    try {
+      compare(await run(g), want, tol, `webgpu, ${what}`);
+      compare(await run(C), want, tol, `cpu, ${what}`);
+    } finally {
+      if (mbb) g.destroy();
+    }
+  }
+}
+
 // A decode step over KV caches of maxSeq keys ([batch, maxSeq, heads_kv,
 // dim], read in place through strides) with a per-batch key-padding mask,
 // softcap and a value head size of its own, O written [batch, seq, heads,
@@ -1179,6 +1238,8 @@ async function mainPage() {
   await test('attention decode over strided KV caches, mask, softcap, head_dim_v', attentionDecodeCase);
   await test('attention: the unfused path (4 KiB bindings, head_dim 1100), GQA, a -inf mask over NaN V',
     attentionUnfusedCase);
+  await test('attention: infinities and NaN in V after several smaller rises of the max, every form, split-KV',
+    attentionRisesCase);
 
   await test('constants: wgc.js op constants match wgc.h op lists', opConstantsMatch);
   await test('version: wgc.js reports the wasm module\'s wgc_version', async () => {
