@@ -218,9 +218,11 @@ void fzr_attn(const wgc_attention_desc *d, const float *q, const float *k,
         for (size_t e = 0; e < Dv; e++) {
           double acc = 0;
           /* Kernels sum unnormalised weights (each at most 1) times the
-           * values before dividing: up to vis * max|v| in float32. */
-          bool len = scale > FZ_OVERFLOW || (double)vis * mv > FZ_OVERFLOW ||
-                     mm > FZ_OVERFLOW;
+           * values before dividing: up to vis * max|v| in float32; and
+           * q.k is formed in float32 before the scale (1e30 * 1e30 is
+           * +inf there, a NaN row). */
+          bool len = scale > FZ_OVERFLOW || (double)D * mq * mk > FZ_OVERFLOW ||
+                     (double)vis * mv > FZ_OVERFLOW || mm > FZ_OVERFLOW;
           for (size_t j = 0; j < vis; j++) {
             const float *vj = v + b * vs.batch + kh * vs.head + j * vs.seq;
             double wt = p[j] / l, vv = vj[e];
