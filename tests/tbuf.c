@@ -101,3 +101,23 @@ void check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
   }
   free(got);
 }
+
+size_t check_pieces(wgc_context *ctx, cpu_work *w, wgc_ref *output,
+                    uint16_t *part, const uint16_t *whole, size_t n) {
+  static const double budgets[] = {1e12, 1e4, 300, 1};
+  size_t most = 0;
+  for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
+    memset(part, 0xA5, 2 * n + 2);
+    *output = (wgc_ref){.mem = part, .offset = 2};
+    cpu_split s;
+    CHECK_STATUS(cpu_split_plan(w, budgets[b], &s), WGC_OK);
+    for (size_t i = 0; i < s.pieces; i++)
+      CHECK_STATUS(cpu_split_run(ctx, w, &s, i), WGC_OK);
+    most = s.pieces > most ? s.pieces : most;
+    cpu_split_release(&s);
+    CHECK(part[0] == 0xA5A5, "budget %g: the padding changed", budgets[b]);
+    CHECK(!memcmp(part + 1, whole + 1, 2 * n),
+          "budget %g: the pieces differ from the whole call", budgets[b]);
+  }
+  return most;
+}

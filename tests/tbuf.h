@@ -6,6 +6,7 @@
 #ifndef WGC_TESTS_TBUF_H
 #define WGC_TESTS_TBUF_H
 
+#include "cpu/work.h"
 #include "wgc.h"
 
 #include <stddef.h>
@@ -38,4 +39,10 @@ void check_out(wgc_context *ctx, const tbuf *out, const double *want,
 void check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
                    const double *tol, const char *what);
 
+/* Runs w on the CPU backend in pieces under each of the budgets, into
+ * part (n 2-byte elements 2 bytes in, *output pointing there), and checks
+ * each result against whole's bytes and part's padding unchanged; returns
+ * the most pieces a budget made. */
+size_t check_pieces(wgc_context *ctx, cpu_work *w, wgc_ref *output,
+                    uint16_t *part, const uint16_t *whole, size_t n);
 #endif
