@@ -1109,6 +1109,38 @@ WGC_API wgc_status wgc_dequantize(const void *src, wgc_dtype src_type,
 WGC_API wgc_status wgc_cast(wgc_context *ctx, wgc_ptr src, wgc_dtype src_type,
                             wgc_ptr dst, wgc_dtype dst_type, size_t n);
 
+/* ---- Compiling ahead --------------------------------------------------- */
+
+/* An operation's first call on the WebGPU backend compiles the kernels it
+ * needs. To compile them before they are needed (say while a model's
+ * weights download), make the same calls between these two: from
+ * wgc_compile_begin to wgc_compile_end, operation calls check their
+ * arguments as usual and ask for the kernels that the same calls (same
+ * shapes, types and layouts) will need, but run nothing, write nothing and
+ * allocate no device memory. Transfers (wgc_upload, wgc_download,
+ * wgc_download_async, wgc_copy) are refused meanwhile with
+ * WGC_ERR_INVALID_ARGUMENT, as they would run; wgc_alloc and wgc_free work
+ * as always, since the calls need their operands' addresses.
+ *
+ * wgc_compile_end leaves the mode and compiles what was asked for,
+ * concurrently: natively on worker threads, returning once all are
+ * compiled; in the browser it returns at once, every kernel compiling
+ * asynchronously (createComputePipelineAsync), and work that needs one
+ * waits for it in the runtime, never stalling the page. Afterwards the
+ * same calls compile nothing (wgc_pipelines_compiled does not grow). A
+ * kernel that fails to compile returns WGC_ERR_DEVICE naming it (natively;
+ * in the browser the failure arrives as a device error) and is compiled
+ * again, with its error, on first use. wgc_compile_end_async is
+ * wgc_compile_end whose done fires once every kernel is compiled (WGC_OK,
+ * or WGC_ERR_DEVICE). On the CPU backend the mode runs nothing either and
+ * there is nothing to compile. wgc_compile_begin while already compiling
+ * ahead, or wgc_compile_end without it, is WGC_ERR_INVALID_ARGUMENT. */
+WGC_API wgc_status wgc_compile_begin(wgc_context *ctx);
+WGC_API wgc_status wgc_compile_end(wgc_context *ctx);
+WGC_API wgc_status wgc_compile_end_async(wgc_context *ctx,
+                                         void (*done)(wgc_status, void *user),
+                                         void *user);
+
 /* ---- Introspection ----------------------------------------------------- */
 
 /* Number of compute pipelines this context compiled so far (WebGPU); each

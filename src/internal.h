@@ -315,6 +315,11 @@ typedef struct wgc_backend_ops {
   WGC_OP_FAMILIES(WGC_BACKEND_OP_)
 #undef WGC_BACKEND_OP_
 
+  /* optional: compiles the kernels that op calls asked for since
+   * wgc_compile_begin (entered through fn); p, when not NULL, completes
+   * once they are ready */
+  wgc_status (*compile_ahead)(wgc_context *ctx, const char *fn,
+                              wgc_pending *p);
   /* optional: pipelines compiled so far */
   size_t (*pipelines_compiled)(const wgc_context *ctx);
   /* optional: kernel dispatches and queue submits made so far (counters
@@ -359,6 +364,9 @@ struct wgc_context {
   bool firing;     /* callbacks are running: nested calls fire none */
   bool destroying; /* wgc_destroy is firing: registrations are CANCELLED */
   bool destroy_requested; /* wgc_destroy inside a callback: done after it */
+  /* between wgc_compile_begin and wgc_compile_end: ops only ask for their
+   * kernels, transfers are refused */
+  bool compiling;
   char last_error[512];
   /* per-operation timing (profile.c); NULL until first started */
   struct wgc_profile *profile;

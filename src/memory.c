@@ -57,6 +57,16 @@ wgc_status wgc_free(wgc_context *ctx, wgc_ptr base) {
   return WGC_OK;
 }
 
+/* Transfers would run: refused while the context compiles ahead. */
+#define CHECK_NOT_COMPILING(fn)                                                \
+  do {                                                                         \
+    if (ctx->compiling)                                                        \
+      return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,                           \
+                      fn ": the context is compiling ahead (between "          \
+                         "wgc_compile_begin and wgc_compile_end), where "      \
+                         "nothing runs");                                      \
+  } while (0)
+
 /* Checks a transfer range: aligned size, then the address. */
 static wgc_status check_range(wgc_context *ctx, const char *fn,
                               const char *param, wgc_ptr addr, size_t bytes,
@@ -72,6 +82,7 @@ static wgc_status check_range(wgc_context *ctx, const char *fn,
 wgc_status wgc_upload(wgc_context *ctx, wgc_ptr dst, const void *src,
                       size_t bytes) {
   CHECK_CTX("wgc_upload");
+  CHECK_NOT_COMPILING("wgc_upload");
   if (bytes == 0)
     return WGC_OK;
   if (!src)
@@ -87,6 +98,7 @@ wgc_status wgc_upload(wgc_context *ctx, wgc_ptr dst, const void *src,
 wgc_status wgc_download(wgc_context *ctx, void *dst, wgc_ptr src,
                         size_t bytes) {
   CHECK_CTX("wgc_download");
+  CHECK_NOT_COMPILING("wgc_download");
   if (bytes == 0)
     return WGC_OK;
   if (!dst)
@@ -107,6 +119,7 @@ wgc_status wgc_download_async(wgc_context *ctx, void *dst, wgc_ptr src,
                               size_t bytes, void (*done)(wgc_status, void *),
                               void *user) {
   CHECK_CTX("wgc_download_async");
+  CHECK_NOT_COMPILING("wgc_download_async");
   if (!done)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "wgc_download_async: done is NULL");
@@ -136,6 +149,7 @@ wgc_status wgc_download_async(wgc_context *ctx, void *dst, wgc_ptr src,
 
 wgc_status wgc_copy(wgc_context *ctx, wgc_ptr dst, wgc_ptr src, size_t bytes) {
   CHECK_CTX("wgc_copy");
+  CHECK_NOT_COMPILING("wgc_copy");
   if (bytes == 0)
     return WGC_OK;
   wgc_operand d, sr;

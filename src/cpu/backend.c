@@ -122,10 +122,13 @@ static size_t cpu_pipelines_compiled(const wgc_context *ctx) {
   return 0;
 }
 
-/* Each op family is issued as a work value, in order with memory steps. */
+/* Each op family is issued as a work value, in order with memory steps;
+ * compiling ahead, there is nothing to compile and nothing runs. */
 #define CPU_SUBMIT_(NAME, name)                                                \
   static wgc_status cpu_submit_##name(wgc_context *ctx,                        \
                                       const wgc_##name##_args *a) {            \
+    if (ctx->compiling)                                                        \
+      return WGC_OK;                                                           \
     return cpu_defer_submit(                                                   \
         ctx, &(cpu_work){.kind = CPU_WORK_##NAME, .u.name = *a});              \
   }

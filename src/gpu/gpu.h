@@ -103,10 +103,30 @@ void gpu_buffer_release(gpu_id buf);
 void gpu_queue_write(gpu_id dev, gpu_id buf, uint64_t offset, const void *data,
                      uint64_t size);
 
-/* Compiles WGSL (len bytes) and makes a compute pipeline with an automatic
- * layout for the entry point "main". 0 on failure (the reason is in
- * gpu_take_error). */
-gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len);
+/* A kernel: WGSL source of len bytes with the entry point "main", whose
+ * group 0 holds bindings storage buffers (binding b read-write where bit b
+ * of writable is set, read-only otherwise) and then one uniform buffer. */
+typedef struct gpu_shader {
+  const char *wgsl;
+  size_t len;
+  uint32_t bindings, writable;
+} gpu_shader;
+
+/* Compiles s into a compute pipeline; 0 on failure (the reason is in
+ * gpu_take_error). In the browser the compile is asynchronous: the id is
+ * usable at once, and work recorded with it waits in the runtime (never
+ * the page) until it is ready; a failure arrives as a device error. */
+gpu_id gpu_pipeline_create(gpu_id dev, const gpu_shader *s);
+/* As gpu_pipeline_create for n kernels into out[i], compiled concurrently:
+ * natively on worker threads, returning once all are done; in the browser
+ * every compile is asynchronous anyway. */
+void gpu_pipelines_create(gpu_id dev, const gpu_shader *s, size_t n,
+                          gpu_id *out);
+/* cb fires once every pipeline created on dev so far has compiled: WGC_OK,
+ * or WGC_ERR_DEVICE where one failed since the previous call. Natively
+ * compiles are done when gpu_pipeline_create returns; cb fires from
+ * gpu_process_events. */
+void gpu_pipelines_ready(gpu_id dev, gpu_status_cb cb, void *user);
 void gpu_pipeline_release(gpu_id pipeline);
 /* A bind group for group 0 of pipeline; 0 on failure. */
 gpu_id gpu_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,

@@ -44,7 +44,9 @@ JS(queue_write)
 void js_queue_write(gpu_id dev, gpu_id buf, double offset, const void *data,
                     double size);
 JS(pipeline_create)
-gpu_id js_pipeline_create(gpu_id dev, const char *wgsl, size_t len);
+gpu_id js_pipeline_create(gpu_id dev, const char *wgsl, size_t len,
+                          uint32_t bindings, uint32_t writable);
+JS(pipelines_ready) void js_pipelines_ready(gpu_id dev, uint32_t token);
 JS(release) void js_release(gpu_id id);
 JS(bind_group_create)
 gpu_id js_bind_group_create(gpu_id dev, gpu_id pipeline, uint32_t count,
@@ -540,10 +542,24 @@ void gpu_buffer_read_many(gpu_id buf, const gpu_read *reads, size_t n) {
 
 /* ---- pipelines and bind groups ------------------------------------------ */
 
-gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len) {
-  if (!find_device(dev) || !wgsl)
+gpu_id gpu_pipeline_create(gpu_id dev, const gpu_shader *s) {
+  if (!find_device(dev) || !s || !s->wgsl)
     return 0;
-  return js_pipeline_create(dev, wgsl, len);
+  return js_pipeline_create(dev, s->wgsl, s->len, s->bindings, s->writable);
+}
+
+/* Each creation is asynchronous in web/gpu.js: they compile concurrently. */
+void gpu_pipelines_create(gpu_id dev, const gpu_shader *s, size_t n,
+                          gpu_id *out) {
+  for (size_t i = 0; i < n; i++)
+    out[i] = gpu_pipeline_create(dev, &s[i]);
+}
+
+void gpu_pipelines_ready(gpu_id dev, gpu_status_cb cb, void *user) {
+  br_op *op =
+      op_on_device(dev, cb, user, "gpu_pipelines_ready: out of host memory");
+  if (op)
+    js_pipelines_ready(dev, op->token);
 }
 
 void gpu_pipeline_release(gpu_id pipeline) {

@@ -4,9 +4,12 @@
  * (native.h names the files). */
 #include "gpu/native.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- buffers ------------------------------------------------------------ */
 
@@ -170,13 +173,15 @@ void gpu_buffer_read(gpu_id buf, uint64_t offset, void *dst, uint64_t size) {
 
 /* ---- pipelines and bind groups ------------------------------------------ */
 
-gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len) {
+/* The automatic layout matches the one gpu_shader describes: every
+ * binding the kernels declare they use. */
+gpu_id gpu_pipeline_create(gpu_id dev, const gpu_shader *s) {
   nw_device *d = nw_live_dev(dev);
-  if (!d || !wgsl)
+  if (!d || !s || !s->wgsl)
     return 0;
   unsigned errors = nw_error_count(d);
   WGPUShaderSourceWGSL src = {.chain.sType = WGPUSType_ShaderSourceWGSL,
-                              .code = {.data = wgsl, .length = len}};
+                              .code = {.data = s->wgsl, .length = s->len}};
   WGPUShaderModule sm = wgc_nw.DeviceCreateShaderModule(
       d->device, &(WGPUShaderModuleDescriptor){.nextInChain = &src.chain});
   if (!sm || nw_error_count(d) != errors) {
@@ -195,6 +200,48 @@ gpu_id gpu_pipeline_create(gpu_id dev, const char *wgsl, size_t len) {
     return 0;
   nw_obj o = {.kind = NW_PIPELINE, .u.pipeline = p};
   return nw_enter(d, dev, o, errors, "gpu_pipeline_create");
+}
+
+/* Kernels handed out to the threads of gpu_pipelines_create. */
+typedef struct compile_batch {
+  gpu_id dev;
+  const gpu_shader *s;
+  gpu_id *out;
+  size_t n;
+  atomic_size_t next;
+} compile_batch;
+
+static void *compile_worker(void *arg) {
+  compile_batch *b = arg;
+  for (size_t i; (i = atomic_fetch_add(&b->next, 1)) < b->n;)
+    b->out[i] = gpu_pipeline_create(b->dev, &b->s[i]);
+  return NULL;
+}
+
+/* The runtime compiles on the calling thread, so kernels compile side by
+ * side on threads of their own, the caller's among them. A creation that
+ * fails while another one reports its error may fail too (errors are
+ * counted per device): the caller compiles it again on first use. */
+void gpu_pipelines_create(gpu_id dev, const gpu_shader *s, size_t n,
+                          gpu_id *out) {
+  enum { MAX_COMPILE_THREADS = 8 };
+  compile_batch b = {.dev = dev, .s = s, .out = out, .n = n};
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t want = n < (size_t)(cpus > 1 ? cpus : 1) ? n : (size_t)cpus;
+  if (want > MAX_COMPILE_THREADS)
+    want = MAX_COMPILE_THREADS;
+  pthread_t t[MAX_COMPILE_THREADS];
+  size_t started = 0;
+  while (started + 1 < want &&
+         pthread_create(&t[started], NULL, compile_worker, &b) == 0)
+    started++;
+  compile_worker(&b);
+  for (size_t i = 0; i < started; i++)
+    pthread_join(t[i], NULL);
+}
+
+void gpu_pipelines_ready(gpu_id dev, gpu_status_cb cb, void *user) {
+  gpu_on_work_done(dev, cb, user);
 }
 
 void gpu_pipeline_release(gpu_id pipeline) {

@@ -498,6 +498,22 @@ static wgc_status wg_synchronize_async(wgc_context *ctx, wgc_pending *p) {
   return WGC_OK;
 }
 
+static wgc_status wg_compile_ahead(wgc_context *ctx, const char *fn,
+                                   wgc_pending *p) {
+  wg_state *st = state(ctx);
+  wgc_status s = wg_pipelines_compile_ahead(ctx, fn);
+  if (s != WGC_OK || !p)
+    return s;
+  wg_transfer *w = calloc(1, sizeof *w);
+  if (!w)
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  w->st = st;
+  w->pending = p;
+  transfer_link(st, w);
+  gpu_pipelines_ready(st->dev, work_done, w);
+  return WGC_OK;
+}
+
 static void wg_counters(const wgc_context *ctx, uint64_t *launches,
                         uint64_t *submits) {
   *launches = state(ctx)->launch_total;
@@ -709,7 +725,8 @@ const wgc_backend_ops wgc_backend_webgpu = {
 #define WG_MEMBER_(NAME, name) .name = scoped_##name,
     WGC_OP_FAMILIES(WG_MEMBER_)
 #undef WG_MEMBER_
-        .pipelines_compiled = wg_pipelines_compiled,
+        .compile_ahead = wg_compile_ahead,
+    .pipelines_compiled = wg_pipelines_compiled,
     .counters = wg_counters,
     .time_op = wg_time_op,
 };

@@ -536,7 +536,7 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
     l.z = u32_of(r->nb * p->slices);
   }
   wgc_status s = wg_plan_add(wp, &l);
-  if (s == WGC_OK && p->kind == K_TILED)
+  if (s == WGC_OK && p->kind == K_TILED && !wp->ctx->compiling)
     wg_gemm_charge(wp->ctx, &p->tile);
   if (s != WGC_OK || !split)
     return s;

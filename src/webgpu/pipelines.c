@@ -220,6 +220,111 @@ static void atomic_accessors(text *t, const wg_operand *o, unsigned i,
   }
 }
 
+/* The WGSL of launch l with its operands bound as op_bind maps them, into
+ * t; WGC_ERR_UNSUPPORTED (with a message) when a kernel file is missing. */
+static wgc_status kernel_source(wgc_context *ctx, const char *fn, text *t,
+                                const wg_launch *l, const unsigned *op_bind,
+                                const bool *write, const bool *vec4,
+                                const bool *atomic, unsigned nb, bool typed) {
+  for (unsigned b = 0; b < nb; b++)
+    text_add(t,
+             "@group(0) @binding(%u) var<storage, %s> wgc_buf%u: "
+             "array<%s>;\n",
+             b, write[b] ? "read_write" : "read", b,
+             atomic[b] ? "atomic<u32>"
+             : vec4[b] ? "vec4<f32>"
+                       : "f32");
+  text_add(t, "@group(0) @binding(%u) var<uniform> P: Params;\n", nb);
+  for (unsigned i = 0; i < l->nops; i++) {
+    unsigned b = op_bind[i];
+    if (l->ops[i].type != WGC_DTYPE_F32)
+      typed_accessors(t, &l->ops[i], i, b, atomic[b], l->vec4 >> i & 1);
+    else if (atomic[b])
+      atomic_accessors(t, &l->ops[i], i, b, write[b], l->vec4 >> i & 1);
+    else
+      operand_accessors(t, &l->ops[i], i, b, write[b], vec4[b],
+                        l->vec4 >> i & 1);
+  }
+  text_add(t,
+           "fn wg_linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 "
+           "{ return wid.x + wid.y * nwg.x; }\n%s\n",
+           l->consts ? l->consts : "");
+  /* typed accessors decode with kernels/dtype.wgsl */
+  if (typed && !strstr(l->kernel, "dtype")) {
+    const wgc_kernel_source *src = wgc_kernel_find("dtype");
+    if (src)
+      text_add(t, "%.*s\n", (int)src->length, src->text);
+  }
+  /* "math+unary": the files are concatenated in order. */
+  for (const char *name = l->kernel; *name;) {
+    size_t len = strcspn(name, "+");
+    char part[64];
+    snprintf(part, sizeof part, "%.*s", (int)len, name);
+    const wgc_kernel_source *src = wgc_kernel_find(part);
+    if (!src)
+      return wgc_fail(ctx, WGC_ERR_UNSUPPORTED, "%s: kernel %s is missing", fn,
+                      part);
+    text_add(t, "%.*s\n", (int)src->length, src->text);
+    name += len + (name[len] == '+');
+  }
+  return t->failed
+             ? wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn)
+             : WGC_OK;
+}
+
+/* A kernel asked for while the context compiles ahead (see
+ * wg_pipelines_compile_ahead): its key, the kernel's name for messages,
+ * and its source. */
+struct wg_ahead {
+  char *key, *kernel;
+  text src;
+  uint32_t bindings, writable;
+};
+
+static bool ahead_has(const wg_state *st, const char *key) {
+  for (size_t i = 0; i < st->ahead_count; i++)
+    if (!strcmp(st->ahead[i].key, key))
+      return true;
+  return false;
+}
+
+static void ahead_clear(wg_state *st) {
+  for (size_t i = 0; i < st->ahead_count; i++) {
+    free(st->ahead[i].key);
+    free(st->ahead[i].kernel);
+    free(st->ahead[i].src.buf);
+  }
+  free(st->ahead);
+  st->ahead = NULL;
+  st->ahead_count = st->ahead_cap = 0;
+}
+
+/* Keeps src (taken over, also on failure) for wg_pipelines_compile_ahead. */
+static wgc_status ahead_add(wgc_context *ctx, const char *fn, const char *key,
+                            const char *kernel, text src, uint32_t bindings,
+                            uint32_t writable) {
+  wg_state *st = ctx->impl;
+  if (st->ahead_count == st->ahead_cap) {
+    size_t cap = st->ahead_cap ? 2 * st->ahead_cap : 16;
+    struct wg_ahead *grown = realloc(st->ahead, cap * sizeof *grown);
+    if (!grown) {
+      free(src.buf);
+      return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    st->ahead = grown;
+    st->ahead_cap = cap;
+  }
+  struct wg_ahead a = {strdup(key), strdup(kernel), src, bindings, writable};
+  if (!a.key || !a.kernel) {
+    free(a.key);
+    free(a.kernel);
+    free(src.buf);
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
+  st->ahead[st->ahead_count++] = a;
+  return WGC_OK;
+}
+
 wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                            const unsigned *op_bind, const bool *write,
                            const bool *vec4, unsigned nb, gpu_id *out) {
@@ -248,74 +353,79 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
   if (kl < 0 || (size_t)kl >= sizeof key)
     return wgc_fail(ctx, WGC_ERR_DEVICE, "%s: kernel key too long", fn);
 
-  gpu_id pipe = pipeline_lookup(st, key);
-  if (!pipe) {
-    text t = {0};
-    for (unsigned b = 0; b < nb; b++)
-      text_add(&t,
-               "@group(0) @binding(%u) var<storage, %s> wgc_buf%u: "
-               "array<%s>;\n",
-               b, write[b] ? "read_write" : "read", b,
-               atomic[b] ? "atomic<u32>"
-               : vec4[b] ? "vec4<f32>"
-                         : "f32");
-    text_add(&t, "@group(0) @binding(%u) var<uniform> P: Params;\n", nb);
-    for (unsigned i = 0; i < l->nops; i++) {
-      unsigned b = op_bind[i];
-      if (l->ops[i].type != WGC_DTYPE_F32)
-        typed_accessors(&t, &l->ops[i], i, b, atomic[b], l->vec4 >> i & 1);
-      else if (atomic[b])
-        atomic_accessors(&t, &l->ops[i], i, b, write[b], l->vec4 >> i & 1);
-      else
-        operand_accessors(&t, &l->ops[i], i, b, write[b], vec4[b],
-                          l->vec4 >> i & 1);
-    }
-    text_add(&t,
-             "fn wg_linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 "
-             "{ return wid.x + wid.y * nwg.x; }\n%s\n",
-             l->consts ? l->consts : "");
-    /* typed accessors decode with kernels/dtype.wgsl */
-    if (typed && !strstr(l->kernel, "dtype")) {
-      const wgc_kernel_source *src = wgc_kernel_find("dtype");
-      if (src)
-        text_add(&t, "%.*s\n", (int)src->length, src->text);
-    }
-    /* "math+unary": the files are concatenated in order. */
-    for (const char *name = l->kernel; *name;) {
-      size_t len = strcspn(name, "+");
-      char part[64];
-      snprintf(part, sizeof part, "%.*s", (int)len, name);
-      const wgc_kernel_source *src = wgc_kernel_find(part);
-      if (!src) {
-        free(t.buf);
-        return wgc_fail(ctx, WGC_ERR_UNSUPPORTED, "%s: kernel %s is missing",
-                        fn, part);
-      }
-      text_add(&t, "%.*s\n", (int)src->length, src->text);
-      name += len + (name[len] == '+');
-    }
-    if (t.failed) {
-      free(t.buf);
-      return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    }
-    pipe = gpu_pipeline_create(st->dev, t.buf, t.len);
+  *out = pipeline_lookup(st, key);
+  /* Compiling ahead, a kernel already asked for is not asked for twice. */
+  if (*out || (ctx->compiling && ahead_has(st, key)))
+    return WGC_OK;
+  text t = {0};
+  wgc_status s =
+      kernel_source(ctx, fn, &t, l, op_bind, write, vec4, atomic, nb, typed);
+  if (s != WGC_OK) {
     free(t.buf);
-    if (!pipe) {
-      wgc_status s = wg_device_error(ctx, fn);
-      return s != WGC_OK
-                 ? s
-                 : wgc_fail(ctx, WGC_ERR_DEVICE,
-                            "%s: kernel %s failed to compile", fn, l->kernel);
-    }
-    st->compiled++;
-    if (!pipeline_store(st, key, pipe)) {
-      gpu_pipeline_release(pipe);
-      return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    }
+    return s;
   }
-
+  uint32_t writable = 0;
+  for (unsigned b = 0; b < nb; b++)
+    writable |= (uint32_t)write[b] << b;
+  if (ctx->compiling)
+    return ahead_add(ctx, fn, key, l->kernel, t, nb, writable);
+  gpu_id pipe =
+      gpu_pipeline_create(st->dev, &(gpu_shader){t.buf, t.len, nb, writable});
+  free(t.buf);
+  if (!pipe) {
+    s = wg_device_error(ctx, fn);
+    return s != WGC_OK
+               ? s
+               : wgc_fail(ctx, WGC_ERR_DEVICE,
+                          "%s: kernel %s failed to compile", fn, l->kernel);
+  }
+  st->compiled++;
+  if (!pipeline_store(st, key, pipe)) {
+    gpu_pipeline_release(pipe);
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  }
   *out = pipe;
   return WGC_OK;
+}
+
+wgc_status wg_pipelines_compile_ahead(wgc_context *ctx, const char *fn) {
+  wg_state *st = ctx->impl;
+  size_t n = st->ahead_count;
+  if (!n)
+    return WGC_OK;
+  gpu_shader *src = malloc(n * sizeof *src);
+  gpu_id *ids = calloc(n, sizeof *ids);
+  wgc_status s = WGC_OK;
+  if (!src || !ids) {
+    s = wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      src[i] = (gpu_shader){st->ahead[i].src.buf, st->ahead[i].src.len,
+                            st->ahead[i].bindings, st->ahead[i].writable};
+    gpu_pipelines_create(st->dev, src, n, ids);
+  }
+  /* Those that failed compile again (and report why) on first use. */
+  for (size_t i = 0; ids && i < n; i++) {
+    if (!ids[i]) {
+      if (s == WGC_OK) {
+        s = wg_device_error(ctx, fn);
+        if (s == WGC_OK)
+          s = wgc_fail(ctx, WGC_ERR_DEVICE, "%s: kernel %s failed to compile",
+                       fn, st->ahead[i].kernel);
+      }
+      continue;
+    }
+    st->compiled++;
+    if (!pipeline_store(st, st->ahead[i].key, ids[i])) {
+      gpu_pipeline_release(ids[i]);
+      if (s == WGC_OK)
+        s = wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+  }
+  free(src);
+  free(ids);
+  ahead_clear(st);
+  return s;
 }
 
 void wg_pipelines_release(wg_state *st) {
@@ -326,4 +436,5 @@ void wg_pipelines_release(wg_state *st) {
   free(st->pipes);
   st->pipes = NULL;
   st->pipe_count = st->pipe_cap = 0;
+  ahead_clear(st);
 }

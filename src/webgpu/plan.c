@@ -704,6 +704,11 @@ wgc_status wg_plan_run(wg_plan *p) {
   wg_mem *stage = NULL;
   for (size_t i = 0; i < p->count && s == WGC_OK; i++)
     s = check_entry(p, &p->launches[i], &stage_need);
+  /* Compiling ahead: the pipelines were asked for; nothing more. */
+  if (p->ctx->compiling) {
+    wg_plan_free(p);
+    return s;
+  }
   if (s == WGC_OK)
     s = allocate(p, stage_need, &stage);
   if (s == WGC_OK)

@@ -158,6 +158,9 @@ struct wg_state {
   wg_pipeline *pipes;
   size_t pipe_count, pipe_cap;
   size_t compiled;
+  /* kernels asked for while compiling ahead (webgpu/pipelines.c) */
+  struct wg_ahead *ahead;
+  size_t ahead_count, ahead_cap;
   /* completions in flight (webgpu/backend.c) */
   struct wg_transfer *transfers;
   size_t outstanding;    /* of them, not yet done */
@@ -258,6 +261,11 @@ wgc_status wg_attention_unfused(wgc_context *ctx, const wgc_attention_args *a);
 wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                            const unsigned *op_bind, const bool *write,
                            const bool *vec4, unsigned nb, gpu_id *out);
+/* Compiling ahead, wg_pipeline_get only notes the kernels it would
+ * compile (and gives 0); this compiles them all at once, concurrently, and
+ * caches them. The first failure is returned; every kernel that failed is
+ * compiled again on first use. */
+wgc_status wg_pipelines_compile_ahead(wgc_context *ctx, const char *fn);
 /* Releases every cached pipeline (at shutdown). */
 void wg_pipelines_release(wg_state *st);
 
