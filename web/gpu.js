@@ -94,7 +94,8 @@ export function gpuImports(wasm, schedulePoll) {
         const cpu = !!info.isFallbackAdapter ||
           /swiftshader|llvmpipe|lavapipe|warp/i.test(
             [info.vendor, info.architecture, info.device, info.description].join(' '));
-        id = add({ device, queue: device.queue, name, cpu, open: 0, doomed: [], pool: [] });
+        id = add({ device, queue: device.queue, name, cpu, open: 0, doomed: [], pool: [],
+                    layouts: new Map(), compiling: new Set(), failed: 0, gate: null, later: 0 });
         objs.get(id).dev = id;
         device.addEventListener('uncapturederror', (ev) => {
           if (objs.get(id)?.device !== device) return;
@@ -115,6 +116,33 @@ export function gpuImports(wasm, schedulePoll) {
     x().wgc_gpu_device_ready(token, status, id);
     poll();
   }
+
+  // Queue work that must wait for a pipeline still compiling: an encoder
+  // that uses one is replayed, and submitted, once they are ready, and
+  // every queue call made after it (writes, submits, maps, work-done
+  // requests, buffer destruction) is chained behind it, in order, on
+  // d.gate. fn always runs (a device gone makes its calls fail and report).
+  const later = (d, fn, wait) => {
+    d.later++;
+    d.gate = (d.gate ?? Promise.resolve()).then(wait).then(fn).catch((e) => {
+      if (objs.get(d.dev) === d) report(d.dev, DEVICE, `queue: ${e?.message ?? e}`);
+    }).finally(() => { if (--d.later === 0) d.gate = null; });
+  };
+  // One dispatch into e's pass (p, g: the pipeline and bind group records).
+  const dispatch = (e, p, g, gx, gy, gz) => {
+    if (!e.pass) Object.assign(e, { pass: e.enc.beginComputePass(), pipe: null, group: null });
+    if (p !== e.pipe) {
+      e.pass.setPipeline(p.pipeline);
+      e.pipe = p;
+    }
+    if (g && g !== e.group) {
+      e.pass.setBindGroup(0, g.group);
+      e.group = g;
+    }
+    e.pass.dispatchWorkgroups(gx, gy, gz);
+  };
+  // Runs step now, or (the encoder waiting for a pipeline) at its replay.
+  const record = (e, step) => (e.steps ? e.steps.push(step) : step());
 
   const imports = {
     has_gpu: () => (gpuOf() ? 1 : 0),
@@ -153,25 +181,62 @@ export function gpuImports(wasm, schedulePoll) {
       if (rec.drained && d && d.pool.length < POOL && rec.buffer.mapState === 'unmapped')
         d.pool.push(rec.buffer);
       else if (d?.open) d.doomed.push(rec.buffer);
+      else if (d?.gate) later(d, () => rec.buffer.destroy());
       else rec.buffer.destroy();
     },
     // The source as a view of just the bytes: given the whole wasm memory
     // and a range, Chromium's writeBuffer costs in proportion to the whole
     // memory (a chain of tiny ops ran 3-6x slower once downloads of a few
     // MiB had grown it).
-    queue_write: (dev, buf, offset, data, size) =>
-      objs.get(dev).queue.writeBuffer(objs.get(buf).buffer, offset, new Uint8Array(x().memory.buffer, data, size)),
-    pipeline_create: (dev, ptr, len) => {
-      const device = objs.get(dev).device;
+    // Behind a waiting submit, the bytes are copied now.
+    queue_write: (dev, buf, offset, data, size) => {
+      const d = objs.get(dev), b = objs.get(buf).buffer;
+      const bytes = new Uint8Array(x().memory.buffer, data, size);
+      if (!d.gate) return d.queue.writeBuffer(b, offset, bytes);
+      const copy = bytes.slice();
+      later(d, () => d.queue.writeBuffer(b, offset, copy));
+    },
+    // Compiles asynchronously (createComputePipelineAsync): the id is
+    // usable at once; work recorded with it waits for it (see later()).
+    // The layout is explicit (bindings storage buffers, read-write where
+    // writable's bit is set, then the uniform), so bind groups need no
+    // compiled pipeline.
+    pipeline_create: (dev, ptr, len, bindings, writable) => {
+      const d = objs.get(dev), device = d.device;
+      const key = `${bindings}/${writable}`;
+      let lay = d.layouts.get(key);
+      if (!lay) {
+        const entries = [];
+        for (let b = 0; b <= bindings; b++)
+          entries.push({ binding: b, visibility: 4 /* COMPUTE */, buffer: {
+            type: b === bindings ? 'uniform' : (writable >>> b) & 1 ? 'storage' : 'read-only-storage' } });
+        const group = device.createBindGroupLayout({ entries });
+        lay = { group, pipeline: device.createPipelineLayout({ bindGroupLayouts: [group] }) };
+        d.layouts.set(key, lay);
+      }
       const module = device.createShaderModule({ code: text(ptr, len) });
-      const pipeline = device.createComputePipeline({
-        layout: 'auto', compute: { module, entryPoint: 'main' } });
-      return add({ dev, pipeline });
+      const rec = { dev, layout: lay.group, pipeline: null };
+      const ready = device.createComputePipelineAsync({ layout: lay.pipeline, compute: { module, entryPoint: 'main' } })
+        .then((p) => { rec.pipeline = p; }, (e) => {
+          d.failed++;
+          if (objs.get(dev) === d) report(dev, DEVICE, `pipeline_create: ${e?.message ?? e}`);
+        })
+        .finally(() => d.compiling.delete(ready));
+      rec.ready = ready;
+      d.compiling.add(ready);
+      return add(rec);
+    },
+    pipelines_ready: (dev, token) => {
+      const d = objs.get(dev);
+      Promise.all([...d.compiling]).then(() => {
+        const failed = d.failed;
+        d.failed = 0;
+        complete(token, failed ? DEVICE : OK);
+      });
     },
     release: (id) => { objs.delete(id); },
     bind_group_create: (dev, pipe, count, ptr) => {
       const p = objs.get(pipe);
-      p.layout ??= p.pipeline.getBindGroupLayout(0);
       const f = new Float64Array(x().memory.buffer, ptr, 3 * count);
       const entries = [];
       for (let i = 0; i < count; i++) {
@@ -189,67 +254,87 @@ export function gpuImports(wasm, schedulePoll) {
     },
     // count dispatches recorded by gpu_browser.c, [pipeline, group, x, y, z]
     // each, into the encoder's open pass; a pipeline or group already set
-    // in the pass is not set again.
+    // in the pass is not set again. From the first pipeline still
+    // compiling on, the encoder records steps to replay at its submit.
     encoder_run: (enc, ptr, count) => {
       const e = objs.get(enc);
       const c = new Uint32Array(x().memory.buffer, ptr, 5 * count);
-      if (!e.pass) Object.assign(e, { pass: e.enc.beginComputePass(), pipe: 0, group: 0 });
-      const pass = e.pass;
       for (let i = 0; i < 5 * count; i += 5) {
-        if (c[i] !== e.pipe) {
-          pass.setPipeline(objs.get(c[i]).pipeline);
-          e.pipe = c[i];
+        const p = objs.get(c[i]), g = c[i + 1] ? objs.get(c[i + 1]) : null;
+        if (c[i + 1] && !g?.group) throw new Error(`no bind group ${c[i + 1]}`);
+        if (!p?.ready) throw new Error(`no pipeline ${c[i]}`);
+        if (!e.steps && !p.pipeline) Object.assign(e, { steps: [], waits: [] });
+        if (!e.steps) {
+          dispatch(e, p, g, c[i + 2], c[i + 3], c[i + 4]);
+          continue;
         }
-        if (c[i + 1] && c[i + 1] !== e.group) {
-          const g = objs.get(c[i + 1]);
-          if (!g?.group) throw new Error(`no bind group ${c[i + 1]}`);
-          pass.setBindGroup(0, g.group);
-          e.group = c[i + 1];
-        }
-        pass.dispatchWorkgroups(c[i + 2], c[i + 3], c[i + 4]);
+        if (!p.pipeline) e.waits.push(p.ready);
+        const [gx, gy, gz] = [c[i + 2], c[i + 3], c[i + 4]];
+        e.steps.push(() => dispatch(e, p, g, gx, gy, gz));
       }
     },
     encoder_copy: (enc, src, srcOffset, dst, dstOffset, size) => {
-      const e = objs.get(enc);
-      e.pass?.end();
-      e.pass = null;
-      const t = objs.get(dst);
+      const e = objs.get(enc), s = objs.get(src).buffer, t = objs.get(dst);
       t.drained = false;
-      e.enc.copyBufferToBuffer(objs.get(src).buffer, srcOffset, t.buffer, dstOffset, size);
+      record(e, () => {
+        e.pass?.end();
+        e.pass = null;
+        e.enc.copyBufferToBuffer(s, srcOffset, t.buffer, dstOffset, size);
+      });
     },
     // The GPU's clock into query index of the encoder's own pair: an
     // empty pass whose beginning writes it (core WebGPU's only timestamp).
     encoder_timestamp: (enc, index) => {
       const e = objs.get(enc);
-      e.pass?.end();
-      e.pass = null;
-      e.queries ??= objs.get(e.dev).device.createQuerySet({ type: 'timestamp', count: 2 });
-      e.enc.beginComputePass({ timestampWrites: { querySet: e.queries, beginningOfPassWriteIndex: index } }).end();
+      record(e, () => {
+        e.pass?.end();
+        e.pass = null;
+        e.queries ??= objs.get(e.dev).device.createQuerySet({ type: 'timestamp', count: 2 });
+        e.enc.beginComputePass({ timestampWrites: { querySet: e.queries, beginningOfPassWriteIndex: index } }).end();
+      });
     },
     encoder_resolve: (enc, buf, offset) => {
-      const e = objs.get(enc);
-      e.pass?.end();
-      e.pass = null;
-      e.enc.resolveQuerySet(e.queries, 0, 2, objs.get(buf).buffer, offset);
+      const e = objs.get(enc), b = objs.get(buf).buffer;
+      record(e, () => {
+        e.pass?.end();
+        e.pass = null;
+        e.enc.resolveQuerySet(e.queries, 0, 2, b, offset);
+      });
     },
+    // Submits (dev 0: drops) enc; buffers released while encoders were
+    // open go once it is submitted.
     encoder_submit: (dev, enc) => {
       const e = objs.get(enc);
       if (!e) return;
       objs.delete(enc);
       const d = objs.get(e.dev);
       if (d) d.open--;
-      e.pass?.end();
-      if (dev) d.queue.submit([e.enc.finish()]);
-      e.queries?.destroy(); // freed once the submitted work is done
-      if (d && !d.open) { d.doomed.forEach((b) => b.destroy()); d.doomed = []; }
+      const doomed = d && !d.open ? d.doomed.splice(0) : [];
+      const submit = () => {
+        try {
+          if (dev) {
+            e.steps?.forEach((step) => step());
+            e.pass?.end();
+            d.queue.submit([e.enc.finish()]);
+          }
+        } finally {
+          e.queries?.destroy(); // freed once the submitted work is done
+          doomed.forEach((b) => b.destroy());
+        }
+      };
+      if (d && (e.steps || d.gate)) later(d, submit, () => Promise.all(e.waits ?? []));
+      else submit();
     },
     // A completion always comes, later: a throw becomes a rejection.
     buffer_map_read: (buf, offset, size, token) => {
-      new Promise((ok) => {
-        const b = objs.get(buf);
-        Object.assign(b, { mapOffset: offset, mapSize: size, drained: false });
-        ok(b.buffer.mapAsync(GPUMapMode.READ, offset, size));
-      }).then(() => complete(token, OK), (e) => complete(token, failure(e)));
+      const b = objs.get(buf), d = objs.get(b?.dev);
+      if (b) Object.assign(b, { mapOffset: offset, mapSize: size, drained: false });
+      const map = () => {
+        new Promise((ok) => ok(b.buffer.mapAsync(GPUMapMode.READ, offset, size)))
+          .then(() => complete(token, OK), (e) => complete(token, failure(e)));
+      };
+      if (d?.gate) later(d, map);
+      else map();
     },
     // Copies out of the mapping and unmaps, also when the copy throws (a
     // buffer left mapped would fail every later submit that uses it); 0
@@ -267,8 +352,13 @@ export function gpuImports(wasm, schedulePoll) {
       return 1;
     },
     work_done: (dev, token) => {
-      new Promise((ok) => ok(objs.get(dev).queue.onSubmittedWorkDone()))
-        .then(() => complete(token, OK), (e) => complete(token, failure(e)));
+      const d = objs.get(dev);
+      const ask = () => {
+        new Promise((ok) => ok(d.queue.onSubmittedWorkDone()))
+          .then(() => complete(token, OK), (e) => complete(token, failure(e)));
+      };
+      if (d?.gate) later(d, ask);
+      else ask();
     },
     request_poll: () => schedulePoll(),
   };

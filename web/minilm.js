@@ -49,6 +49,35 @@ async function fetchInto(app, url, progress) {
   return [p, total];
 }
 
+function weightTypeOf(name) {
+  const wtype = WEIGHT_TYPES[name];
+  if (wtype === undefined)
+    throw new Error(`minilm: weight type ${name} is not one of ${Object.keys(WEIGHT_TYPES).join(', ')}`);
+  return wtype;
+}
+
+// Calls fn(texts, lens) with the sentences as the module takes them: UTF-8
+// one after the other at texts, their byte lengths (u32) at lens; freed
+// after (the module tokenizes at once).
+function withSentences(app, sentences, fn) {
+  const bytes = sentences.map((s) => utf8.encode(s));
+  const size = bytes.reduce((n, b) => n + b.length, 0);
+  const p = app.malloc(size + 4 * bytes.length);
+  if (!p) throw new Error('out of wasm memory for the sentences');
+  const m = new Uint8Array(app.memory.buffer), view = new DataView(app.memory.buffer);
+  let at = p + 4 * bytes.length;
+  bytes.forEach((b, i) => {
+    view.setUint32(p + 4 * i, b.length, true);
+    m.set(b, at);
+    at += b.length;
+  });
+  try {
+    return fn(p + 4 * bytes.length, p);
+  } finally {
+    app.free(p);
+  }
+}
+
 function cstring(app, ptr) {
   const m = new Uint8Array(app.memory.buffer);
   let end = ptr;
@@ -102,14 +131,21 @@ export async function loadMiniLM({ wasmUrl = new URL('minilm.wasm', import.meta.
       if (status) throw fail(`wgc_create_async (status ${status})`);
       return { backend: cstring(app, app.mw_backend_name(slot)), adapter: cstring(app, app.mw_adapter_name(slot)) };
     },
+    // Before load: allocates slot's model for weightType and compiles the
+    // kernels of a first pass over sentences ahead, so that they compile
+    // while load() fetches the weights (nothing waits for them here).
+    prepare(slot, weightType = 'f32', sentences = ['']) {
+      const wtype = weightTypeOf(weightType);
+      withSentences(app, sentences, (texts, lens) => {
+        if (app.mw_prepare(slot, wtype, texts, lens, sentences.length)) throw fail('minilm: compiling ahead');
+      });
+    },
     // Fetches model.safetensors once (progress(bytes, total) as it comes)
     // and uploads it to each slot's context, the linear weights and the
     // embedding tables as weightType ('f32', 'f16', 'bf16', 'q8_0' or
     // 'q4_0', converted at load); the host copy then goes.
     async load(slots, progress, weightType = 'f32') {
-      const wtype = WEIGHT_TYPES[weightType];
-      if (wtype === undefined)
-        throw new Error(`minilm: weight type ${weightType} is not one of ${Object.keys(WEIGHT_TYPES).join(', ')}`);
+      const wtype = weightTypeOf(weightType);
       weights ??= await fetchInto(app, new URL('model.safetensors', modelUrl), progress);
       try {
         for (const slot of slots)
@@ -122,24 +158,13 @@ export async function loadMiniLM({ wasmUrl = new URL('minilm.wasm', import.meta.
     // Embeds sentences in one pass on slot's model: resolves to
     // {vectors: Float32Array[] (unit length), ids: the token ids of each}.
     async embed(slot, sentences) {
-      const bytes = sentences.map((s) => utf8.encode(s));
-      const size = bytes.reduce((n, b) => n + b.length, 0);
-      const p = app.malloc(size + 4 * bytes.length);
-      if (!p) throw new Error('out of wasm memory for the sentences');
-      const m = new Uint8Array(app.memory.buffer), view = new DataView(app.memory.buffer);
-      let at = p + 4 * bytes.length;
-      bytes.forEach((b, i) => {
-        view.setUint32(p + 4 * i, b.length, true);
-        m.set(b, at);
-        at += b.length;
-      });
       const done = new Promise((ok) => waiting.embedded.set(slot, ok));
-      const rc = app.mw_embed(slot, p + 4 * bytes.length, p, sentences.length);
-      app.free(p); // tokenized by now
-      if (rc) {
-        waiting.embedded.delete(slot);
-        throw fail('minilm');
-      }
+      withSentences(app, sentences, (texts, lens) => {
+        if (app.mw_embed(slot, texts, lens, sentences.length)) {
+          waiting.embedded.delete(slot);
+          throw fail('minilm');
+        }
+      });
       const { status, vectors } = await done;
       if (status) throw fail(`minilm (status ${status})`);
       const ids = sentences.map((_, i) =>

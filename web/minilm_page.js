@@ -37,9 +37,11 @@ function heatmap(sentences, vectors) {
   }
 }
 
+const sentencesOf = () => $('sentences').value.split('\n').map((s) => s.trim()).filter(Boolean);
+
 let model = null;
 async function run() {
-  const sentences = $('sentences').value.split('\n').map((s) => s.trim()).filter(Boolean);
+  const sentences = sentencesOf();
   if (!sentences.length) return;
   $('run').disabled = true;
   try {
@@ -84,6 +86,8 @@ try {
   const gpu = await model.create(0, BACKEND_WEBGPU).catch(() => null);
   if (!gpu) throw new Error('no WebGPU adapter in this browser; the CPU backend alone is not compared');
   await model.create(1, BACKEND_CPU);
+  // the kernels of the first pass compile while the weights download
+  model.prepare(0, weightType, sentencesOf().length ? sentencesOf() : ['']);
   status(`fetching the weights (WebGPU: ${gpu.adapter})…`);
   await model.load([0, 1], (got, total) => {
     $('progress').value = total ? got / total : 0;

@@ -288,6 +288,13 @@ export interface Context {
   /** wgc_last_error(ctx) */
   lastError(): string;
   pipelinesCompiled(): number;
+  /** wgc_compile_begin: until compileEnd, operation calls check their
+   * arguments and ask for their kernels but run nothing; transfers throw. */
+  compileBegin(): void;
+  /** wgc_compile_end_async: compiles what the calls asked for,
+   * concurrently; resolves once every kernel is compiled. Work issued
+   * before that waits for its kernels in the runtime, not in the page. */
+  compileEnd(): Promise<void>;
 
   /** wgc_profile_start: records every operation issued from now on,
    * discarding earlier records. */

@@ -517,6 +517,27 @@ class Context {
     });
   }
 
+  // Compiling ahead (wgc_compile_begin/_end): between the two, operation
+  // calls ask for their kernels and run nothing; compileEnd() starts every
+  // kernel compiling concurrently and resolves once all are compiled.
+  // Work issued meanwhile waits for the kernels it needs in the runtime,
+  // never in the page, so awaiting compileEnd() is optional.
+  compileBegin() { this._check(W.exports.wgc_compile_begin(this._ptr)); }
+  async compileEnd() {
+    const fn = 'wgc_compile_end_async';
+    const before = str(W.exports.wgc_last_error(this._ptr));
+    return new Promise((resolve, reject) => {
+      const t = token((s) => (s === OK ? resolve() : reject(this._asyncError(s, fn, before))));
+      const s = W.exports.wgc_js_compile_end_async(this._ptr, t);
+      if (s !== OK) {
+        W.tokens.delete(t);
+        reject(fail(s, this._ptr));
+      } else {
+        schedulePoll();
+      }
+    });
+  }
+
   // Pending downloads and synchronizations reject with CANCELLED. Every
   // later call fails as on a NULL context.
   destroy() {

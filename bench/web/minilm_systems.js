@@ -24,10 +24,13 @@ const rows = (data, n, dim) => Array.from({ length: n }, (_, i) => data.slice(i 
 // wgc: minilm.wasm (the model's C code linked with wgc), one module, a
 // slot per backend.
 let wgcApp = null;
-async function wgcSystem(system, backend) {
+// first: the sentences of the first pass, whose kernels compile while the
+// weights download (minilm.js prepare()).
+async function wgcSystem(system, backend, first) {
   wgcApp ??= await loadMiniLM();
   const slot = backend === BACKEND_WEBGPU ? 0 : 1;
   const info = await wgcApp.create(slot, backend);
+  if (first) wgcApp.prepare(slot, 'f32', first);
   await wgcApp.load([slot]);
   const app = wgcApp;
   return {
@@ -93,10 +96,12 @@ async function ortSystem(system) {
   };
 }
 
-export function setup(system) {
+// first (optional): the sentences the first embed will take, for the
+// systems that can prepare for them.
+export function setup(system, first) {
   switch (system) {
-  case 'wgc': return wgcSystem(system, BACKEND_WEBGPU);
-  case 'wgc-cpu': return wgcSystem(system, BACKEND_CPU);
+  case 'wgc': return wgcSystem(system, BACKEND_WEBGPU, first);
+  case 'wgc-cpu': return wgcSystem(system, BACKEND_CPU, first);
   case 'transformers.js:webgpu': return transformersSystem(system, 'webgpu');
   case 'transformers.js:wasm': return transformersSystem(system, 'wasm');
   case 'ort-web:webgpu': return ortSystem(system);

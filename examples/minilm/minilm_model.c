@@ -205,22 +205,36 @@ static int wtype_ok(const minilm_config *c, wgc_dtype t, char *err,
   return 0;
 }
 
-int minilm_model_load(minilm_model *m, wgc_context *ctx,
-                      const minilm_config *cfg, const st_file *f,
-                      const char *file_name, wgc_dtype wtype, char *err,
-                      size_t errlen) {
-  if (!m || !ctx || !cfg || !f)
-    return fail(err, errlen, "minilm_model_load: NULL argument");
+int minilm_model_alloc(minilm_model *m, wgc_context *ctx,
+                       const minilm_config *cfg, wgc_dtype wtype, char *err,
+                       size_t errlen) {
+  if (!m || !ctx || !cfg)
+    return fail(err, errlen, "minilm_model_alloc: NULL argument");
   if (config_ok(cfg, err, errlen) || wtype_ok(cfg, wtype, err, errlen))
     return 1;
   minilm_model t = {.cfg = *cfg, .ctx = ctx, .wtype = wtype};
   t.total = layout(&t);
+  wgc_status st = wgc_alloc(ctx, t.total, &t.weights);
+  if (st != WGC_OK)
+    return fail(err, errlen, "minilm: %zu bytes of %s weights: %s: %s", t.total,
+                wgc_dtype_name(wtype), wgc_status_string(st),
+                wgc_last_error(ctx));
+  *m = t;
+  return 0;
+}
+
+int minilm_model_upload(minilm_model *m, const st_file *f,
+                        const char *file_name, char *err, size_t errlen) {
+  if (!m || !m->ctx || !m->weights || !f)
+    return fail(err, errlen, "minilm_model_upload: NULL argument");
+  const minilm_config *cfg = &m->cfg;
+  wgc_context *ctx = m->ctx;
   size_t cap = WANTED_FIXED + WANTED_PER_LAYER * cfg->layers;
   wanted *w = calloc(cap, sizeof *w);
   if (!w)
     return fail(err, errlen, "minilm: out of host memory");
-  size_t n = wanted_list(&t, w);
-  /* Every tensor checked before anything is allocated. */
+  size_t n = wanted_list(m, w);
+  /* Every tensor checked before anything is uploaded. */
   for (size_t i = 0; i < n; i++) {
     const st_tensor *s = st_find(f, w[i].name);
     if (!s) {
@@ -259,12 +273,11 @@ int minilm_model_load(minilm_model *m, wgc_context *ctx,
     most = b > most ? b : most;
   }
   uint8_t *conv = most ? malloc((most + 3) & ~(size_t)3) : NULL;
-  wgc_status st = most && !conv ? WGC_ERR_OUT_OF_MEMORY
-                                : wgc_alloc(ctx, t.total, &t.weights);
+  wgc_status st = most && !conv ? WGC_ERR_OUT_OF_MEMORY : WGC_OK;
   for (size_t i = 0; st == WGC_OK && i < n; i++) {
     const st_tensor *s = st_find(f, w[i].name);
     if (w[i].t == WGC_DTYPE_F32) {
-      st = wgc_upload(ctx, t.weights + w[i].at, s->data, (size_t)s->bytes);
+      st = wgc_upload(ctx, m->weights + w[i].at, s->data, (size_t)s->bytes);
       continue;
     }
     size_t elems = (size_t)s->bytes / 4, b = tbytes(w[i].t, elems);
@@ -285,16 +298,29 @@ int minilm_model_load(minilm_model *m, wgc_context *ctx,
     st = wgc_quantize(src, conv, w[i].t, elems);
     free(copy);
     if (st == WGC_OK)
-      st = wgc_upload(ctx, t.weights + w[i].at, conv, padded);
+      st = wgc_upload(ctx, m->weights + w[i].at, conv, padded);
   }
   free(conv);
   free(w);
-  if (st != WGC_OK) {
-    fail(err, errlen, "%s: converting and uploading the %s weights: %s: %s",
-         file_name, wgc_dtype_name(wtype), wgc_status_string(st),
-         wgc_last_error(ctx));
-    if (t.weights)
-      wgc_free(ctx, t.weights);
+  if (st != WGC_OK)
+    return fail(err, errlen,
+                "%s: converting and uploading the %s weights: %s: %s",
+                file_name, wgc_dtype_name(m->wtype), wgc_status_string(st),
+                wgc_last_error(ctx));
+  return 0;
+}
+
+int minilm_model_load(minilm_model *m, wgc_context *ctx,
+                      const minilm_config *cfg, const st_file *f,
+                      const char *file_name, wgc_dtype wtype, char *err,
+                      size_t errlen) {
+  if (!m || !ctx || !cfg || !f)
+    return fail(err, errlen, "minilm_model_load: NULL argument");
+  minilm_model t;
+  if (minilm_model_alloc(&t, ctx, cfg, wtype, err, errlen))
+    return 1;
+  if (minilm_model_upload(&t, f, file_name, err, errlen)) {
+    minilm_model_free(&t);
     return 1;
   }
   *m = t;
@@ -458,6 +484,36 @@ static wgc_status forward(minilm_model *m, const work_layout *wl, size_t batch,
                            nshape, 2, pooled));
 #undef WP
   return WGC_OK;
+}
+
+wgc_status minilm_compile_ahead(minilm_model *m, size_t batch, size_t seq,
+                                minilm_done_fn done, void *user, char *err,
+                                size_t errlen) {
+  if (!m || !m->ctx || !m->weights) {
+    fail(err, errlen, "minilm_compile_ahead: no model");
+    return WGC_ERR_INVALID_ARGUMENT;
+  }
+  if (!batch || !seq || seq > m->cfg.max_seq) {
+    fail(err, errlen,
+         "minilm_compile_ahead: %zu sentences of %zu tokens, want at least "
+         "one of 1 to %zu",
+         batch, seq, m->cfg.max_seq);
+    return WGC_ERR_INVALID_ARGUMENT;
+  }
+  wgc_status st = grow_work(m, batch * seq, batch);
+  if (st == WGC_OK)
+    st = wgc_compile_begin(m->ctx);
+  if (st == WGC_OK) {
+    work_layout wl = work_for(&m->cfg, m->cap_rows, m->cap_batch);
+    st = forward(m, &wl, batch, seq);
+    wgc_status end = done ? wgc_compile_end_async(m->ctx, done, user)
+                          : wgc_compile_end(m->ctx);
+    st = st != WGC_OK ? st : end;
+  }
+  if (st != WGC_OK)
+    fail(err, errlen, "minilm_compile_ahead: %s: %s", wgc_status_string(st),
+         wgc_last_error(m->ctx));
+  return st;
 }
 
 wgc_status minilm_embed_async(minilm_model *m, const int32_t *const *ids,

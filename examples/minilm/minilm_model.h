@@ -90,6 +90,17 @@ int minilm_model_load(minilm_model *m, wgc_context *ctx,
                       const minilm_config *cfg, const st_file *f,
                       const char *file_name, wgc_dtype wtype, char *err,
                       size_t errlen);
+/* minilm_model_load in two steps: the weights' device memory for cfg and
+ * wtype (nothing uploaded yet), then the checked tensors of f uploaded
+ * into it, so that a program can compile the kernels ahead
+ * (minilm_compile_ahead) while the weights are still on their way. On
+ * failure the first leaves m untouched, the second leaves m allocated
+ * (minilm_model_free it). */
+int minilm_model_alloc(minilm_model *m, wgc_context *ctx,
+                       const minilm_config *cfg, wgc_dtype wtype, char *err,
+                       size_t errlen);
+int minilm_model_upload(minilm_model *m, const st_file *f,
+                        const char *file_name, char *err, size_t errlen);
 void minilm_model_free(minilm_model *m);
 /* Natively: reads dir/config.json, dir/sentence_bert_config.json and
  * dir/model.safetensors (the folder tools/bootstrap.sh model fills) and
@@ -110,5 +121,14 @@ wgc_status minilm_embed_async(minilm_model *m, const int32_t *const *ids,
                               const size_t *lens, size_t n, float *out,
                               minilm_done_fn done, void *user, char *err,
                               size_t errlen);
+
+/* Compiles ahead (wgc_compile_begin) the kernels of one pass over batch
+ * sentences padded to seq tokens, on an allocated model whose weights may
+ * still be on their way; done (NULL: none) fires once they are compiled
+ * (natively they are when this returns). Work buffers for that size are
+ * allocated; nothing runs. */
+wgc_status minilm_compile_ahead(minilm_model *m, size_t batch, size_t seq,
+                                minilm_done_fn done, void *user, char *err,
+                                size_t errlen);
 
 #endif

@@ -49,6 +49,10 @@ EXPORT wgc_status wgc_js_synchronize_async(wgc_context *ctx, uint32_t token) {
   return wgc_synchronize_async(ctx, done, (void *)(uintptr_t)token);
 }
 
+EXPORT wgc_status wgc_js_compile_end_async(wgc_context *ctx, uint32_t token) {
+  return wgc_compile_end_async(ctx, done, (void *)(uintptr_t)token);
+}
+
 /* wgc.h's op lists by name ("UNARY_RELU") and value, for the browser test
  * that checks wgc.js's constants against them. */
 typedef struct op_constant {

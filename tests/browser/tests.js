@@ -1310,6 +1310,50 @@ async function mainPage() {
     check(n > 0 && G.pipelinesCompiled() === n, `pipelines ${n}, then ${G.pipelinesCompiled()}`);
   });
 
+  // compiling ahead: calls in the mode run nothing; the same calls after
+  // it compile nothing, even issued before the kernels are ready (they
+  // wait in the runtime), and give what a plain context gives
+  await test('compile ahead: calls compile nothing after it, results as without it', async () => {
+    const m = 24, n = 40, k = 36, A = randoms(m * k), B = randoms(k * n);
+    const d = { batch: 1, heads: 2, seq_q: 9, seq_kv: 9, head_dim: 16, scale: 0.25 };
+    const Q = randoms(2 * 9 * 16), K = randoms(Q.length), V = randoms(Q.length);
+    const run = (ctx, bufs) => {
+      const [a, b, c, q, kk, v, o] = bufs;
+      ctx.gemm(W.ROW_MAJOR, W.NO_TRANS, W.NO_TRANS, m, n, k, 1, a, k, b, n, 0, c, n);
+      ctx.softmax(c, c, [m, n], 2, 1);
+      ctx.attention(d, q, kk, v, o);
+    };
+    const setup = (ctx) => [put(ctx, A), put(ctx, B), put(ctx, new Float32Array(m * n)),
+      put(ctx, Q), put(ctx, K), put(ctx, V), put(ctx, new Float32Array(Q.length))];
+    const ahead = await W.create({ backend: W.BACKEND_WEBGPU });
+    const plain = await W.create({ backend: W.BACKEND_WEBGPU });
+    try {
+      const x = setup(ahead), y = setup(plain);
+      ahead.compileBegin();
+      run(ahead, x);
+      let threw = null;
+      try { ahead.upload(x[2], new Float32Array(4)); } catch (e) { threw = e; }
+      check(threw?.status === 'INVALID_ARGUMENT' && /compiling ahead/.test(threw.message),
+        `upload while compiling ahead: ${threw?.status} ${threw?.message}`);
+      check(ahead.pipelinesCompiled() === 0, `${ahead.pipelinesCompiled()} compiled in the mode`);
+      const ready = ahead.compileEnd();
+      const n0 = ahead.pipelinesCompiled();
+      run(ahead, x); // issued while the kernels may still compile
+      const [c1, o1] = [await ahead.download(x[2], m * n), await ahead.download(x[6], Q.length)];
+      await ready;
+      check(n0 >= 3 && ahead.pipelinesCompiled() === n0,
+        `compiled ahead ${n0}, then ${ahead.pipelinesCompiled()}`);
+      run(plain, y);
+      const [c2, o2] = [await plain.download(y[2], m * n), await plain.download(y[6], Q.length)];
+      compare(c1, c2, () => 0, 'gemm+softmax: ');
+      compare(o1, o2, () => 0, 'attention: ');
+      check(plain.pipelinesCompiled() === n0, `plain compiled ${plain.pipelinesCompiled()}, ahead ${n0}`);
+    } finally {
+      ahead.destroy();
+      plain.destroy();
+    }
+  });
+
   // per-operation timing: one record per op in issue order, inside the
   // wall time around the work; the trace parses with one event per record
   for (const backend of [W.BACKEND_WEBGPU, W.BACKEND_CPU]) {

@@ -111,26 +111,90 @@ int mw_configure(const char *cfg, size_t cfg_len, const char *sbert,
   return 0;
 }
 
+static int check_unloaded(const mw_slot *s, int slot) {
+  if (s->ctx && config_read && !s->loaded && !s->busy)
+    return 0;
+  snprintf(error, sizeof error,
+           "minilm: slot %d needs a context and the configuration, and no "
+           "model yet",
+           slot);
+  return 1;
+}
+
+/* Tokenizes n sentences (UTF-8, text_lens[i] bytes each, one after the
+ * other in texts) into lens[i] tokens at ids[i] (max_seq each). */
+static int tokenize(const char *texts, const uint32_t *text_lens, size_t n,
+                    int32_t **ids, size_t *lens) {
+  const char *t = texts;
+  for (size_t i = 0; i < n; i++) {
+    ids[i] = malloc(config.max_seq * sizeof *ids[i]);
+    if (!ids[i]) {
+      snprintf(error, sizeof error, "minilm: out of memory");
+      return 1;
+    }
+    if (wp_encode(tokenizer, t, text_lens[i], config.max_seq, ids[i], &lens[i],
+                  error, sizeof error))
+      return 1;
+    t += text_lens[i];
+  }
+  return 0;
+}
+
+/* Before the weights arrive: allocates slot's model for wtype (a
+ * wgc_dtype: f32, f16, bf16, q8_0 or q4_0) and compiles ahead the kernels
+ * of a first pass over n sentences (as mw_embed takes them), which then
+ * compile while the page fetches the weights. Non-zero with mw_error on
+ * failure. */
+EXPORT(mw_prepare)
+int mw_prepare(int slot, int wtype, const char *texts,
+               const uint32_t *text_lens, size_t n) {
+  mw_slot *s = slot_at(slot);
+  if (!s || check_unloaded(s, slot))
+    return 1;
+  if (s->model.weights && s->model.wtype != (wgc_dtype)wtype)
+    minilm_model_free(&s->model);
+  if (!s->model.weights &&
+      minilm_model_alloc(&s->model, s->ctx, &config, (wgc_dtype)wtype, error,
+                         sizeof error))
+    return 1;
+  int32_t **ids = calloc(n ? n : 1, sizeof *ids);
+  size_t *lens = calloc(n ? n : 1, sizeof *lens), seq = 1;
+  int rc = !ids || !lens;
+  if (rc)
+    snprintf(error, sizeof error, "minilm: out of memory");
+  else
+    rc = tokenize(texts, text_lens, n, ids, lens);
+  for (size_t i = 0; i < n && !rc; i++)
+    seq = lens[i] > seq ? lens[i] : seq;
+  if (!rc)
+    rc = minilm_compile_ahead(&s->model, n ? n : 1, seq, NULL, NULL, error,
+                              sizeof error) != WGC_OK;
+  for (size_t i = 0; ids && i < n; i++)
+    free(ids[i]);
+  free(ids);
+  free(lens);
+  return rc;
+}
+
 /* Checks and uploads the weights (model.safetensors, len bytes at data)
  * into slot's context, the linear weights and embedding tables converted
- * to wtype (a wgc_dtype: f32, f16, bf16, q8_0 or q4_0); data may be freed
- * on return. Non-zero with mw_error on failure. */
+ * to wtype (as mw_prepare's, if it ran); data may be freed on return.
+ * Non-zero with mw_error on failure. */
 EXPORT(mw_load) int mw_load(int slot, const void *data, size_t len, int wtype) {
   mw_slot *s = slot_at(slot);
-  if (!s)
+  if (!s || check_unloaded(s, slot))
     return 1;
-  if (!s->ctx || !config_read || s->loaded || s->busy) {
-    snprintf(error, sizeof error,
-             "minilm: slot %d needs a context and the configuration, and no "
-             "model yet",
-             slot);
-    return 1;
-  }
+  if (s->model.weights && s->model.wtype != (wgc_dtype)wtype)
+    minilm_model_free(&s->model);
   st_file *f;
   if (st_open_memory(data, len, "model.safetensors", &f, error, sizeof error))
     return 1;
-  int rc = minilm_model_load(&s->model, s->ctx, &config, f, "model.safetensors",
-                             (wgc_dtype)wtype, error, sizeof error);
+  int rc = s->model.weights
+               ? minilm_model_upload(&s->model, f, "model.safetensors", error,
+                                     sizeof error)
+               : minilm_model_load(&s->model, s->ctx, &config, f,
+                                   "model.safetensors", (wgc_dtype)wtype, error,
+                                   sizeof error);
   st_close(f);
   s->loaded = rc == 0;
   return rc;
@@ -174,7 +238,6 @@ int mw_embed(int slot, const char *texts, const uint32_t *text_lens, size_t n) {
     return 1;
   }
   release_batch(s);
-  size_t max = s->model.cfg.max_seq;
   s->ids = calloc(n, sizeof *s->ids);
   s->lens = calloc(n, sizeof *s->lens);
   s->out = malloc(n * s->model.cfg.hidden * sizeof *s->out);
@@ -184,18 +247,9 @@ int mw_embed(int slot, const char *texts, const uint32_t *text_lens, size_t n) {
     return 1;
   }
   s->n = n;
-  const char *t = texts;
-  for (size_t i = 0; i < n; i++) {
-    size_t len = text_lens[i];
-    s->ids[i] = malloc(max * sizeof *s->ids[i]);
-    if (!s->ids[i] || wp_encode(tokenizer, t, len, max, s->ids[i], &s->lens[i],
-                                error, sizeof error)) {
-      if (!s->ids[i])
-        snprintf(error, sizeof error, "minilm: out of memory");
-      release_batch(s);
-      return 1;
-    }
-    t += len;
+  if (tokenize(texts, text_lens, n, s->ids, s->lens)) {
+    release_batch(s);
+    return 1;
   }
   wgc_status st =
       minilm_embed_async(&s->model, (const int32_t *const *)s->ids, s->lens, n,
@@ -224,9 +278,8 @@ EXPORT(mw_destroy) void mw_destroy(int slot) {
   mw_slot *s = slot_at(slot);
   if (!s || !s->ctx)
     return;
-  if (s->loaded)
-    minilm_model_free(&s->model);
-  wgc_destroy(s->ctx); /* a pass in flight fires as CANCELLED first */
+  minilm_model_free(&s->model); /* loaded, or only prepared */
+  wgc_destroy(s->ctx);          /* a pass in flight fires as CANCELLED first */
   release_batch(s);
   memset(s, 0, sizeof *s);
 }
