@@ -49,7 +49,7 @@
 //
 // A row whose sums end non-finite (an infinity or NaN of V, or an
 // overflow) is walked again against its final max by the invocations that
-// hold those sums (attn_fix, attention_common.wgsl: global memory, no
+// hold those sums (attn_fix, attention_fix*.wgsl: global memory, no
 // barrier), so that such a value reaches the row only from a key whose
 // final weight is not 0.
 //
@@ -196,7 +196,7 @@ fn attn_tiles(g: u32, li: u32) {
 
   if (live && i < P.seq_q) {
     let o_row = attn_o_row(bh, i);
-    var fix = false;  // a non-finite sum (attention_common.wgsl: attn_fix)
+    var fix = false;  // a non-finite sum (attn_fix: attention_fix1.wgsl, attention_fix16.wgsl)
     for (var vc = 0u; vc < NVC; vc++) {
       for (var u = 0u; u < NV4; u++) {
         var x = attn_out(acc[vc * NV4 + u], l, bad, vis);
@@ -313,7 +313,7 @@ fn attn_rows(g: u32, li: u32) {
 
   if (live && i < P.seq_q) {
     let o_row = attn_o_row(bh, i);
-    var fix = false;  // a non-finite sum (attention_common.wgsl: attn_fix)
+    var fix = false;  // a non-finite sum (attn_fix: attention_fix1.wgsl, attention_fix16.wgsl)
     for (var d4 = 0u; d4 < RV4; d4++) {
       var x = attn_out(acc[d4], l, bad, vis);
       if (PARTIAL == 1u) {
@@ -332,7 +332,7 @@ fn attn_rows(g: u32, li: u32) {
   }
 }
 
-// The fix-up's loads (attention_common.wgsl: attn_fix).
+// The fix-up's loads (attn_fix: attention_fix1.wgsl, attention_fix16.wgsl).
 fn attn_fix_row(x: u32, r: u32, d: u32, hd: u32) -> vec4<f32> {
   return attn_fix_row_any(x, r, d, hd);
 }

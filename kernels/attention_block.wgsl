@@ -83,7 +83,7 @@ fn ab_ld(x: u32, at: u32, d: u32) -> vec4<f32> {
   return v;
 }
 
-// The fix-up's loads (attention_common.wgsl: attn_fix), as the loop's:
+// The fix-up's loads (attn_fix: attention_fix1.wgsl, attention_fix16.wgsl), as the loop's:
 // ATTN_FIX_Q/K/V are AB_Q/K/V, and rows start at whole vec4s where Q4, K4
 // or V4 say so.
 fn attn_fix_row(x: u32, r: u32, d: u32, hd: u32) -> vec4<f32> {

@@ -2,7 +2,7 @@
 // (host: src/webgpu/attention.c; the states come from kernels/attention.wgsl
 // with partial == 1): the standard split-KV ("flash-decoding") merge. A
 // state row is the unnormalised output acc_b (head_dim values), then m_b
-// and l_b, then four extras per dim (attn_fix, attention_common.wgsl); the
+// and l_b, then four extras per dim (attn_fix, attention_fix*.wgsl); the
 // operand p holds nblk blocks of rows states each. With
 //   M = max_b m_b (over blocks with l_b > 0),
 //   L = sum_b exp(m_b - M) l_b,  A = sum_b exp(m_b - M) acc_b

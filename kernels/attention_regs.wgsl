@@ -26,14 +26,14 @@
 // and covers longer ranges with key blocks and the split-KV combine.
 //
 // A row whose sums end non-finite is walked again against its final max
-// (attn_fix, attention_common.wgsl), so that an infinity or NaN of V
+// (attn_fix, attention_fix*.wgsl), so that an infinity or NaN of V
 // reaches it only from a key whose final weight is not 0.
 //
 // Consts from the host: WG (8..64), RD4 and RV4 (vec4s of a Q/K and of a
 // V/O row), PARTIAL (0, 1), SOFTCAP (0, 1).
 // Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
 
-// The fix-up's loads (attention_common.wgsl: attn_fix).
+// The fix-up's loads (attn_fix: attention_fix1.wgsl, attention_fix16.wgsl).
 fn attn_fix_row(x: u32, r: u32, d: u32, hd: u32) -> vec4<f32> {
   return attn_fix_row_any(x, r, d, hd);
 }
@@ -167,7 +167,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   }
 
   let o_row = attn_o_row(bh, i);
-  var fix = false;  // a non-finite sum (attention_common.wgsl: attn_fix)
+  var fix = false;  // a non-finite sum (attn_fix: attention_fix1.wgsl, attention_fix16.wgsl)
   for (var d4 = 0u; d4 < RV4; d4++) {
     var x = attn_out(acc[d4], l, bad, vis);
     if (PARTIAL == 1u) {

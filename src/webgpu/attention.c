@@ -224,7 +224,7 @@ static bool next_chunk(const attn_plan *pl, uint64_t bh0, uint64_t left,
 typedef struct attn_shape {
   bool rows;
   uint64_t bq, dgroups;
-  const char *kernel;
+  char kernel[112];
   unsigned vec4; /* wg_launch.vec4 */
   char consts[320];
 } attn_shape;
@@ -260,25 +260,26 @@ static unsigned attn_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
  * head_dim 4, 15404 at 64, 12334 at 256, 7227 at 1000 (65535 iterations;
  * head_dim_v the same); the caps below stay within the budget, half of that,
  * taking the larger head size for both. The fix-up pass of a row whose sums
- * end non-finite (attn_fix, attention_common.wgsl) costs RD4 + RV4 + 1 per
- * 16 keys, and 2 * RV4 + 2 more: within the other half for one row (regs,
- * the staged form's invocations), and capped so for attention_block's R. */
+ * end non-finite (attn_fix) costs RD4 + RV4 + 1 per step of 16 keys
+ * (attention_fix16.wgsl, llvmpipe) or of one (attention_fix1.wgsl), and
+ * 2 * RV4 + 2 more: capped to the other half for its rows (attention_block's
+ * R, one elsewhere). */
 static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
                          unsigned form) {
-  uint64_t budget = wg_policy_of(ctx)->loop_budget;
+  const wg_policy *pol = wg_policy_of(ctx);
+  uint64_t budget = pol->loop_budget;
   uint64_t w = hd > hdv ? hd : hdv, rd4 = (hd + 3) / 4, rv4 = (hdv + 3) / 4;
   if (!budget)
     return UINT64_MAX;
-  if (form == ATTN_REGS)
-    return (budget - rd4 - rv4 - 4) / (rd4 + rv4 + 3) * 8;
-  if (form == ATTN_BLOCK) {
-    uint64_t r = ATTN_BLOCK_ROWS;
-    uint64_t keys =
-        (budget - 2 * r * (rd4 + rv4) - 16) / (rd4 + rv4 + 8 * r + 8) * 8;
-    uint64_t fix = (budget - r * (2 * rv4 + 2)) / (r * (rd4 + rv4 + 1)) * 16;
-    return keys < fix ? keys : fix;
-  }
-  return budget / (32 + w) * 16;
+  uint64_t r = form == ATTN_BLOCK ? ATTN_BLOCK_ROWS : 1;
+  uint64_t fix = (budget - r * (2 * rv4 + 2)) / (r * (rd4 + rv4 + 1)) *
+                 (pol->llvmpipe ? 16 : 1);
+  uint64_t keys =
+      form == ATTN_REGS ? (budget - rd4 - rv4 - 4) / (rd4 + rv4 + 3) * 8
+      : form == ATTN_BLOCK
+          ? (budget - 2 * r * (rd4 + rv4) - 16) / (rd4 + rv4 + 8 * r + 8) * 8
+          : budget / (32 + w) * 16;
+  return keys < fix ? keys : fix;
 }
 
 /* Whether rows of n floats at strides st are whole vec4s from the start
@@ -289,8 +290,9 @@ static unsigned rows_vec4(const wgc_attention_strides *st, uint64_t n) {
          st->seq % 4 == 0;
 }
 
-static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
-                      unsigned form, attn_shape *sh) {
+static void shape_for(const wgc_context *ctx, const wgc_attention_args *a,
+                      uint64_t seq_q, bool partial, unsigned form,
+                      attn_shape *sh) {
   /* head_dim and head_dim_v <= 64: "rows", one query row per invocation,
    * 8 to 64 rows per workgroup (fewer for a short seq_q: decoding), RD4
    * and RV4 vec4s per row. Larger: "tiles", 16 rows per workgroup, score
@@ -309,8 +311,16 @@ static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
   uint64_t dv = 64u * nv4 * nvc;
   unsigned softcap = a->d.softcap > 0;
   sh->vec4 = 0;
-  sh->kernel = a->has_mask ? "attention_mask+attention_common+attention"
-                           : "attention_nomask+attention_common+attention";
+  const char *form_name = form == ATTN_BLOCK  ? "attention_block"
+                          : form == ATTN_REGS ? "attention_regs"
+                                              : "attention";
+  /* the fix-up pass: 16 keys a step on llvmpipe, where loop iterations
+   * are scarce; one key a step elsewhere: half the attention pipeline's
+   * compile time on SwiftShader (0.8 against 1.7 s of CPU) */
+  snprintf(sh->kernel, sizeof sh->kernel, "%s+attention_common+%s+%s",
+           a->has_mask ? "attention_mask" : "attention_nomask",
+           wg_policy_of(ctx)->llvmpipe ? "attention_fix16" : "attention_fix1",
+           form_name);
   if (form == ATTN_BLOCK) {
     /* WG invocations of R rows each: 8 or 16 (a short seq_q), more
      * workgroups for the adapter's threads to share; 16 against 64 at
@@ -324,9 +334,6 @@ static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
     sh->rows = true;
     sh->dgroups = 1;
     sh->bq = wg * r;
-    sh->kernel = a->has_mask
-                     ? "attention_mask+attention_common+attention_block"
-                     : "attention_nomask+attention_common+attention_block";
     sh->vec4 = 7u; /* q, k, v: rows_vec4 picks the kernel's loads */
     snprintf(sh->consts, sizeof sh->consts,
              "const WG: u32 = %uu; const R: u32 = %uu; const HD: u32 = %uu; "
@@ -343,9 +350,6 @@ static void shape_for(const wgc_attention_args *a, uint64_t seq_q, bool partial,
     sh->dgroups = 1;
     sh->bq = pow2_at_least(seq_q);
     sh->bq = sh->bq < 8 ? 8 : sh->bq > ATTN_ROWS_BQ ? ATTN_ROWS_BQ : sh->bq;
-    sh->kernel = a->has_mask
-                     ? "attention_mask+attention_common+attention_regs"
-                     : "attention_nomask+attention_common+attention_regs";
     snprintf(sh->consts, sizeof sh->consts,
              "const WG: u32 = %uu; const RD4: u32 = %uu; "
              "const RV4: u32 = %uu; const PARTIAL: u32 = %uu; "
@@ -529,7 +533,7 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   if (nq > ATTN_ROWS_BQ)
     nq -= nq % ATTN_ROWS_BQ;
   attn_shape sh;
-  shape_for(a, nq, nb > 1, form, &sh);
+  shape_for(sr->ctx, a, nq, nb > 1, form, &sh);
   if (nq > max_groups / sh.dgroups * sh.bq)
     nq = max_groups / sh.dgroups * sh.bq;
   if (nq == 0)
@@ -643,7 +647,7 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
 
   unsigned form = attn_form(ctx, hd, hdv, seq_q);
   attn_shape sh;
-  shape_for(a, seq_q, false, form, &sh);
+  shape_for(ctx, a, seq_q, false, form, &sh);
   uint64_t qblocks = (seq_q + sh.bq - 1) / sh.bq;
   uint64_t dgroups = sh.dgroups;
 
