@@ -184,7 +184,9 @@ const maxAbsDiff = (a, b) => {
 // examples/gpt.c does. onStep({i, token, diff, ok, tokensPerSecond}) is
 // called after each; the result sums it up. Only the WebGPU steps are
 // timed.
-export async function run(gpu, cpu, onStep = () => {}) {
+// ahead: compile the kernels of both step shapes ahead (compileBegin),
+// concurrently, rather than on first use.
+export async function run(gpu, cpu, onStep = () => {}, { ahead = true } = {}) {
   const c = CONFIG, w = weights(c), tol = logitTolerance(c, w);
   const ids = Array.from(new TextEncoder().encode(PROMPT));
   const dev = new Gpt(gpu, c, w), ref = new Gpt(cpu, c, w);
@@ -192,12 +194,14 @@ export async function run(gpu, cpu, onStep = () => {}) {
     // The kernels of both step shapes compile ahead, concurrently; a first
     // pass then waits for them.
     const w0 = performance.now();
-    gpu.compileBegin();
-    try {
-      dev.forward(0, ids.length);
-      dev.forward(ids.length, 1);
-    } finally {
-      gpu.compileEnd().catch(() => {}); // a failure shows in the steps too
+    if (ahead) {
+      gpu.compileBegin();
+      try {
+        dev.forward(0, ids.length);
+        dev.forward(ids.length, 1);
+      } finally {
+        gpu.compileEnd().catch(() => {}); // a failure shows in the steps too
+      }
     }
     dev.setTokens(0, ids);
     await dev.step(0, ids.length);

@@ -64,6 +64,7 @@ try {
   result = await page.evaluate(() => window.__benchDone);
   await page.close();
   if (!result.error) result.rows.push(...await coldStarts(browser, url, result.notes));
+  if (!result.error) result.rows.push(...await decoderFirstPass(browser, url));
 } catch (e) {
   result = { error: String(e?.stack ?? e) };
 } finally {
@@ -118,6 +119,35 @@ async function coldStarts(browser, url, notes) {
     }
   }
   return rows;
+}
+
+// The demo decoder's first pass (prompt and one step, kernels compiled),
+// each form in fresh browser contexts taking turns, COLD_REPS times:
+// compiled ahead (wgc) and on first use.
+async function decoderFirstPass(browser, url) {
+  const name = 'decoder first pass (WebGPU): prompt and one step, kernels compiled';
+  if (ONLY && !name.includes(ONLY)) return [];
+  const forms = [['wgc', 1], ['wgc:first-use', 0]], times = { wgc: [], 'wgc:first-use': [] };
+  for (let r = 0; r < COLD_REPS; r++)
+    for (const [system, ahead] of forms) {
+      const context = await browser.newContext();
+      try {
+        const page = await context.newPage();
+        await page.goto(`${url}bench/decoder_cold.html?ahead=${ahead}`);
+        await page.waitForFunction(() => window.__coldDone, null, { timeout: TIMEOUT_MS, polling: 200 });
+        const x = await page.evaluate(() => window.__coldDone);
+        if (x.error || !x.ok) throw new Error(`decoder first pass, ${system}: ${x.error ?? 'logits differ from the CPU backend'}`);
+        times[system].push(x.ms / 1000);
+      } finally {
+        await context.close();
+      }
+    }
+  return forms.map(([system]) => {
+    const t = times[system].sort((a, b) => a - b), n = t.length;
+    const seconds = n % 2 ? t[n >> 1] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    console.log(`  ${name} ${system}: ${(seconds * 1e3).toFixed(0)} ms (${n} runs)`);
+    return { group: 'decoder', name, system, seconds, runs: n, work: 1, unit: 'ms' };
+  });
 }
 
 function cosine(a, b) {

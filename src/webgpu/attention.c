@@ -322,12 +322,14 @@ static void shape_for(const wgc_context *ctx, const wgc_attention_args *a,
            wg_policy_of(ctx)->llvmpipe ? "attention_fix16" : "attention_fix1",
            form_name);
   if (form == ATTN_BLOCK) {
-    /* WG invocations of R rows each: 8 or 16 (a short seq_q), more
-     * workgroups for the adapter's threads to share; 16 against 64 at
-     * seq 512 on lavapipe: d64 1.03x, d128 1.15x, d128 causal 1.34x */
+    /* WG invocations of R rows each: 16 at every seq_q (16 against 64 at
+     * seq 512 on lavapipe: d64 1.03x, d128 1.15x, d128 causal 1.34x), so
+     * that a decoder's prompt and its steps share one pipeline (a second
+     * costs SwiftShader 0.65 s of compile). 8 for short seq_q: lavapipe's
+     * decoder steps and 17-token MiniLM passes stayed within the noise of
+     * a loaded 2-core machine without it */
     unsigned r = ATTN_BLOCK_ROWS;
-    uint64_t wg = pow2_at_least((seq_q + r - 1) / r);
-    wg = wg < 8 ? 8 : wg > 16 ? 16 : wg;
+    uint64_t wg = 16;
     /* the kernel keeps its rows' output accumulators in workgroup memory */
     uint64_t wg_max = ATTN_BLOCK_WG_BYTES / (16u * r * ((hdv + 3) / 4));
     wg = wg > wg_max ? wg_max : wg;
