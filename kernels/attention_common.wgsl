@@ -238,6 +238,31 @@ fn attn_fix_clear1(o_row: u32, d: u32) {
   }
 }
 
+// The fix-up's vec4s e0 + es * t (t < en) of the row at o_row start at 0
+// (PARTIAL: the extras empty too) ...
+fn attn_fix_begin(o_row: u32, e0: u32, es: u32, en: u32) {
+  for (var t = 0u; t < en; t++) {
+    let d = 4u * (e0 + es * t);
+    attn_fix_st(o_row, d, vec4<f32>(0.0f));
+    if (PARTIAL == 1u) {
+      attn_fix_clear1(o_row, d);
+      attn_fix_clear1(o_row, d + 1u);
+      attn_fix_clear1(o_row, d + 2u);
+      attn_fix_clear1(o_row, d + 3u);
+    }
+  }
+}
+// ... and end divided by the sum of the weights l: the row's max scores 1
+// (exp(0)), so l >= 1. PARTIAL keeps sums.
+fn attn_fix_end(o_row: u32, l: f32, e0: u32, es: u32, en: u32) {
+  if (PARTIAL == 0u && l > 0.0f) {
+    for (var t = 0u; t < en; t++) {
+      let d = 4u * (e0 + es * t);
+      attn_fix_st(o_row, d, attn_fix_ld(o_row, d) / l);
+    }
+  }
+}
+
 // PARTIAL: per lane of dims d..d+3, the largest score of a key of
 // non-zero weight whose value there is +inf (x), -inf (y), NaN (z); -inf
 // for none. Kept in registers over a block of keys (selects, no

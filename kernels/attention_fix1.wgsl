@@ -13,16 +13,7 @@ fn attn_fix(bh: u32, i: u32, m: f32, vis: u32, e0: u32, es: u32, en: u32) {
   let o_row = attn_o_row(bh, i);
   let k_head = attn_k_row(kvh, 0u);
   let v_head = attn_v_row(kvh, 0u);
-  for (var t = 0u; t < en; t++) {
-    let d = 4u * (e0 + es * t);
-    attn_fix_st(o_row, d, vec4<f32>(0.0f));
-    if (PARTIAL == 1u) {
-      attn_fix_clear1(o_row, d);
-      attn_fix_clear1(o_row, d + 1u);
-      attn_fix_clear1(o_row, d + 2u);
-      attn_fix_clear1(o_row, d + 3u);
-    }
-  }
+  attn_fix_begin(o_row, e0, es, en);
   var l = 0.0f;
   for (var j = 0u; j < vis; j++) {
     let b = k_head + j * P.ks.z;
@@ -51,11 +42,5 @@ fn attn_fix(bh: u32, i: u32, m: f32, vis: u32, e0: u32, es: u32, en: u32) {
       }
     }
   }
-  // the row's max scores 1 (exp(0)), so l >= 1; PARTIAL keeps sums
-  if (PARTIAL == 0u && l > 0.0f) {
-    for (var t = 0u; t < en; t++) {
-      let d = 4u * (e0 + es * t);
-      attn_fix_st(o_row, d, attn_fix_ld(o_row, d) / l);
-    }
-  }
+  attn_fix_end(o_row, l, e0, es, en);
 }
