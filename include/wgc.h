@@ -1007,6 +1007,25 @@ WGC_API wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
                                     const size_t *dst_strides, wgc_ptr src,
                                     const size_t *src_strides,
                                     const size_t *shape, size_t rank);
+/* wgc_copy_strided with typed operands, each type beside its address as
+ * for wgc_gather_ex; wgc_copy_strided is this with both F32. src_type and
+ * dst_type are F32, F16 or BF16, and strides count elements of each
+ * side's own type. The same type on both sides copies the bits exactly
+ * (NaN payloads and subnormals included); different types convert each
+ * element exactly as wgc_cast does, on the bits (exact where dst_type
+ * holds the value, else rounded once to nearest even, beyond 65520 an
+ * f16 infinity; a NaN keeps its sign and the top bits of its payload).
+ * A 2-byte operand starts at any even byte offset. Errors
+ * (WGC_ERR_INVALID_ARGUMENT naming the operand and its type; nothing is
+ * written): a type outside wgc_dtype or one the operand does not take
+ * (I32 and the block types), a misaligned typed operand, and
+ * wgc_copy_strided's own. */
+WGC_API wgc_status wgc_copy_strided_ex(wgc_context *ctx, wgc_ptr dst,
+                                       wgc_dtype dst_type,
+                                       const size_t *dst_strides, wgc_ptr src,
+                                       wgc_dtype src_type,
+                                       const size_t *src_strides,
+                                       const size_t *shape, size_t rank);
 /* ONNX Gather: output = data indexed along axis by the n_indices int32
  * indices, shape shape[0..axis) + [n_indices] + shape(axis..rank),
  * contiguous (indices of any shape are passed flattened). data has rank
