@@ -965,6 +965,9 @@ typedef struct wgc_rotary_desc {
                         (x[2i], x[2i+1]) */
   wgc_rotary_layout layout;
   size_t max_positions; /* rows of cos_cache and sin_cache */
+  /* Element types (zeroed: f32): input and output F32, F16 or BF16 in
+   * any mix; cos_cache and sin_cache both of cache_type, F32 or F16. */
+  wgc_dtype input_type, output_type, cache_type;
 } wgc_rotary_desc;
 
 /* ONNX RotaryEmbedding (opset 23). cos_cache and sin_cache are
@@ -978,7 +981,20 @@ typedef struct wgc_rotary_desc {
  * it), and is never read outside the caches. output may equal input. Any
  * head_dim runs on every device: a row longer than a storage binding is
  * rotated in pieces. Each rotated element is within 4e-7 * (|x1| + |x2|) *
- * (|cos| + |sin|) of the exact result. */
+ * (|cos| + |sin|) of the exact result.
+ *
+ * Types (d->input_type, output_type, cache_type): the inputs convert
+ * exactly to f32, the rotation is the f32 call's (double on the CPU
+ * backend), and an F16 or BF16 output is rounded once, to nearest even
+ * (beyond 65520 an f16 output is inf): the bound above plus half a unit
+ * in the last place of the output type. Dimensions past rotary_dim are
+ * copied as wgc_copy_strided_ex copies them (the bits where the types
+ * match, else converted as wgc_cast does). Shapes count elements of each
+ * operand's type; a 2-byte operand starts at any even byte offset; in
+ * place needs one type on both sides. Errors (WGC_ERR_INVALID_ARGUMENT
+ * naming the field and its type; nothing is written): a type outside
+ * wgc_dtype or one the operand does not take (I32, the block types, a
+ * BF16 cache), a misaligned typed operand. position_ids stay int32. */
 WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
                                         const wgc_rotary_desc *d, wgc_ptr input,
                                         wgc_ptr position_ids, wgc_ptr cos_cache,
