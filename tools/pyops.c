@@ -109,7 +109,10 @@ static const py_struct structs[] = {
                                           seq) F_(wgc_rotary_desc, heads)
                 F_(wgc_rotary_desc, head_dim) F_(wgc_rotary_desc, rotary_dim)
                     F_(wgc_rotary_desc, interleaved) F_(wgc_rotary_desc, layout)
-                        F_(wgc_rotary_desc, max_positions)),
+                        F_(wgc_rotary_desc, max_positions)
+                            F_(wgc_rotary_desc, input_type)
+                                F_(wgc_rotary_desc, output_type)
+                                    F_(wgc_rotary_desc, cache_type)),
 };
 
 static void write_table(FILE *out, const char *table, const op_constant *ops,

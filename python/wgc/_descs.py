@@ -76,7 +76,8 @@ class AttentionDesc(_Struct):
 class RotaryDesc(_Struct):
     _fields_ = [(f, _size) for f in ("batch", "seq", "heads", "head_dim",
                                       "rotary_dim")] + [
-        ("interleaved", _int), ("layout", _int), ("max_positions", _size)]
+        ("interleaved", _int), ("layout", _int), ("max_positions", _size),
+        ("input_type", _int), ("output_type", _int), ("cache_type", _int)]
 
 
 class ProfileRecord(_Struct):
