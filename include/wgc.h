@@ -470,6 +470,9 @@ typedef struct wgc_conv2d_desc {
   size_t pad_h, pad_w;
   size_t dilation_h, dilation_w; /* 0 means 1 */
   size_t groups;                 /* 0 means 1; c and k divisible by it */
+  /* Element types (zeroed: f32): input, filter and output F32, F16 or
+   * BF16; the bias F32 or F16. See wgc_conv2d. */
+  wgc_dtype input_type, filter_type, bias_type, output_type;
 } wgc_conv2d_desc;
 
 /* p = (h + 2*pad_h - dilation_h*(r-1) - 1)/stride_h + 1, likewise q.
@@ -484,7 +487,19 @@ WGC_API wgc_status wgc_conv2d_output_size(const wgc_conv2d_desc *d, size_t *p,
  * No input channels (c == 0) gives the bias (or zeros), as does an output
  * whose window lies wholly in the padding. d is checked as by
  * wgc_conv2d_output_size (sizes below 2^31 there); within that, any
- * padding, stride and dilation runs on every backend. */
+ * padding, stride and dilation runs on every backend.
+ *
+ * Types (d->input_type, filter_type, bias_type, output_type): the inputs
+ * convert exactly to f32, the sum is the f32 call's (double on the CPU
+ * backend, float on WebGPU, the bias added after it), and an F16 or BF16
+ * output is rounded once, to nearest even, from it (beyond 65520 an f16
+ * output is inf): the bound above on the converted inputs plus half a
+ * unit in the last place of the output type. Sizes count elements; a
+ * 2-byte operand starts at any even byte offset. Errors
+ * (WGC_ERR_INVALID_ARGUMENT naming the field and its type; nothing is
+ * written): a type outside wgc_dtype or one the operand does not take
+ * (I32, the block types, a BF16 bias; a type is checked also where its
+ * operand is absent), a misaligned typed operand. */
 WGC_API wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d,
                               wgc_ptr input, wgc_ptr filter, wgc_ptr bias,
                               wgc_ptr output);
@@ -508,6 +523,8 @@ typedef struct wgc_pool2d_desc {
    * included (ONNX count_include_pad = 1); 0 by the positions inside the
    * input (ONNX's default). MAX ignores it. */
   int count_include_pad;
+  /* Element types (zeroed: f32): F32, F16 or BF16 each. See wgc_pool2d. */
+  wgc_dtype input_type, output_type;
 } wgc_pool2d_desc;
 
 /* p = (h + 2*pad_h - dilation_h*(r-1) - 1)/stride_h + 1, likewise q, as for
@@ -531,7 +548,17 @@ WGC_API wgc_status wgc_pool2d_output_size(const wgc_pool2d_desc *d, size_t *p,
  *        rounding of the result; its partial sums may overflow to +-inf
  *        where the window's sum of |x| exceeds FLT_MAX.
  * output must not overlap input. Input and output each hold fewer than
- * 2^31 elements, and h + 2*pad_h and w + 2*pad_w are below 2^31. */
+ * 2^31 elements, and h + 2*pad_h and w + 2*pad_w are below 2^31.
+ *
+ * Types (d->input_type, output_type): the input converts exactly to f32;
+ * MAX is exact (an input's value, rounded once where the output type is
+ * narrower; a NaN stays a NaN); AVG sums as the f32 call does and an F16
+ * or BF16 output is rounded once, to nearest even, from the mean (beyond
+ * 65520 an f16 output is inf): the bound above plus half a unit in the
+ * last place of the output type. A 2-byte operand starts at any even
+ * byte offset. Errors (WGC_ERR_INVALID_ARGUMENT naming the field and its
+ * type; nothing is written): a type outside wgc_dtype or one the operand
+ * does not take (I32, the block types), a misaligned typed operand. */
 WGC_API wgc_status wgc_pool2d(wgc_context *ctx, const wgc_pool2d_desc *d,
                               wgc_ptr input, wgc_ptr output);
 
