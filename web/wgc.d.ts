@@ -68,6 +68,9 @@ export interface Conv2dDesc {
   k: number; r: number; s: number;
   stride_h?: number; stride_w?: number; pad_h?: number; pad_w?: number;
   dilation_h?: number; dilation_w?: number; groups?: number;
+  /** element types (default DTYPE_F32): input, filter and output DTYPE_F32,
+   * DTYPE_F16 or DTYPE_BF16; bias DTYPE_F32 or DTYPE_F16 */
+  input_type?: DType; filter_type?: DType; bias_type?: DType; output_type?: DType;
 }
 
 /** wgc_pool2d_desc: input [n, c, h, w], window [r, s], output [n, c, p, q]. */
@@ -81,6 +84,8 @@ export interface Pool2dDesc {
   /** AVG: true (or nonzero) divides by all r*s positions, padding included;
    * false (the default) by the positions inside the input. MAX ignores it. */
   count_include_pad?: boolean | number;
+  /** element types (default DTYPE_F32): DTYPE_F32, DTYPE_F16 or DTYPE_BF16 */
+  input_type?: DType; output_type?: DType;
 }
 
 /** wgc_attention_strides: element strides over (batch, head, seq); all 0

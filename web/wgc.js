@@ -305,9 +305,10 @@ const CHECK = {
 // at the next multiple of 8; "a.b" is field b of the nested object a.
 const DESCS = {
   options: 'backend:e power:e cpu_threads:z max_binding_bytes:z profile:b',
-  conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
+  conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z ' +
+    'input_type:e filter_type:e bias_type:e output_type:e',
   pool: 'n:z c:z h:z w:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z ' +
-    'mode:e count_include_pad:b',
+    'mode:e count_include_pad:b input_type:e output_type:e',
   attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e ' +
     'head_dim_v:z softcap:f mask:p' +
     ['mask_stride', 'q_stride', 'k_stride', 'v_stride', 'o_stride']
