@@ -470,6 +470,9 @@ typedef struct wgc_conv2d_desc {
   size_t pad_h, pad_w;
   size_t dilation_h, dilation_w; /* 0 means 1 */
   size_t groups;                 /* 0 means 1; c and k divisible by it */
+  /* Element types (zeroed: f32): input, filter and output F32, F16 or
+   * BF16; the bias F32 or F16. See wgc_conv2d. */
+  wgc_dtype input_type, filter_type, bias_type, output_type;
 } wgc_conv2d_desc;
 
 /* p = (h + 2*pad_h - dilation_h*(r-1) - 1)/stride_h + 1, likewise q.
@@ -484,7 +487,19 @@ WGC_API wgc_status wgc_conv2d_output_size(const wgc_conv2d_desc *d, size_t *p,
  * No input channels (c == 0) gives the bias (or zeros), as does an output
  * whose window lies wholly in the padding. d is checked as by
  * wgc_conv2d_output_size (sizes below 2^31 there); within that, any
- * padding, stride and dilation runs on every backend. */
+ * padding, stride and dilation runs on every backend.
+ *
+ * Types (d->input_type, filter_type, bias_type, output_type): the inputs
+ * convert exactly to f32, the sum is the f32 call's (double on the CPU
+ * backend, float on WebGPU, the bias added after it), and an F16 or BF16
+ * output is rounded once, to nearest even, from it (beyond 65520 an f16
+ * output is inf): the bound above on the converted inputs plus half a
+ * unit in the last place of the output type. Sizes count elements; a
+ * 2-byte operand starts at any even byte offset. Errors
+ * (WGC_ERR_INVALID_ARGUMENT naming the field and its type; nothing is
+ * written): a type outside wgc_dtype or one the operand does not take
+ * (I32, the block types, a BF16 bias; a type is checked also where its
+ * operand is absent), a misaligned typed operand. */
 WGC_API wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d,
                               wgc_ptr input, wgc_ptr filter, wgc_ptr bias,
                               wgc_ptr output);
@@ -508,6 +523,8 @@ typedef struct wgc_pool2d_desc {
    * included (ONNX count_include_pad = 1); 0 by the positions inside the
    * input (ONNX's default). MAX ignores it. */
   int count_include_pad;
+  /* Element types (zeroed: f32): F32, F16 or BF16 each. See wgc_pool2d. */
+  wgc_dtype input_type, output_type;
 } wgc_pool2d_desc;
 
 /* p = (h + 2*pad_h - dilation_h*(r-1) - 1)/stride_h + 1, likewise q, as for
@@ -531,7 +548,17 @@ WGC_API wgc_status wgc_pool2d_output_size(const wgc_pool2d_desc *d, size_t *p,
  *        rounding of the result; its partial sums may overflow to +-inf
  *        where the window's sum of |x| exceeds FLT_MAX.
  * output must not overlap input. Input and output each hold fewer than
- * 2^31 elements, and h + 2*pad_h and w + 2*pad_w are below 2^31. */
+ * 2^31 elements, and h + 2*pad_h and w + 2*pad_w are below 2^31.
+ *
+ * Types (d->input_type, output_type): the input converts exactly to f32;
+ * MAX is exact (an input's value, rounded once where the output type is
+ * narrower; a NaN stays a NaN); AVG sums as the f32 call does and an F16
+ * or BF16 output is rounded once, to nearest even, from the mean (beyond
+ * 65520 an f16 output is inf): the bound above plus half a unit in the
+ * last place of the output type. A 2-byte operand starts at any even
+ * byte offset. Errors (WGC_ERR_INVALID_ARGUMENT naming the field and its
+ * type; nothing is written): a type outside wgc_dtype or one the operand
+ * does not take (I32, the block types), a misaligned typed operand. */
 WGC_API wgc_status wgc_pool2d(wgc_context *ctx, const wgc_pool2d_desc *d,
                               wgc_ptr input, wgc_ptr output);
 
@@ -965,6 +992,9 @@ typedef struct wgc_rotary_desc {
                         (x[2i], x[2i+1]) */
   wgc_rotary_layout layout;
   size_t max_positions; /* rows of cos_cache and sin_cache */
+  /* Element types (zeroed: f32): input and output F32, F16 or BF16 in
+   * any mix; cos_cache and sin_cache both of cache_type, F32 or F16. */
+  wgc_dtype input_type, output_type, cache_type;
 } wgc_rotary_desc;
 
 /* ONNX RotaryEmbedding (opset 23). cos_cache and sin_cache are
@@ -978,7 +1008,20 @@ typedef struct wgc_rotary_desc {
  * it), and is never read outside the caches. output may equal input. Any
  * head_dim runs on every device: a row longer than a storage binding is
  * rotated in pieces. Each rotated element is within 4e-7 * (|x1| + |x2|) *
- * (|cos| + |sin|) of the exact result. */
+ * (|cos| + |sin|) of the exact result.
+ *
+ * Types (d->input_type, output_type, cache_type): the inputs convert
+ * exactly to f32, the rotation is the f32 call's (double on the CPU
+ * backend), and an F16 or BF16 output is rounded once, to nearest even
+ * (beyond 65520 an f16 output is inf): the bound above plus half a unit
+ * in the last place of the output type. Dimensions past rotary_dim are
+ * copied as wgc_copy_strided_ex copies them (the bits where the types
+ * match, else converted as wgc_cast does). Shapes count elements of each
+ * operand's type; a 2-byte operand starts at any even byte offset; in
+ * place needs one type on both sides. Errors (WGC_ERR_INVALID_ARGUMENT
+ * naming the field and its type; nothing is written): a type outside
+ * wgc_dtype or one the operand does not take (I32, the block types, a
+ * BF16 cache), a misaligned typed operand. position_ids stay int32. */
 WGC_API wgc_status wgc_rotary_embedding(wgc_context *ctx,
                                         const wgc_rotary_desc *d, wgc_ptr input,
                                         wgc_ptr position_ids, wgc_ptr cos_cache,
@@ -1007,6 +1050,25 @@ WGC_API wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
                                     const size_t *dst_strides, wgc_ptr src,
                                     const size_t *src_strides,
                                     const size_t *shape, size_t rank);
+/* wgc_copy_strided with typed operands, each type beside its address as
+ * for wgc_gather_ex; wgc_copy_strided is this with both F32. src_type and
+ * dst_type are F32, F16 or BF16, and strides count elements of each
+ * side's own type. The same type on both sides copies the bits exactly
+ * (NaN payloads and subnormals included); different types convert each
+ * element exactly as wgc_cast does, on the bits (exact where dst_type
+ * holds the value, else rounded once to nearest even, beyond 65520 an
+ * f16 infinity; a NaN keeps its sign and the top bits of its payload).
+ * A 2-byte operand starts at any even byte offset. Errors
+ * (WGC_ERR_INVALID_ARGUMENT naming the operand and its type; nothing is
+ * written): a type outside wgc_dtype or one the operand does not take
+ * (I32 and the block types), a misaligned typed operand, and
+ * wgc_copy_strided's own. */
+WGC_API wgc_status wgc_copy_strided_ex(wgc_context *ctx, wgc_ptr dst,
+                                       wgc_dtype dst_type,
+                                       const size_t *dst_strides, wgc_ptr src,
+                                       wgc_dtype src_type,
+                                       const size_t *src_strides,
+                                       const size_t *shape, size_t rank);
 /* ONNX Gather: output = data indexed along axis by the n_indices int32
  * indices, shape shape[0..axis) + [n_indices] + shape(axis..rank),
  * contiguous (indices of any shape are passed flattened). data has rank

@@ -141,6 +141,9 @@ typedef struct wgc_copy_strided_args {
   size_t stride_dst[WGC_MAX_RANK];
   size_t stride_src[WGC_MAX_RANK];
   wgc_ref dst, src;
+  /* F32, F16 or BF16; the same type copies bits, another converts as
+   * wgc_cast */
+  wgc_dtype dst_type, src_type;
   const char *fn; /* the public entry point, named in messages */
 } wgc_copy_strided_args;
 

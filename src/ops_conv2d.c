@@ -13,8 +13,10 @@ _Static_assert(offsetof(wgc_conv2d_desc, n) == 0 &&
                    offsetof(wgc_conv2d_desc, pad_h) == 36 &&
                    offsetof(wgc_conv2d_desc, dilation_h) == 44 &&
                    offsetof(wgc_conv2d_desc, groups) == 52 &&
-                   sizeof(wgc_conv2d_desc) == 56,
-               "wgc.js writes wgc_conv2d_desc as 14 words");
+                   offsetof(wgc_conv2d_desc, input_type) == 56 &&
+                   offsetof(wgc_conv2d_desc, output_type) == 68 &&
+                   sizeof(wgc_conv2d_desc) == 72,
+               "wgc.js writes wgc_conv2d_desc as 18 words");
 #endif
 
 /* Padded sizes, dilated filter spans and strides below 2^31, as for
@@ -77,16 +79,32 @@ wgc_status wgc_conv2d(wgc_context *ctx, const wgc_conv2d_desc *d, wgc_ptr input,
       f_n > SIZE_MAX / 4 || out_n > SIZE_MAX / 4)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d describes tensors too large to address", fn);
-  if (out_n == 0)
-    return WGC_OK;
+  s = wgc_check_float_type(ctx, fn, "d->input_type", c->input_type);
+  if (s == WGC_OK)
+    s = wgc_check_float_type(ctx, fn, "d->filter_type", c->filter_type);
+  if (s == WGC_OK)
+    s = wgc_check_affine_type(ctx, fn, "d->bias_type", c->bias_type);
+  if (s == WGC_OK)
+    s = wgc_check_float_type(ctx, fn, "d->output_type", c->output_type);
+  if (s != WGC_OK || out_n == 0)
+    return s;
   wgc_operand ops[4];
+  wgc_dtype types[4];
   size_t count = 0;
-  ops[count++] = wgc_flat_operand("input", input, in_n);
-  ops[count++] = wgc_flat_operand("filter", filter, f_n);
-  if (bias)
-    ops[count++] = wgc_flat_operand("bias", bias, c->k);
-  ops[count++] = wgc_flat_operand("output", output, out_n);
-  s = wgc_check_all(ctx, fn, ops, count);
+  types[count] = c->input_type;
+  ops[count++] = wgc_float_operand("input", input, c->input_type, in_n);
+  types[count] = c->filter_type;
+  ops[count++] = wgc_float_operand("filter", filter, c->filter_type, f_n);
+  if (bias) {
+    types[count] = c->bias_type;
+    ops[count++] = wgc_float_operand("bias", bias, c->bias_type, c->k);
+  }
+  types[count] = c->output_type;
+  ops[count++] = wgc_float_operand("output", output, c->output_type, out_n);
+  for (size_t i = 0; i < count && s == WGC_OK; i++)
+    s = wgc_check_float_operand(ctx, fn, &ops[i], types[i]);
+  for (size_t i = 0; i + 1 < count && s == WGC_OK; i++)
+    s = wgc_check_no_overlap(ctx, fn, &ops[count - 1], &ops[i], false);
   if (s != WGC_OK)
     return s;
   a.input = ops[0].ref;

@@ -53,21 +53,27 @@ static uint64_t strided_span(const size_t *shape, const size_t *stride,
   return wgc_sat_add(last, 1);
 }
 
-static wgc_operand span_operand(const char *param, wgc_ptr addr,
+/* The span of elems elements of t (F32, F16 or BF16), saturating. */
+static wgc_operand span_operand(const char *param, wgc_ptr addr, wgc_dtype t,
                                 uint64_t elems) {
-  return (wgc_operand){.param = param,
-                       .addr = addr,
-                       .bytes = wgc_sat_mul(elems, 4),
-                       .repeat = 1};
+  wgc_operand op = wgc_float_operand(param, addr, t, 0);
+  op.bytes = wgc_sat_mul(elems, t == WGC_DTYPE_F32 ? 4 : 2);
+  return op;
 }
 
-wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
-                            const size_t *dst_strides, wgc_ptr src,
-                            const size_t *src_strides, const size_t *shape,
-                            size_t rank) {
-  const char *fn = "wgc_copy_strided";
+static wgc_status copy_strided_run(wgc_context *ctx, const char *fn,
+                                   wgc_ptr dst, wgc_dtype dst_type,
+                                   const size_t *dst_strides, wgc_ptr src,
+                                   wgc_dtype src_type,
+                                   const size_t *src_strides,
+                                   const size_t *shape, size_t rank) {
   if (!ctx)
     return wgc_fail(NULL, WGC_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  wgc_status s = wgc_check_float_type(ctx, fn, "dst_type", dst_type);
+  if (s == WGC_OK)
+    s = wgc_check_float_type(ctx, fn, "src_type", src_type);
+  if (s != WGC_OK)
+    return s;
   if (rank > WGC_MAX_RANK)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT, "%s: rank %zu is above %d",
                     fn, rank, WGC_MAX_RANK);
@@ -86,7 +92,11 @@ wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
                     "%s: shape describes a tensor too large to address", fn);
   if (count == 0)
     return WGC_OK;
-  wgc_copy_strided_args c = {.rank = 0, .count = count, .fn = fn};
+  wgc_copy_strided_args c = {.rank = 0,
+                             .count = count,
+                             .dst_type = dst_type,
+                             .src_type = src_type,
+                             .fn = fn};
   /* The dimensions that matter (size > 1), ordered by destination stride,
    * largest first (insertion sort; a stable order keeps ties as given). */
   for (size_t d = 0; d < rank; d++) {
@@ -128,11 +138,17 @@ wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
                     fn, d, c.stride_dst[i], span);
   }
   wgc_operand ops[2] = {
-      span_operand("src", src, strided_span(c.shape, c.stride_src, c.rank)),
-      span_operand("dst", dst, strided_span(c.shape, c.stride_dst, c.rank))};
+      span_operand("src", src, src_type,
+                   strided_span(c.shape, c.stride_src, c.rank)),
+      span_operand("dst", dst, dst_type,
+                   strided_span(c.shape, c.stride_dst, c.rank))};
+  s = wgc_check_float_operand(ctx, fn, &ops[0], src_type);
+  if (s == WGC_OK)
+    s = wgc_check_float_operand(ctx, fn, &ops[1], dst_type);
   /* Spans, not elements: interleaved source and destination are rejected
    * too, which keeps the rule simple to state and to check. */
-  wgc_status s = wgc_check_all(ctx, fn, ops, 2);
+  if (s == WGC_OK)
+    s = wgc_check_no_overlap(ctx, fn, &ops[1], &ops[0], false);
   if (s != WGC_OK)
     return s;
   c.src = ops[0].ref;
@@ -144,6 +160,24 @@ wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
   memcpy(c.stride_dst, both[0], sizeof both[0]);
   memcpy(c.stride_src, both[1], sizeof both[1]);
   return ctx->be->copy_strided(ctx, &c);
+}
+
+wgc_status wgc_copy_strided(wgc_context *ctx, wgc_ptr dst,
+                            const size_t *dst_strides, wgc_ptr src,
+                            const size_t *src_strides, const size_t *shape,
+                            size_t rank) {
+  return copy_strided_run(ctx, "wgc_copy_strided", dst, WGC_DTYPE_F32,
+                          dst_strides, src, WGC_DTYPE_F32, src_strides, shape,
+                          rank);
+}
+
+wgc_status wgc_copy_strided_ex(wgc_context *ctx, wgc_ptr dst,
+                               wgc_dtype dst_type, const size_t *dst_strides,
+                               wgc_ptr src, wgc_dtype src_type,
+                               const size_t *src_strides, const size_t *shape,
+                               size_t rank) {
+  return copy_strided_run(ctx, "wgc_copy_strided_ex", dst, dst_type,
+                          dst_strides, src, src_type, src_strides, shape, rank);
 }
 
 /* The table takes every type but I32, the output the float types. */

@@ -39,19 +39,6 @@ static wgc_status norm_shape(wgc_context *ctx, wgc_norm_args *n,
   return WGC_OK;
 }
 
-/* Fails naming param unless t is F32 or F16 (scale and bias). */
-static wgc_status check_affine_type(wgc_context *ctx, const char *fn,
-                                    const char *param, wgc_dtype t) {
-  if (t == WGC_DTYPE_F32 || t == WGC_DTYPE_F16)
-    return WGC_OK;
-  if (!wgc_dtype_valid(t))
-    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                    "%s: %s %d is not a wgc_dtype", fn, param, (int)t);
-  return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
-                  "%s: %s %s is not a type this operand takes (f32 or f16)", fn,
-                  param, wgc_dtype_name(t));
-}
-
 /* The types' checks, before any operand's: input and output f32, f16 or
  * bf16, scale and bias f32 or f16. */
 static wgc_status norm_types(wgc_context *ctx, const wgc_norm_args *n) {
@@ -59,9 +46,9 @@ static wgc_status norm_types(wgc_context *ctx, const wgc_norm_args *n) {
   if (s == WGC_OK)
     s = wgc_check_float_type(ctx, n->fn, "output_type", n->output_type);
   if (s == WGC_OK)
-    s = check_affine_type(ctx, n->fn, "scale_type", n->scale_type);
+    s = wgc_check_affine_type(ctx, n->fn, "scale_type", n->scale_type);
   if (s == WGC_OK)
-    s = check_affine_type(ctx, n->fn, "bias_type", n->bias_type);
+    s = wgc_check_affine_type(ctx, n->fn, "bias_type", n->bias_type);
   return s;
 }
 

@@ -14,8 +14,10 @@ _Static_assert(offsetof(wgc_pool2d_desc, n) == 0 &&
                    offsetof(wgc_pool2d_desc, dilation_h) == 40 &&
                    offsetof(wgc_pool2d_desc, mode) == 48 &&
                    offsetof(wgc_pool2d_desc, count_include_pad) == 52 &&
-                   sizeof(wgc_pool2d_desc) == 56,
-               "wgc.js writes wgc_pool2d_desc as 14 words");
+                   offsetof(wgc_pool2d_desc, input_type) == 56 &&
+                   offsetof(wgc_pool2d_desc, output_type) == 60 &&
+                   sizeof(wgc_pool2d_desc) == 64,
+               "wgc.js writes wgc_pool2d_desc as 16 words");
 _Static_assert(WGC_POOL_MAX == 0 && WGC_POOL_AVG == 1,
                "wgc.js exports POOL_MAX = 0 and POOL_AVG = 1");
 #endif
@@ -72,11 +74,19 @@ wgc_status wgc_pool2d(wgc_context *ctx, const wgc_pool2d_desc *d, wgc_ptr input,
       in_n > INDEX_LIMIT || out_n > INDEX_LIMIT)
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d describes tensors of 2^31 elements or more", fn);
-  if (out_n == 0)
-    return WGC_OK;
-  wgc_operand ops[2] = {wgc_flat_operand("input", input, in_n),
-                        wgc_flat_operand("output", output, out_n)};
-  s = wgc_check_all(ctx, fn, ops, 2);
+  s = wgc_check_float_type(ctx, fn, "d->input_type", c->input_type);
+  if (s == WGC_OK)
+    s = wgc_check_float_type(ctx, fn, "d->output_type", c->output_type);
+  if (s != WGC_OK || out_n == 0)
+    return s;
+  wgc_operand ops[2] = {
+      wgc_float_operand("input", input, c->input_type, in_n),
+      wgc_float_operand("output", output, c->output_type, out_n)};
+  s = wgc_check_float_operand(ctx, fn, &ops[0], c->input_type);
+  if (s == WGC_OK)
+    s = wgc_check_float_operand(ctx, fn, &ops[1], c->output_type);
+  if (s == WGC_OK)
+    s = wgc_check_no_overlap(ctx, fn, &ops[1], &ops[0], false);
   if (s != WGC_OK)
     return s;
   a.input = ops[0].ref;

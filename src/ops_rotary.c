@@ -16,6 +16,13 @@ wgc_status wgc_rotary_embedding(wgc_context *ctx, const wgc_rotary_desc *d,
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d->layout %d is not a wgc_rotary_layout", fn,
                     (int)d->layout);
+  wgc_status s = wgc_check_float_type(ctx, fn, "d->input_type", d->input_type);
+  if (s == WGC_OK)
+    s = wgc_check_float_type(ctx, fn, "d->output_type", d->output_type);
+  if (s == WGC_OK)
+    s = wgc_check_affine_type(ctx, fn, "d->cache_type", d->cache_type);
+  if (s != WGC_OK)
+    return s;
   wgc_rotary_args r = {.d = *d, .fn = fn};
   if (!r.d.rotary_dim)
     r.d.rotary_dim = d->head_dim;
@@ -42,24 +49,30 @@ wgc_status wgc_rotary_embedding(wgc_context *ctx, const wgc_rotary_desc *d,
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d->max_positions is 0 with position_ids", fn);
   wgc_operand ops[5];
+  wgc_dtype types[5];
   size_t count = 0;
-  ops[count++] = wgc_flat_operand("input", input, total);
-  if (r.has_position_ids)
+  types[count] = d->input_type;
+  ops[count++] = wgc_float_operand("input", input, d->input_type, total);
+  if (r.has_position_ids) {
+    types[count] = WGC_DTYPE_F32; /* int32 words */
     ops[count++] = wgc_flat_operand("position_ids", position_ids, pairs);
-  ops[count++] = wgc_flat_operand("cos_cache", cos_cache, cache);
-  ops[count++] = wgc_flat_operand("sin_cache", sin_cache, cache);
-  ops[count++] = wgc_flat_operand("output", output, total);
-  for (size_t i = 0; i < count; i++) {
-    wgc_status s = wgc_check_operand(ctx, fn, &ops[i]);
-    if (s != WGC_OK)
-      return s;
   }
-  for (size_t i = 0; i + 1 < count; i++) {
-    wgc_status s =
-        wgc_check_no_overlap(ctx, fn, &ops[count - 1], &ops[i], i == 0);
-    if (s != WGC_OK)
-      return s;
-  }
+  types[count] = d->cache_type;
+  ops[count++] =
+      wgc_float_operand("cos_cache", cos_cache, d->cache_type, cache);
+  types[count] = d->cache_type;
+  ops[count++] =
+      wgc_float_operand("sin_cache", sin_cache, d->cache_type, cache);
+  types[count] = d->output_type;
+  ops[count++] = wgc_float_operand("output", output, d->output_type, total);
+  for (size_t i = 0; i < count && s == WGC_OK; i++)
+    s = wgc_check_float_operand(ctx, fn, &ops[i], types[i]);
+  /* in place on input only, and only of one type (identical spans) */
+  for (size_t i = 0; i + 1 < count && s == WGC_OK; i++)
+    s = wgc_check_no_overlap(ctx, fn, &ops[count - 1], &ops[i],
+                             i == 0 && d->input_type == d->output_type);
+  if (s != WGC_OK)
+    return s;
   size_t k = 0;
   r.input = ops[k++].ref;
   if (r.has_position_ids)

@@ -277,6 +277,18 @@ wgc_status wgc_check_float_type(wgc_context *ctx, const char *fn,
                   fn, param, wgc_dtype_name(t));
 }
 
+wgc_status wgc_check_affine_type(wgc_context *ctx, const char *fn,
+                                 const char *param, wgc_dtype t) {
+  if (t == WGC_DTYPE_F32 || t == WGC_DTYPE_F16)
+    return WGC_OK;
+  if (!wgc_dtype_valid(t))
+    return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                    "%s: %s %d is not a wgc_dtype", fn, param, (int)t);
+  return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
+                  "%s: %s %s is not a type this operand takes (f32 or f16)", fn,
+                  param, wgc_dtype_name(t));
+}
+
 wgc_status wgc_check_float_operand(wgc_context *ctx, const char *fn,
                                    wgc_operand *op, wgc_dtype t) {
   /* f32 operands keep the plain forms' messages */

@@ -102,6 +102,9 @@ static inline wgc_operand wgc_float_operand(const char *param, wgc_ptr addr,
  * normalization ops' storage types). */
 wgc_status wgc_check_float_type(wgc_context *ctx, const char *fn,
                                 const char *param, wgc_dtype t);
+/* Fails naming param unless t is F32 or F16 (scales, biases, tables). */
+wgc_status wgc_check_affine_type(wgc_context *ctx, const char *fn,
+                                 const char *param, wgc_dtype t);
 /* Checks every operand as wgc_check_operand does, a misaligned 2-byte one
  * failing with a message naming its type. */
 wgc_status wgc_check_float_operand(wgc_context *ctx, const char *fn,

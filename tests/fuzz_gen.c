@@ -319,6 +319,8 @@ static bool gen_window(fz_rng *r, window2d *g, bool may_exceed_budget) {
   return big;
 }
 
+static void gen_ew_types(fz_rng *r, fz_step *s, bool with_b);
+
 static void gen_conv(fz_rng *r, fz_step *s) {
   wgc_conv2d_desc *d = &s->cv;
   d->n = fz_chance(r, 0.05) ? 0 : 1 + fz_below(r, 3);
@@ -354,6 +356,10 @@ static void gen_conv(fz_rng *r, fz_step *s) {
   s->dist = s->bmag > 1 && fz_chance(r, 0.5) ? FZ_DIST_POSUNIT
             : fz_chance(r, 0.8)              ? FZ_DIST_UNIT
                                              : FZ_DIST_WIDE;
+  /* input dta, filter dtb, output dtc f32/f16/bf16, bias dtbias f32/f16 */
+  gen_ew_types(r, s, true);
+  if (s->dta || s->dtb || s->dtc)
+    s->dtbias = (int)fz_below(r, 2);
 }
 
 static void gen_attn(fz_rng *r, fz_step *s) {
@@ -731,6 +737,12 @@ static void gen_rotary(fz_rng *r, fz_step *s) {
   s->oor = fz_chance(r, 0.4) ? (int)fz_below(r, 300) : 0;
   s->inplace = fz_chance(r, 0.3);
   s->dist = fz_chance(r, 0.7) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+  /* input dta and output dtc f32/f16/bf16, caches dtb f32/f16 */
+  gen_ew_types(r, s, false);
+  if (s->dta || s->dtc)
+    s->dtb = (int)fz_below(r, 2);
+  if (s->inplace) /* in place is same-typed */
+    s->dtc = s->dta;
 }
 
 static void gen_pool(fz_rng *r, fz_step *s) {
@@ -746,6 +758,7 @@ static void gen_pool(fz_rng *r, fz_step *s) {
   d->mode = (wgc_pool_mode)fz_below(r, 2);
   d->count_include_pad = d->mode == WGC_POOL_AVG && fz_chance(r, 0.5);
   s->dist = fz_chance(r, 0.8) ? FZ_DIST_UNIT : FZ_DIST_WIDE;
+  gen_ew_types(r, s, false); /* input dta, output dtc */
 }
 
 /* Any pair of types, counts of whole blocks (empty, odd, beyond 4 KiB
@@ -773,6 +786,7 @@ static void gen_strided(fz_rng *r, fz_step *s) {
     s->sst.d[0] = fz_below(r, 3);
     s->dst.d[0] = 1;
     s->dist = FZ_DIST_BITS;
+    gen_ew_types(r, s, false); /* src dta, dst dtc */
     return;
   }
   if (big < 0.05) { /* beyond the binding windows */
@@ -830,6 +844,7 @@ static void gen_strided(fz_rng *r, fz_step *s) {
     }
   }
   s->dist = FZ_DIST_BITS;
+  gen_ew_types(r, s, false); /* src dta, dst dtc */
 }
 
 /* Elements of a shape, a 0 dimension left out. */

@@ -485,17 +485,26 @@ static bool build_rotary(fz_env *e, fz_pending *p, char *msg, size_t size) {
   size_t rd = d->rotary_dim ? d->rotary_dim : d->head_dim, half = rd / 2;
   size_t n = d->batch * d->seq * d->heads * d->head_dim;
   size_t rows = s->posids ? d->max_positions : d->batch * d->seq;
-  int X = fz_add_opnd(p, "input", n, false, -1);
+  /* input dta, caches dtb, output dtc (tsh bits 0, 1, 3, 2) */
+  fz_typed tx = fz_typed_make(s->dta, s, 0, n),
+           tc = fz_typed_make(s->dtb, s, 1, rows * half),
+           ts = fz_typed_make(s->dtb, s, 3, rows * half),
+           to = fz_typed_make(s->dtc, s, 2, n);
+  if (s->inplace)
+    to.sh = tx.sh;
+  wgc_rotary_desc dt = *d;
+  dt.input_type = tx.t, dt.output_type = to.t, dt.cache_type = tc.t;
+  int X = fz_ew_add(p, "input", tx, false, -1);
   int P = s->posids
               ? fz_add_opnd(p, "position_ids", d->batch * d->seq, false, -1)
               : -1;
-  int C = fz_add_opnd(p, "cos_cache", rows * half, false, -1);
-  int S = fz_add_opnd(p, "sin_cache", rows * half, false, -1);
-  int O = fz_add_opnd(p, "output", n, true, s->inplace ? X : -1);
+  int C = fz_ew_add(p, "cos_cache", tc, false, -1);
+  int S = fz_ew_add(p, "sin_cache", ts, false, -1);
+  int O = fz_ew_add(p, "output", to, true, s->inplace ? X : -1);
   fz_place(p);
-  fz_fill_opnd(p, X, s->dist, s->mag);
-  fz_fill_opnd(p, C, FZ_DIST_UNIT, 1.0);
-  fz_fill_opnd(p, S, FZ_DIST_UNIT, 1.0);
+  fz_ew_fill(p, X, tx, s->dist, s->mag);
+  fz_ew_fill(p, C, tc, FZ_DIST_UNIT, 1.0);
+  fz_ew_fill(p, S, ts, FZ_DIST_UNIT, 1.0);
   if (P >= 0) {
     float *ids = fz_in(p, 0, P);
     for (size_t i = 0; i < d->batch * d->seq; i++)
@@ -507,15 +516,19 @@ static bool build_rotary(fz_env *e, fz_pending *p, char *msg, size_t size) {
   bool zero = !n && s->nullptrs;
   wgc_status st[2];
   for (int b = 0; b < 2; b++)
-    st[b] =
-        wgc_rotary_embedding(e->ctx[b], d, ADDR(X, b), P >= 0 ? ADDR(P, b) : 0,
-                             ADDR(C, b), ADDR(S, b), ADDR(O, b));
+    st[b] = wgc_rotary_embedding(
+        e->ctx[b], &dt, ADDR(X, b) + (zero ? 0 : tx.sh),
+        P >= 0 ? ADDR(P, b) : 0, ADDR(C, b) + (zero ? 0 : tc.sh),
+        ADDR(S, b) + (zero ? 0 : ts.sh), ADDR(O, b) + (zero ? 0 : to.sh));
   if (!fz_statuses(e, st, WGC_OK, msg, size))
     return false;
   fz_want_alloc(p, n);
-  fz_map_contiguous(p, 0, O, n);
+  fz_ew_map(p, O, to, n);
   for (int v = 0; v < 2; v++) {
-    const float *x = fz_in(p, v, X), *cc = fz_in(p, v, C), *ss = fz_in(p, v, S);
+    float *own[3];
+    const float *x = fz_ew_in(p, v, X, tx, &own[0]),
+                *cc = fz_ew_in(p, v, C, tc, &own[1]),
+                *ss = fz_ew_in(p, v, S, ts, &own[2]);
     /* position ids are int32: their unflushed bits */
     const float *ids = P >= 0 ? fz_in(p, 0, P) : NULL;
     for (size_t b = 0; b < d->batch; b++)
@@ -552,7 +565,10 @@ static bool build_rotary(fz_env *e, fz_pending *p, char *msg, size_t size) {
             set_want(p, v, o0 + i2, x2 * c + x1 * sn, tol, len);
           }
         }
+    for (int k = 0; k < 3; k++)
+      free(own[k]);
   }
+  fz_ew_round(p, to, n);
   return true;
 }
 
@@ -565,24 +581,32 @@ static bool build_pool(fz_env *e, fz_pending *p, char *msg, size_t size) {
   size_t pp, qq;
   ref_pool2d_size(d, &pp, &qq);
   size_t planes = d->n * d->c, nx = planes * d->h * d->w, ny = planes * pp * qq;
-  int X = fz_add_opnd(p, "input", nx, false, -1);
-  int O = fz_add_opnd(p, "output", ny, true, -1);
+  /* input dta, output dtc (tsh bits 0, 2) */
+  fz_typed tx = fz_typed_make(s->dta, s, 0, nx),
+           to = fz_typed_make(s->dtc, s, 2, ny);
+  wgc_pool2d_desc dt = *d;
+  dt.input_type = tx.t, dt.output_type = to.t;
+  int X = fz_ew_add(p, "input", tx, false, -1);
+  int O = fz_ew_add(p, "output", to, true, -1);
   fz_place(p);
-  fz_fill_opnd(p, X, s->dist, s->mag);
+  fz_ew_fill(p, X, tx, s->dist, s->mag);
   if (!fz_upload_all(e, p, msg, size))
     return false;
   bool zero = !ny && s->nullptrs;
   wgc_status st[2];
   for (int b = 0; b < 2; b++)
-    st[b] = wgc_pool2d(e->ctx[b], d, ADDR(X, b), ADDR(O, b));
+    st[b] = wgc_pool2d(e->ctx[b], &dt, ADDR(X, b) + (zero ? 0 : tx.sh),
+                       ADDR(O, b) + (zero ? 0 : to.sh));
   if (!fz_statuses(e, st, WGC_OK, msg, size))
     return false;
   fz_want_alloc(p, ny);
-  fz_map_contiguous(p, 0, O, ny);
+  fz_ew_map(p, O, to, ny);
   double *y = mz(ny * sizeof *y), *tol = mz(ny * sizeof *tol);
   double *mag = mz(ny * sizeof *mag);
   for (int v = 0; v < 2; v++) {
-    ref_pool2d(d, fz_in(p, v, X), y, tol, mag);
+    float *own;
+    ref_pool2d(d, fz_ew_in(p, v, X, tx, &own), y, tol, mag);
+    free(own);
     /* float32 partial sums of finite taps may overflow where the double
      * sum does not */
     for (size_t o = 0; o < ny; o++)
@@ -591,11 +615,14 @@ static bool build_pool(fz_env *e, fz_pending *p, char *msg, size_t size) {
   free(y);
   free(tol);
   free(mag);
+  fz_ew_round(p, to, ny);
   return true;
 }
 
 /* ---- strided copy ---------------------------------------------------------
  */
+
+static dref_val where_val(fz_pending *p, int opnd, fz_typed o, size_t i);
 
 /* Elements from the first to the last one a strided view reaches. */
 static size_t view_span(const fz_shape *sh, const fz_shape *st) {
@@ -612,24 +639,36 @@ static size_t view_span(const fz_shape *sh, const fz_shape *st) {
 static bool build_strided(fz_env *e, fz_pending *p, char *msg, size_t size) {
   const fz_step *s = &p->s;
   size_t rank = s->sh.rank, n = ref_count(s->sh.d, rank);
-  int S = fz_add_opnd(p, "src", view_span(&s->sh, &s->sst), false, -1);
-  int D = fz_add_opnd(p, "dst", view_span(&s->sh, &s->dst), true, -1);
+  /* src dta, dst dtc (tsh bits 0, 2): wgc_copy_strided_ex */
+  fz_typed ts = fz_typed_make(s->dta, s, 0, view_span(&s->sh, &s->sst)),
+           td = fz_typed_make(s->dtc, s, 2, view_span(&s->sh, &s->dst));
+  bool typed = ts.t || td.t;
+  int S = fz_ew_add(p, "src", ts, false, -1);
+  int D = fz_ew_add(p, "dst", td, true, -1);
   fz_place(p);
-  fz_fill_opnd(p, S, FZ_DIST_BITS, 1);
+  fz_ew_fill(p, S, ts, FZ_DIST_BITS, 1);
   if (!fz_upload_all(e, p, msg, size))
     return false;
   bool zero = !n && s->nullptrs;
   bool null_shape = !rank && s->nullptrs;
   wgc_status st[2];
-  for (int b = 0; b < 2; b++)
-    st[b] = wgc_copy_strided(
-        e->ctx[b], ADDR(D, b), null_shape ? NULL : s->dst.d, ADDR(S, b),
-        null_shape ? NULL : s->sst.d, null_shape ? NULL : s->sh.d, rank);
+  for (int b = 0; b < 2; b++) {
+    const size_t *dst = null_shape ? NULL : s->dst.d,
+                 *sst = null_shape ? NULL : s->sst.d,
+                 *shape = null_shape ? NULL : s->sh.d;
+    st[b] = typed ? wgc_copy_strided_ex(
+                        e->ctx[b], ADDR(D, b) + (zero ? 0 : td.sh), td.t, dst,
+                        ADDR(S, b) + (zero ? 0 : ts.sh), ts.t, sst, shape, rank)
+                  : wgc_copy_strided(e->ctx[b], ADDR(D, b), dst, ADDR(S, b),
+                                     sst, shape, rank);
+  }
   if (!fz_statuses(e, st, WGC_OK, msg, size))
     return false;
   fz_want_alloc(p, n);
   p->bits = mz(n * sizeof(float));
   const float *src = fz_in(p, 0, S);
+  if (td.t)
+    p->otype = td.t;
   for (size_t i = 0; i < n; i++) {
     size_t rest = i, so = 0, dof = 0;
     for (size_t d = rank; d-- > 0;) {
@@ -641,8 +680,19 @@ static bool build_strided(fz_env *e, fz_pending *p, char *msg, size_t size) {
       }
     }
     p->oa[i] = (uint8_t)p->op[D].alloc;
-    p->opos[i] = p->op[D].off + dof;
-    p->bits[i] = src[so];
+    if (!typed) {
+      p->opos[i] = p->op[D].off + dof;
+      p->bits[i] = src[so];
+      continue;
+    }
+    /* converted as wgc_cast does, then decoded as the check decodes it */
+    p->opos[i] =
+        td.t ? (4 * p->op[D].off + td.sh) / 2 + dof : p->op[D].off + dof;
+    dref_val v = where_val(p, S, ts, so);
+    if (td.t)
+      v = dref_dec16(dref_enc16(v, td.t == WGC_DTYPE_BF16),
+                     td.t == WGC_DTYPE_BF16);
+    p->bits[i] = v.nan ? bits_float(v.nan) : (float)v.v;
   }
   return true;
 }

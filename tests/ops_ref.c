@@ -751,3 +751,46 @@ void accuracy_summary(void) {
     printf("#   %-28s %10.3g  (%zu checks)\n", acc[i].key, acc[i].worst,
            acc[i].cases);
 }
+
+/* ---- rotary ------------------------------------------------------------ */
+
+void ref_rotary(const wgc_rotary_desc *d, const double *x, const int32_t *pos,
+                const double *cosc, const double *sinc, double *y,
+                double *tol) {
+  size_t rd = d->rotary_dim ? d->rotary_dim : d->head_dim, half = rd / 2;
+  for (size_t b = 0; b < d->batch; b++)
+    for (size_t s = 0; s < d->seq; s++)
+      for (size_t h = 0; h < d->heads; h++) {
+        size_t row = d->layout == WGC_ROTARY_BSHD
+                         ? (b * d->seq + s) * d->heads + h
+                         : (b * d->heads + h) * d->seq + s;
+        const double *xr = x + row * d->head_dim;
+        double *yr = y + row * d->head_dim, *tr = tol + row * d->head_dim;
+        const double *c = NULL, *sn = NULL;
+        if (pos) {
+          int32_t p = pos[b * d->seq + s];
+          if (p >= 0 && (size_t)p < d->max_positions) {
+            c = cosc + (size_t)p * half;
+            sn = sinc + (size_t)p * half;
+          }
+        } else {
+          c = cosc + (b * d->seq + s) * half;
+          sn = sinc + (b * d->seq + s) * half;
+        }
+        for (size_t j = 0; j < d->head_dim; j++) {
+          yr[j] = xr[j];
+          tr[j] = 0;
+        }
+        for (size_t k = 0; k < half; k++) {
+          size_t i1 = d->interleaved ? 2 * k : k;
+          size_t i2 = d->interleaved ? 2 * k + 1 : k + half;
+          double cv = c ? c[k] : 0, sv = sn ? sn[k] : 0;
+          double x1 = xr[i1], x2 = xr[i2];
+          yr[i1] = cv * x1 - sv * x2;
+          yr[i2] = sv * x1 + cv * x2;
+          /* two products and a sum */
+          tr[i1] = tr[i2] =
+              4e-7 * (fabs(x1) + fabs(x2)) * (fabs(cv) + fabs(sv));
+        }
+      }
+}

@@ -54,6 +54,13 @@ void ref_pool2d_size(const wgc_pool2d_desc *d, size_t *p, size_t *q);
 void ref_pool2d(const wgc_pool2d_desc *d, const float *x, double *y,
                 double *tol, double *mag);
 
+/* ---- rotary -------------------------------------------------------------
+ * ONNX RotaryEmbedding of the (decoded) input x, cos and sin caches (pos
+ * NULL: none), and each element's bound in tol: 4e-7 * (|x1| + |x2|) *
+ * (|cos| + |sin|) for the rotated ones, 0 for those copied. */
+void ref_rotary(const wgc_rotary_desc *d, const double *x, const int32_t *pos,
+                const double *cosc, const double *sinc, double *y, double *tol);
+
 /* ---- attention ---------------------------------------------------------- */
 /* Follows d's strides, softcap and head_dim_v; d->mask, when set, is a
  * host pointer (cast to wgc_ptr) to the mask in d->mask_stride's layout. */

@@ -49,21 +49,23 @@ double half_ulp(wgc_dtype t, double w) {
 /* Reads out and checks it against want[] within rel*|w| + abs + half an
  * ulp of its type (NaN for NaN, infinities and f16 overflow exactly), and
  * its guard bytes unchanged. */
-void check_out(wgc_context *ctx, const tbuf *out, const double *want,
-               double rel, double abs_tol, const char *what) {
+double check_out(wgc_context *ctx, const tbuf *out, const double *want,
+                 double rel, double abs_tol, const char *what) {
   double *tol = xmalloc(out->n * sizeof *tol + 1);
   for (size_t i = 0; i < out->n; i++)
     tol[i] = rel * fabs(want[i]) + abs_tol;
-  check_out_tol(ctx, out, want, tol, what);
+  double worst = check_out_tol(ctx, out, want, tol, what);
   free(tol);
+  return worst;
 }
 
-void check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
-                   const double *tol_of, const char *what) {
+double check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
+                     const double *tol_of, const char *what) {
   uint8_t *got = xmalloc(out->bytes);
+  double worst = 0;
   if (!dev_read(ctx, (float *)(void *)got, out->dev, out->bytes / 4)) {
     free(got);
-    return;
+    return worst;
   }
   size_t eb = dref_bytes(out->t, 1), end = out->off + out->n * eb;
   for (size_t i = 0; i < out->bytes; i++)
@@ -91,8 +93,11 @@ void check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
       if (isinf(r) && fabs(w) - 4 * tol_of[i] > 65520.0 &&
           out->t == WGC_DTYPE_F16)
         ok = g == r;
-      else
+      else {
         ok = fabs(g - w) <= tol;
+        if (tol > 0 && fabs(g - w) / tol > worst)
+          worst = fabs(g - w) / tol;
+      }
     }
     if (!ok) {
       bad++;
@@ -100,6 +105,7 @@ void check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
     }
   }
   free(got);
+  return worst;
 }
 
 size_t check_pieces(wgc_context *ctx, cpu_work *w, wgc_ref *output,

@@ -32,12 +32,13 @@ void tbuf_free(wgc_context *ctx, tbuf *b);
 double half_ulp(wgc_dtype t, double w);
 /* Reads out and checks it against want[] within rel*|w| + abs + half an
  * ulp of its type (NaN for NaN, infinities and f16 overflow exactly), and
- * its guard bytes unchanged. */
-void check_out(wgc_context *ctx, const tbuf *out, const double *want,
-               double rel, double abs_tol, const char *what);
+ * its guard bytes unchanged. Returns the largest error of a finite element
+ * as a fraction of its bound. */
+double check_out(wgc_context *ctx, const tbuf *out, const double *want,
+                 double rel, double abs_tol, const char *what);
 /* As check_out with element i's bound tol[i] (plus half an ulp). */
-void check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
-                   const double *tol, const char *what);
+double check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
+                     const double *tol, const char *what);
 
 /* Runs w on the CPU backend in pieces under each of the budgets, into
  * part (n 2-byte elements 2 bytes in, *output pointing there), and checks

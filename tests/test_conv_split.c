@@ -149,9 +149,9 @@ static void run_case(wgc_context **gpup, const split_case *sc) {
 }
 
 /* d: n, c, h, w, k, r, s, stride_h, stride_w, pad_h, pad_w, dilation_h,
- * dilation_w, groups */
+ * dilation_w, groups; f32 operands */
 #define DESC(...)                                                              \
-  (wgc_conv2d_desc) { __VA_ARGS__ }
+  (wgc_conv2d_desc) { __VA_ARGS__, 0, 0, 0, 0 }
 #define KB64 (64 * 1024)
 #define KB4 4096
 

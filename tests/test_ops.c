@@ -444,9 +444,9 @@ static void run_conv(int bi, const conv_case *cc) {
 }
 
 /* d: n, c, h, w, k, r, s, stride_h, stride_w, pad_h, pad_w, dilation_h,
- * dilation_w, groups */
+ * dilation_w, groups; f32 operands */
 #define DESC(...)                                                              \
-  (wgc_conv2d_desc) { __VA_ARGS__ }
+  (wgc_conv2d_desc) { __VA_ARGS__, 0, 0, 0, 0 }
 
 TEST(ops_conv2d) {
   const conv_case cases[] = {

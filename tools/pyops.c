@@ -69,15 +69,18 @@ static const py_struct structs[] = {
                 F_(wgc_gemm_epilogue, activation) F_(wgc_gemm_epilogue, a_type)
                     F_(wgc_gemm_epilogue, b_type) F_(wgc_gemm_epilogue, c_type)
                         F_(wgc_gemm_epilogue, bias_type)),
-    STRUCT_("Conv2dDesc", wgc_conv2d_desc,
-            F_(wgc_conv2d_desc, n) F_(wgc_conv2d_desc, c) F_(wgc_conv2d_desc, h)
-                F_(wgc_conv2d_desc, w) F_(wgc_conv2d_desc, k)
-                    F_(wgc_conv2d_desc, r) F_(wgc_conv2d_desc, s) F_(
-                        wgc_conv2d_desc, stride_h) F_(wgc_conv2d_desc, stride_w)
-                        F_(wgc_conv2d_desc, pad_h) F_(wgc_conv2d_desc, pad_w)
-                            F_(wgc_conv2d_desc, dilation_h)
-                                F_(wgc_conv2d_desc, dilation_w)
-                                    F_(wgc_conv2d_desc, groups)),
+    STRUCT_(
+        "Conv2dDesc", wgc_conv2d_desc,
+        F_(wgc_conv2d_desc, n) F_(wgc_conv2d_desc, c) F_(wgc_conv2d_desc, h) F_(
+            wgc_conv2d_desc, w) F_(wgc_conv2d_desc, k) F_(wgc_conv2d_desc, r)
+            F_(wgc_conv2d_desc, s) F_(wgc_conv2d_desc, stride_h)
+                F_(wgc_conv2d_desc, stride_w) F_(wgc_conv2d_desc, pad_h) F_(
+                    wgc_conv2d_desc, pad_w) F_(wgc_conv2d_desc, dilation_h)
+                    F_(wgc_conv2d_desc, dilation_w) F_(wgc_conv2d_desc, groups)
+                        F_(wgc_conv2d_desc, input_type)
+                            F_(wgc_conv2d_desc, filter_type)
+                                F_(wgc_conv2d_desc, bias_type)
+                                    F_(wgc_conv2d_desc, output_type)),
     STRUCT_(
         "Pool2dDesc", wgc_pool2d_desc,
         F_(wgc_pool2d_desc, n) F_(wgc_pool2d_desc, c) F_(wgc_pool2d_desc, h)
@@ -87,7 +90,9 @@ static const py_struct structs[] = {
                         F_(wgc_pool2d_desc, dilation_h)
                             F_(wgc_pool2d_desc, dilation_w)
                                 F_(wgc_pool2d_desc, mode)
-                                    F_(wgc_pool2d_desc, count_include_pad)),
+                                    F_(wgc_pool2d_desc, count_include_pad)
+                                        F_(wgc_pool2d_desc, input_type)
+                                            F_(wgc_pool2d_desc, output_type)),
     STRUCT_("AttentionStrides", wgc_attention_strides,
             F_(wgc_attention_strides, batch) F_(wgc_attention_strides, head)
                 F_(wgc_attention_strides, seq)),
@@ -109,7 +114,10 @@ static const py_struct structs[] = {
                                           seq) F_(wgc_rotary_desc, heads)
                 F_(wgc_rotary_desc, head_dim) F_(wgc_rotary_desc, rotary_dim)
                     F_(wgc_rotary_desc, interleaved) F_(wgc_rotary_desc, layout)
-                        F_(wgc_rotary_desc, max_positions)),
+                        F_(wgc_rotary_desc, max_positions)
+                            F_(wgc_rotary_desc, input_type)
+                                F_(wgc_rotary_desc, output_type)
+                                    F_(wgc_rotary_desc, cache_type)),
 };
 
 static void write_table(FILE *out, const char *table, const op_constant *ops,

@@ -68,6 +68,9 @@ export interface Conv2dDesc {
   k: number; r: number; s: number;
   stride_h?: number; stride_w?: number; pad_h?: number; pad_w?: number;
   dilation_h?: number; dilation_w?: number; groups?: number;
+  /** element types (default DTYPE_F32): input, filter and output DTYPE_F32,
+   * DTYPE_F16 or DTYPE_BF16; bias DTYPE_F32 or DTYPE_F16 */
+  input_type?: DType; filter_type?: DType; bias_type?: DType; output_type?: DType;
 }
 
 /** wgc_pool2d_desc: input [n, c, h, w], window [r, s], output [n, c, p, q]. */
@@ -81,6 +84,8 @@ export interface Pool2dDesc {
   /** AVG: true (or nonzero) divides by all r*s positions, padding included;
    * false (the default) by the positions inside the input. MAX ignores it. */
   count_include_pad?: boolean | number;
+  /** element types (default DTYPE_F32): DTYPE_F32, DTYPE_F16 or DTYPE_BF16 */
+  input_type?: DType; output_type?: DType;
 }
 
 /** wgc_attention_strides: element strides over (batch, head, seq); all 0
@@ -122,6 +127,9 @@ export interface RotaryDesc {
   batch: number; seq: number; heads: number; head_dim: number;
   rotary_dim?: number; interleaved?: number; layout?: RotaryLayout;
   max_positions?: number;
+  /** element types (default DTYPE_F32): input and output DTYPE_F32,
+   * DTYPE_F16 or DTYPE_BF16; cos and sin caches DTYPE_F32 or DTYPE_F16 */
+  input_type?: DType; output_type?: DType; cache_type?: DType;
 }
 
 /** wgc_time_source: where a record's duration comes from. */
@@ -246,6 +254,12 @@ export interface Context {
   /** dst[i] = src[i] over shape, element strides on each side (src stride 0 broadcasts). */
   copyStrided(dst: Ptr, dst_strides: ArrayLike<number>, src: Ptr, src_strides: ArrayLike<number>,
               shape: ArrayLike<number>, rank: number): void;
+  /** copyStrided with each side's type (DTYPE_F32, DTYPE_F16 or
+   * DTYPE_BF16) beside it: the same type copies the bits, another
+   * converts as cast does. */
+  copyStridedEx(dst: Ptr, dst_type: DType, dst_strides: ArrayLike<number>, src: Ptr,
+                src_type: DType, src_strides: ArrayLike<number>, shape: ArrayLike<number>,
+                rank: number): void;
   /** ONNX Gather along axis by n_indices int32 indices (upload an Int32Array);
    * an index outside [-shape[axis], shape[axis]) gives zeros. */
   gather(data: Ptr, shape: ArrayLike<number>, rank: number, axis: number,

@@ -305,15 +305,17 @@ const CHECK = {
 // at the next multiple of 8; "a.b" is field b of the nested object a.
 const DESCS = {
   options: 'backend:e power:e cpu_threads:z max_binding_bytes:z profile:b',
-  conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z',
+  conv: 'n:z c:z h:z w:z k:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z groups:z ' +
+    'input_type:e filter_type:e bias_type:e output_type:e',
   pool: 'n:z c:z h:z w:z r:z s:z stride_h:z stride_w:z pad_h:z pad_w:z dilation_h:z dilation_w:z ' +
-    'mode:e count_include_pad:b',
+    'mode:e count_include_pad:b input_type:e output_type:e',
   attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e ' +
     'head_dim_v:z softcap:f mask:p' +
     ['mask_stride', 'q_stride', 'k_stride', 'v_stride', 'o_stride']
       .map((s) => ` ${s}.batch:z ${s}.head:z ${s}.seq:z`).join(''),
   ep: 'bias:p bias_kind:e activation:e a_type:e b_type:e c_type:e bias_type:e',
-  rotary: 'batch:z seq:z heads:z head_dim:z rotary_dim:z interleaved:e layout:e max_positions:z',
+  rotary: 'batch:z seq:z heads:z head_dim:z rotary_dim:z interleaved:e layout:e max_positions:z ' +
+    'input_type:e output_type:e cache_type:e',
 };
 function writeDesc(fn, kind, d) {
   if (d === null || d === undefined) return 0; // NULL: C decides
@@ -387,6 +389,8 @@ const SIGS = {
   whereEx: 'wgc_where_ex cond:p cond_type:e shape_cond:shape rank_cond:z a:p a_type:e shape_a:shape rank_a:z ' +
     'b:p b_type:e shape_b:shape rank_b:z out:p out_type:e',
   copyStrided: 'wgc_copy_strided dst:p dst_strides:strides src:p src_strides:strides shape:shape rank:z',
+  copyStridedEx: 'wgc_copy_strided_ex dst:p dst_type:e dst_strides:strides src:p src_type:e ' +
+    'src_strides:strides shape:shape rank:z',
   gather: 'wgc_gather data:p shape:shape rank:z axis:z indices:p n_indices:z output:p',
   gatherEx: 'wgc_gather_ex data:p data_type:e shape:shape rank:z axis:z indices:p n_indices:z output:p output_type:e',
   cast: 'wgc_cast src:p src_type:e dst:p dst_type:e n:z',

@@ -397,6 +397,55 @@ def test_copy_strided_transpose(ctx, rng):
     np.testing.assert_array_equal(out.numpy(), x.T)
 
 
+def test_movement_conv_pool_typed(ctx, rng):
+    # copy_strided_ex transposes f16 into bf16 (as cast rounds it)
+    x = rng.uniform(-2, 2, (4, 6)).astype(np.float16)
+    t = ctx.empty(12)  # 24 halves
+    ctx.copy_strided_ex(t, wgc.DTYPE_BF16, [1, 4], ctx.array(x.view(np.int32)),
+                        wgc.DTYPE_F16, [6, 1], [4, 6])
+    bits = t.numpy().view(np.uint16).astype(np.uint32) << 16
+    close(bits.view(np.float32).reshape(6, 4), x.astype(np.float64).T,
+          2 ** -8, 0)
+    # rotary on f16 with f16 caches into f16
+    d = wgc.RotaryDesc(batch=1, seq=2, heads=1, head_dim=4, input_type=wgc.DTYPE_F16,
+                       output_type=wgc.DTYPE_F16, cache_type=wgc.DTYPE_F16)
+    xr = rng.uniform(-1, 1, (2, 4)).astype(np.float16)
+    ang = rng.uniform(0, 6, (2, 2))
+    cos, sin = np.cos(ang).astype(np.float16), np.sin(ang).astype(np.float16)
+    out = ctx.empty(4)
+    ctx.rotary_embedding(d, ctx.array(xr.view(np.int32)), None,
+                         ctx.array(cos.view(np.int32)),
+                         ctx.array(sin.view(np.int32)), out)
+    g, c, sn = (a.astype(np.float64) for a in (xr, cos, sin))
+    want = np.concatenate([g[:, :2] * c - g[:, 2:] * sn,
+                           g[:, :2] * sn + g[:, 2:] * c], 1)
+    close(out.numpy().view(np.float16).reshape(2, 4), want, 2 ** -10, 1e-6)
+    # conv2d: f16 input and filter, f32 bias, bf16 output
+    cd = wgc.Conv2dDesc(n=1, c=2, h=4, w=4, k=2, r=3, s=3, pad_h=1, pad_w=1,
+                        input_type=wgc.DTYPE_F16, filter_type=wgc.DTYPE_F16,
+                        output_type=wgc.DTYPE_BF16)
+    xi = rng.uniform(-1, 1, (1, 2, 4, 4)).astype(np.float16)
+    w = rng.uniform(-1, 1, (2, 2, 3, 3)).astype(np.float16)
+    bias = rng.uniform(-1, 1, 2)
+    y = ctx.empty(16)  # 32 halves
+    ctx.conv2d(cd, ctx.array(xi.ravel().view(np.int32)),
+               ctx.array(w.ravel().view(np.int32)),
+               upload(ctx, bias), y)
+    want = conv_ref(xi.astype(np.float64), w.astype(np.float64),
+                    bias.astype(f32), 1, 1, 1, 1)
+    bits = y.numpy().view(np.uint16).astype(np.uint32) << 16
+    close(bits.view(np.float32).reshape(want.shape), want, 2 ** -8, 1e-4)
+    # pool2d: max of bf16 into f16
+    pd = wgc.Pool2dDesc(n=1, c=1, h=4, w=4, r=2, s=2, stride_h=2, stride_w=2,
+                        input_type=wgc.DTYPE_BF16, output_type=wgc.DTYPE_F16)
+    xb = (rng.uniform(-1, 1, 16).astype(f32).view(np.uint32) >> 16).astype(np.uint16)
+    pm = ctx.empty(2)
+    ctx.pool2d(pd, ctx.array(xb.view(np.int32)), pm)
+    v = (xb.astype(np.uint32) << 16).view(np.float32).reshape(1, 1, 4, 4)
+    want = pool_ref(v.astype(np.float64), 2, 2, 2, 0, wgc.POOL_MAX)
+    close(pm.numpy().view(np.float16).reshape(want.shape), want, 2 ** -11, 0)
+
+
 def test_gather(ctx, rng):
     data = rng.uniform(-1, 1, (5, 3)).astype(f32)
     idx = np.array([4, 0, -1, 2, 7], np.int32)  # 7 is outside: zeros

@@ -50,14 +50,17 @@ class GemmEpilogue(_Struct):
 class Conv2dDesc(_Struct):
     _fields_ = [(f, _size) for f in ("n", "c", "h", "w", "k", "r", "s",
                                       "stride_h", "stride_w", "pad_h", "pad_w",
-                                      "dilation_h", "dilation_w", "groups")]
+                                      "dilation_h", "dilation_w", "groups")] + [
+        (f, _int) for f in ("input_type", "filter_type", "bias_type",
+                            "output_type")]
 
 
 class Pool2dDesc(_Struct):
     _fields_ = [(f, _size) for f in ("n", "c", "h", "w", "r", "s", "stride_h",
                                       "stride_w", "pad_h", "pad_w",
                                       "dilation_h", "dilation_w")] + [
-        ("mode", _int), ("count_include_pad", _int)]
+        ("mode", _int), ("count_include_pad", _int), ("input_type", _int),
+        ("output_type", _int)]
 
 
 class AttentionStrides(_Struct):
@@ -76,7 +79,8 @@ class AttentionDesc(_Struct):
 class RotaryDesc(_Struct):
     _fields_ = [(f, _size) for f in ("batch", "seq", "heads", "head_dim",
                                       "rotary_dim")] + [
-        ("interleaved", _int), ("layout", _int), ("max_positions", _size)]
+        ("interleaved", _int), ("layout", _int), ("max_positions", _size),
+        ("input_type", _int), ("output_type", _int), ("cache_type", _int)]
 
 
 class ProfileRecord(_Struct):

@@ -127,6 +127,8 @@ OPS = {
     "rotary_embedding":
         "d:d:RotaryDesc p:input p:position_ids p:cos_cache p:sin_cache p:output",
     "copy_strided": "p:dst a:dst_strides p:src a:src_strides s:shape",
+    "copy_strided_ex": "p:dst e:dst_type a:dst_strides p:src e:src_type "
+                       "a:src_strides s:shape",
     "gather": "p:data s:shape z:axis p:indices z:n_indices p:output",
     "gather_ex": "p:data e:data_type s:shape z:axis p:indices z:n_indices "
                  "p:output e:output_type",

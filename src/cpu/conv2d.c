@@ -3,8 +3,10 @@
  * shifted, strided copy of one input plane to the plane, over the output
  * columns that the tap keeps inside the input (computed up front, so the
  * inner loop has no bounds tests). Planes are summed in tiles of TILE
- * doubles. */
+ * doubles. Typed operands (f16, bf16; an f16 bias) are converted to
+ * float up front and each output rounded once, from the double sum. */
 #include "cpu.h"
+#include "dtype.h"
 #include "split.h"
 
 #include <stdlib.h>
@@ -12,8 +14,8 @@
 
 typedef struct conv_job {
   const wgc_conv2d_args *c;
-  const float *in, *filter, *bias;
-  float *out;
+  const float *in, *filter, *bias; /* f32, converted where typed */
+  void *out;                       /* of c->d.output_type */
 } conv_job;
 
 /* The outputs o in [lo, hi) that read index o*stride - pad + tap*dil inside
@@ -91,7 +93,7 @@ static void conv_task(void *arg, size_t task, unsigned worker) {
   const wgc_conv2d_desc *d = &job->c->d;
   size_t P = job->c->p, Q = job->c->q;
   size_t img = task / d->k, oc = task % d->k;
-  float *out = job->out + (img * d->k + oc) * P * Q;
+  size_t out = (img * d->k + oc) * P * Q;
   double b = job->bias ? job->bias[oc] : 0.0;
   double acc[TILE];
   size_t tq = min_sz(Q, TILE), tp = TILE / tq;
@@ -104,23 +106,54 @@ static void conv_task(void *arg, size_t task, unsigned worker) {
       conv_tile(job, img, oc, p0, p1, q0, q1, acc);
       for (size_t p = p0; p < p1; p++)
         for (size_t q = q0; q < q1; q++)
-          out[p * Q + q] = (float)(acc[(p - p0) * w + q - q0] + b);
+          cpu_store(job->out, d->output_type, out + p * Q + q,
+                    acc[(p - p0) * w + q - q0] + b);
     }
   }
 }
 
+/* n elements of src (type t) as floats: src itself for f32, else a
+ * converted copy in *copy (NULL: no memory). */
+static const float *as_f32(const void *src, wgc_dtype t, size_t n,
+                           float **copy) {
+  if (t == WGC_DTYPE_F32 || !src)
+    return src;
+  *copy = malloc((n ? n : 1) * sizeof **copy);
+  if (*copy)
+    wgc_dtype_load_run(src, t, 0, n, *copy);
+  return *copy;
+}
+
 wgc_status cpu_conv2d(wgc_context *ctx, const wgc_conv2d_args *c) {
   const wgc_conv2d_desc *d = &c->d;
+  /* typed inputs are converted once, up front: the sums stay those of
+   * the f32 call */
+  float *copies[3] = {NULL, NULL, NULL};
+  size_t f_n = d->k * (d->c / d->groups) * d->r * d->s;
   conv_job job = {
       .c = c,
-      .in = cpu_ptr(c->input),
-      .filter = cpu_ptr(c->filter),
-      .bias = c->has_bias ? cpu_ptr(c->bias) : NULL,
+      .in = as_f32(cpu_ptr(c->input), d->input_type, d->n * d->c * d->h * d->w,
+                   &copies[0]),
+      .filter = as_f32(cpu_ptr(c->filter), d->filter_type, f_n, &copies[1]),
+      .bias = c->has_bias
+                  ? as_f32(cpu_ptr(c->bias), d->bias_type, d->k, &copies[2])
+                  : NULL,
       .out = cpu_ptr(c->output),
   };
-  size_t tasks = d->n * d->k;
-  double work = 2.0 * tasks * c->p * c->q * (d->c / d->groups) * d->r * d->s;
-  cpu_parallel(ctx, tasks, work + (double)tasks * c->p * c->q, conv_task, &job);
+  bool ok =
+      (job.in || !c->input.mem) && job.filter && (job.bias || !c->has_bias);
+  if (ok) {
+    size_t tasks = d->n * d->k;
+    double work = 2.0 * tasks * c->p * c->q * (d->c / d->groups) * d->r * d->s;
+    cpu_parallel(ctx, tasks, work + (double)tasks * c->p * c->q, conv_task,
+                 &job);
+  }
+  for (int i = 0; i < 3; i++)
+    free(copies[i]);
+  if (!ok)
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
+                    "%s: out of host memory to convert the typed operands",
+                    c->fn);
   return WGC_OK;
 }
 
@@ -165,11 +198,13 @@ static wgc_conv2d_args conv_piece(const wgc_conv2d_args *c, size_t img,
   a.d.c = cg;
   a.d.groups = 1;
   a.d.k = out_count;
-  a.input = cpu_ref_at(c->input, (img * d->c + gi * cg) * d->h * d->w);
-  a.filter = cpu_ref_at(c->filter, oc * cg * d->r * d->s);
+  a.input = cpu_ref_typed(c->input, d->input_type,
+                          (img * d->c + gi * cg) * d->h * d->w);
+  a.filter = cpu_ref_typed(c->filter, d->filter_type, oc * cg * d->r * d->s);
   if (c->has_bias)
-    a.bias = cpu_ref_at(c->bias, oc);
-  a.output = cpu_ref_at(c->output, (img * d->k + oc) * c->p * c->q);
+    a.bias = cpu_ref_typed(c->bias, d->bias_type, oc);
+  a.output =
+      cpu_ref_typed(c->output, d->output_type, (img * d->k + oc) * c->p * c->q);
   return a;
 }
 
@@ -202,15 +237,16 @@ wgc_status cpu_split_conv2d_run(wgc_context *ctx, const wgc_conv2d_args *c,
                     "%s: out of host memory for %zu input rows", c->fn,
                     cg * hr);
   wgc_conv2d_args a = conv_piece(c, img, oc, 1);
-  const float *in = cpu_ptr(a.input) + (size_t)real_lo * d->w;
   for (size_t ci = 0; ci < cg; ci++)
-    memcpy(rows_in + ci * hr * d->w, in + ci * d->h * d->w,
-           hr * d->w * sizeof *rows_in);
+    wgc_dtype_load_run(cpu_ptr(a.input), d->input_type,
+                       ci * d->h * d->w + (size_t)real_lo * d->w, hr * d->w,
+                       rows_in + ci * hr * d->w);
   a.input = (wgc_ref){.mem = rows_in};
+  a.d.input_type = WGC_DTYPE_F32;
   a.d.h = hr;
   a.d.pad_h = (size_t)(real_lo - lo);
   a.p = pn;
-  a.output = cpu_ref_at(a.output, p0 * c->q);
+  a.output = cpu_ref_typed(a.output, d->output_type, p0 * c->q);
   wgc_status st = cpu_conv2d(ctx, &a);
   free(rows_in);
   return st;

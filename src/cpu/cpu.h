@@ -4,6 +4,7 @@
 #ifndef WGC_CPU_H
 #define WGC_CPU_H
 
+#include "dtype.h"
 #include "internal.h"
 #include "pool.h"
 
@@ -27,6 +28,19 @@ typedef struct cpu_backend {
  * (an operand with no elements, never read), which must not be offset. */
 static inline float *cpu_ptr(wgc_ref r) {
   return r.mem ? (float *)((char *)r.mem + (size_t)r.offset) : NULL;
+}
+
+/* Element i of an F32, F16 or BF16 operand as a float, exactly; and
+ * element i of one set to v, rounded once (wgc_dtype_store). The f32
+ * case stays a plain access. */
+static inline float cpu_load(const void *p, wgc_dtype t, size_t i) {
+  return t == WGC_DTYPE_F32 ? ((const float *)p)[i] : wgc_dtype_load(p, t, i);
+}
+static inline void cpu_store(void *p, wgc_dtype t, size_t i, double v) {
+  if (t == WGC_DTYPE_F32)
+    ((float *)p)[i] = (float)v;
+  else
+    wgc_dtype_store(p, t, i, v);
 }
 
 /* How many workers cpu_parallel will use for n_tasks tasks of work total

@@ -1,7 +1,8 @@
 /* Strided copy, gather and where on the CPU. Each op is a function of a
  * range of its flattened output index space, which the thread pool (tasks)
- * and the wasm32 queue (pieces, split.c) cut alike. Values move as 32-bit
- * words, so NaN payloads and subnormals arrive unchanged. */
+ * and the wasm32 queue (pieces, split.c) cut alike. Values move as words
+ * of their type, so NaN payloads and subnormals arrive unchanged; between
+ * types they convert on the bits, as wgc_cast. */
 #include "cpu.h"
 #include "dtype.h"
 #include "split.h"
@@ -44,8 +45,40 @@ static void index_step(size_t run, const size_t *shape, size_t rank,
 
 /* ---- strided copy -------------------------------------------------------- */
 
+/* cpu_copy_strided_range with a 2-byte operand: the same type moves as
+ * 16-bit words, another converts as wgc_cast does (on the bits). */
+static void copy_typed(const wgc_copy_strided_args *c, size_t pos, size_t end) {
+  void *dst = cpu_ptr(c->dst);
+  const void *src = cpu_ptr(c->src);
+  const size_t *strides[2] = {c->stride_dst, c->stride_src};
+  size_t idx[WGC_MAX_RANK], off[2], last = c->rank - 1;
+  size_t sd = c->stride_dst[last], ss = c->stride_src[last];
+  bool same = c->dst_type == c->src_type;
+  index_of(pos, c->shape, c->rank, strides, 2, idx, off);
+  while (pos < end) {
+    size_t run = cpu_min(c->shape[last] - idx[last], end - pos);
+    if (same)
+      for (size_t i = 0; i < run; i++)
+        ((uint16_t *)dst)[off[0] + i * sd] =
+            ((const uint16_t *)src)[off[1] + i * ss];
+    else if (sd == 1 && ss == 1)
+      wgc_dtype_convert_run(src, c->src_type, off[1], dst, c->dst_type, off[0],
+                            run);
+    else
+      for (size_t i = 0; i < run; i++)
+        wgc_dtype_convert_run(src, c->src_type, off[1] + i * ss, dst,
+                              c->dst_type, off[0] + i * sd, 1);
+    pos += run;
+    index_step(run, c->shape, c->rank, strides, 2, idx, off);
+  }
+}
+
 static void cpu_copy_strided_range(const wgc_copy_strided_args *c, size_t pos,
                                    size_t end) {
+  if (c->dst_type != WGC_DTYPE_F32 || c->src_type != WGC_DTYPE_F32) {
+    copy_typed(c, pos, end);
+    return;
+  }
   uint32_t *dst = (uint32_t *)(void *)cpu_ptr(c->dst);
   const uint32_t *src = (const uint32_t *)(const void *)cpu_ptr(c->src);
   const size_t *strides[2] = {c->stride_dst, c->stride_src};

@@ -1,6 +1,7 @@
 /* 2-D pooling over output rows (a row: one output row of one plane): MAX
- * in float with NaN winning, AVG summed in double. Padding takes no part;
- * see wgc.h for the empty window. */
+ * in float with NaN winning, AVG summed in double, each output rounded
+ * once to its type. Padding takes no part; see wgc.h for the empty
+ * window. */
 #include "cpu.h"
 #include "split.h"
 
@@ -24,11 +25,12 @@ static void taps_inside(long long base, size_t n, size_t step, size_t limit,
 
 static void pool2d_rows(const wgc_pool2d_args *a, size_t g0, size_t g1) {
   const wgc_pool2d_desc *d = &a->d;
-  const float *x = cpu_ptr(a->input);
-  float *y = cpu_ptr(a->output);
+  const void *x = cpu_ptr(a->input);
+  void *y = cpu_ptr(a->output);
+  wgc_dtype it = d->input_type;
   for (size_t g = g0; g < g1; g++) {
     size_t plane = g / a->p, oy = g % a->p;
-    const float *xp = x + plane * d->h * d->w;
+    size_t xp = plane * d->h * d->w;
     long long by = (long long)(oy * d->stride_h) - (long long)d->pad_h;
     size_t i0, i1;
     taps_inside(by, d->r, d->dilation_h, d->h, &i0, &i1);
@@ -36,14 +38,15 @@ static void pool2d_rows(const wgc_pool2d_args *a, size_t g0, size_t g1) {
       long long bx = (long long)(ox * d->stride_w) - (long long)d->pad_w;
       size_t j0, j1;
       taps_inside(bx, d->s, d->dilation_w, d->w, &j0, &j1);
-      float out;
+      double out;
       if (d->mode == WGC_POOL_MAX) {
         float m = -INFINITY;
         for (size_t i = i0; i < i1; i++) {
-          const float *row =
+          size_t row =
               xp + (size_t)(by + (long long)(i * d->dilation_h)) * d->w;
           for (size_t j = j0; j < j1; j++) {
-            float v = row[(size_t)(bx + (long long)(j * d->dilation_w))];
+            float v = cpu_load(
+                x, it, row + (size_t)(bx + (long long)(j * d->dilation_w)));
             if (isnan(v) || isnan(m))
               m = isnan(m) ? m : v;
             else if (v > m)
@@ -54,18 +57,19 @@ static void pool2d_rows(const wgc_pool2d_args *a, size_t g0, size_t g1) {
       } else {
         double sum = 0;
         for (size_t i = i0; i < i1; i++) {
-          const float *row =
+          size_t row =
               xp + (size_t)(by + (long long)(i * d->dilation_h)) * d->w;
           for (size_t j = j0; j < j1; j++)
-            sum += row[(size_t)(bx + (long long)(j * d->dilation_w))];
+            sum += cpu_load(
+                x, it, row + (size_t)(bx + (long long)(j * d->dilation_w)));
         }
         /* in double: r*s may exceed a 32-bit size_t */
         double count = d->count_include_pad
                            ? (double)d->r * (double)d->s
                            : (double)(i1 - i0) * (double)(j1 - j0);
-        out = count > 0 ? (float)(sum / count) : 0.0f;
+        out = count > 0 ? sum / count : 0.0;
       }
-      y[g * a->q + ox] = out;
+      cpu_store(y, d->output_type, g * a->q + ox, out);
     }
   }
 }

@@ -1,7 +1,8 @@
 /* RotaryEmbedding (ONNX, opset 23) over rows of head_dim: pairs of the
  * first rotary_dim elements are rotated by the cos/sin cache row of the
- * row's position, in double; the rest is copied. A position outside the
- * cache rotates by cos = sin = 0. */
+ * row's position, in double, each result rounded once to the output's
+ * type; the rest is copied. A position outside the cache rotates by
+ * cos = sin = 0. */
 #include "cpu.h"
 #include "split.h"
 
@@ -13,11 +14,13 @@
 static void rotary_rows(const wgc_rotary_args *r, size_t r0, size_t r1) {
   const wgc_rotary_desc *d = &r->d;
   size_t half = d->rotary_dim / 2, hd = d->head_dim;
-  const float *x = cpu_ptr(r->input);
-  float *y = cpu_ptr(r->output);
-  const float *cosc = cpu_ptr(r->cos_cache), *sinc = cpu_ptr(r->sin_cache);
+  wgc_dtype it = d->input_type, ot = d->output_type, ct = d->cache_type;
+  const void *x = cpu_ptr(r->input), *cosc = cpu_ptr(r->cos_cache),
+             *sinc = cpu_ptr(r->sin_cache);
+  void *y = cpu_ptr(r->output);
   const int32_t *pos =
       r->has_position_ids ? (const int32_t *)cpu_ptr(r->position_ids) : NULL;
+  size_t ib = it == WGC_DTYPE_F32 ? 4 : 2;
   for (size_t row = r0; row < r1; row++) {
     size_t b, s;
     if (d->layout == WGC_ROTARY_BSHD) {
@@ -27,30 +30,30 @@ static void rotary_rows(const wgc_rotary_args *r, size_t r0, size_t r1) {
       b = row / (d->heads * d->seq);
       s = row % d->seq;
     }
-    const float *c = NULL, *sn = NULL;
+    size_t c = SIZE_MAX; /* the cache element of the row's pair 0 */
     if (pos) {
       int32_t p = pos[b * d->seq + s];
-      if (p >= 0 && (size_t)p < d->max_positions) {
-        c = cosc + (size_t)p * half;
-        sn = sinc + (size_t)p * half;
-      }
+      if (p >= 0 && (size_t)p < d->max_positions)
+        c = (size_t)p * half;
     } else {
-      c = cosc + (b * d->seq + s) * half;
-      sn = sinc + (b * d->seq + s) * half;
+      c = (b * d->seq + s) * half;
     }
-    const float *xr = x + row * hd;
-    float *yr = y + row * hd;
+    size_t xr = row * hd;
     for (size_t k = 0; k < half; k++) {
-      size_t i1 = d->interleaved ? 2 * k : k;
-      size_t i2 = d->interleaved ? 2 * k + 1 : k + half;
-      double cv = c ? c[k] : 0.0, sv = sn ? sn[k] : 0.0;
-      double x1 = xr[i1], x2 = xr[i2];
-      yr[i1] = (float)(cv * x1 - sv * x2);
-      yr[i2] = (float)(sv * x1 + cv * x2);
+      size_t i1 = xr + (d->interleaved ? 2 * k : k);
+      size_t i2 = xr + (d->interleaved ? 2 * k + 1 : k + half);
+      double cv = c != SIZE_MAX ? cpu_load(cosc, ct, c + k) : 0.0;
+      double sv = c != SIZE_MAX ? cpu_load(sinc, ct, c + k) : 0.0;
+      double x1 = cpu_load(x, it, i1), x2 = cpu_load(x, it, i2);
+      cpu_store(y, ot, i1, cv * x1 - sv * x2);
+      cpu_store(y, ot, i2, sv * x1 + cv * x2);
     }
-    if (yr != xr)
-      memcpy(yr + d->rotary_dim, xr + d->rotary_dim,
-             (hd - d->rotary_dim) * sizeof *yr);
+    /* the rest as wgc_copy_strided_ex: bits, or converted on the bits */
+    size_t at = xr + d->rotary_dim, rest = hd - d->rotary_dim;
+    if (it != ot)
+      wgc_dtype_convert_run(x, it, at, y, ot, at, rest);
+    else if (y != x)
+      memcpy((char *)y + ib * at, (const char *)x + ib * at, ib * rest);
   }
 }
 

@@ -32,7 +32,10 @@
  * call runs. Tap ranges after the first add to the output (the first writes
  * it; the adding form is a separate pipeline); the last adds the bias. A
  * tiling with a piece that does not bind is dropped from the wg_plan and
- * retried smaller; the plan records nothing until all of it is checked. */
+ * retried smaller; the plan records nothing until all of it is checked.
+ * Typed operands bind with their types' accessors; a 2-byte output whose
+ * sum is split over tap ranges takes the ranges in f32 scratch and is
+ * converted from it at the end, so it is rounded once. */
 #include "plan.h"
 
 #include <stdio.h>
@@ -77,6 +80,8 @@ typedef struct conv_geo {
   uint64_t n, c, h, w, k, p, q, r, s, sh, sw, ph, pw, dh, dw;
   uint64_t groups, cg, kg, kdim;
   uint64_t total[D_COUNT];
+  wgc_ref out; /* what the launches write: the output, or f32 scratch */
+  wgc_dtype out_type;
 } conv_geo;
 
 /* One piece: its first index and extent along each range. */
@@ -181,33 +186,26 @@ static void piece_launch(const wgc_conv2d_args *a, const conv_geo *G,
     uint64_t first = ((i0 * G->c + c_a) * G->h + hlo) * G->w + wlo;
     uint64_t last =
         (((i0 + ni - 1) * G->c + c_b) * G->h + hhi - 1) * G->w + whi - 1;
-    ops[0] = (wg_operand){.name = "x",
-                          .ref = wg_advance(a->input, first),
-                          .bytes = 4 * (last - first + 1),
-                          .write = false};
+    ops[0] = wg_typed_operand("x", a->input, a->d.input_type, first,
+                              last - first + 1, false);
   } else { /* nothing of the input is read */
-    ops[0] =
-        (wg_operand){.name = "x", .ref = a->input, .bytes = 0, .write = false};
+    ops[0] = wg_typed_operand("x", a->input, a->d.input_type, 0, 0, false);
   }
-  ops[1] = (wg_operand){.name = "f",
-                        .ref = wg_advance(a->filter, oc0 * G->kdim + k0),
-                        .bytes = kn ? 4 * ((oc1 - oc0) * G->kdim + kn) : 0,
-                        .write = false};
+  ops[1] =
+      wg_typed_operand("f", a->filter, a->d.filter_type, oc0 * G->kdim + k0,
+                       kn ? (oc1 - oc0) * G->kdim + kn : 0, false);
   ops[2] = a->has_bias
-               ? (wg_operand){.name = "b",
-                              .ref = wg_advance(a->bias, oc0),
-                              .bytes = 4 * (oc1 - oc0 + 1),
-                              .write = false}
-               : (wg_operand){
-                     .name = "b", .ref = a->filter, .bytes = 0, .write = false};
+               ? wg_typed_operand("b", a->bias, a->d.bias_type, oc0,
+                                  oc1 - oc0 + 1, false)
+               : wg_typed_operand("b", a->filter, WGC_DTYPE_F32, 0, 0, false);
+  if (!a->has_bias) /* unread: bound at a word of the filter */
+    ops[2].ref.offset &= ~(uint64_t)3;
   uint64_t pq = G->p * G->q;
   uint64_t yfirst = ((i0 * G->k + oc0) * G->p + p0) * G->q + q0;
   uint64_t ylast =
       (((i0 + ni - 1) * G->k + oc1) * G->p + p0 + pn - 1) * G->q + q0 + qn - 1;
-  ops[3] = (wg_operand){.name = "y",
-                        .ref = wg_advance(a->output, yfirst),
-                        .bytes = 4 * (ylast - yfirst + 1),
-                        .write = true};
+  ops[3] = wg_typed_operand("y", G->out, G->out_type, yfirst,
+                            ylast - yfirst + 1, true);
 
   /* Strides are used only across what the windows hold (< 2^30 elements
    * each); beyond that their u32 truncation multiplies 0. */
@@ -450,9 +448,25 @@ static wgc_status conv2d_plan(wg_plan *plan, const wgc_conv2d_args *a) {
       ;
   }
 
+  /* A sum split over tap ranges adds them up in the output; a 2-byte
+   * output holds them in f32 scratch and is written once, from it. */
   wg_operand bad[4];
+  bool scratch = false;
+  G.out = a->output;
+  G.out_type = d->output_type;
   for (;;) {
+    if (ext[D_TAP] < G.total[D_TAP] && d->output_type != WGC_DTYPE_F32 &&
+        !scratch) {
+      wgc_status s = wg_plan_scratch(plan, 4 * G.n * G.k * G.p * G.q, &G.out);
+      if (s != WGC_OK)
+        return s;
+      G.out_type = WGC_DTYPE_F32;
+      scratch = true;
+    }
     wgc_status s = walk(plan, a, &G, ext, bad);
+    if (s == WGC_OK && scratch)
+      s = wg_plan_convert(plan, a->output, d->output_type, G.out, WGC_DTYPE_F32,
+                          G.n * G.k * G.p * G.q);
     if (s != WGC_ERR_UNSUPPORTED || plan->status != WGC_OK)
       return s;
     wg_plan_rewind(plan, 0);

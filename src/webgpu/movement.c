@@ -103,7 +103,8 @@ wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
                  .nops = 2,
                  .rank = c->rank,
                  .count = c->count,
-                 .ref = {c->src, c->dst}};
+                 .ref = {c->src, c->dst},
+                 .type = {c->src_type, c->dst_type}};
   memcpy(n.shape, c->shape, sizeof n.shape);
   memcpy(n.stride[0], c->stride_src, sizeof n.stride[0]);
   memcpy(n.stride[1], c->stride_dst, sizeof n.stride[1]);

@@ -344,6 +344,32 @@ wgc_status wg_plan_copy(wg_plan *p, wgc_ref dst, wgc_ref src, uint64_t bytes) {
   return wg_plan_add(p, &l);
 }
 
+typedef struct convert_job {
+  wgc_ref dst, src;
+  wgc_dtype dt, st;
+} convert_job;
+
+static void convert_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
+                           void *params) {
+  const convert_job *j = user;
+  *(copy_params *)params = (copy_params){.n = (uint32_t)n};
+  *l = (wg_launch){.kernel = "copy+map",
+                   .ops = {wg_typed_operand("x", j->src, j->st, at, n, false),
+                           wg_typed_operand("y", j->dst, j->dt, at, n, true)},
+                   .nops = 2,
+                   .params_size = sizeof(copy_params),
+                   .groups = wg_ceil_div(n, COPY_PER_GROUP)};
+}
+
+wgc_status wg_plan_convert(wg_plan *p, wgc_ref dst, wgc_dtype dt, wgc_ref src,
+                           wgc_dtype st, uint64_t n) {
+  if (dt == WGC_DTYPE_F32 && st == WGC_DTYPE_F32)
+    return wg_plan_copy(p, dst, src, 4 * n);
+  convert_job j = {dst, src, dt, st};
+  return wg_plan_windows(p, n, wg_chunk_elems(p->pol, COPY_PER_GROUP),
+                         convert_window, &j);
+}
+
 wgc_status wg_plan_scratch(wg_plan *p, uint64_t bytes, wgc_ref *out) {
   if (p->status != WGC_OK)
     return p->status;

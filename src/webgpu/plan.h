@@ -35,6 +35,13 @@ wgc_status wg_plan_add(wg_plan *p, const wg_launch *l);
 /* Appends a copy of bytes (a multiple of 4) from src to dst: a buffer copy
  * between allocations, the copy kernel within one. */
 wgc_status wg_plan_copy(wg_plan *p, wgc_ref dst, wgc_ref src, uint64_t bytes);
+/* Appends n elements of src (type st) into dst (type dt), each F32, F16
+ * or BF16 (refs at element 0, a 2-byte one at any even offset): f32 to
+ * f32 as wg_plan_copy, anything else by windows of the copy kernel with
+ * typed operands, which copies the bits of one type and converts between
+ * two as wgc_cast does. */
+wgc_status wg_plan_convert(wg_plan *p, wgc_ref dst, wgc_dtype dt, wgc_ref src,
+                           wgc_dtype st, uint64_t n);
 /* A handle to scratch memory of at least bytes, usable as an operand's ref
  * (with offsets) by the plan's launches; allocated by wg_plan_run and
  * released after the batch that uses it completes. */

@@ -6,7 +6,9 @@
  * loop budget of CPU adapters) is cut into chunks of window rows and
  * columns, launched in order over the whole output: the first writes, the
  * others fold in, the last of AVG divides. wg_plan_search retries smaller
- * binding windows, then staging, where input and output share a buffer. */
+ * binding windows, then staging, where input and output share a buffer.
+ * A 2-byte output of several chunks takes them in f32 scratch and is
+ * converted from it at the end, so it is rounded once. */
 #include "plan.h"
 
 #include <stdio.h>
@@ -31,6 +33,8 @@ typedef struct taps {
 typedef struct pool_run {
   const wgc_pool2d_args *a;
   char consts[64];
+  wgc_ref out; /* what the launches write: the output, or f32 scratch */
+  wgc_dtype out_type;
 } pool_run;
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -104,20 +108,16 @@ static wgc_status emit(wg_plan *plan, const pool_run *run, const taps *t,
                     .ystart = (uint32_t)ylo,
                     .first = t->first,
                     .last = t->last};
-  wg_launch l = {.kernel = "math+pool2d",
-                 .consts = run->consts,
-                 .ops = {{.name = "x",
-                          .ref = wg_advance(a->input, xlo),
-                          .bytes = hw ? 4 * (xhi - xlo + 1) : 0,
-                          .write = false},
-                         {.name = "y",
-                          .ref = wg_advance(a->output, ylo),
-                          .bytes = 4 * yn,
-                          .write = true}},
-                 .nops = 2,
-                 .params = &pp,
-                 .params_size = sizeof pp,
-                 .groups = wg_ceil_div(gn * pp.qn, 256)};
+  wg_launch l = {
+      .kernel = "math+pool2d",
+      .consts = run->consts,
+      .ops = {wg_typed_operand("x", a->input, d->input_type, xlo,
+                               hw ? xhi - xlo + 1 : 0, false),
+              wg_typed_operand("y", run->out, run->out_type, ylo, yn, true)},
+      .nops = 2,
+      .params = &pp,
+      .params_size = sizeof pp,
+      .groups = wg_ceil_div(gn * pp.qn, 256)};
   if (!wg_plan_admits(plan, l.ops, l.nops))
     return WGC_ERR_UNSUPPORTED;
   return wg_plan_add(plan, &l);
@@ -161,8 +161,9 @@ static wgc_status emit_chunk(wg_plan *plan, const pool_run *run, const taps *t,
 }
 
 static wgc_status pool_window(wg_plan *plan, void *user, uint64_t W) {
-  const pool_run *run = user;
-  const wgc_pool2d_desc *d = &run->a->d;
+  pool_run *run = user;
+  const wgc_pool2d_args *a = run->a;
+  const wgc_pool2d_desc *d = &a->d;
   /* Chunks of taps whose input span for one output fits W, and whose
    * loop iterations (rows * (columns + 1)) fit the loop budget. */
   uint64_t budget = plan->pol->loop_budget;
@@ -174,6 +175,18 @@ static wgc_status pool_window(wg_plan *plan, void *user, uint64_t W) {
       min64(d->r, (W - 1 - (tcn - 1) * d->dilation_w) / row_step + 1);
   if (budget)
     trn = min64(trn, budget / (tcn + 1));
+  /* Chunks after the first fold into the output; a 2-byte output holds
+   * them in f32 scratch and is written once, from it. */
+  uint64_t out_n = (uint64_t)d->n * d->c * a->p * a->q;
+  bool scratch = (trn < d->r || tcn < d->s) && d->output_type != WGC_DTYPE_F32;
+  run->out = a->output;
+  run->out_type = d->output_type;
+  if (scratch) {
+    wgc_status s = wg_plan_scratch(plan, 4 * out_n, &run->out);
+    if (s != WGC_OK)
+      return s;
+    run->out_type = WGC_DTYPE_F32;
+  }
   for (uint64_t tr0 = 0; tr0 < d->r; tr0 += trn)
     for (uint64_t tc0 = 0; tc0 < d->s; tc0 += tcn) {
       taps t = {tr0,
@@ -187,7 +200,9 @@ static wgc_status pool_window(wg_plan *plan, void *user, uint64_t W) {
       if (s != WGC_OK)
         return s;
     }
-  return WGC_OK;
+  return scratch ? wg_plan_convert(plan, a->output, d->output_type, run->out,
+                                   WGC_DTYPE_F32, out_n)
+                 : WGC_OK;
 }
 
 wgc_status wg_pool2d(wgc_context *ctx, const wgc_pool2d_args *a) {

@@ -56,10 +56,9 @@ static wgc_status gather(wg_plan *plan, const wgc_rotary_args *r, wgc_ref cache,
                                 .ref = wg_advance(r->position_ids, j0),
                                 .bytes = 4 * nj,
                                 .write = false},
-                               {.name = "cache",
-                                .ref = wg_advance(cache, p0 * half + k0),
-                                .bytes = 4 * ((np - 1) * half + nc),
-                                .write = false},
+                               wg_typed_operand("cache", cache, d->cache_type,
+                                                p0 * half + k0,
+                                                (np - 1) * half + nc, false),
                                {.name = "out",
                                 .ref = wg_advance(out, j0 * half + k0),
                                 .bytes = 4 * ((nj - 1) * half + nc),
@@ -86,8 +85,10 @@ static uint64_t cache_row(const wgc_rotary_desc *d, uint64_t row) {
  * pairs, the first and second element of each pair as operands of their
  * own (x1, x2; y1, y2), so that a row's halves bind apart. */
 static wgc_status rotary_long_rows(wg_plan *plan, const wgc_rotary_args *r,
-                                   wgc_ref cosr, wgc_ref sinr, uint64_t W) {
+                                   wgc_ref cosr, wgc_ref sinr, wgc_dtype ct,
+                                   uint64_t W) {
   const wgc_rotary_desc *d = &r->d;
+  wgc_dtype it = d->input_type, ot = d->output_type;
   uint64_t hd = d->head_dim, half = d->rotary_dim / 2;
   uint64_t rows = (uint64_t)d->batch * d->seq * d->heads;
   uint64_t step = d->interleaved ? 2 : 1, gap = d->interleaved ? 1 : half;
@@ -98,37 +99,21 @@ static wgc_status rotary_long_rows(wg_plan *plan, const wgc_rotary_args *r,
     for (uint64_t k0 = 0, n; k0 < half; k0 += n) {
       n = min64(W / step, half - k0);
       for (;; n = (n + 1) / 2) {
-        uint64_t span = 4 * ((n - 1) * step + 1), at = row * hd + step * k0;
+        uint64_t span = (n - 1) * step + 1, at = row * hd + step * k0;
         part_params p = {.n = (uint32_t)n, .step = (uint32_t)step};
-        wg_launch l = {.kernel = "rotary_part",
-                       .ops = {{.name = "x1",
-                                .ref = wg_advance(r->input, at),
-                                .bytes = span,
-                                .write = false},
-                               {.name = "x2",
-                                .ref = wg_advance(r->input, at + gap),
-                                .bytes = span,
-                                .write = false},
-                               {.name = "c",
-                                .ref = wg_advance(cosr, cr * half + k0),
-                                .bytes = 4 * n,
-                                .write = false},
-                               {.name = "s",
-                                .ref = wg_advance(sinr, cr * half + k0),
-                                .bytes = 4 * n,
-                                .write = false},
-                               {.name = "y1",
-                                .ref = wg_advance(r->output, at),
-                                .bytes = span,
-                                .write = true},
-                               {.name = "y2",
-                                .ref = wg_advance(r->output, at + gap),
-                                .bytes = span,
-                                .write = true}},
-                       .nops = 6,
-                       .params = &p,
-                       .params_size = sizeof p,
-                       .groups = wg_ceil_div(n, 256)};
+        wg_launch l = {
+            .kernel = "rotary_part",
+            .ops = {wg_typed_operand("x1", r->input, it, at, span, false),
+                    wg_typed_operand("x2", r->input, it, at + gap, span, false),
+                    wg_typed_operand("c", cosr, ct, cr * half + k0, n, false),
+                    wg_typed_operand("s", sinr, ct, cr * half + k0, n, false),
+                    wg_typed_operand("y1", r->output, ot, at, span, true),
+                    wg_typed_operand("y2", r->output, ot, at + gap, span,
+                                     true)},
+            .nops = 6,
+            .params = &p,
+            .params_size = sizeof p,
+            .groups = wg_ceil_div(n, 256)};
         /* a run of one pair is emitted regardless: its operands stage */
         if (n > 1 && !wg_plan_fits(plan, l.ops, l.nops))
           continue;
@@ -141,8 +126,9 @@ static wgc_status rotary_long_rows(wg_plan *plan, const wgc_rotary_args *r,
     uint64_t rest = hd - 2 * half;
     if (rest && !in_place) {
       uint64_t at = row * hd + 2 * half;
-      wgc_status s = wg_plan_copy(plan, wg_advance(r->output, at),
-                                  wg_advance(r->input, at), 4 * rest);
+      wgc_status s =
+          wg_plan_convert(plan, wg_advance_typed(r->output, ot, at), ot,
+                          wg_advance_typed(r->input, it, at), it, rest);
       if (s != WGC_OK)
         return s;
     }
@@ -174,7 +160,8 @@ static wgc_status rotary_plan(wg_plan *plan, const wgc_rotary_args *r) {
   uint64_t W = min64(plan->pol->window_elems, 0x40000000u),
            half = d->rotary_dim / 2, hd = d->head_dim;
   wgc_ref cosr = r->cos_cache, sinr = r->sin_cache;
-  if (r->has_position_ids) {
+  wgc_dtype ct = d->cache_type, it = d->input_type, ot = d->output_type;
+  if (r->has_position_ids) { /* gathered into f32 scratch */
     uint64_t n = (uint64_t)d->batch * d->seq * half;
     wgc_ref tmp;
     wgc_status s = wg_plan_scratch(plan, 8 * n, &tmp);
@@ -186,9 +173,10 @@ static wgc_status rotary_plan(wg_plan *plan, const wgc_rotary_args *r) {
       return s;
     cosr = tmp;
     sinr = wg_advance(tmp, n);
+    ct = WGC_DTYPE_F32;
   }
   if (hd > W)
-    return rotary_long_rows(plan, r, cosr, sinr, W);
+    return rotary_long_rows(plan, r, cosr, sinr, ct, W);
   char consts[80];
   snprintf(consts, sizeof consts,
            "const INTERLEAVED: u32 = %uu; const BHSD: u32 = %uu;",
@@ -212,28 +200,17 @@ static wgc_status rotary_plan(wg_plan *plan, const wgc_rotary_args *r) {
                        .half = (uint32_t)half,
                        .per = (uint32_t)(hd - half),
                        .crow0 = (uint32_t)lo};
-    wg_launch l = {.kernel = "rotary",
-                   .consts = consts,
-                   .ops = {{.name = "x",
-                            .ref = wg_advance(r->input, r0 * hd),
-                            .bytes = 4 * n * hd,
-                            .write = false},
-                           {.name = "c",
-                            .ref = wg_advance(cosr, lo * half),
-                            .bytes = 4 * cn,
-                            .write = false},
-                           {.name = "s",
-                            .ref = wg_advance(sinr, lo * half),
-                            .bytes = 4 * cn,
-                            .write = false},
-                           {.name = "y",
-                            .ref = wg_advance(r->output, r0 * hd),
-                            .bytes = 4 * n * hd,
-                            .write = true}},
-                   .nops = 4,
-                   .params = &p,
-                   .params_size = sizeof p,
-                   .groups = wg_ceil_div(n * (hd - half), 256)};
+    wg_launch l = {
+        .kernel = "rotary",
+        .consts = consts,
+        .ops = {wg_typed_operand("x", r->input, it, r0 * hd, n * hd, false),
+                wg_typed_operand("c", cosr, ct, lo * half, cn, false),
+                wg_typed_operand("s", sinr, ct, lo * half, cn, false),
+                wg_typed_operand("y", r->output, ot, r0 * hd, n * hd, true)},
+        .nops = 4,
+        .params = &p,
+        .params_size = sizeof p,
+        .groups = wg_ceil_div(n * (hd - half), 256)};
     wgc_status s = wg_plan_add(plan, &l);
     if (s != WGC_OK)
       return s;

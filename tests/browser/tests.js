@@ -979,6 +979,74 @@ async function movementTests() {
     });
     compare(g, c, (w) => 1e-5 + 2 ** -7 * Math.abs(w), 'webgpu vs cpu: ');
   });
+  await test('movement types: a context runs copyStridedEx, rotaryEmbedding, conv2d and pool2d on f16 and bf16', async () => {
+    // values exact in f16 and bf16, so every type holds the same inputs
+    const ex = (n, m) => Float32Array.from({ length: n }, (_, i) => ((m * i) % 13 - 6) / 8);
+    const X = ex(32, 7), F = ex(18, 5), B = Float32Array.from([0.5, -0.25]);
+    const [g, c] = await both(async (ctx) => {
+      const xf = put(ctx, X), ff = put(ctx, F), bf = put(ctx, B), out = ctx.alloc(4 * 96);
+      const xh = ctx.alloc(2 * 32 + 4), fh = ctx.alloc(2 * 18 + 4), o = ctx.alloc(2 * 32 + 4);
+      ctx.cast(xf, W.DTYPE_F32, xh + 2n, W.DTYPE_F16, 32); // 2 bytes into a word
+      ctx.cast(ff, W.DTYPE_F32, fh, W.DTYPE_BF16, 18);
+      // a [4, 8] transpose from f16 into bf16
+      ctx.copyStridedEx(o, W.DTYPE_BF16, [1, 4], xh + 2n, W.DTYPE_F16, [8, 1], [4, 8], 2);
+      ctx.cast(o, W.DTYPE_BF16, out, W.DTYPE_F32, 32);
+      // rotary of [1, 2, 2, 8] f16 by f16 caches (the filter's first 8 values)
+      const rd = { batch: 1, seq: 2, heads: 2, head_dim: 8, input_type: W.DTYPE_F16,
+        output_type: W.DTYPE_F16, cache_type: W.DTYPE_F16 };
+      const ch = ctx.alloc(2 * 8 + 4);
+      ctx.cast(ff, W.DTYPE_F32, ch, W.DTYPE_F16, 8);
+      ctx.rotaryEmbedding(rd, xh + 2n, 0n, ch, ch, o + 2n);
+      ctx.cast(o + 2n, W.DTYPE_F16, out + 128n, W.DTYPE_F32, 32);
+      // conv [1, 2, 4, 4] f16 by bf16 [1, 2, 3, 3] filters, f32 bias, into bf16
+      const cd = { n: 1, c: 2, h: 4, w: 4, k: 1, r: 3, s: 3, pad_h: 1, pad_w: 1,
+        input_type: W.DTYPE_F16, filter_type: W.DTYPE_BF16, output_type: W.DTYPE_BF16 };
+      ctx.conv2d(cd, xh + 2n, fh, bf, o);
+      ctx.cast(o, W.DTYPE_BF16, out + 256n, W.DTYPE_F32, 16);
+      // max and avg pools of [1, 2, 4, 4] f16 into f16 and bf16
+      const pd = { n: 1, c: 2, h: 4, w: 4, r: 2, s: 2, stride_h: 2, stride_w: 2,
+        input_type: W.DTYPE_F16, output_type: W.DTYPE_F16 };
+      ctx.pool2d(pd, xh + 2n, o + 2n);
+      ctx.cast(o + 2n, W.DTYPE_F16, out + 256n + 64n, W.DTYPE_F32, 8);
+      ctx.pool2d({ ...pd, mode: W.POOL_AVG, output_type: W.DTYPE_BF16 }, xh + 2n, o);
+      ctx.cast(o, W.DTYPE_BF16, out + 256n + 96n, W.DTYPE_F32, 8);
+      const got = await ctx.download(out, 96);
+      for (let i = 0; i < 8; i++)
+        for (let j = 0; j < 4; j++)
+          check(got[i * 4 + j] === X[j * 8 + i], `transpose [${i}, ${j}] = ${got[i * 4 + j]}`);
+      for (let r = 0; r < 4; r++) // every row reads cache row (batch 0, seq r >> 1)
+        for (let k = 0; k < 4; k++) {
+          const cs = F[(r >> 1) * 4 + k], x1 = X[r * 8 + k], x2 = X[r * 8 + k + 4];
+          const w1 = cs * x1 - cs * x2, w2 = cs * x1 + cs * x2;
+          check(Math.abs(got[32 + r * 8 + k] - w1) <= 1e-6 + 2 ** -11 * Math.abs(w1), `rotary [${r}, ${k}]`);
+          check(Math.abs(got[32 + r * 8 + k + 4] - w2) <= 1e-6 + 2 ** -11 * Math.abs(w2), `rotary [${r}, ${k + 4}]`);
+        }
+      for (let y = 0; y < 4; y++)
+        for (let x = 0; x < 4; x++) {
+          let want = B[0];
+          for (let ci = 0; ci < 2; ci++)
+            for (let i = 0; i < 3; i++)
+              for (let j = 0; j < 3; j++) {
+                const iy = y + i - 1, ix = x + j - 1;
+                if (iy >= 0 && iy < 4 && ix >= 0 && ix < 4) want += X[ci * 16 + iy * 4 + ix] * F[ci * 9 + i * 3 + j];
+              }
+          check(Math.abs(got[64 + y * 4 + x] - want) <= 1e-4 + 2 ** -8 * Math.abs(want), `conv [${y}, ${x}]`);
+        }
+      for (let p = 0; p < 8; p++) {
+        const ci = p >> 2, oy = (p >> 1) & 1, ox = p & 1, win = [];
+        for (let i = 0; i < 2; i++) for (let j = 0; j < 2; j++) win.push(X[ci * 16 + (2 * oy + i) * 4 + 2 * ox + j]);
+        const mean = win.reduce((a, v) => a + v, 0) / 4;
+        check(got[80 + p] === Math.max(...win), `max pool [${p}] = ${got[80 + p]}`);
+        check(Math.abs(got[88 + p] - mean) <= 1e-6 + 2 ** -8 * Math.abs(mean), `avg pool [${p}] = ${got[88 + p]}`);
+      }
+      await rejects(() => ctx.conv2d({ ...cd, bias_type: W.DTYPE_BF16 }, xh + 2n, fh, bf, o),
+        'INVALID_ARGUMENT', 'wgc_conv2d', ['d->bias_type', 'bf16']);
+      await rejects(() => ctx.copyStridedEx(o, W.DTYPE_I32, [1, 4], xh, W.DTYPE_F16, [8, 1], [4, 8], 2),
+        'INVALID_ARGUMENT', 'wgc_copy_strided_ex', ['dst_type', 'i32']);
+      return got;
+    });
+    compare(g, c, (w) => 1e-5 + 2 ** -7 * Math.abs(w), 'webgpu vs cpu: ');
+  });
   await test('reduce types: a context runs reduceEx and reduceAxesEx on f16 and bf16', async () => {
     const rows = 3, len = 16, n = rows * len;
     const X = Float32Array.from({ length: n }, (_, i) => ((7 * i) % 13 - 6) / 8); // exact in f16, bf16
