@@ -275,6 +275,33 @@ def test_async_readback(backend):
 
 
 @pytest.mark.parametrize("backend", ["cpu", "webgpu"])
+def test_compile_ahead(backend):
+    with wgc.Context(backend=backend) as ctx:
+        xs = np.linspace(-2, 2, 96, dtype=np.float32)
+        x = ctx.array(xs)
+        y = ctx.empty((96,))
+        ctx.compile_begin()
+        ctx.unary(wgc.UNARY_TANH, x, y, 96)
+        ctx.binary(wgc.BINARY_MUL, x, y, y, 96)
+        with pytest.raises(wgc.WgcError) as e:
+            ctx.upload(y.ptr, np.ones(96, np.float32))
+        assert e.value.status == "INVALID_ARGUMENT" and "compiling ahead" in str(e.value)
+        assert ctx.pipelines_compiled() == 0
+        ctx.compile_end_async().result(timeout=120)
+        compiled = ctx.pipelines_compiled()
+        assert (compiled >= 2) == (backend == "webgpu")
+        np.testing.assert_array_equal(y.numpy(), np.zeros(96, np.float32))  # nothing ran
+        ctx.unary(wgc.UNARY_TANH, x, y, 96)
+        ctx.binary(wgc.BINARY_MUL, x, y, y, 96)
+        got = y.numpy()
+        assert ctx.pipelines_compiled() == compiled
+        want = xs.astype(np.float64) * np.tanh(xs.astype(np.float64))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        with pytest.raises(wgc.WgcError):
+            ctx.compile_end()  # not compiling ahead
+
+
+@pytest.mark.parametrize("backend", ["cpu", "webgpu"])
 def test_profile_records_and_trace(backend, tmp_path):
     with wgc.Context(backend=backend) as ctx:
         with pytest.raises(wgc.WgcError) as e:

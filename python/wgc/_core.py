@@ -363,6 +363,33 @@ class Context:
                 _check(code, h)
         return fut
 
+    # ---- compiling ahead (wgc_compile_begin / _end)
+    def compile_begin(self):
+        """Until compile_end, operation calls check their arguments and ask
+        for their kernels but run nothing; transfers raise."""
+        with self._lock:
+            h = self._h("wgc_compile_begin")
+            _check(lib.wgc_compile_begin(h), h)
+
+    def compile_end(self):
+        """Compiles what the calls since compile_begin asked for,
+        concurrently, and returns once all are compiled."""
+        with self._lock:
+            h = self._h("wgc_compile_end")
+            _check(lib.wgc_compile_end(h), h)
+
+    def compile_end_async(self, callback=None):
+        """As compile_end; a Future that completes once all are compiled."""
+        fut = Future(self, None, callback, "wgc_compile_end_async")
+        with self._lock:
+            h = self._h("wgc_compile_end_async")
+            self._pending.add(fut)
+            code = lib.wgc_compile_end_async(h, fut._cb, None)
+            if code != _OK:
+                self._pending.discard(fut)
+                _check(code, h)
+        return fut
+
     def poll(self):
         """Runs due callbacks; never waits."""
         with self._lock:

@@ -62,6 +62,9 @@ _proto("wgc_download_async", status_t, ctx_t, ctypes.c_void_p, ptr_t, size_t,
 _proto("wgc_copy", status_t, ctx_t, ptr_t, ptr_t, size_t)
 _proto("wgc_synchronize", status_t, ctx_t)
 _proto("wgc_synchronize_async", status_t, ctx_t, DONE, ctypes.c_void_p)
+_proto("wgc_compile_begin", status_t, ctx_t)
+_proto("wgc_compile_end", status_t, ctx_t)
+_proto("wgc_compile_end_async", status_t, ctx_t, DONE, ctypes.c_void_p)
 _proto("wgc_poll", status_t, ctx_t)
 _proto("wgc_conv2d_output_size", status_t, ctypes.c_void_p,
        ctypes.POINTER(size_t), ctypes.POINTER(size_t))
