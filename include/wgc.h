@@ -585,14 +585,18 @@ typedef struct wgc_attention_desc {
   size_t head_dim_v; /* V's and O's head size; 0 means head_dim */
   float softcap;     /* 0: none; > 0: scores := softcap*tanh(scores/softcap) */
   /* 0: none; else an additive float mask (ONNX attn_mask), element
-   * (b, h, i, j) at mask + 4*(b*mask_stride.batch + h*mask_stride.head +
-   * i*mask_stride.seq + j); a stride of 0 broadcasts (all 0: one row of
-   * seq_kv shared by all) */
+   * (b, h, i, j) at mask + size*(b*mask_stride.batch + h*mask_stride.head +
+   * i*mask_stride.seq + j), size the bytes of mask_type (4 for f32); a
+   * stride of 0 broadcasts (all 0: one row of seq_kv shared by all) */
   wgc_ptr mask;
   wgc_attention_strides mask_stride;
   /* Layouts of Q, K, V and O (e.g. [batch, seq, heads, dim], packed QKV, a
    * KV cache allocated for a longer sequence). */
   wgc_attention_strides q_stride, k_stride, v_stride, o_stride;
+  /* Element types of Q, K, V, O and the mask: F32, F16 or BF16 each
+   * (zeroed: f32). Strides and the mask's layout count elements of each
+   * operand's own type. */
+  wgc_dtype q_type, k_type, v_type, o_type, mask_type;
 } wgc_attention_desc;
 
 /* O = softmax(softcap(scale * Q K^T) + mask) V, max-subtracted. Q and O are
@@ -647,7 +651,24 @@ typedef struct wgc_attention_desc {
  * exceeds FLT_MAX may give +-inf where the exact mean is finite.
  * Accuracy: the bound at the top of this file plus 1e-6*max|mask|*max|v|
  * (the score's rounding after the mask is added); softcap does not
- * enlarge it (tanh' <= 1). */
+ * enlarge it (tanh' <= 1).
+ *
+ * Types (d->q_type, k_type, v_type, o_type, mask_type; zeroed = f32):
+ * each operand is F32, F16 or BF16, independently (an f16 KV cache read
+ * in place beside f32 activations, say). Strides, the mask's layout and
+ * the addresses' offsets count elements of each operand's own type; an
+ * address is a multiple of its element size (a 2-byte operand may start
+ * 2 bytes into a word). Inputs convert exactly to f32, the arithmetic is
+ * that of the f32 call, and an F16 or BF16 O is rounded once, to nearest
+ * even, from the backend's result (float on WebGPU, double on the CPU
+ * backend); the special values above hold on every type (a NaN or
+ * infinity of an f16 V reaches exactly the rows that give its key a
+ * non-zero weight). Accuracy: the f32 bound on the converted inputs plus
+ * half a unit in the last place of O's type. Rejected, naming the
+ * operand's field and its type: a type outside wgc_dtype, I32, Q8_0 or
+ * Q4_0, and a misaligned 2-byte operand. On WebGPU a 2-byte O is written
+ * by the split-KV combine (its sums stay f32 until then), and its 32-bit
+ * words with atomic operations. */
 WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
                                  wgc_ptr q, wgc_ptr k, wgc_ptr v, wgc_ptr o);
 

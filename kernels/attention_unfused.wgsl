@@ -6,7 +6,10 @@
 //   attention_unfused_stats  S := attn_masked(cap(S)), the row's running
 //                            max m and sum l of exp(s - m) in st,
 //   attention_unfused_probs  S := exp(s - m), 0 where the key is hidden,
-//   attention_unfused_pv     O += (sum of p * v over keys with p != 0) / l.
+//   attention_unfused_pv     O += (sum of p * v over keys with p != 0) / l,
+//                            in place (attention_unfused_o), or for a
+//                            2-byte O in f32 sums written to O once, from
+//                            the row's last keys (attention_unfused_ox).
 // Non-finite scores follow attention_common.wgsl: a NaN or +inf score, or
 // a row whose visible scores are all -inf, is marked by l = NaN, which the
 // PV step turns into a NaN row; a key of weight 0 adds nothing, whatever
@@ -14,6 +17,7 @@
 
 struct Params {
   off: vec4<u32>,
+  off2: vec4<u32>,  // operand 4: PV's f32 sums of a 2-byte O
   rows: u32,    // query rows of the launch
   keys: u32,    // keys of the launch
   dims: u32,    // output dims of the launch (PV)
@@ -29,7 +33,7 @@ struct Params {
   softcap: f32, // > 0 when SOFTCAP == 1
   first: u32,   // 1: the launch's keys start the row (no state to read)
   last: u32,    // 1: they end it (stats: the row's state is final)
-  pad0: u32,
+  xs: u32,      // between rows of PV's sums (attention_unfused_ox)
 }
 
 // Keys j < uf_visible(i) are seen by query row i (global indices).

@@ -1,5 +1,6 @@
 // O of a window of rows and output dims over a window of keys
-// (attention_unfused.wgsl): o = (first ? 0 : o) + sum_j p_j v_j / l, where
+// (attention_unfused.wgsl): o = (first ? 0 : o) + sum_j p_j v_j / l (stored
+// by uf_put: attention_unfused_o.wgsl or attention_unfused_ox.wgsl), where
 // keys of weight 0 add nothing at all, so that a NaN or infinite value of
 // a key that is masked (-inf), hidden, or whose weight underflowed does not
 // reach the row, as in attn_pv (attention_common.wgsl). l = NaN (a bad row)
@@ -26,9 +27,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   if (bitcast<u32>(l) != 0u) {
     x = acc / l;
   }
-  let at = r * P.os + d;
-  if (P.first == 0u) {
-    x += o_ld(at);
-  }
-  o_st(at, x);
+  uf_put(r, d, x);
 }

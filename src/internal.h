@@ -67,7 +67,8 @@ typedef struct wgc_pool2d_args {
 /* An attention desc with heads_kv, head_dim_v and the four operand strides
  * resolved (never all zero here); batch, heads, seq_q, head_dim,
  * head_dim_v > 0; seq_kv may be 0 (output zeros). mask is read only when
- * has_mask (d.mask != 0 and seq_kv > 0). */
+ * has_mask (d.mask != 0 and seq_kv > 0). d's types are checked (F32, F16
+ * or BF16); strides count elements of each operand's type. */
 typedef struct wgc_attention_args {
   wgc_attention_desc d;
   wgc_ref q, k, v, o, mask;

@@ -29,10 +29,13 @@ _Static_assert(offsetof(wgc_attention_desc, batch) == 0 &&
                    offsetof(wgc_attention_desc, k_stride) == 72 &&
                    offsetof(wgc_attention_desc, v_stride) == 84 &&
                    offsetof(wgc_attention_desc, o_stride) == 96 &&
+                   offsetof(wgc_attention_desc, q_type) == 108 &&
+                   offsetof(wgc_attention_desc, mask_type) == 124 &&
                    sizeof(wgc_attention_strides) == 12 &&
                    sizeof(wgc_attention_desc) <= 256,
                "wgc.js writes wgc_attention_desc as 10 words, the 8-byte "
-               "mask at 40, then 15 words of strides, into a 256-byte area");
+               "mask at 40, 15 words of strides, then 5 words of types, "
+               "into a 256-byte area");
 #endif
 
 /* One strided operand's extents: dims counts over (batch, head, seq), the
@@ -124,6 +127,15 @@ wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
     return wgc_fail(ctx, WGC_ERR_INVALID_ARGUMENT,
                     "%s: d->head_dim 0 with d->head_dim_v %zu", fn,
                     ad->head_dim_v);
+  const char *type_param[5] = {"d->q_type", "d->k_type", "d->v_type",
+                               "d->mask_type", "d->o_type"};
+  wgc_dtype types[5] = {ad->q_type, ad->k_type, ad->v_type, ad->mask_type,
+                        ad->o_type};
+  for (int i = 0; i < 5; i++) {
+    wgc_status s = wgc_check_float_type(ctx, fn, type_param[i], types[i]);
+    if (s != WGC_OK)
+      return s;
+  }
   size_t B = ad->batch, H = ad->heads, HK = ad->heads_kv;
   size_t SQ = ad->seq_q, SK = ad->seq_kv, D = ad->head_dim, DV = ad->head_dim_v;
   size_t bh;
@@ -159,26 +171,25 @@ wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
   a.has_mask = ad->mask && SK;
   attn_layout mlay = {"mask", {B, H, SQ}, SK, &ad->mask_stride};
   wgc_operand ops[5];
+  wgc_dtype op_type[5];
   size_t nops = 0;
-  for (int i = 0; i < 3; i++)
-    ops[nops++] = (wgc_operand){.param = lay[i].param,
-                                .addr = i == 0   ? q
-                                        : i == 1 ? k
-                                                 : v,
-                                .bytes = wgc_sat_mul(4, layout_span(&lay[i])),
-                                .repeat = 1};
-  if (a.has_mask)
-    ops[nops++] = (wgc_operand){.param = "mask",
-                                .addr = ad->mask,
-                                .bytes = wgc_sat_mul(4, layout_span(&mlay)),
-                                .repeat = 1};
-  ops[nops++] = (wgc_operand){.param = "o",
-                              .addr = o,
-                              .bytes = wgc_sat_mul(4, layout_span(&lay[3])),
-                              .repeat = 1};
+  const attn_layout *op_lay[5] = {&lay[0], &lay[1], &lay[2], &mlay, &lay[3]};
+  const wgc_ptr addr[5] = {q, k, v, ad->mask, o};
+  for (int i = 0; i < 5; i++) {
+    if (i == 3 && !a.has_mask)
+      continue;
+    /* a dense operand's footprint, then the strided span in place of it */
+    ops[nops] = wgc_float_operand(op_lay[i]->param, addr[i], types[i], 0);
+    ops[nops].bytes = wgc_sat_mul(ops[nops].align, layout_span(op_lay[i]));
+    op_type[nops++] = types[i];
+  }
   /* Footprints are first to last element: o may not share that range with
    * any input, even where its rows would fall between theirs. */
-  wgc_status s = wgc_check_all(ctx, fn, ops, nops);
+  wgc_status s = WGC_OK;
+  for (size_t i = 0; i < nops && s == WGC_OK; i++)
+    s = wgc_check_float_operand(ctx, fn, &ops[i], op_type[i]);
+  if (s == WGC_OK)
+    s = wgc_check_all(ctx, fn, ops, nops);
   if (s != WGC_OK)
     return s;
   a.q = ops[0].ref;

@@ -444,6 +444,16 @@ static void gen_attn(fz_rng *r, fz_step *s) {
   }
   s->dist = FZ_DIST_UNIT;
   s->mag = fz_chance(r, 0.7) ? 1.0f : 3.0f;
+  /* operand types (f32, f16, bf16 each) for a third of the steps, 2-byte
+   * ones 2 bytes into a word by tsh bits 0-4 (q, k, v, mask, o) */
+  if (fz_chance(r, 0.35)) {
+    d->q_type = (wgc_dtype)fz_below(r, 3);
+    d->k_type = (wgc_dtype)fz_below(r, 3);
+    d->v_type = (wgc_dtype)fz_below(r, 3);
+    d->mask_type = (wgc_dtype)fz_below(r, 3);
+    d->o_type = (wgc_dtype)fz_below(r, 3);
+    s->tsh = (unsigned)fz_below(r, 32);
+  }
 }
 
 static void gen_shape(fz_rng *r, fz_shape *sh, size_t rank, size_t budget) {
@@ -1101,6 +1111,11 @@ static const struct field {
     F("os.b", at.o_stride.batch, T_SIZE),
     F("os.h", at.o_stride.head, T_SIZE),
     F("os.s", at.o_stride.seq, T_SIZE),
+    F("at.q_type", at.q_type, T_INT),
+    F("at.k_type", at.k_type, T_INT),
+    F("at.v_type", at.v_type, T_INT),
+    F("at.mask_type", at.mask_type, T_INT),
+    F("at.o_type", at.o_type, T_INT),
     F("shape", sh, T_SHAPE),
     F("shape_b", shb, T_SHAPE),
     F("axis", axis, T_SIZE),

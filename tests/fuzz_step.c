@@ -609,6 +609,37 @@ static size_t attn_span(wgc_attention_strides st, size_t b, size_t h, size_t sq,
   return (b - 1) * st.batch + (h - 1) * st.head + (sq - 1) * st.seq + dim;
 }
 
+/* An attention operand's values before they are stored: f32 ones in
+ * place, a 2-byte one's in a float buffer (*own, freed by attn_store),
+ * drawn as fill_opnd draws them. */
+static float *attn_values(fz_pending *p, int opnd, typed_opnd o, int dist,
+                          double mag, float **own) {
+  *own = NULL;
+  if (!o.t) {
+    fill_opnd(p, opnd, dist, mag);
+    return fz_in(p, 0, opnd);
+  }
+  *own = zalloc(o.elems * sizeof(float) + 1);
+  fz_fill(&p->data, *own, o.elems, dist, mag, p->s.sp, p->s.spk);
+  return *own;
+}
+
+/* A 2-byte operand's values encoded as its type (random bits around). */
+static void attn_store(fz_pending *p, int opnd, typed_opnd o, float *own) {
+  if (!o.t)
+    return;
+  fill_opnd(p, opnd, FZ_DIST_BITS, 1);
+  uint8_t *x = typed_bytes(p, opnd, o);
+  for (size_t i = 0; i < o.elems; i++) {
+    uint32_t u;
+    memcpy(&u, &own[i], 4);
+    dref_val dv = {own[i], isnan(own[i]) ? u : 0};
+    uint16_t h = dref_enc16(dv, o.t == WGC_DTYPE_BF16);
+    memcpy(x + 2 * i, &h, 2);
+  }
+  free(own);
+}
+
 static bool build_attn(fz_env *e, fz_pending *p, char *msg, size_t size) {
   const fz_step *s = &p->s;
   wgc_attention_desc d = s->at;
@@ -626,19 +657,26 @@ static bool build_attn(fz_env *e, fz_pending *p, char *msg, size_t size) {
       s->bias ? attn_span(d.mask_stride, d.batch, d.heads, d.seq_q, d.seq_kv)
               : 0;
   size_t nout = d.batch * d.heads * d.seq_q * Dv;
-  int Qo = fz_add_opnd(p, "q", nq, false, -1);
-  int K = fz_add_opnd(p, "k", nk, false, -1);
-  int V = fz_add_opnd(p, "v", nv, false, -1);
-  int M = s->bias ? fz_add_opnd(p, "mask", nm, false, -1) : -1;
-  int O = fz_add_opnd(p, "o", no, true, -1);
+  /* types from the desc, 2-byte ones shifted by tsh bits 0-4 */
+  typed_opnd tq = typed_make(d.q_type, s, 0, nq),
+             tk = typed_make(d.k_type, s, 1, nk),
+             tv = typed_make(d.v_type, s, 2, nv),
+             tm = typed_make(d.mask_type, s, 3, nm),
+             to = typed_make(d.o_type, s, 4, no);
+  int Qo = ew_add(p, "q", tq, false, -1);
+  int K = ew_add(p, "k", tk, false, -1);
+  int V = ew_add(p, "v", tv, false, -1);
+  int M = s->bias ? ew_add(p, "mask", tm, false, -1) : -1;
+  int O = ew_add(p, "o", to, true, -1);
   fz_place(p);
-  fill_opnd(p, Qo, s->dist, s->mag);
-  fill_opnd(p, K, s->dist, s->mag);
-  fill_opnd(p, V, s->dist, 1.0);
+  float *own[4];
+  attn_values(p, Qo, tq, s->dist, s->mag, &own[0]);
+  attn_values(p, K, tk, s->dist, s->mag, &own[1]);
+  float *vvals = attn_values(p, V, tv, s->dist, 1.0, &own[2]);
+  own[3] = NULL;
   if (M >= 0) {
     /* -inf entries (masked keys), finite biases, specials as the rest */
-    float *m = fz_in(p, 0, M);
-    fill_opnd(p, M, FZ_DIST_UNIT, s->bmag);
+    float *m = attn_values(p, M, tm, FZ_DIST_UNIT, s->bmag, &own[3]);
     for (size_t i = 0; i < nm; i++)
       if (fz_chance(&p->data, 0.25))
         m[i] = -INFINITY;
@@ -658,20 +696,27 @@ static bool build_attn(fz_env *e, fz_pending *p, char *msg, size_t size) {
       /* and infinities and NaN in V, which must reach a row only from
        * keys that end within 87 of its max */
       static const float nf[3] = {INFINITY, -INFINITY, NAN};
-      float *vv = fz_in(p, 0, V);
-      for (size_t i = 0; i < p->op[V].len; i++)
+      for (size_t i = 0; i < nv; i++)
         if (fz_chance(&p->data, 0.02))
-          vv[i] = nf[fz_below(&p->data, 3)];
+          vvals[i] = nf[fz_below(&p->data, 3)];
     }
   }
+  attn_store(p, Qo, tq, own[0]);
+  attn_store(p, K, tk, own[1]);
+  attn_store(p, V, tv, own[2]);
+  if (M >= 0)
+    attn_store(p, M, tm, own[3]);
   if (!upload_all(e, p, msg, size))
     return false;
   bool zero = !nout && s->nullptrs;
   wgc_status st[2];
   for (int b = 0; b < 2; b++) {
-    d.mask = M >= 0 ? ADDR(M, b) : 0;
-    st[b] = wgc_attention(e->ctx[b], &d, ADDR(Qo, b), ADDR(K, b), ADDR(V, b),
-                          ADDR(O, b));
+    /* an operand's elements start sh bytes into its first word */
+#define TADDR(o, t) (zero ? (wgc_ptr)0 : fz_addr(p, (o), b) + (t).sh)
+    d.mask = M >= 0 ? TADDR(M, tm) : 0;
+    st[b] = wgc_attention(e->ctx[b], &d, TADDR(Qo, tq), TADDR(K, tk),
+                          TADDR(V, tv), TADDR(O, to));
+#undef TADDR
   }
   /* Beyond wgc.h's 32-bit limits both backends reject the desc alike and
    * change nothing. */
@@ -692,19 +737,27 @@ static bool build_attn(fz_env *e, fz_pending *p, char *msg, size_t size) {
   if (!statuses(e, st, WGC_OK, msg, size))
     return false;
   fz_want_alloc(p, nout);
+  /* a 2-byte O's positions count its elements (ew_map) */
+  size_t o0 = to.t ? (4 * p->op[O].off + to.sh) / 2 : p->op[O].off;
+  p->otype = to.t;
   for (size_t b = 0; b < d.batch; b++)
     for (size_t h = 0; h < d.heads; h++)
       for (size_t i = 0; i < d.seq_q; i++)
         for (size_t x = 0; x < Dv; x++) {
           size_t o = ((b * d.heads + h) * d.seq_q + i) * Dv + x;
           p->oa[o] = (uint8_t)p->op[O].alloc;
-          p->opos[o] =
-              p->op[O].off + b * os.batch + h * os.head + i * os.seq + x;
+          p->opos[o] = o0 + b * os.batch + h * os.head + i * os.seq + x;
         }
+  for (int v = 0; v < 2 && nout; v++) {
+    float *f[4];
+    fzr_attn(&d, ew_in(p, v, Qo, tq, &f[0]), ew_in(p, v, K, tk, &f[1]),
+             ew_in(p, v, V, tv, &f[2]),
+             M >= 0 ? ew_in(p, v, M, tm, &f[3]) : (f[3] = NULL), p->w[v]);
+    for (int i = 0; i < 4; i++)
+      free(f[i]);
+  }
   if (nout)
-    for (int v = 0; v < 2; v++)
-      fzr_attn(&d, fz_in(p, v, Qo), fz_in(p, v, K), fz_in(p, v, V),
-               M >= 0 ? fz_in(p, v, M) : NULL, p->w[v]);
+    ew_round(p, to, nout);
   return true;
 }
 

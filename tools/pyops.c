@@ -96,19 +96,24 @@ static const py_struct structs[] = {
     STRUCT_("AttentionStrides", wgc_attention_strides,
             F_(wgc_attention_strides, batch) F_(wgc_attention_strides, head)
                 F_(wgc_attention_strides, seq)),
-    STRUCT_("AttentionDesc", wgc_attention_desc,
-            F_(wgc_attention_desc, batch) F_(wgc_attention_desc, heads) F_(
-                wgc_attention_desc, heads_kv) F_(wgc_attention_desc, seq_q)
-                F_(wgc_attention_desc, seq_kv) F_(wgc_attention_desc, head_dim)
-                    F_(wgc_attention_desc, scale) F_(wgc_attention_desc, causal)
+    STRUCT_(
+        "AttentionDesc", wgc_attention_desc,
+        F_(wgc_attention_desc, batch) F_(wgc_attention_desc, heads)
+            F_(wgc_attention_desc, heads_kv) F_(wgc_attention_desc, seq_q) F_(
+                wgc_attention_desc, seq_kv) F_(wgc_attention_desc, head_dim)
+                F_(wgc_attention_desc, scale) F_(wgc_attention_desc, causal) F_(
+                    wgc_attention_desc, head_dim_v)
+                    F_(wgc_attention_desc, softcap) F_(wgc_attention_desc, mask)
                         F_(wgc_attention_desc,
-                           head_dim_v) F_(wgc_attention_desc, softcap)
-                            F_(wgc_attention_desc, mask) F_(wgc_attention_desc,
-                                                            mask_stride)
-                                F_(wgc_attention_desc, q_stride)
-                                    F_(wgc_attention_desc, k_stride)
-                                        F_(wgc_attention_desc, v_stride)
-                                            F_(wgc_attention_desc, o_stride)),
+                           mask_stride) F_(wgc_attention_desc, q_stride)
+                            F_(wgc_attention_desc,
+                               k_stride) F_(wgc_attention_desc, v_stride)
+                                F_(wgc_attention_desc,
+                                   o_stride) F_(wgc_attention_desc, q_type)
+                                    F_(wgc_attention_desc,
+                                       k_type) F_(wgc_attention_desc, v_type)
+                                        F_(wgc_attention_desc, o_type)
+                                            F_(wgc_attention_desc, mask_type)),
     STRUCT_("RotaryDesc", wgc_rotary_desc,
             F_(wgc_rotary_desc, batch) F_(wgc_rotary_desc,
                                           seq) F_(wgc_rotary_desc, heads)

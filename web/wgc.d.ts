@@ -103,12 +103,17 @@ export interface AttentionDesc {
   head_dim_v?: number;
   /** 0: none; > 0: scores := softcap * tanh(scores / softcap), before the mask */
   softcap?: number;
-  /** additive float mask (0n: none), element (b, h, i, j) at
-   * mask + 4 * (b*mask_stride.batch + h*mask_stride.head + i*mask_stride.seq + j) */
+  /** additive mask (0n: none), element (b, h, i, j) at mask + size *
+   * (b*mask_stride.batch + h*mask_stride.head + i*mask_stride.seq + j),
+   * size the bytes of mask_type (4 for f32) */
   mask?: Ptr;
   mask_stride?: AttentionStrides;
   q_stride?: AttentionStrides; k_stride?: AttentionStrides;
   v_stride?: AttentionStrides; o_stride?: AttentionStrides;
+  /** operand types: DTYPE_F32 (the default), DTYPE_F16 or DTYPE_BF16 each;
+   * strides count each operand's own elements */
+  q_type?: DType; k_type?: DType; v_type?: DType; o_type?: DType;
+  mask_type?: DType;
 }
 
 /** wgc_gemm_epilogue: C := act(alpha*op(A)*op(B) + beta*C + bias). */

@@ -312,7 +312,8 @@ const DESCS = {
   attn: 'batch:z heads:z heads_kv:z seq_q:z seq_kv:z head_dim:z scale:f causal:e ' +
     'head_dim_v:z softcap:f mask:p' +
     ['mask_stride', 'q_stride', 'k_stride', 'v_stride', 'o_stride']
-      .map((s) => ` ${s}.batch:z ${s}.head:z ${s}.seq:z`).join(''),
+      .map((s) => ` ${s}.batch:z ${s}.head:z ${s}.seq:z`).join('') +
+    ' q_type:e k_type:e v_type:e o_type:e mask_type:e',
   ep: 'bias:p bias_kind:e activation:e a_type:e b_type:e c_type:e bias_type:e',
   rotary: 'batch:z seq:z heads:z head_dim:z rotary_dim:z interleaved:e layout:e max_positions:z ' +
     'input_type:e output_type:e cache_type:e',

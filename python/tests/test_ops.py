@@ -550,6 +550,33 @@ def test_attention_strides_and_mask(ctx, rng):
     close(o.numpy(), want, 0, 1e-5 * dh + 4e-6 + 1e-6 * 2 + 1e-6)
 
 
+def test_attention_f16_kv_cache(ctx, rng):
+    # An f16 KV cache allocated for 8 keys read in place with seq_kv 5, f32
+    # Q, an f16 O: the f32 bound on the f16 values plus half an f16 ulp.
+    h, sq, skv, cap, dh = 2, 2, 5, 8, 8
+    q = rng.uniform(-1, 1, (h, sq, dh))
+    k = rng.uniform(-1, 1, (h, cap, dh)).astype(np.float16)
+    v = rng.uniform(-1, 1, (h, cap, dh)).astype(np.float16)
+    kk, vv = k[:, :skv].astype(np.float64), v[:, :skv].astype(np.float64)
+    s = 0.5 * np.einsum("hqd,hkd->hqk", q, kk)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    want = np.einsum("hqk,hkd->hqd", e / e.sum(axis=-1, keepdims=True), vv)
+    st = wgc.AttentionStrides(batch=h * cap * dh, head=cap * dh, seq=dh)
+    d = wgc.AttentionDesc(batch=1, heads=h, seq_q=sq, seq_kv=skv, head_dim=dh,
+                          scale=0.5, k_stride=st, v_stride=st,
+                          k_type=wgc.DTYPE_F16, v_type=wgc.DTYPE_F16,
+                          o_type=wgc.DTYPE_F16)
+    o = ctx.empty(h * sq * dh // 2)  # halves, two a word
+    ctx.attention(d, upload(ctx, q), ctx.array(k.view(np.int32)),
+                  ctx.array(v.view(np.int32)), o)
+    got = o.numpy().view(np.float16).reshape(h, sq, dh).astype(np.float64)
+    close(got, want, 2 ** -11, 1e-5 * dh + 4e-6 + 1e-6)
+    d.k_type = wgc.DTYPE_Q8_0
+    with pytest.raises(wgc.WgcError, match="k_type q8_0"):
+        ctx.attention(d, upload(ctx, q), ctx.array(k.view(np.int32)),
+                      ctx.array(v.view(np.int32)), o)
+
+
 def test_empty_arrays(ctx):
     a, out = ctx.empty((0, 3)), ctx.empty((3, 0))
     assert a.nbytes == 0 and a.numpy().shape == (0, 3)

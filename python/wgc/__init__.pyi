@@ -102,13 +102,19 @@ class AttentionDesc(_Struct):
     k_stride: AttentionStrides
     v_stride: AttentionStrides
     o_stride: AttentionStrides
+    q_type: int
+    k_type: int
+    v_type: int
+    o_type: int
+    mask_type: int
     def __init__(self, batch: int = ..., heads: int = ..., heads_kv: int = ...,
                  seq_q: int = ..., seq_kv: int = ..., head_dim: int = ...,
                  scale: float = ..., causal: int = ..., head_dim_v: int = ...,
                  softcap: float = ..., mask: Address = ...,
                  mask_stride: AttentionStrides = ..., q_stride: AttentionStrides = ...,
                  k_stride: AttentionStrides = ..., v_stride: AttentionStrides = ...,
-                 o_stride: AttentionStrides = ...) -> None: ...
+                 o_stride: AttentionStrides = ..., q_type: int = ..., k_type: int = ...,
+                 v_type: int = ..., o_type: int = ..., mask_type: int = ...) -> None: ...
 
 class RotaryDesc(_Struct):
     batch: int

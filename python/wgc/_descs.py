@@ -73,7 +73,9 @@ class AttentionDesc(_Struct):
         ("scale", _float), ("causal", _int), ("head_dim_v", _size),
         ("softcap", _float), ("mask", _ptr)] + [
         (f, AttentionStrides) for f in ("mask_stride", "q_stride", "k_stride",
-                                        "v_stride", "o_stride")]
+                                        "v_stride", "o_stride")] + [
+        (f, _int) for f in ("q_type", "k_type", "v_type", "o_type",
+                            "mask_type")]
 
 
 class RotaryDesc(_Struct):

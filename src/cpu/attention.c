@@ -11,9 +11,13 @@
  * keep it out, and 0 * inf is NaN in a product) or the block's scores
  * would not fit its scratch, rows run one at a time instead, on the same
  * sums (dot.h; its q.k adds the products in another order). Operands are
- * addressed through their (resolved) element strides. */
+ * addressed through their (resolved) element strides. Typed operands (f16,
+ * bf16) are converted to float as they are read (rows into a buffer,
+ * packed slivers as GEMM's), so the sums are those of the f32 call, and
+ * a typed O is rounded once from the double result. */
 #include "cpu.h"
 #include "dot.h"
+#include "dtype.h"
 #include "split.h"
 #include "tile.h"
 
@@ -31,11 +35,69 @@
  * of float32's normal range, where devices that flush subnormals agree. */
 #define WEIGHT_MIN_LOG (-87.0)
 
+/* An operand of its type from element at: f32 read in place, another
+ * type converted (row) or packed (pack) as it is read. */
+typedef struct attn_src {
+  const void *p;
+  wgc_dtype t;
+  size_t at;
+} attn_src;
+
+/* Elements [e, e + n) of s as floats: in place for f32, else converted
+ * into buf. */
+static const float *row(const attn_src *s, size_t e, size_t n, float *buf) {
+  if (s->t == WGC_DTYPE_F32)
+    return (const float *)s->p + s->at + e;
+  wgc_dtype_load_run(s->p, s->t, s->at + e, n, buf);
+  return buf;
+}
+
+/* tile.h's packers over s: xn slivers' lanes (rows of A with mr TILE_MR,
+ * columns of B with TILE_NR) at element e + x*xs + p*ps for p < kc. */
+static void pack(const attn_src *s, size_t e, size_t xs, size_t ps, size_t xn,
+                 size_t kc, size_t mr, float *dst) {
+  const float *f = (const float *)s->p + s->at + e;
+  if (s->t != WGC_DTYPE_F32)
+    tile_pack_typed(s->p, s->t, s->at + e, xs, ps, xn, kc, mr, dst);
+  else if (mr == TILE_MR)
+    tile_pack_a(f, xs, ps, xn, kc, dst);
+  else
+    tile_pack_b(f, ps, xs, kc, xn, dst);
+}
+
+/* O from element at, its rows rs apart: each element stored once, as a
+ * float or rounded once from the double to a 2-byte type. */
+typedef struct attn_dst {
+  void *p;
+  wgc_dtype t;
+  size_t at, rs;
+} attn_dst;
+
+static void put(const attn_dst *o, size_t i, size_t x, double v) {
+  size_t e = o->at + i * o->rs + x;
+  if (o->t == WGC_DTYPE_F32)
+    ((float *)o->p)[e] = (float)v;
+  else
+    wgc_dtype_store(o->p, o->t, e, v);
+}
+
+static void fill(const attn_dst *o, size_t i, size_t n, float value) {
+  for (size_t x = 0; x < n; x++)
+    put(o, i, x, value);
+}
+
+/* Floats of a worker's row buffers: a Q row, a K row, a V row and a mask
+ * row of seen keys, for operands that are not f32. */
+static size_t row_bufs(const wgc_attention_desc *d, size_t seen) {
+  return 2 * d->head_dim + d->head_dim_v + seen;
+}
+
 typedef struct attn_job {
   const wgc_attention_desc *d;
-  const float *q, *k, *v, *mask;
-  float *o;
+  const void *q, *k, *v, *mask;
+  void *o;
   size_t row_blocks;
+  size_t bufs;   /* floats of row buffers at the end of a worker's scratch */
   size_t seen;   /* keys the last row sees */
   bool tiled;    /* seen is small enough for the tiled scratch */
   size_t per;    /* scratch bytes per worker */
@@ -91,27 +153,32 @@ static float weight(double s, double top) {
   return s - top >= WEIGHT_MIN_LOG ? (float)exp(s - top) : 0.0f;
 }
 
-static void fill(float *o, size_t n, float value) {
-  for (size_t x = 0; x < n; x++)
-    o[x] = value;
-}
+/* The operands of one (batch, head), at its element 0 (mask: none when
+ * its p is NULL), and the row buffers (row_bufs). */
+typedef struct attn_head {
+  attn_src q, k, v, mask;
+  attn_dst o;
+  float *qb, *kb, *vb, *mb;
+} attn_head;
 
-/* One query row: q (head_dim), keys and values at k and v with seq
- * strides ks and vs, the row of the mask (NULL: none), o (head_dim_v). */
-static void attn_row(const wgc_attention_desc *d, const float *q,
-                     const float *k, size_t ks, const float *v, size_t vs,
-                     const float *mask, float *o, size_t len, double *s,
-                     double *acc, float *part) {
+/* Query row i: its keys and values at seq strides ks and vs, its row of
+ * the mask, O's row i (head_dim_v). */
+static void attn_row(const wgc_attention_desc *d, const attn_head *hp, size_t i,
+                     size_t len, double *s, double *acc, float *part) {
   size_t hd = d->head_dim, hdv = d->head_dim_v;
+  size_t ks = d->k_stride.seq, vs = d->v_stride.seq;
   if (len == 0) { /* no key to attend to: zeros, as the contract says */
-    fill(o, hdv, 0.0f);
+    fill(&hp->o, i, hdv, 0.0f);
     return;
   }
+  const float *q = row(&hp->q, i * d->q_stride.seq, hd, hp->qb);
   for (size_t j = 0; j < len; j++)
-    s[j] = d->scale * dot_rows(q, k + j * ks, hd);
+    s[j] = d->scale * dot_rows(q, row(&hp->k, j * ks, hd, hp->kb), hd);
+  const float *mask =
+      hp->mask.p ? row(&hp->mask, i * d->mask_stride.seq, len, hp->mb) : NULL;
   double top;
   if (!row_scores(d, s, mask, len, &top)) {
-    fill(o, hdv, NAN);
+    fill(&hp->o, i, hdv, NAN);
     return;
   }
   double sum = 0.0;
@@ -126,24 +193,27 @@ static void attn_row(const wgc_attention_desc *d, const float *q,
       if (p == 0.0f)
         continue;
       sum += p;
-      axpy(part, p, v + j * vs, hdv);
+      axpy(part, p, row(&hp->v, j * vs, hdv, hp->vb), hdv);
     }
     for (size_t x = 0; x < hdv; x++)
       acc[x] += part[x];
   }
   for (size_t x = 0; x < hdv; x++)
-    o[x] = (float)(acc[x] / sum);
+    put(&hp->o, i, x, acc[x] / sum);
 }
 
 /* Whether rows [0, n) of V (hdv each, stride vs) are all finite. */
-static bool finite_rows(const float *v, size_t vs, size_t n, size_t hdv) {
-  for (size_t j = 0; j < n; j++)
+static bool finite_rows(const attn_src *v, size_t vs, size_t n, size_t hdv,
+                        float *buf) {
+  for (size_t j = 0; j < n; j++) {
+    const float *r = row(v, j * vs, hdv, buf);
     for (size_t x = 0; x < hdv; x++) {
       uint32_t bits;
-      memcpy(&bits, v + j * vs + x, sizeof bits);
+      memcpy(&bits, r + x, sizeof bits);
       if ((bits & 0x7f800000u) == 0x7f800000u)
         return false;
     }
+  }
   return true;
 }
 
@@ -179,9 +249,8 @@ static tiled_scratch tiled_layout(char *base, size_t seen, size_t hdv) {
 
 /* Rows [i0, i1) of one (batch, head) as S = Q K^T, softmax, P V on the
  * packed kernel; V's rows [0, seen) are finite. */
-static void attn_tiled(const wgc_attention_desc *d, const float *q,
-                       const float *k, const float *v, const float *mask,
-                       float *o, size_t i0, size_t i1, size_t seen,
+static void attn_tiled(const wgc_attention_desc *d, const attn_head *hp,
+                       size_t i0, size_t i1, size_t seen,
                        const tiled_scratch *t) {
   size_t rows = i1 - i0, hd = d->head_dim, hdv = d->head_dim_v;
   size_t qs = d->q_stride.seq, ks = d->k_stride.seq, vs = d->v_stride.seq;
@@ -190,10 +259,10 @@ static void attn_tiled(const wgc_attention_desc *d, const float *q,
   /* S = Q K^T: depth blocks of TILE_KC, keys in blocks of KEY_BLOCK */
   for (size_t p0 = 0; p0 < hd; p0 += TILE_KC) {
     size_t kc = hd - p0 < TILE_KC ? hd - p0 : TILE_KC;
-    tile_pack_a(q + i0 * qs + p0, qs, 1, rows, kc, t->pa);
+    pack(&hp->q, i0 * qs + p0, qs, 1, rows, kc, TILE_MR, t->pa);
     for (size_t j0 = 0; j0 < seen; j0 += KEY_BLOCK) {
       size_t keys = seen - j0 < KEY_BLOCK ? seen - j0 : KEY_BLOCK;
-      tile_pack_b(k + j0 * ks + p0, 1, ks, kc, keys, t->pb);
+      pack(&hp->k, j0 * ks + p0, ks, 1, keys, kc, TILE_NR, t->pb);
       for (size_t js = 0; js < keys; js += TILE_NR)
         for (size_t is = 0; is < rows; is += TILE_MR) {
           tile_kernel(kc, t->pa + is * kc, t->pb + js * kc, tile);
@@ -211,9 +280,11 @@ static void attn_tiled(const wgc_attention_desc *d, const float *q,
     float *p = t->p + i * seen_r;
     for (size_t j = 0; j < len; j++)
       s[j] *= d->scale;
-    ok[i] = len > 0 &&
-            row_scores(d, s, mask ? mask + (i0 + i) * d->mask_stride.seq : NULL,
-                       len, &top);
+    const float *mask =
+        hp->mask.p && len
+            ? row(&hp->mask, (i0 + i) * d->mask_stride.seq, len, hp->mb)
+            : NULL;
+    ok[i] = len > 0 && row_scores(d, s, mask, len, &top);
     double sum = 0.0;
     for (size_t j = 0; j < len && ok[i]; j++) {
       p[j] = weight(s[j], top);
@@ -227,7 +298,7 @@ static void attn_tiled(const wgc_attention_desc *d, const float *q,
   for (size_t p0 = 0; p0 < seen; p0 += TILE_KC) {
     size_t kc = seen - p0 < TILE_KC ? seen - p0 : TILE_KC;
     tile_pack_a(t->p + p0, seen_r, 1, rows, kc, t->pa);
-    tile_pack_b(v + p0 * vs, vs, 1, kc, hdv, t->pb);
+    pack(&hp->v, p0 * vs, 1, vs, hdv, kc, TILE_NR, t->pb);
     for (size_t js = 0; js < hdv; js += TILE_NR)
       for (size_t is = 0; is < rows; is += TILE_MR) {
         tile_kernel(kc, t->pa + is * kc, t->pb + js * kc, tile);
@@ -237,15 +308,14 @@ static void attn_tiled(const wgc_attention_desc *d, const float *q,
       }
   }
   for (size_t i = 0; i < rows; i++) {
-    float *oi = o + (i0 + i) * d->o_stride.seq;
     size_t len = visible(d, i0 + i);
     if (len == 0)
-      fill(oi, hdv, 0.0f);
+      fill(&hp->o, i0 + i, hdv, 0.0f);
     else if (!ok[i])
-      fill(oi, hdv, NAN);
+      fill(&hp->o, i0 + i, hdv, NAN);
     else
       for (size_t x = 0; x < hdv; x++)
-        oi[x] = (float)(t->acc[i * hdv_r + x] / t->sum[i]);
+        put(&hp->o, i0 + i, x, t->acc[i * hdv_r + x] / t->sum[i]);
   }
 }
 
@@ -262,29 +332,30 @@ static void attn_task(void *arg, size_t task, unsigned worker) {
   size_t i1 = i0 + ROWS_PER_TASK < d->seq_q ? i0 + ROWS_PER_TASK : d->seq_q;
   size_t group = d->heads / d->heads_kv;
   size_t b = bh / d->heads, h = bh % d->heads, hk = h / group;
-  /* seq_kv == 0 may come with NULL K and V, which must not be offset */
-  const float *k = job->k, *v = job->v;
-  if (d->seq_kv) {
-    k += b * d->k_stride.batch + hk * d->k_stride.head;
-    v += b * d->v_stride.batch + hk * d->v_stride.head;
-  }
-  const float *q = job->q + b * d->q_stride.batch + h * d->q_stride.head;
-  float *o = job->o + b * d->o_stride.batch + h * d->o_stride.head;
-  const float *mask =
-      job->mask ? job->mask + b * d->mask_stride.batch + h * d->mask_stride.head
-                : NULL;
+  /* seq_kv == 0 may come with NULL K and V, which are never read */
+  attn_head hp = {
+      .q = {job->q, d->q_type, b * d->q_stride.batch + h * d->q_stride.head},
+      .k = {job->k, d->k_type, b * d->k_stride.batch + hk * d->k_stride.head},
+      .v = {job->v, d->v_type, b * d->v_stride.batch + hk * d->v_stride.head},
+      .mask = {job->mask, d->mask_type,
+               b * d->mask_stride.batch + h * d->mask_stride.head},
+      .o = {job->o, d->o_type, b * d->o_stride.batch + h * d->o_stride.head,
+            d->o_stride.seq}};
   char *scratch = job->scratch + worker * job->per;
+  hp.qb = (float *)(scratch + job->per - job->bufs * sizeof(float));
+  hp.kb = hp.qb + d->head_dim;
+  hp.vb = hp.kb + d->head_dim;
+  hp.mb = hp.vb + d->head_dim_v;
   size_t seen = visible(d, i1 - 1), hdv = d->head_dim_v;
-  if (job->tiled && seen && finite_rows(v, d->v_stride.seq, seen, hdv)) {
+  if (job->tiled && seen &&
+      finite_rows(&hp.v, d->v_stride.seq, seen, hdv, hp.vb)) {
     tiled_scratch t = tiled_layout(scratch, seen, hdv);
-    attn_tiled(d, q, k, v, mask, o, i0, i1, seen, &t);
+    attn_tiled(d, &hp, i0, i1, seen, &t);
     return;
   }
   double *s = (double *)scratch;
   for (size_t i = i0; i < i1; i++)
-    attn_row(d, q + i * d->q_stride.seq, k, d->k_stride.seq, v, d->v_stride.seq,
-             mask ? mask + i * d->mask_stride.seq : NULL,
-             o + i * d->o_stride.seq, visible(d, i), s, s + job->seen,
+    attn_row(d, &hp, i, visible(d, i), s, s + job->seen,
              (float *)(s + job->seen + hdv));
 }
 
@@ -315,7 +386,10 @@ wgc_status cpu_attention(wgc_context *ctx, const wgc_attention_args *a) {
     size_t t = tiled_layout(NULL, job.seen, hdv).bytes;
     job.per = t > job.per ? t : job.per;
   }
-  job.per = round_up(job.per ? job.per : 1, 64);
+  bool typed = d->q_type || d->k_type || d->v_type || d->o_type ||
+               (a->has_mask && d->mask_type);
+  job.bufs = typed && fits ? row_bufs(d, job.seen) : 0;
+  job.per = round_up((job.per ? job.per : 1) + job.bufs * sizeof(float), 64);
   fits = fits && job.per <= SIZE_MAX / workers;
   job.scratch = fits ? aligned_alloc(64, workers * job.per) : NULL;
   if (!job.scratch)
@@ -356,17 +430,21 @@ static wgc_status attention_rows(wgc_context *ctx, const wgc_attention_args *a,
   p.d.seq_q = r1 - r0;
   p.d.seq_kv = seq_kv;
   p.d.causal = causal;
-  p.q = cpu_ref_at(a->q, b * d->q_stride.batch + h * d->q_stride.head +
-                             r0 * d->q_stride.seq);
-  p.o = cpu_ref_at(a->o, b * d->o_stride.batch + h * d->o_stride.head +
-                             r0 * d->o_stride.seq);
-  p.k = cpu_ref_at(a->k, b * d->k_stride.batch + hk * d->k_stride.head);
-  p.v = cpu_ref_at(a->v, b * d->v_stride.batch + hk * d->v_stride.head);
+  p.q = cpu_ref_typed(a->q, d->q_type,
+                      b * d->q_stride.batch + h * d->q_stride.head +
+                          r0 * d->q_stride.seq);
+  p.o = cpu_ref_typed(a->o, d->o_type,
+                      b * d->o_stride.batch + h * d->o_stride.head +
+                          r0 * d->o_stride.seq);
+  p.k = cpu_ref_typed(a->k, d->k_type,
+                      b * d->k_stride.batch + hk * d->k_stride.head);
+  p.v = cpu_ref_typed(a->v, d->v_type,
+                      b * d->v_stride.batch + hk * d->v_stride.head);
   p.has_mask = a->has_mask && seq_kv;
   if (p.has_mask)
-    p.mask =
-        cpu_ref_at(a->mask, b * d->mask_stride.batch + h * d->mask_stride.head +
-                                r0 * d->mask_stride.seq);
+    p.mask = cpu_ref_typed(a->mask, d->mask_type,
+                           b * d->mask_stride.batch + h * d->mask_stride.head +
+                               r0 * d->mask_stride.seq);
   return cpu_attention(ctx, &p);
 }
 

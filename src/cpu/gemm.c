@@ -52,32 +52,6 @@ static void pack_b(const wgc_gemm_args *g, const float *b, size_t p0, size_t kc,
   tile_pack_b(b + p0 * g->rs_b + j0 * g->cs_b, g->rs_b, g->cs_b, kc, cols, dst);
 }
 
-/* The packers of tile.h for a typed operand: element (x, p) of a sliver
- * (x a row of A or a column of B) is at base + x*xs + p*ps elements of
- * type t, read as runs along k where k is the unit stride (the only way a
- * block B is laid out) and one by one otherwise. mr is TILE_MR or TILE_NR:
- * slivers of mr lanes, p-major. */
-static void pack_typed(const void *src, wgc_dtype t, size_t base, size_t xs,
-                       size_t ps, size_t xn, size_t kc, size_t mr, float *dst) {
-  float run[TILE_KC];
-  for (size_t s = 0; s < xn; s += mr, dst += mr * kc) {
-    size_t h = xn - s < mr ? xn - s : mr;
-    for (size_t x = 0; x < mr; x++) {
-      size_t e = base + (s + x) * xs;
-      if (x >= h)
-        for (size_t p = 0; p < kc; p++)
-          dst[p * mr + x] = 0.0f;
-      else if (ps == 1) {
-        wgc_dtype_load_run(src, t, e, kc, run);
-        for (size_t p = 0; p < kc; p++)
-          dst[p * mr + x] = run[p];
-      } else
-        for (size_t p = 0; p < kc; p++)
-          dst[p * mr + x] = wgc_dtype_load(src, t, e + p * ps);
-    }
-  }
-}
-
 /* 1/(1+e^-x) without overflow: the exponent is never positive. */
 static double sigmoid(double x) {
   if (x >= 0.0)
@@ -193,15 +167,15 @@ static void gemm_task(void *arg, size_t task, unsigned worker) {
     if (fb)
       pack_b(g, (const float *)job->b + t * g->batch_b, p0, kc, j0, cols, pb);
     else
-      pack_typed(job->b, g->b_type,
-                 t * g->batch_b + p0 * g->rs_b + j0 * g->cs_b, g->cs_b, g->rs_b,
-                 cols, kc, TILE_NR, pb);
+      tile_pack_typed(job->b, g->b_type,
+                      t * g->batch_b + p0 * g->rs_b + j0 * g->cs_b, g->cs_b,
+                      g->rs_b, cols, kc, TILE_NR, pb);
     if (fa)
       pack_a(g, (const float *)job->a + t * g->batch_a, i0, rows, p0, kc, pa);
     else
-      pack_typed(job->a, g->a_type,
-                 t * g->batch_a + i0 * g->rs_a + p0 * g->cs_a, g->rs_a, g->cs_a,
-                 rows, kc, TILE_MR, pa);
+      tile_pack_typed(job->a, g->a_type,
+                      t * g->batch_a + i0 * g->rs_a + p0 * g->cs_a, g->rs_a,
+                      g->cs_a, rows, kc, TILE_MR, pa);
     for (size_t js = 0; js < cols; js += TILE_NR) {
       size_t w = cols - js < TILE_NR ? cols - js : TILE_NR;
       for (size_t is = 0; is < rows; is += TILE_MR) {

@@ -5,6 +5,8 @@
 #ifndef WGC_CPU_TILE_H
 #define WGC_CPU_TILE_H
 
+#include "dtype.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -123,6 +125,33 @@ static inline void tile_pack_b(const float *b, size_t rs_b, size_t cs_b,
         dst[p * TILE_NR + jj] = row[jj * cs_b];
       for (; jj < TILE_NR; jj++)
         dst[p * TILE_NR + jj] = 0.0f;
+    }
+  }
+}
+
+/* The packers above for a typed operand (GEMM's, attention's): element (x, p)
+ * of a sliver (x a row of A or a column of B) is at base + x*xs + p*ps elements
+ * of type t, read as runs along k where k is the unit stride (the only way a
+ * block B is laid out) and one by one otherwise. mr is TILE_MR or TILE_NR:
+ * slivers of mr lanes, p-major. */
+static inline void tile_pack_typed(const void *src, wgc_dtype t, size_t base,
+                                   size_t xs, size_t ps, size_t xn, size_t kc,
+                                   size_t mr, float *dst) {
+  float run[TILE_KC];
+  for (size_t s = 0; s < xn; s += mr, dst += mr * kc) {
+    size_t h = xn - s < mr ? xn - s : mr;
+    for (size_t x = 0; x < mr; x++) {
+      size_t e = base + (s + x) * xs;
+      if (x >= h)
+        for (size_t p = 0; p < kc; p++)
+          dst[p * mr + x] = 0.0f;
+      else if (ps == 1) {
+        wgc_dtype_load_run(src, t, e, kc, run);
+        for (size_t p = 0; p < kc; p++)
+          dst[p * mr + x] = run[p];
+      } else
+        for (size_t p = 0; p < kc; p++)
+          dst[p * mr + x] = wgc_dtype_load(src, t, e + p * ps);
     }
   }
 }

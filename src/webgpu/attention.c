@@ -28,7 +28,14 @@
  * decide (state_floats): which infinities and NaN of V still reach the row
  * once the max over all blocks is known. Both paths emit into a wg_plan (the
  * split path halving its windows until every launch binds), so nothing is
- * enqueued unless all of it can run. */
+ * enqueued unless all of it can run.
+ *
+ * Typed operands (f16, bf16) bind as wg_typed_operand windows and are
+ * read through their accessors, in elements of their own type. The fused
+ * kernels walk a row whose sums end non-finite again with its output row
+ * as the accumulator (attn_fix), which a 2-byte O cannot be: a typed O
+ * takes the split path, its states f32 in scratch, and the combine
+ * (with one block, where the keys fit one) writes O, rounded once. */
 #include "plan.h"
 
 #include <inttypes.h>
@@ -115,25 +122,22 @@ typedef struct attn_region {
   uint64_t bh0, cnt, q0, qn, k0, kn;
 } attn_region;
 
-/* The window of a strided operand over heads [h0, h0 + cnt) (numbered per
- * batch), rows [r0, r0 + rn) of row elements each; *org its first
- * element. */
-static wg_operand window(const char *name, wgc_ref base, bool write,
-                         wgc_attention_strides st, uint64_t per, uint64_t h0,
-                         uint64_t cnt, uint64_t r0, uint64_t rn, uint64_t row,
-                         uint32_t org[4]) {
+/* The window of a strided operand of type t over heads [h0, h0 + cnt)
+ * (numbered per batch), rows [r0, r0 + rn) of row elements each, each row
+ * from its element e0 on; org[3] its first element. */
+static wg_operand window(const char *name, wgc_ref base, wgc_dtype t,
+                         bool write, wgc_attention_strides st, uint64_t per,
+                         uint64_t h0, uint64_t cnt, uint64_t r0, uint64_t rn,
+                         uint64_t e0, uint64_t row, uint32_t org[4]) {
   uint64_t lo, hi;
   heads_range(st, per, h0, cnt, &lo, &hi);
-  lo += r0 * st.seq;
-  hi += (r0 + rn - 1) * st.seq + row;
+  lo += r0 * st.seq + e0;
+  hi += (r0 + rn - 1) * st.seq + e0 + row;
   org[0] = (uint32_t)st.batch;
   org[1] = (uint32_t)st.head;
   org[2] = (uint32_t)st.seq;
   org[3] = (uint32_t)lo;
-  return (wg_operand){.name = name,
-                      .ref = wg_advance(base, lo),
-                      .bytes = 4 * (hi - lo),
-                      .write = write};
+  return wg_typed_operand(name, base, t, lo, hi - lo, write);
 }
 
 /* The operands (q, k, v, o, then the mask if any) and the strides of
@@ -146,28 +150,27 @@ static unsigned region_operands(const wgc_attention_args *a,
   const wgc_attention_desc *d = &a->d;
   uint64_t kv0 = kv_index(d, r->bh0);
   uint64_t kv_cnt = kv_index(d, r->bh0 + r->cnt - 1) - kv0 + 1;
-  ops[0] = window("q", a->q, false, d->q_stride, d->heads, r->bh0, r->cnt,
-                  r->q0, r->qn, d->head_dim, p->qs);
+  ops[0] = window("q", a->q, d->q_type, false, d->q_stride, d->heads, r->bh0,
+                  r->cnt, r->q0, r->qn, 0, d->head_dim, p->qs);
   if (r->kn) {
-    ops[1] = window("k", a->k, false, d->k_stride, d->heads_kv, kv0, kv_cnt,
-                    r->k0, r->kn, d->head_dim, p->ks);
-    ops[2] = window("v", a->v, false, d->v_stride, d->heads_kv, kv0, kv_cnt,
-                    r->k0, r->kn, d->head_dim_v, p->vs);
+    ops[1] = window("k", a->k, d->k_type, false, d->k_stride, d->heads_kv, kv0,
+                    kv_cnt, r->k0, r->kn, 0, d->head_dim, p->ks);
+    ops[2] = window("v", a->v, d->v_type, false, d->v_stride, d->heads_kv, kv0,
+                    kv_cnt, r->k0, r->kn, 0, d->head_dim_v, p->vs);
   } else {
-    ops[1] = (wg_operand){.name = "k", .ref = a->k, .bytes = 4, .write = false};
-    ops[2] = (wg_operand){.name = "v", .ref = a->v, .bytes = 4, .write = false};
+    ops[1] = wg_typed_operand("k", a->k, d->k_type, 0, 1, false);
+    ops[2] = wg_typed_operand("v", a->v, d->v_type, 0, 1, false);
   }
   if (states)
     ops[3] = *states;
   else
-    ops[3] = window("o", a->o, true, d->o_stride, d->heads, r->bh0, r->cnt,
-                    r->q0, r->qn, d->head_dim_v, p->os);
+    ops[3] = window("o", a->o, d->o_type, true, d->o_stride, d->heads, r->bh0,
+                    r->cnt, r->q0, r->qn, 0, d->head_dim_v, p->os);
   if (!a->has_mask)
     return 4;
   /* rows of the mask start at key k0 and hold kn keys */
-  ops[4] = window("mask", wg_advance(a->mask, r->k0), false, d->mask_stride,
-                  d->heads, r->bh0, r->cnt, r->q0, r->qn, r->kn, p->ms);
-  p->ms[3] += (uint32_t)r->k0;
+  ops[4] = window("mask", a->mask, d->mask_type, false, d->mask_stride,
+                  d->heads, r->bh0, r->cnt, r->q0, r->qn, r->k0, r->kn, p->ms);
   return 5;
 }
 
@@ -407,13 +410,15 @@ static wgc_ref ref_at(wgc_ref r, uint64_t elems) {
 }
 
 /* Merges nb blocks of softmax states (rows rows of state_floats(hd) each)
- * in st[0] into o (rows of hd at a stride of o_rs), in rounds of fan
- * blocks, ping-ponging between st[0] and st[1] (launches run in order). */
+ * in st[0] into O (rows of hd at a stride of o_rs from element o0 of o,
+ * of O's type), in rounds of fan blocks, ping-ponging between st[0] and
+ * st[1] (launches run in order); one block takes one round. */
 static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
                                  uint64_t fan, uint64_t rows, uint64_t hd,
-                                 wgc_ref o, uint64_t o_rs) {
+                                 wgc_ref o, uint64_t o0, uint64_t o_rs) {
   uint64_t rs = state_floats(hd);
-  for (uint64_t n = nb, cur = 0; n > 1; cur ^= 1) {
+  for (uint64_t n = nb, cur = 0, first = 1; n > 1 || first;
+       cur ^= 1, first = 0) {
     uint64_t outs = (n + fan - 1) / fan;
     for (uint64_t j = 0; j < outs; j++) {
       uint64_t cnt = n - j * fan < fan ? n - j * fan : fan;
@@ -429,10 +434,8 @@ static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
                    .bytes = 4 * cnt * rows * rs,
                    .write = false},
                   outs == 1
-                      ? (wg_operand){.name = "o",
-                                     .ref = o,
-                                     .bytes = 4 * ((rows - 1) * o_rs + hd),
-                                     .write = true}
+                      ? wg_typed_operand("o", o, sr->a->d.o_type, o0,
+                                         (rows - 1) * o_rs + hd, true)
                       : (wg_operand){.name = "o",
                                      .ref = ref_at(st[cur ^ 1], j * rows * rs),
                                      .bytes = 4 * rows * rs,
@@ -457,7 +460,7 @@ static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
  * their own in cs[0], which then combine as states of head_dim dn. */
 static wgc_status combine_sliced(split_run *sr, wgc_ref st, wgc_ref cs[2],
                                  uint64_t nb, uint64_t hd, uint64_t dn,
-                                 uint64_t E, wgc_ref o) {
+                                 uint64_t E, uint64_t o0) {
   uint64_t rs = state_floats(hd);
   for (uint64_t d0 = 0; d0 < hd; d0 += dn) {
     uint64_t dl = hd - d0 < dn ? hd - d0 : dn, cr = state_floats(dl);
@@ -473,7 +476,8 @@ static wgc_status combine_sliced(split_run *sr, wgc_ref st, wgc_ref cs[2],
       if (s != WGC_OK)
         return s;
     }
-    wgc_status s = combine_rounds(sr, cs, nb, E / cr, 1, dl, ref_at(o, d0), dl);
+    wgc_status s =
+        combine_rounds(sr, cs, nb, E / cr, 1, dl, sr->a->o, o0 + d0, dl);
     if (s != WGC_OK)
       return s;
   }
@@ -514,12 +518,14 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   if (nk > max_keys(sr->ctx, hd, hdv, form))
     nk = max_keys(sr->ctx, hd, hdv, form);
   uint64_t nb = seq_kv ? (seq_kv + nk - 1) / nk : 1;
+  /* states and a combine: several key blocks, or a typed O */
+  bool partial = nb > 1 || d->o_type != WGC_DTYPE_F32;
   /* A state row beyond one binding: the unfused path takes the call. */
-  if (nb > 1 && rs > E)
+  if (partial && rs > E)
     return WGC_ERR_UNSUPPORTED;
   /* Two states of a row beyond one binding: one row per launch, its
    * combine in slices of dims (combine_sliced). */
-  bool sliced = nb > 1 && 2 * rs > E;
+  bool sliced = partial && 2 * rs > E;
   uint64_t nslices =
       sliced ? wg_ceil_div(hdv, (E / 2 - 2) / (1 + ATTN_EXTRAS)) : 1;
   uint64_t dn = wg_ceil_div(hdv, nslices);
@@ -530,12 +536,12 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   nq = rows_within(nq, d->o_stride.seq, hdv, E);
   if (a->has_mask)
     nq = rows_within(nq, d->mask_stride.seq, nk, E);
-  if (nb > 1 && E / (2 * rs) < nq)
+  if (partial && E / (2 * rs) < nq)
     nq = sliced ? 1 : E / (2 * rs);
   if (nq > ATTN_ROWS_BQ)
     nq -= nq % ATTN_ROWS_BQ;
   attn_shape sh;
-  shape_for(sr->ctx, a, nq, nb > 1, form, &sh);
+  shape_for(sr->ctx, a, nq, partial, form, &sh);
   if (nq > max_groups / sh.dgroups * sh.bq)
     nq = max_groups / sh.dgroups * sh.bq;
   if (nq == 0)
@@ -543,7 +549,7 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   /* state blocks per combine launch, >= 2 */
   uint64_t fan = sliced ? E / state_floats(dn) : E / (nq * rs);
   wgc_ref st[3] = {{0}, {0}, {0}};
-  if (nb > 1) {
+  if (partial) {
     wgc_status s = split_scratch(sr, 4 * nb * nq * rs, &st[0]);
     if (s == WGC_OK && sliced)
       s = split_scratch(sr, 4 * nb * state_floats(dn), &st[1]);
@@ -558,9 +564,8 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
   for (uint64_t bh = 0; bh < bh_total; bh++) {
     for (uint64_t q0 = 0; q0 < seq_q; q0 += nq) {
       uint64_t qn = seq_q - q0 < nq ? seq_q - q0 : nq;
-      wgc_ref o_rows = wg_advance(a->o, bh / d->heads * d->o_stride.batch +
-                                            bh % d->heads * d->o_stride.head +
-                                            q0 * d->o_stride.seq);
+      uint64_t o_row0 = bh / d->heads * d->o_stride.batch +
+                        bh % d->heads * d->o_stride.head + q0 * d->o_stride.seq;
       for (uint64_t b = 0; b < nb; b++) {
         uint64_t k0 = b * nk, kn = seq_kv - k0 < nk ? seq_kv - k0 : nk;
         attn_params p = {
@@ -595,17 +600,17 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
                        .params = &p,
                        .params_size = sizeof p,
                        .groups = p.qblocks * sh.dgroups};
-        l.nops = region_operands(a, &r, nb > 1 ? &states : NULL, l.ops, &p);
+        l.nops = region_operands(a, &r, partial ? &states : NULL, l.ops, &p);
         wgc_status s = split_launch(sr, &l);
         if (s != WGC_OK)
           return s;
       }
       wgc_ref pair[2] = {sliced ? st[1] : st[0], st[2]};
       wgc_status s =
-          sliced   ? combine_sliced(sr, st[0], pair, nb, hdv, dn, E, o_rows)
-          : nb > 1 ? combine_rounds(sr, pair, nb, fan, qn, hdv, o_rows,
-                                    d->o_stride.seq)
-                   : WGC_OK;
+          sliced    ? combine_sliced(sr, st[0], pair, nb, hdv, dn, E, o_row0)
+          : partial ? combine_rounds(sr, pair, nb, fan, qn, hdv, a->o, o_row0,
+                                     d->o_stride.seq)
+                    : WGC_OK;
       if (s != WGC_OK)
         return s;
     }
@@ -668,9 +673,10 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   if (max_groups > 0x80000000u)
     max_groups = 0x80000000u;
   uint64_t per_head_groups = qblocks * dgroups;
-  /* One head beyond the grid, or more keys than one launch may take: the
-   * split path. */
-  if (per_head_groups > max_groups || seq_kv > max_keys(ctx, hd, hdv, form))
+  /* One head beyond the grid, more keys than one launch may take, or a
+   * typed O: the split path. */
+  if (per_head_groups > max_groups || seq_kv > max_keys(ctx, hd, hdv, form) ||
+      d->o_type != WGC_DTYPE_F32)
     return split_path(ctx, a, window, max_groups);
 
   wg_plan wp;

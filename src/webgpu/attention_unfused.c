@@ -16,7 +16,9 @@
  * underflows) whose V row holds a NaN or an infinity must not reach the
  * row, as the header states and the fused kernels do (attn_pv); a GEMM
  * would form 0 * NaN. Only tiny binding limits reach this (4 KiB bindings:
- * head sizes from about 1000). */
+ * head sizes from about 1000). Typed operands bind as wg_typed_operand
+ * windows (Q and K as the GEMM's typed A and B); a 2-byte O keeps its PV
+ * sums in f32 scratch until the row's last keys write it, rounded once. */
 #include "gemm.h"
 
 /* Query rows per block: the scores of a block share one scratch matrix,
@@ -29,12 +31,12 @@
 
 /* Matches struct Params of kernels/attention_unfused.wgsl. */
 typedef struct uf_params {
-  uint32_t off[4];
+  uint32_t off[8];
   uint32_t rows, keys, dims, row0;
   uint32_t key0, ld_s, ms, vs;
   uint32_t os, causal, gq, gkv;
   float softcap;
-  uint32_t first, last, pad0;
+  uint32_t first, last, xs;
 } uf_params;
 
 /* Keys j < visible(i) are seen by query row i: every mask keeps a prefix. */
@@ -66,10 +68,10 @@ static uint64_t rows_within(uint64_t want, uint64_t stride, uint64_t row,
 }
 
 /* One block of query rows of one head: its operands (moved to the block's
- * first row) and the scores scratch. */
+ * first row), the scores scratch and, for a 2-byte O, its sums' (x). */
 typedef struct uf_block {
   const wgc_attention_args *a;
-  wgc_ref v, o, mask, s, st;
+  wgc_ref v, o, mask, s, st, x;
   uint64_t i0, rows, keys; /* global first row, rows, keys seen */
 } uf_block;
 
@@ -105,7 +107,8 @@ static wg_launch step_launch(const uf_block *b, uf_step step, const uf_win *w,
                    .gkv = u32(d->seq_kv),
                    .softcap = d->softcap,
                    .first = w->j0 == 0,
-                   .last = w->j0 + w->kn == b->keys};
+                   .last = w->j0 + w->kn == b->keys,
+                   .xs = u32(w->rn > 1 ? d->head_dim_v : 0)};
   wg_operand scores = {.name = "s",
                        .ref = wg_advance(b->s, w->r0 * ld + w->j0),
                        .bytes = 4 * ((w->rn - 1) * ld + w->kn),
@@ -128,10 +131,8 @@ static wg_launch step_launch(const uf_block *b, uf_step step, const uf_win *w,
     l.nops = 2;
     if (b->a->has_mask)
       l.ops[l.nops++] =
-          (wg_operand){.name = "mask",
-                       .ref = wg_advance(b->mask, w->r0 * ms + w->j0),
-                       .bytes = 4 * ((w->rn - 1) * ms + w->kn),
-                       .write = false};
+          wg_typed_operand("mask", b->mask, d->mask_type, w->r0 * ms + w->j0,
+                           (w->rn - 1) * ms + w->kn, false);
     l.groups = wg_ceil_div(w->rn, STATS_GROUP);
     break;
   case STEP_PROBS:
@@ -142,19 +143,27 @@ static wg_launch step_launch(const uf_block *b, uf_step step, const uf_win *w,
     l.groups = wg_ceil_div(w->rn * w->kn, PROBS_GROUP);
     break;
   case STEP_PV:
-    l.kernel = "attention_unfused+attention_unfused_pv";
+    l.kernel = d->o_type != WGC_DTYPE_F32
+                   ? "attention_unfused+attention_unfused_ox+"
+                     "attention_unfused_pv"
+                   : "attention_unfused+attention_unfused_o+"
+                     "attention_unfused_pv";
     scores.name = "p";
     l.ops[0] = scores;
-    l.ops[1] = (wg_operand){.name = "v",
-                            .ref = wg_advance(b->v, w->j0 * vs + w->d0),
-                            .bytes = 4 * ((w->kn - 1) * vs + w->dn),
-                            .write = false};
-    l.ops[2] = (wg_operand){.name = "o",
-                            .ref = wg_advance(b->o, w->r0 * os + w->d0),
-                            .bytes = 4 * ((w->rn - 1) * os + w->dn),
-                            .write = true};
+    l.ops[1] = wg_typed_operand("v", b->v, d->v_type, w->j0 * vs + w->d0,
+                                (w->kn - 1) * vs + w->dn, false);
+    l.ops[2] = wg_typed_operand("o", b->o, d->o_type, w->r0 * os + w->d0,
+                                (w->rn - 1) * os + w->dn, true);
     l.ops[3] = stats;
     l.nops = 4;
+    if (d->o_type != WGC_DTYPE_F32) {
+      uint64_t xs = d->head_dim_v;
+      l.ops[l.nops++] =
+          (wg_operand){.name = "x",
+                       .ref = wg_advance(b->x, w->r0 * xs + w->d0),
+                       .bytes = 4 * ((w->rn - 1) * xs + w->dn),
+                       .write = true};
+    }
     l.groups = wg_ceil_div(w->rn * w->dn, PV_GROUP);
     break;
   }
@@ -228,6 +237,8 @@ static wgc_status plan_block(wg_plan *wp, const uf_block *b, wgc_ref q,
                      .a = q,
                      .b = k,
                      .c = b->s,
+                     .a_type = d->q_type,
+                     .b_type = d->k_type,
                      .rs_a = d->q_stride.seq,
                      .cs_a = 1,
                      .rs_b = 1,
@@ -243,7 +254,7 @@ static wgc_status plan_block(wg_plan *wp, const uf_block *b, wgc_ref q,
     g.m = 1;
     for (uint64_t r = 0; r < b->rows && s == WGC_OK; r++) {
       g.n = visible(d, b->i0 + r);
-      g.a = wg_advance(q, r * d->q_stride.seq);
+      g.a = wg_advance_typed(q, d->q_type, r * d->q_stride.seq);
       g.c = wg_advance(b->s, r * nk);
       if (g.n)
         s = wg_gemm_plan(wp, &g);
@@ -285,29 +296,36 @@ static wgc_status plan_unfused(wg_plan *wp, const wgc_attention_args *a) {
   rows = rows < 1 ? 1 : min64(rows, min64(BLOCK_ROWS, seq_q));
   /* one scores matrix and one state per row, reused by every block (the
    * plan's launches run in order) */
-  wgc_ref s = {0}, st = {0};
+  wgc_ref s = {0}, st = {0}, x = {0};
   wgc_status status = WGC_OK;
   if (seq_kv) {
     status = wg_plan_scratch(wp, 4 * rows * seq_kv, &s);
     if (status == WGC_OK)
       status = wg_plan_scratch(wp, 8 * rows, &st);
+    if (status == WGC_OK && d->o_type != WGC_DTYPE_F32)
+      status = wg_plan_scratch(wp, 4 * rows * hdv, &x);
   }
   for (uint64_t bh = 0; bh < bh_total && status == WGC_OK; bh++) {
     uint64_t bi = bh / d->heads, h = bh % d->heads, hk = h / group;
-    wgc_ref q = wg_advance(a->q, bi * d->q_stride.batch + h * d->q_stride.head);
-    wgc_ref k =
-        wg_advance(a->k, bi * d->k_stride.batch + hk * d->k_stride.head);
+    wgc_ref q = wg_advance_typed(a->q, d->q_type,
+                                 bi * d->q_stride.batch + h * d->q_stride.head);
+    wgc_ref k = wg_advance_typed(
+        a->k, d->k_type, bi * d->k_stride.batch + hk * d->k_stride.head);
     for (uint64_t i0 = 0; i0 < seq_q && status == WGC_OK; i0 += rows) {
       uf_block b = {
           .a = a,
-          .v = wg_advance(a->v, bi * d->v_stride.batch + hk * d->v_stride.head),
-          .o = wg_advance(a->o, bi * d->o_stride.batch + h * d->o_stride.head +
+          .v = wg_advance_typed(a->v, d->v_type,
+                                bi * d->v_stride.batch + hk * d->v_stride.head),
+          .o = wg_advance_typed(a->o, d->o_type,
+                                bi * d->o_stride.batch + h * d->o_stride.head +
                                     i0 * d->o_stride.seq),
-          .mask = wg_advance(a->mask, bi * d->mask_stride.batch +
-                                          h * d->mask_stride.head +
-                                          i0 * d->mask_stride.seq),
+          .mask = wg_advance_typed(a->mask, d->mask_type,
+                                   bi * d->mask_stride.batch +
+                                       h * d->mask_stride.head +
+                                       i0 * d->mask_stride.seq),
           .s = s,
           .st = st,
+          .x = x,
           .i0 = i0,
           .rows = min64(rows, seq_q - i0)};
       /* rows see prefixes that grow with the row: the last sees most */
@@ -322,6 +340,9 @@ static wgc_status plan_unfused(wg_plan *wp, const wgc_attention_args *a) {
                            .a = b.o,
                            .b = b.o,
                            .c = b.o,
+                           .a_type = d->o_type,
+                           .b_type = d->o_type,
+                           .c_type = d->o_type,
                            .rs_a = 1,
                            .cs_a = 1,
                            .rs_b = 1,

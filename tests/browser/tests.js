@@ -387,6 +387,51 @@ async function attentionDecodeCase() {
   compare(c, want, tol, 'cpu: ');
 }
 
+// Typed attention: an f16 KV cache (allocated for more keys than seq_kv,
+// 2 bytes into a word), a bf16 mask and an f16 O beside f32 Q, on the
+// forms SwiftShader runs (attention_block at head_dim 16, attention_regs at
+// 96 with few rows, and split over key blocks under 4 KiB bindings), so
+// Tint compiles the typed accessors; against the f32 call on the values
+// the types hold (cast back), within its bound plus half an f16 ulp.
+async function attentionTypesCase() {
+  for (const [D, SQ, SK, mbb] of [[16, 5, 40, 0], [96, 2, 40, 0], [16, 3, 300, 4096]]) {
+    const HK = 2, H = 4, MAX = SK + 3;
+    const d = { batch: 1, heads: H, heads_kv: HK, seq_q: SQ, seq_kv: SK, head_dim: D,
+                scale: 1 / Math.sqrt(D), causal: W.CAUSAL_BOTTOM_RIGHT, mask_stride: { seq: SK },
+                k_stride: { batch: HK * MAX * D, head: MAX * D, seq: D },
+                v_stride: { batch: HK * MAX * D, head: MAX * D, seq: D } };
+    const nkv = HK * MAX * D, no = H * SQ * D;
+    const Q = randoms(no, -2, 2), K = randoms(nkv, -2, 2), V = randoms(nkv), M = randoms(SQ * SK);
+    const ctxs = mbb ? [await W.create({ backend: W.BACKEND_WEBGPU, max_binding_bytes: mbb }), C] : [G, C];
+    try {
+      for (const ctx of ctxs) {
+        const q = put(ctx, Q), k = put(ctx, K), v = put(ctx, V), m = put(ctx, M);
+        const kh = ctx.alloc(2 * nkv + 4), vh = ctx.alloc(2 * nkv + 4), mh = ctx.alloc(2 * M.length + 4);
+        const oh = ctx.alloc(2 * no + 4), o = ctx.alloc(4 * no), o32 = ctx.alloc(4 * no);
+        ctx.cast(k, W.DTYPE_F32, kh + 2n, W.DTYPE_F16, nkv);
+        ctx.cast(v, W.DTYPE_F32, vh + 2n, W.DTYPE_F16, nkv);
+        ctx.cast(m, W.DTYPE_F32, mh + 2n, W.DTYPE_BF16, M.length);
+        ctx.attention({ ...d, mask: mh + 2n, k_type: W.DTYPE_F16, v_type: W.DTYPE_F16,
+                        mask_type: W.DTYPE_BF16, o_type: W.DTYPE_F16 }, q, kh + 2n, vh + 2n, oh + 2n);
+        ctx.cast(oh + 2n, W.DTYPE_F16, o, W.DTYPE_F32, no);
+        // the f32 call on the values the types hold
+        ctx.cast(kh + 2n, W.DTYPE_F16, k, W.DTYPE_F32, nkv);
+        ctx.cast(vh + 2n, W.DTYPE_F16, v, W.DTYPE_F32, nkv);
+        ctx.cast(mh + 2n, W.DTYPE_BF16, m, W.DTYPE_F32, M.length);
+        ctx.attention({ ...d, mask: m }, q, k, v, o32);
+        const got = await ctx.download(o, no), want = await ctx.download(o32, no);
+        const tol = (w) => 2 * (1e-5 * D * 2 * 2 + 4e-6 + 2e-6) + 2 ** -11 * Math.abs(w);
+        compare(got, want, tol, `${ctx.backendName} head_dim ${D}${mbb ? ', 4 KiB bindings' : ''}: `);
+        await rejects(() => ctx.attention({ ...d, k_type: W.DTYPE_Q8_0 }, q, k, v, o),
+          'INVALID_ARGUMENT', 'wgc_attention', ['k_type', 'q8_0']);
+        for (const p of [q, k, v, m, kh, vh, mh, oh, o, o32]) ctx.free(p);
+      }
+    } finally {
+      if (mbb) ctxs[0].destroy();
+    }
+  }
+}
+
 async function reduceCase(op, shape, axis) {
   const count = shape.reduce((a, b) => a * b, 1), len = shape[axis];
   const X = randoms(count);
@@ -1308,6 +1353,8 @@ async function mainPage() {
     attentionUnfusedCase);
   await test('attention: infinities and NaN in V after several smaller rises of the max, every form, split-KV',
     attentionRisesCase);
+  await test('attention types: a context reads an f16 KV cache, a bf16 mask, writes an f16 O, every form, split-KV',
+    attentionTypesCase);
 
   await test('constants: wgc.js op constants match wgc.h op lists', opConstantsMatch);
   await test('version: wgc.js reports the wasm module\'s wgc_version', async () => {
