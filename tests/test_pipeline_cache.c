@@ -442,6 +442,11 @@ static void run_cache_child(const char *path, char *out, size_t cap) {
 TEST(child_pipeline_cache) {
   if (!case_begin("child_pipeline_cache"))
     return;
+  /* A context without the cache first, as every other test process has:
+   * its shared Vulkan instance keeps lavapipe loaded to the end, so that
+   * the leak checker can attribute lavapipe's own per-device leak (and
+   * suppress it, tools/lsan.supp) after the cache's instance is gone. */
+  wgc_destroy(cache_ctx(WGC_BACKEND_WEBGPU, NULL));
   wgc_context *ctx =
       cache_ctx(WGC_BACKEND_WEBGPU, getenv("WGC_TEST_PIPELINE_CACHE"));
   if (ctx) {
