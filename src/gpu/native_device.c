@@ -514,9 +514,9 @@ wgc_status gpu_request_device(int power, unsigned features,
     return WGC_ERR_INVALID_ARGUMENT;
   if (!wgc_nw_load())
     return WGC_ERR_NO_ADAPTER;
-  nw_cache *cache = NULL;
-  if (pipeline_cache && *pipeline_cache && !(cache = calloc(1, sizeof *cache)))
-    return WGC_ERR_OUT_OF_MEMORY;
+  /* The cache is an optimisation: without memory for it, none. */
+  nw_cache *cache =
+      pipeline_cache && *pipeline_cache ? calloc(1, sizeof *cache) : NULL;
   pthread_mutex_lock(&g_instance_lock);
   nw_env_saved quiet[NW_QUIET_VARS], cvars[NW_CACHE_VARS];
   nw_quiet_push(quiet);
