@@ -90,6 +90,7 @@ static void context_link(wgc_context *ctx) {
  * options ask; on failure ctx is destroyed and the error text moves to
  * the thread slot. */
 static wgc_status context_start(wgc_context *ctx) {
+  ctx->opt.pipeline_cache = NULL; /* read by wgc_create only */
   context_link(ctx);
   wgc_status s = ctx->opt.profile ? wgc_profile_start(ctx) : WGC_OK;
   if (s != WGC_OK) {
@@ -433,6 +434,12 @@ const char *wgc_backend_name(const wgc_context *ctx) {
 
 const char *wgc_adapter_name(const wgc_context *ctx) {
   return ctx ? ctx->be->adapter_name(ctx) : "";
+}
+
+const char *wgc_pipeline_cache_status(const wgc_context *ctx) {
+  return ctx && ctx->be->pipeline_cache_status
+             ? ctx->be->pipeline_cache_status(ctx)
+             : "";
 }
 
 size_t wgc_pipelines_compiled(const wgc_context *ctx) {

@@ -322,10 +322,11 @@ typedef struct wgc_backend_ops {
   /* optional: compiles the kernels that op calls asked for since
    * wgc_compile_begin (entered through fn); p, when not NULL, completes
    * once they are ready */
-  wgc_status (*compile_ahead)(wgc_context *ctx, const char *fn,
-                              wgc_pending *p);
+  wgc_status (*compile_ahead)(wgc_context *ctx, const char *fn, wgc_pending *p);
   /* optional: pipelines compiled so far */
   size_t (*pipelines_compiled)(const wgc_context *ctx);
+  /* optional: the pipeline cache's status sentence, never NULL */
+  const char *(*pipeline_cache_status)(const wgc_context *ctx);
   /* optional: kernel dispatches and queue submits made so far (counters
    * that only grow), for per-operation timing */
   void (*counters)(const wgc_context *ctx, uint64_t *launches,

@@ -1,9 +1,10 @@
 /* Fuzzing the model loaders (examples/common): random and mutated bytes
  * into the JSON reader, safetensors reader, tokenizer.json reader and
- * wp_encode. Each input lives in a heap buffer of its exact size, so the
- * ASan build (make fuzz-parsers) catches any read past it. Every call must
- * return; a failure must come with a message and leave no output; a
- * success must satisfy the reader's promises, checked here:
+ * wp_encode; and the pipeline cache's header reader (src/gpu). Each input lives
+ * in a heap buffer of its exact size, so the ASan build (make fuzz-parsers)
+ * catches any read past it. Every call must return; a failure must come with a
+ * message and leave no output; a success must satisfy the reader's promises,
+ * checked here:
  *
  *   build/test_wgc fuzz_parsers              fixed seeds (part of the suite)
  *   make fuzz-parsers SECONDS=300            fresh seeds, ASan build
@@ -11,6 +12,7 @@
 #include "../examples/common/json.h"
 #include "../examples/common/safetensors.h"
 #include "../examples/common/wordpiece.h"
+#include "gpu/native_cache.h"
 #include "harness.h"
 
 #include <math.h>
@@ -327,12 +329,78 @@ static void fuzz_tokenizer_file(rng *r, size_t *ok) {
   free(in);
 }
 
+/* A field of random bytes, mostly printable, sometimes longer than fits. */
+static void random_field(rng *r, char *out, size_t cap) {
+  size_t n = below(r, 4) ? below(r, cap) : below(r, 300);
+  if (n >= cap)
+    n = cap - 1;
+  for (size_t i = 0; i < n; i++)
+    out[i] = below(r, 16) ? (char)(0x20 + below(r, 0x5f))
+                          : (char)interesting[below(r, sizeof interesting)];
+  out[n] = '\0';
+}
+
+static bool printable(const char *s, size_t cap) {
+  size_t n = strnlen(s, cap);
+  if (n == cap)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+      return false;
+  return true;
+}
+
+/* The pipeline cache header: a header written from random fields, then
+ * mutated or not. A success must hold printable fields that write back as
+ * the same bytes; anything not starting as a wgc header is foreign. */
+static void fuzz_cache_header(rng *r, size_t *ok) {
+  nw_cache_header h;
+  random_field(r, h.version, sizeof h.version);
+  random_field(r, h.adapter, sizeof h.adapter);
+  random_field(r, h.driver, sizeof h.driver);
+  random_field(r, h.ids, sizeof h.ids);
+  unsigned char b[3000];
+  size_t len = nw_cache_format(&h, (char *)b, sizeof b);
+  if (below(r, 4))
+    mutate(r, b, &len, sizeof b);
+  unsigned char *in = exact(b, len);
+  nw_cache_header got;
+  memset(&got, 0x5a, sizeof got);
+  enum nw_cache_parsed p = nw_cache_parse((const char *)in, len, &got);
+  static const char magic[] = "wgc pipeline cache 1\n";
+  size_t head = len < sizeof magic - 1 ? len : sizeof magic - 1;
+  bool ours = !memcmp(in, magic, head);
+  CHECK(p == NW_CACHE_PARSED_OK || p == NW_CACHE_PARSED_FOREIGN ||
+            p == NW_CACHE_PARSED_DAMAGED,
+        "result %d", (int)p);
+  CHECK((p == NW_CACHE_PARSED_FOREIGN) == !ours, "foreign %d, ours %d", (int)p,
+        ours);
+  if (p == NW_CACHE_PARSED_OK) {
+    (*ok)++;
+    CHECK(printable(got.version, sizeof got.version) &&
+              printable(got.adapter, sizeof got.adapter) &&
+              printable(got.driver, sizeof got.driver) &&
+              printable(got.ids, sizeof got.ids),
+          "a field is not printable or not terminated");
+    char again[3000];
+    size_t n = nw_cache_format(&got, again, sizeof again);
+    CHECK(n == len && !memcmp(again, in, len),
+          "the header does not write back as read");
+  } else {
+    unsigned char fresh[sizeof got];
+    memset(fresh, 0x5a, sizeof fresh);
+    CHECK(!memcmp(&got, fresh, sizeof got), "a failure wrote its output");
+  }
+  free(in);
+}
+
 /* One seed: INPUTS_PER_SEED inputs of each kind. */
 static void run_seed(unsigned long long seed, const wp_tokenizer *small,
                      const wp_tokenizer *minilm) {
   rng r = {seed * 0x9E3779B97F4A7C15ull + 1};
-  size_t ok[5] = {0};
+  size_t ok[6] = {0};
   for (int i = 0; i < INPUTS_PER_SEED; i++) {
+    fuzz_cache_header(&r, &ok[5]);
     fuzz_json(&r, &ok[0]);
     fuzz_safetensors(&r, &ok[1]);
     fuzz_tokenizer_file(&r, &ok[2]);
@@ -341,8 +409,8 @@ static void run_seed(unsigned long long seed, const wp_tokenizer *small,
       fuzz_encode(&r, minilm, 101, 102, 30522, &ok[4]);
   }
   case_note(" (accepted: json %zu, safetensors %zu, tokenizer.json %zu, "
-            "encode %zu/%zu)",
-            ok[0], ok[1], ok[2], ok[3], ok[4]);
+            "encode %zu/%zu, cache header %zu)",
+            ok[0], ok[1], ok[2], ok[3], ok[4], ok[5]);
 }
 
 static void with_tokenizers(void (*body)(const wp_tokenizer *,

@@ -58,7 +58,7 @@ static const py_struct structs[] = {
     STRUCT_("Options", wgc_options,
             F_(wgc_options, backend) F_(wgc_options, power)
                 F_(wgc_options, cpu_threads) F_(wgc_options, max_binding_bytes)
-                    F_(wgc_options, profile)),
+                    F_(wgc_options, profile) F_(wgc_options, pipeline_cache)),
     STRUCT_("ProfileRecord", wgc_profile_record,
             F_(wgc_profile_record, name) F_(wgc_profile_record, shape)
                 F_(wgc_profile_record, launches) F_(wgc_profile_record, source)

@@ -3,7 +3,7 @@
  *
  *   build/minilm [--backend cpu|webgpu] [--weights f32|f16|q8_0]
  *                [--json FILE] [--model DIR] [--repeat N] [--check]
- *                [--ahead] "sentence" ...
+ *                [--ahead] [--cache FILE] "sentence" ...
  *
  * The sentences are tokenized (wordpiece.h, from the model's
  * tokenizer.json, truncated as sentence-transformers does) and embedded in
@@ -12,7 +12,8 @@
  * quarter; bf16 and q4_0 work too); the device memory of the weights is
  * printed. --ahead compiles the pass's kernels ahead (wgc_compile_begin),
  * concurrently, and prints how long that took. --repeat runs the pass N more
- * times and reports their median;
+ * times and reports their median; --cache names a pipeline cache file
+ * (wgc_options.pipeline_cache), whose status is printed;
  * --json writes the embeddings; --check embeds again on the CPU backend
  * (with the same weights) and compares (every sentence within cosine 0.99999
  * and 1e-4 per element, the bound tests/test_minilm.c holds both backends to
@@ -74,8 +75,8 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Loads the model on a new context of the backend; non-zero on failure. */
 static int open_model(wgc_backend backend, const char *dir, wgc_dtype wtype,
-                      minilm_model *m, wgc_context **ctx) {
-  wgc_options opt = {.backend = backend};
+                      const char *cache, minilm_model *m, wgc_context **ctx) {
+  wgc_options opt = {.backend = backend, .pipeline_cache = cache};
   wgc_status s = wgc_create(&opt, ctx);
   if (s != WGC_OK) {
     fprintf(stderr, "minilm: wgc_create: %s: %s\n", wgc_status_string(s),
@@ -140,17 +141,17 @@ static double dot(const float *a, const float *b, size_t n) {
 }
 
 static int usage(void) {
-  fprintf(stderr,
-          "usage: build/minilm [--backend cpu|webgpu] [--weights "
-          "f32|f16|q8_0] [--json FILE] [--model DIR] [--repeat N] [--ahead] "
-          "[--check] \"sentence\" ...\n");
+  fprintf(stderr, "usage: build/minilm [--backend cpu|webgpu] [--weights "
+                  "f32|f16|q8_0] [--json FILE] [--model DIR] [--repeat N] "
+                  "[--ahead] [--cache FILE] "
+                  "[--check] \"sentence\" ...\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
   wgc_backend backend = WGC_BACKEND_AUTO;
   wgc_dtype wtype = WGC_DTYPE_F32;
-  const char *json = NULL, *dir = DEFAULT_MODEL;
+  const char *json = NULL, *dir = DEFAULT_MODEL, *cache = NULL;
   int check = 0, ahead = 0, repeat = 0, first = argc;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
@@ -173,6 +174,8 @@ int main(int argc, char **argv) {
         return usage();
     } else if (!strcmp(argv[i], "--json") && i + 1 < argc)
       json = argv[++i];
+    else if (!strcmp(argv[i], "--cache") && i + 1 < argc)
+      cache = argv[++i];
     else if (!strcmp(argv[i], "--model") && i + 1 < argc)
       dir = argv[++i];
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
@@ -203,7 +206,7 @@ int main(int argc, char **argv) {
   }
   minilm_model m;
   wgc_context *ctx;
-  if (open_model(backend, dir, wtype, &m, &ctx)) {
+  if (open_model(backend, dir, wtype, cache, &m, &ctx)) {
     wp_free(tok);
     return 1;
   }
@@ -247,6 +250,8 @@ int main(int argc, char **argv) {
            wgc_backend_name(ctx), wgc_adapter_name(ctx), n, tokens, longest);
     printf("weights: %s, %.1f MB on the device\n", wgc_dtype_name(wtype),
            (double)m.total / 1e6);
+    if (*wgc_pipeline_cache_status(ctx))
+      printf("%s\n", wgc_pipeline_cache_status(ctx));
     if (ahead)
       printf("kernels compiled ahead: %zu in %.1f ms\n", compiled, ahead_ms);
     printf("first pass (%s): %.1f ms\n",
@@ -274,7 +279,7 @@ int main(int argc, char **argv) {
     wgc_context *cc;
     double t;
     ref = calloc(n * dim, sizeof *ref);
-    rc = !ref || open_model(WGC_BACKEND_CPU, dir, wtype, &mc, &cc);
+    rc = !ref || open_model(WGC_BACKEND_CPU, dir, wtype, NULL, &mc, &cc);
     if (!rc) {
       rc = embed(&mc, cids, lens, n, ref, &t);
       minilm_model_free(&mc);

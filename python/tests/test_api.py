@@ -188,6 +188,26 @@ def test_arrays_outliving_their_context(backend):
     del b, a, ctx  # collected in any order without a crash
 
 
+def test_pipeline_cache_option(tmp_path):
+    path = tmp_path / "cache"
+    for _ in range(2):
+        with wgc.Context(backend="webgpu", pipeline_cache=path) as ctx:
+            status = ctx.pipeline_cache_status()
+            assert status.startswith(f"pipeline cache {path}: ")
+            a = ctx.array(-np.arange(8, dtype=np.float32))
+            b = ctx.empty(8)
+            ctx.unary(wgc.UNARY_ABS, a, b, 8)
+            np.testing.assert_array_equal(b.numpy(), np.arange(8))
+    # the second context found the first's cache (where the driver keeps one)
+    assert "reused" in status or "nothing is persisted" in status
+    with wgc.Context(backend="cpu", pipeline_cache=str(path)) as ctx:
+        assert ctx.pipeline_cache_status() == ""
+    with pytest.raises(TypeError):
+        wgc.Context(backend="cpu", pipeline_cache=3)
+    with pytest.raises(wgc.WgcError):
+        wgc.Context(backend="cpu", pipeline_cache="a\0b")
+
+
 def test_context_manager_and_gc_of_live_arrays():
     with wgc.Context(backend="cpu") as ctx:
         arrays = [ctx.array(np.full(16, i, np.float32)) for i in range(50)]

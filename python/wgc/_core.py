@@ -149,16 +149,28 @@ class Context:
 
     backend is "auto" (WebGPU when an adapter exists, else the CPU),
     "webgpu" or "cpu" (or BACKEND_*); the other options are wgc_options'.
+    pipeline_cache (a path, str or bytes, or None) names a file in which
+    compiled pipelines persist across processes; pipeline_cache_status()
+    says what became of it.
     Use it as a context manager or call close(); arrays that outlive it
     become inert (free() is then a no-op, numpy() raises WgcError)."""
 
     def __init__(self, backend="auto", power="default", cpu_threads=0,
-                 max_binding_bytes=0):
+                 max_binding_bytes=0, pipeline_cache=None):
+        if pipeline_cache is not None:
+            try:
+                pipeline_cache = os.fsencode(pipeline_cache)
+            except TypeError:
+                raise TypeError("wgc_create: pipeline_cache must be a path, not "
+                                f"{type(pipeline_cache).__name__}") from None
+            if b"\0" in pipeline_cache:
+                raise WgcError(_INVALID, "wgc_create: pipeline_cache holds a NUL byte")
         opt = Options(backend=_enum(backend, _BACKENDS, "backend"),
                       power=_enum(power, _POWERS, "power"),
                       cpu_threads=_index("wgc_create", "cpu_threads", cpu_threads, 1 << 32),
                       max_binding_bytes=_index("wgc_create", "max_binding_bytes",
-                                               max_binding_bytes, _U64))
+                                               max_binding_bytes, _U64),
+                      pipeline_cache=pipeline_cache)
         handle = ctypes.c_void_p()
         self._lock = threading.RLock()
         self._handle = None
@@ -234,6 +246,13 @@ class Context:
     def pipelines_compiled(self):
         with self._lock:
             return lib.wgc_pipelines_compiled(self._h("wgc_pipelines_compiled"))
+
+    def pipeline_cache_status(self):
+        """What became of the pipeline_cache option, as a sentence; "" when
+        it was off or the backend is the CPU."""
+        with self._lock:
+            return lib.wgc_pipeline_cache_status(
+                self._h("wgc_pipeline_cache_status")).decode(errors="replace")
 
     # ---- timing records (wgc_profile_*)
     def profile_start(self):

@@ -38,7 +38,8 @@ class _Struct(ctypes.Structure):
 
 class Options(_Struct):
     _fields_ = [("backend", _int), ("power", _int), ("cpu_threads", ctypes.c_uint),
-                ("max_binding_bytes", _size), ("profile", _int)]
+                ("max_binding_bytes", _size), ("profile", _int),
+                ("pipeline_cache", ctypes.c_char_p)]
 
 
 class GemmEpilogue(_Struct):

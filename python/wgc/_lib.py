@@ -46,6 +46,7 @@ _proto("wgc_destroy", None, ctx_t)
 _proto("wgc_backend_name", ctypes.c_char_p, ctx_t)
 _proto("wgc_adapter_name", ctypes.c_char_p, ctx_t)
 _proto("wgc_pipelines_compiled", size_t, ctx_t)
+_proto("wgc_pipeline_cache_status", ctypes.c_char_p, ctx_t)
 _proto("wgc_profile_start", status_t, ctx_t)
 _proto("wgc_profile_stop", status_t, ctx_t)
 _proto("wgc_profile_records", status_t, ctx_t, ctypes.c_void_p, size_t,

@@ -23,8 +23,10 @@ _Static_assert(offsetof(wgc_options, backend) == 0 &&
                    offsetof(wgc_options, cpu_threads) == 8 &&
                    offsetof(wgc_options, max_binding_bytes) == 12 &&
                    offsetof(wgc_options, profile) == 16 &&
-                   sizeof(wgc_options) == 20,
-               "wgc.js writes wgc_options as 5 words");
+                   offsetof(wgc_options, pipeline_cache) == 20 &&
+                   sizeof(wgc_options) == 24,
+               "wgc.js writes wgc_options as 5 words (pipeline_cache, a "
+               "native option, stays NULL)");
 
 static void created(wgc_status s, wgc_context *ctx, void *user) {
   js_created((uint32_t)(uintptr_t)user, (int)s, ctx);

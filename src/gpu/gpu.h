@@ -72,17 +72,22 @@ typedef void (*gpu_status_cb)(wgc_status status, void *user);
 typedef void (*gpu_device_cb)(wgc_status status, gpu_id device, void *user);
 
 /* Requests an adapter (power: a wgc_power_preference) and a device with the
- * adapter's limits. Returns WGC_ERR_NO_ADAPTER at once when no WebGPU runtime
- * exists at all; otherwise cb reports WGC_OK with the device, or
- * WGC_ERR_NO_ADAPTER / WGC_ERR_DEVICE. Natively cb fires before this returns
- * (the native runtime resolves requests at once); in the browser it fires
- * later from the event loop. */
-wgc_status gpu_request_device(int power, unsigned features, gpu_device_cb cb,
+ * adapter's limits; pipeline_cache: wgc_options.pipeline_cache (natively,
+ * read during this call only; the browser ignores it). Returns
+ * WGC_ERR_NO_ADAPTER at once when no WebGPU runtime exists at all; otherwise cb
+ * reports WGC_OK with the device, or WGC_ERR_NO_ADAPTER / WGC_ERR_DEVICE.
+ * Natively cb fires before this returns (the native runtime resolves requests
+ * at once); in the browser it fires later from the event loop. */
+wgc_status gpu_request_device(int power, unsigned features,
+                              const char *pipeline_cache, gpu_device_cb cb,
                               void *user);
 /* Releases the device and everything created on it; completions still
  * pending fire first (WGC_ERR_CANCELLED where their work never finished). */
 void gpu_device_release(gpu_id dev);
 void gpu_device_limits(gpu_id dev, gpu_limits *out);
+/* The pipeline cache's status sentence (wgc_pipeline_cache_status); "" when
+ * the device was requested without one, and always in the browser. */
+void gpu_device_cache_status(gpu_id dev, char *buf, size_t cap);
 /* The adapter's name and driver, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)". */
 void gpu_device_name(gpu_id dev, char *buf, size_t cap);
 

@@ -370,8 +370,10 @@ static gc_entry *gc_of(gpu_id handle) {
 
 /* ---- device ------------------------------------------------------------- */
 
-wgc_status gpu_request_device(int power, unsigned features, gpu_device_cb cb,
+wgc_status gpu_request_device(int power, unsigned features,
+                              const char *pipeline_cache, gpu_device_cb cb,
                               void *user) {
+  (void)pipeline_cache; /* the browser keeps its own cache */
   if (!cb)
     return WGC_ERR_INVALID_ARGUMENT;
   if (!js_has_gpu())
@@ -442,6 +444,12 @@ void gpu_device_limits(gpu_id dev, gpu_limits *out) {
   out->max_storage_buffers_per_stage =
       (uint32_t)js_device_limit(dev, LIM_MAX_STORAGE_BUFFERS_PER_STAGE);
   out->cpu_adapter = js_device_cpu(dev) != 0;
+}
+
+void gpu_device_cache_status(gpu_id dev, char *buf, size_t cap) {
+  (void)dev;
+  if (cap)
+    buf[0] = '\0';
 }
 
 void gpu_device_name(gpu_id dev, char *buf, size_t cap) {

@@ -82,6 +82,11 @@ typedef struct nw_device {
   char name[256];
   bool timestamps;  /* created with timestamp queries */
   double ts_period; /* nanoseconds per timestamp tick */
+  /* The instance made for this device alone, whose driver caches in the
+   * pipeline cache's folder; released with the device, which makes the
+   * driver finish writing its cache. */
+  WGPUInstance own_instance;
+  char cache_msg[768]; /* the pipeline cache's status sentence, or "" */
   /* Everything below is under g_lock. */
   gpu_errors errors;
   nw_op *ops, *ops_tail;   /* pending completions, in registration order */

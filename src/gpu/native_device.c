@@ -3,6 +3,7 @@
  * environment set and restored under a lock, the adapter and device
  * requests and the device's limits and name. */
 #include "gpu/native.h"
+#include "gpu/native_cache.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -351,6 +352,31 @@ static void nw_adapter_name(WGPUAdapter adapter, char *buf, size_t cap,
   wgc_nw.AdapterInfoFreeMembers(info);
 }
 
+/* Tells the pipeline cache which adapter and driver it serves. own: the
+ * adapter came from the instance made with the driver's cache directed. */
+static void nw_cache_check(nw_cache *c, WGPUAdapter adapter, bool own) {
+  if (!c->on)
+    return;
+  WGPUAdapterInfo info = {0};
+  char dev[256] = "unknown device", drv[256] = "", ids[64] = "";
+  if (wgc_nw.AdapterGetInfo(adapter, &info) == WGPUStatus_Success) {
+    size_t dl = nw_sv_len(info.device), ds = nw_sv_len(info.description);
+    if (dl)
+      snprintf(dev, sizeof dev, "%.*s", (int)(dl < 255 ? dl : 255),
+               info.device.data);
+    if (ds)
+      snprintf(drv, sizeof drv, "%.*s", (int)(ds < 255 ? ds : 255),
+               info.description.data);
+    snprintf(ids, sizeof ids, "%u %u %s %s", (unsigned)info.vendorID,
+             (unsigned)info.deviceID, nw_backend_name(info.backendType),
+             nw_adapter_type_name(info.adapterType));
+    wgc_nw.AdapterInfoFreeMembers(info);
+  }
+  /* Mesa's Vulkan drivers name themselves "Mesa <version> ..." in their
+   * driver info, and all of them keep Mesa's disk cache. */
+  nw_cache_adapter(c, dev, drv, ids, own && !strncmp(drv, "Mesa ", 5));
+}
+
 static void nw_limits(const WGPULimits *l, gpu_limits *out) {
   *out = (gpu_limits){
       .max_buffer_size = l->maxBufferSize,
@@ -461,28 +487,87 @@ static wgc_status nw_open_device(WGPUInstance inst, WGPUAdapter adapter,
   return WGC_OK;
 }
 
-wgc_status gpu_request_device(int power, unsigned features, gpu_device_cb cb,
+/* Mesa's cache variables, pointing at the pipeline cache's folder: Mesa
+ * reads them when it opens the adapter (RADV, ANV: as an instance first
+ * enumerates it) or the device (lavapipe), so they span all of a device
+ * request. The user's own settings of them are overridden for this span:
+ * the option asks for a cache. */
+enum { NW_CACHE_VARS = 2 };
+static void nw_cache_env_push(const nw_cache *c,
+                              nw_env_saved saved[NW_CACHE_VARS]) {
+  memset(saved, 0, NW_CACHE_VARS * sizeof *saved);
+  if (!c || !c->redirect)
+    return;
+  nw_env_push(&saved[0], "MESA_SHADER_CACHE_DIR", c->dir, true);
+  nw_env_push(&saved[1], "MESA_SHADER_CACHE_DISABLE", "false", true);
+}
+
+static void nw_cache_env_pop(nw_env_saved saved[NW_CACHE_VARS]) {
+  for (int i = NW_CACHE_VARS; i-- > 0;)
+    nw_env_pop(&saved[i]);
+}
+
+wgc_status gpu_request_device(int power, unsigned features,
+                              const char *pipeline_cache, gpu_device_cb cb,
                               void *user) {
   if (!cb)
     return WGC_ERR_INVALID_ARGUMENT;
   if (!wgc_nw_load())
     return WGC_ERR_NO_ADAPTER;
+  /* The cache is an optimisation: without memory for it, none. */
+  nw_cache *cache =
+      pipeline_cache && *pipeline_cache ? calloc(1, sizeof *cache) : NULL;
   pthread_mutex_lock(&g_instance_lock);
-  nw_env_saved quiet[NW_QUIET_VARS];
+  nw_env_saved quiet[NW_QUIET_VARS], cvars[NW_CACHE_VARS];
   nw_quiet_push(quiet);
-  WGPUInstance inst = NULL;
-  WGPUAdapter adapter = nw_adapter(power, &inst);
+  if (cache)
+    nw_cache_begin(cache, pipeline_cache);
+  nw_cache_env_push(cache, cvars);
+  WGPUInstance inst = NULL, own = NULL;
+  WGPUAdapter adapter = NULL;
+  /* With the driver's cache directed: an instance of the device's own (the
+   * shared one opened its adapters without), dropped if it finds none. */
+  if (cvars[0].changed && cvars[1].changed) {
+    own = nw_create_instance();
+    adapter = nw_request_adapter(own, power);
+    if (adapter) {
+      inst = own;
+    } else if (own) {
+      wgc_nw.InstanceRelease(own);
+      own = NULL;
+    }
+  }
+  if (!adapter)
+    adapter = nw_adapter(power, &inst);
   wgc_status st = WGC_ERR_NO_ADAPTER;
   gpu_id id = 0;
   if (adapter) {
+    if (cache)
+      nw_cache_check(cache, adapter, own != NULL);
     st = nw_open_device(inst, adapter, features, &id);
-    if (st == WGC_OK)
+    nw_device *d = st == WGC_OK ? nw_dev(id) : NULL;
+    if (d) {
       g_live_devices++;
+      d->own_instance = own;
+      own = NULL;
+      if (cache)
+        snprintf(d->cache_msg, sizeof d->cache_msg, "%s", cache->msg);
+    }
   }
+  if (own)
+    wgc_nw.InstanceRelease(own);
+  nw_cache_env_pop(cvars);
   nw_quiet_pop(quiet);
   pthread_mutex_unlock(&g_instance_lock);
+  free(cache);
   cb(st, id, user);
   return WGC_OK;
+}
+
+void gpu_device_cache_status(gpu_id dev, char *buf, size_t cap) {
+  nw_device *d = nw_dev(dev);
+  const char *msg = d ? d->cache_msg : "";
+  gpu_copy_str(buf, cap, msg, strlen(msg));
 }
 
 void gpu_device_limits(gpu_id dev, gpu_limits *out) {
@@ -574,6 +659,9 @@ void gpu_device_release(gpu_id dev) {
     wgc_nw.DeviceRelease(d->device);
   }
   wgc_nw.AdapterRelease(d->adapter);
+  /* the last reference: the driver finishes writing its cache */
+  if (d->own_instance)
+    wgc_nw.InstanceRelease(d->own_instance);
   free(d);
   free(o);
   pthread_mutex_lock(&g_instance_lock);

@@ -75,6 +75,7 @@ static wgc_status finish_init(wgc_context *ctx) {
   if (cap && cap < st->lim.max_storage_binding_size)
     st->lim.max_storage_binding_size = cap < 4096 ? 4096 : cap & ~(size_t)255;
   gpu_device_name(st->dev, st->name, sizeof st->name);
+  gpu_device_cache_status(st->dev, st->cache_status, sizeof st->cache_status);
   wg_policy_init(st);
   /* GEMM blocks slow to compile start with a cheaper one standing in
    * (gemm_select.c); WGC_GEMM_EAGER=1 compiles the best block at once, for
@@ -127,7 +128,7 @@ static wgc_status wg_start(wgc_context *ctx, const wgc_options *opt,
   st->init_done = done;
   wgc_status s = gpu_request_device((int)opt->power,
                                     opt->profile ? GPU_FEATURE_TIMESTAMPS : 0,
-                                    device_ready, st);
+                                    opt->pipeline_cache, device_ready, st);
   if (s != WGC_OK) {
     free(st);
     ctx->impl = NULL;
@@ -690,6 +691,10 @@ static size_t wg_pipelines_compiled(const wgc_context *ctx) {
   return state(ctx)->compiled;
 }
 
+static const char *wg_pipeline_cache_status(const wgc_context *ctx) {
+  return state(ctx)->cache_status;
+}
+
 /* Each op runs inside a scope so that a flush in the middle of it (a full
  * batch) keeps the scratch memory its later launches use. */
 #define WG_OP_SCOPE_(NAME, name)                                               \
@@ -727,6 +732,7 @@ const wgc_backend_ops wgc_backend_webgpu = {
 #undef WG_MEMBER_
         .compile_ahead = wg_compile_ahead,
     .pipelines_compiled = wg_pipelines_compiled,
+    .pipeline_cache_status = wg_pipeline_cache_status,
     .counters = wg_counters,
     .time_op = wg_time_op,
 };

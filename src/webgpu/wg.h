@@ -123,6 +123,7 @@ struct wg_state {
   gpu_limits lim;
   wg_policy pol;
   char name[256];
+  char cache_status[768]; /* wgc_pipeline_cache_status */
   /* the batch being recorded */
   gpu_id enc;
   unsigned dispatches;
