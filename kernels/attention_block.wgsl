@@ -45,49 +45,40 @@
 
 const HV4: u32 = (HDV + 3u) / 4u;
 
-// The operands ab_ld reads, as its argument x: a constant at every call,
-// so each call compiles to the one operand's loads.
-const AB_Q: u32 = 0u;
-const AB_K: u32 = 1u;
-const AB_V: u32 = 2u;
-
-fn ab_ld1(x: u32, at: u32) -> f32 {
-  switch x {
-    case AB_Q: { return q_ld(at); }
-    case AB_K: { return k_ld(at); }
-    default: { return v_ld(at); }
+// Elements at..at+3 of a row of Q, K or V whose dims d..d+3 may pass its
+// head size (those read as 0): one vec4 where rows are whole vec4s (Q4,
+// K4, V4), four floats where the head size is a multiple of 4, else float
+// by float. One function per operand, each branch on consts only: every
+// load site compiles to its one form (an operand argument tested at run
+// time made SwiftShader compile all nine at each of the 20 sites).
+fn ab_ld_q(at: u32, d: u32) -> vec4<f32> {
+  if (Q4 == 1u) { return q_ld4(at >> 2u); }
+  if (HD % 4u == 0u) {
+    return vec4<f32>(q_ld(at), q_ld(at + 1u), q_ld(at + 2u), q_ld(at + 3u));
   }
+  return attn_ld_q(at, d, HD);
+}
+fn ab_ld_k(at: u32, d: u32) -> vec4<f32> {
+  if (K4 == 1u) { return k_ld4(at >> 2u); }
+  if (HD % 4u == 0u) {
+    return vec4<f32>(k_ld(at), k_ld(at + 1u), k_ld(at + 2u), k_ld(at + 3u));
+  }
+  return attn_ld_k(at, d, HD);
+}
+fn ab_ld_v(at: u32, d: u32) -> vec4<f32> {
+  if (V4 == 1u) { return v_ld4(at >> 2u); }
+  if (HDV % 4u == 0u) {
+    return vec4<f32>(v_ld(at), v_ld(at + 1u), v_ld(at + 2u), v_ld(at + 3u));
+  }
+  return attn_ld_v(at, d, HDV);
 }
 
-// Elements at..at+3 of a row of Q, K or V (x) whose dims d..d+3 may pass
-// its head size (those read as 0): one vec4 where rows are whole vec4s,
-// four floats where the head size is a multiple of 4, else float by float.
-fn ab_ld(x: u32, at: u32, d: u32) -> vec4<f32> {
-  let hd = select(HD, HDV, x == AB_V);
-  if (select(select(Q4, K4, x == AB_K), V4, x == AB_V) == 1u) {
-    switch x {
-      case AB_Q: { return q_ld4(at >> 2u); }
-      case AB_K: { return k_ld4(at >> 2u); }
-      default: { return v_ld4(at >> 2u); }
-    }
-  }
-  if (hd % 4u == 0u) {
-    return vec4<f32>(ab_ld1(x, at), ab_ld1(x, at + 1u), ab_ld1(x, at + 2u),
-                     ab_ld1(x, at + 3u));
-  }
-  var v = vec4<f32>(0.0f);
-  if (d < hd) { v.x = ab_ld1(x, at); }
-  if (d + 1u < hd) { v.y = ab_ld1(x, at + 1u); }
-  if (d + 2u < hd) { v.z = ab_ld1(x, at + 2u); }
-  if (d + 3u < hd) { v.w = ab_ld1(x, at + 3u); }
-  return v;
-}
-
-// The fix-up's loads (attn_fix: attention_fix1.wgsl, attention_fix16.wgsl), as the loop's:
-// ATTN_FIX_Q/K/V are AB_Q/K/V, and rows start at whole vec4s where Q4, K4
-// or V4 say so.
+// The fix-up's loads (attn_fix: attention_fix1.wgsl, attention_fix16.wgsl),
+// as the loop's: rows start at whole vec4s where Q4, K4 or V4 say so.
 fn attn_fix_row(x: u32, r: u32, d: u32, hd: u32) -> vec4<f32> {
-  return ab_ld(x, r + d, d);
+  if (x == ATTN_FIX_Q) { return ab_ld_q(r + d, d); }
+  if (x == ATTN_FIX_K) { return ab_ld_k(r + d, d); }
+  return ab_ld_v(r + d, d);
 }
 
 // Scores of 4 keys as a vec4: NaN and +inf mark the row bad, only finite
@@ -233,27 +224,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     }
     for (var d4 = 0u; d4 < hd4; d4++) {
       let d = 4u * d4;
-      let x0 = ab_ld(AB_K, b0 + d, d);
-      let x1 = ab_ld(AB_K, b1 + d, d);
-      let x2 = ab_ld(AB_K, b2 + d, d);
-      let x3 = ab_ld(AB_K, b3 + d, d);
-      let x4 = ab_ld(AB_K, b4 + d, d);
-      let x5 = ab_ld(AB_K, b5 + d, d);
-      let x6 = ab_ld(AB_K, b6 + d, d);
-      let x7 = ab_ld(AB_K, b7 + d, d);
-      let t0 = ab_ld(AB_Q, qr0 + d, d);
+      let x0 = ab_ld_k(b0 + d, d);
+      let x1 = ab_ld_k(b1 + d, d);
+      let x2 = ab_ld_k(b2 + d, d);
+      let x3 = ab_ld_k(b3 + d, d);
+      let x4 = ab_ld_k(b4 + d, d);
+      let x5 = ab_ld_k(b5 + d, d);
+      let x6 = ab_ld_k(b6 + d, d);
+      let x7 = ab_ld_k(b7 + d, d);
+      let t0 = ab_ld_q(qr0 + d, d);
       sa[0] += ab_dot4(t0, x0, x1, x2, x3);
       sb[0] += ab_dot4(t0, x4, x5, x6, x7);
       if (R > 1u) {
-        let t1 = ab_ld(AB_Q, qr1 + d, d);
+        let t1 = ab_ld_q(qr1 + d, d);
         sa[1] += ab_dot4(t1, x0, x1, x2, x3);
         sb[1] += ab_dot4(t1, x4, x5, x6, x7);
       }
       if (R > 2u) {
-        let t2 = ab_ld(AB_Q, qr2 + d, d);
+        let t2 = ab_ld_q(qr2 + d, d);
         sa[2] += ab_dot4(t2, x0, x1, x2, x3);
         sb[2] += ab_dot4(t2, x4, x5, x6, x7);
-        let t3 = ab_ld(AB_Q, qr3 + d, d);
+        let t3 = ab_ld_q(qr3 + d, d);
         sa[3] += ab_dot4(t3, x0, x1, x2, x3);
         sb[3] += ab_dot4(t3, x4, x5, x6, x7);
       }
@@ -291,14 +282,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let c7 = v_head + jb.w * P.vs.z;
     for (var d4 = 0u; d4 < hv4; d4++) {
       let d = 4u * d4;
-      let y0 = ab_ld(AB_V, c0 + d, d);
-      let y1 = ab_ld(AB_V, c1 + d, d);
-      let y2 = ab_ld(AB_V, c2 + d, d);
-      let y3 = ab_ld(AB_V, c3 + d, d);
-      let y4 = ab_ld(AB_V, c4 + d, d);
-      let y5 = ab_ld(AB_V, c5 + d, d);
-      let y6 = ab_ld(AB_V, c6 + d, d);
-      let y7 = ab_ld(AB_V, c7 + d, d);
+      let y0 = ab_ld_v(c0 + d, d);
+      let y1 = ab_ld_v(c1 + d, d);
+      let y2 = ab_ld_v(c2 + d, d);
+      let y3 = ab_ld_v(c3 + d, d);
+      let y4 = ab_ld_v(c4 + d, d);
+      let y5 = ab_ld_v(c5 + d, d);
+      let y6 = ab_ld_v(c6 + d, d);
+      let y7 = ab_ld_v(c7 + d, d);
       let s0 = ab_ai(d4, 0u, li);
       ab_acc[s0] = ab_pv(ab_acc[s0], alpha[0], pa[0], pb[0], y0, y1, y2,
                          y3, y4, y5, y6, y7);
