@@ -5,6 +5,8 @@
  *                              swiftshader) into a record file
  *   bench_wgc --gemm-first-call  prints the seconds of a GEMM's first call
  *                              on a new context (the pipeline cases)
+ *   bench_wgc --compile-costs  prints each op's kernel compile times
+ *                              (bench/compile_cases.c)
  * Environment: WGC_BENCH_DIR (default build/bench), WGC_BENCH_REPS (timed
  * runs per figure, at least 5), WGC_BENCH_LARGE=1 (2048^3 GEMM on
  * SwiftShader too, and every attention shape up to sequence 2048),
@@ -97,6 +99,10 @@ int main(int argc, char **argv) {
     return run_part(argv[2], argv[3]);
   if (argc == 2 && strcmp(argv[1], "--gemm-first-call") == 0) {
     printf("%.6f\n", part_gemm_first_call());
+    return 0;
+  }
+  if (argc == 2 && strcmp(argv[1], "--compile-costs") == 0) {
+    part_compile_costs();
     return 0;
   }
   int report_only = argc == 2 && strcmp(argv[1], "--report") == 0;

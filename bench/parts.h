@@ -24,6 +24,11 @@ typedef void (*case_hook)(const char *group, size_t index);
 void part_wgc(wgc_backend backend, const char *adapter, case_hook after);
 /* Seconds of one 256^3 GEMM's first call on a new WebGPU context. */
 double part_gemm_first_call(void);
+/* Each op family's compile cost on this process's adapter, one line per
+ * op on stdout (bench_wgc --compile-costs, with the shader cache off) ...*/
+void part_compile_costs(void);
+/* ... and the "compile" group's records from a child process running it. */
+void compile_cases(void);
 /* The raw webgpu.h baselines on this process's adapter, case by case (the
  * same group and index as wgc's), right after wgc's: the two are measured
  * seconds apart, under the same load. */

@@ -508,5 +508,7 @@ void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
   }
   if (gpu && bench_group_wanted("pipeline"))
     pipeline_cases();
+  if (gpu && bench_group_wanted("compile"))
+    compile_cases();
   wgc_destroy(ctx);
 }
