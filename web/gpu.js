@@ -84,8 +84,11 @@ export function gpuImports(wasm, schedulePoll) {
         const requiredLimits = {};
         for (const k in adapter.limits)
           if (typeof adapter.limits[k] === 'number') requiredLimits[k] = adapter.limits[k];
-        // features only when asked for (GPU_FEATURE_TIMESTAMPS: timing)
+        // timestamps only when asked for (GPU_FEATURE_TIMESTAMPS: timing);
+        // shader-f16 wherever the adapter has it (the kernels compute in
+        // f32 so far)
         const requiredFeatures = (features & 1) && adapter.features.has('timestamp-query') ? ['timestamp-query'] : [];
+        if (adapter.features.has('shader-f16')) requiredFeatures.push('shader-f16');
         const device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
         const info = adapter.info ?? {};
         const name = info.description ||

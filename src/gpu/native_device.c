@@ -436,13 +436,21 @@ static wgc_status nw_open_device(WGPUInstance inst, WGPUAdapter adapter,
   nw_adapter_name(adapter, d->name, sizeof d->name, &cpu);
 
   void *uid = (void *)(uintptr_t)id, *userial = (void *)(uintptr_t)d->serial;
-  /* only what was asked for: a feature may cost the device something */
-  WGPUFeatureName ts = WGPUFeatureName_TimestampQuery;
-  bool want_ts = (features & GPU_FEATURE_TIMESTAMPS) &&
-                 wgc_nw.AdapterHasFeature(adapter, ts);
+  /* Timestamps only when asked for (they may cost the device something);
+   * shader-f16 wherever the adapter has it (API.md: f16 arithmetic where
+   * the bounds allow; the kernels compute in f32 so far). */
+  WGPUFeatureName want[2];
+  size_t nwant = 0;
+  bool want_ts =
+      (features & GPU_FEATURE_TIMESTAMPS) &&
+      wgc_nw.AdapterHasFeature(adapter, WGPUFeatureName_TimestampQuery);
+  if (want_ts)
+    want[nwant++] = WGPUFeatureName_TimestampQuery;
+  if (wgc_nw.AdapterHasFeature(adapter, WGPUFeatureName_ShaderF16))
+    want[nwant++] = WGPUFeatureName_ShaderF16;
   WGPUDeviceDescriptor desc = {
-      .requiredFeatureCount = want_ts ? 1 : 0,
-      .requiredFeatures = want_ts ? &ts : NULL,
+      .requiredFeatureCount = nwant,
+      .requiredFeatures = nwant ? want : NULL,
       .requiredLimits = &lim,
       .deviceLostCallbackInfo = {.mode = WGPUCallbackMode_AllowSpontaneous,
                                  .callback = nw_on_device_lost,
