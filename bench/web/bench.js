@@ -20,6 +20,13 @@ const GEMM_SIZES = QUICK ? [256] : [256, 512, 1024];
 const SETTLE_MS = 1000;
 const TINY_N = 16, TINY_OPS = 1000, ROUND_TRIPS = QUICK ? 20 : 200;
 const CHAIN = '1000 ops on 16 floats, one download';
+// the weights group: shapes (m, n, k) and the types, f32 first (the
+// reference of each ratio), with their bytes for count elements
+const WEIGHT_SHAPES = QUICK ? [[1, 1024, 1024]] : [[1, 4096, 4096], [8, 4096, 4096]];
+const WEIGHT_TYPES = [['wgc', wgc.DTYPE_F32], ['wgc:f16', wgc.DTYPE_F16], ['wgc:bf16', wgc.DTYPE_BF16],
+  ['wgc:q8_0', wgc.DTYPE_Q8_0], ['wgc:q4_0', wgc.DTYPE_Q4_0]];
+const WEIGHT_BYTES = { [wgc.DTYPE_F16]: (n) => 2 * n, [wgc.DTYPE_BF16]: (n) => 2 * n,
+  [wgc.DTYPE_Q8_0]: (n) => (n / 32) * 34, [wgc.DTYPE_Q4_0]: (n) => (n / 32) * 18 };
 const ROUND_TRIP = 'op on 16 floats + download';
 
 const rows = [], notes = {};
@@ -128,6 +135,44 @@ function wgcSystem(ctx) {
         },
         check: () => checkGemm('wgc', a, b, c, n),
         done: () => { for (const p of [pa, pb, pc]) ctx.free(p); },
+      };
+    },
+    // x W^T (m x k times [n, k] weights, k contiguous) with W stored as
+    // dtype: cast on the device from f32 (block types with ggml's
+    // rounding); checked against float64 over the weights as stored
+    // (cast back to f32).
+    weights: (m, n, k, dtype) => async () => {
+      const x = random(m * k, 5), w = random(n * k, 6);
+      const px = ctx.alloc(4 * m * k), pw = ctx.alloc(4 * n * k), pc = ctx.alloc(4 * m * n);
+      ctx.upload(px, x);
+      ctx.upload(pw, w);
+      let pt = pw, stored = w;
+      if (dtype !== wgc.DTYPE_F32) {
+        pt = ctx.alloc(WEIGHT_BYTES[dtype](n * k));
+        ctx.cast(pw, wgc.DTYPE_F32, pt, dtype, n * k);
+        ctx.cast(pt, dtype, pw, wgc.DTYPE_F32, n * k);
+        stored = await ctx.download(pw, n * k);
+      }
+      let c;
+      return {
+        run: async () => {
+          ctx.gemmEx(wgc.ROW_MAJOR, wgc.NO_TRANS, wgc.TRANS, m, n, k, 1, px, k, pt, k, 0, pc, n,
+                     { b_type: dtype });
+          c = await ctx.download(pc, m * n);
+        },
+        check: () => {
+          for (let t = 0; t < 16; t++) {
+            const i = (t * 7) % m, j = (t * 104729) % n;
+            let want = 0, scale = 0;
+            for (let l = 0; l < k; l++) {
+              want += x[i * k + l] * stored[j * k + l];
+              scale += Math.abs(x[i * k + l] * stored[j * k + l]);
+            }
+            if (!(Math.abs(c[i * n + j] - want) <= 1e-4 * scale + 1e-6))
+              throw new Error(`wgc weights ${dtype}: C[${i}][${j}] = ${c[i * n + j]}, expected ${want}`);
+          }
+        },
+        done: () => { for (const p of new Set([px, pw, pt, pc])) ctx.free(p); },
       };
     },
     // max pool 3x3, stride 2, pad 1 over [1, c, hw, hw] (NCHW)
@@ -326,6 +371,11 @@ async function main() {
       { system: 'tfjs', setup: t.gemm(n) },
       { system: 'raw', setup: r.gemm(n) },
     ]);
+  // weights stored f32, f16, bf16, Q8_0, Q4_0: each type's time over f32's
+  // on the same shapes (matrix-vector: a decoding step's linear layer)
+  for (const [m, n, k] of WEIGHT_SHAPES)
+    await compare('weights', `${m}x${n}x${k} (x W^T)`, 2 * m * n * k, 'GFLOP/s',
+      WEIGHT_TYPES.map(([name, dtype]) => ({ system: name, setup: w.weights(m, n, k, dtype) })));
   // each library in its own layout (wgc NCHW, TF.js NHWC), the same
   // windows; work: the input's bytes
   await compare('pool', 'max pool 3x3/2 over 64x112x112', 4 * 64 * 112 * 112, 'GB/s', [
