@@ -345,6 +345,37 @@ float wgc_dtype_load(const void *src, wgc_dtype t, size_t i) {
   return elem_float(x[0]);
 }
 
+/* wgc_f16_to_f32 without branches, so that a run's loop vectorises (the
+ * CPU backend's packers convert every typed B element through here): an
+ * exponent and significand shifted into place, rebiased by 112 (or 224
+ * for inf and NaN, the payload kept), or m * 2^-24 for zero and
+ * subnormals. The same bits. */
+static inline float f16_float(uint16_t h) {
+  uint32_t m = h & 0x7fffu;
+  uint32_t nrm = (m << 13) + (m >= 0x7c00u ? 0x70000000u : 0x38000000u);
+  uint32_t sub = f32_bits((float)m * 0x1p-24f);
+  return f32_from((m < 0x400u ? sub : nrm) | (uint32_t)(h & 0x8000u) << 16);
+}
+
+/* Block b of a Q8_0 or Q4_0 operand into 32 floats, as dequantize_block
+ * gives them: d * q is exact in float (11 significant bits times 8). */
+static void block_floats(const uint8_t *in, wgc_dtype t, float *y) {
+  uint16_t d16;
+  memcpy(&d16, in, 2);
+  uint32_t db = wgc_f16_to_f32(d16);
+  float d = f32_from(db);
+  for (int j = 0; j < QK; j++) {
+    int q = t == WGC_DTYPE_Q8_0
+                ? (int8_t)in[2 + j]
+                : (j < QK / 2 ? in[2 + j] & 15 : in[2 + j - QK / 2] >> 4) - 8;
+    y[j] = d * (float)q;
+  }
+  if (bits_nan(db) || isinf(d))
+    for (int j = 0; j < QK; j++)
+      if (bits_nan(db) || isnan(y[j])) /* a NaN scale, or inf * 0 */
+        y[j] = f32_from(bits_nan(db) ? db : 0x7fc00000u);
+}
+
 void wgc_dtype_load_run(const void *src, wgc_dtype t, size_t i0, size_t n,
                         float *dst) {
   const uint8_t *s = src;
@@ -356,17 +387,15 @@ void wgc_dtype_load_run(const void *src, wgc_dtype t, size_t i0, size_t n,
     for (size_t j = 0; j < n; j++) {
       uint16_t h;
       memcpy(&h, s + 2 * (i0 + j), 2);
-      uint32_t b = t == WGC_DTYPE_F16 ? wgc_f16_to_f32(h) : (uint32_t)h << 16;
-      dst[j] = f32_from(b);
+      dst[j] = t == WGC_DTYPE_F16 ? f16_float(h) : f32_from((uint32_t)h << 16);
     }
     return;
   }
-  elem x[QK];
+  float x[QK];
   for (size_t i = i0; i < i0 + n;) {
     size_t at = i % QK, m = QK - at < i0 + n - i ? QK - at : i0 + n - i;
-    dequantize_block(s + i / QK * dtype_bytes[t], t, x);
-    for (size_t j = 0; j < m; j++)
-      dst[i - i0 + j] = elem_float(x[at + j]);
+    block_floats(s + i / QK * dtype_bytes[t], t, x);
+    memcpy(dst + (i - i0), x + at, m * sizeof *x);
     i += m;
   }
 }

@@ -4,6 +4,7 @@
  * between every pair of types on both backends, at 2-byte offsets and
  * awkward counts, through 4 KiB binding windows, with the bytes around
  * the destination checked untouched, and rejected calls. */
+#include "dtype.h"
 #include "dtype_ref.h"
 #include "util.h"
 
@@ -88,6 +89,53 @@ TEST(dtype_f16_all_patterns) {
     free(back);
     free(f);
   }
+  case_end();
+}
+
+/* The CPU backend's run loader (its packers' conversion, without
+ * branches) against the one-element loader, bit for bit: every f16 and
+ * bf16 pattern, and Q8_0/Q4_0 blocks with every kind of scale (NaN with
+ * payloads, +-inf with zero and non-zero quants, subnormal, zero) read
+ * from every offset within a block. */
+TEST(dtype_load_run_matches) {
+  if (!case_begin("dtype: wgc_dtype_load_run matches wgc_dtype_load"))
+    return;
+  uint16_t *h = xmalloc(65536 * 2);
+  float *f = falloc(65536);
+  for (unsigned i = 0; i < 65536; i++)
+    h[i] = (uint16_t)i;
+  for (int bf = 0; bf < 2; bf++) {
+    wgc_dtype t = bf ? WGC_DTYPE_BF16 : WGC_DTYPE_F16;
+    wgc_dtype_load_run(h, t, 0, 65536, f);
+    for (unsigned i = 0; i < 65536; i++)
+      CHECK(fbits(f[i]) == fbits(wgc_dtype_load(h, t, i)),
+            "%s 0x%04x: run 0x%08x, one 0x%08x", wgc_dtype_name(t), i,
+            fbits(f[i]), fbits(wgc_dtype_load(h, t, i)));
+  }
+  const uint16_t scales[] = {0x3c00, 0x0001, 0x03ff, 0x0000, 0x8000, 0x7c00,
+                             0xfc00, 0x7e00, 0x7d01, 0xfe3f, 0x4b12, 0x9234};
+  enum { NB = sizeof scales / sizeof *scales };
+  for (int q4 = 0; q4 < 2; q4++) {
+    wgc_dtype t = q4 ? WGC_DTYPE_Q4_0 : WGC_DTYPE_Q8_0;
+    size_t bb = q4 ? 18 : 34;
+    uint8_t *blk = xmalloc(NB * bb);
+    for (size_t b = 0; b < NB; b++) {
+      memcpy(blk + b * bb, &scales[b], 2);
+      for (size_t j = 2; j < bb; j++) /* every quant, zeros included */
+        blk[b * bb + j] = (uint8_t)(j * 37 + b * 11 + (j % 5 == 0 ? 128 : 0));
+    }
+    for (size_t at = 0; at < 32; at++) {
+      size_t n = NB * 32 - at;
+      wgc_dtype_load_run(blk, t, at, n, f);
+      for (size_t i = 0; i < n; i++)
+        CHECK(fbits(f[i]) == fbits(wgc_dtype_load(blk, t, at + i)),
+              "%s element %zu: run 0x%08x, one 0x%08x", wgc_dtype_name(t),
+              at + i, fbits(f[i]), fbits(wgc_dtype_load(blk, t, at + i)));
+    }
+    free(blk);
+  }
+  free(h);
+  free(f);
   case_end();
 }
 
