@@ -203,9 +203,10 @@ demo: deps-model
 $(B)/hello_gemm: examples/hello_gemm.c $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $< $(B)/lib/libwgc.a -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
-# The baselines call wgpu-native directly (webgpu.h), beside libwgc.
-BENCH_SRC := $(wildcard bench/*.c)
-$(B)/bench_wgc: $(BENCH_SRC) $(wildcard bench/*.h) $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
+# The baselines call wgpu-native directly (webgpu.h), beside libwgc; the
+# decoder case runs the demo's model (examples/gpt_model.c).
+BENCH_SRC := $(wildcard bench/*.c) examples/gpt_model.c
+$(B)/bench_wgc: $(BENCH_SRC) $(wildcard bench/*.h) examples/gpt_model.h $(B)/lib/libwgc.a $(B)/lib/libwgpu_native.so
 	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) -o $@ $(BENCH_SRC) $(B)/lib/libwgc.a \
 	  -L$(B)/lib -lwgpu_native -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 

@@ -21,7 +21,8 @@ char *bench_read_kernel(const char *name);
 int bench_large(void);
 int bench_quick(void);
 /* Whether WGC_BENCH_GROUPS (a comma list: gemm, conv2d, attention, reduce,
- * elementwise, host, pipeline) names the group; unset names every group. */
+ * elementwise, host, pipeline, decoder) names the group; unset names every
+ * group. */
 int bench_group_wanted(const char *group);
 /* Exits with a message. */
 void bench_die(const char *fmt, ...);

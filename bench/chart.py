@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Draws a bench JSON (bench.json or bench-web.json) as a PNG: one panel per
 adapter and group, a bar per system in each case, the value in the case's
-unit (GFLOP/s, GB/s: higher is better; us/op, ms: lower is better).
+unit (GFLOP/s, GB/s, tokens/s: higher is better; us/op, ms: lower is
+better).
     chart.py IN.json OUT.png"""
 import json
 import sys

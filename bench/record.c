@@ -21,9 +21,10 @@ void record(const char *group, const char *name, const char *system,
   fprintf(g_out, "R\t%s\t%s\t%s\t%s\t%.9g\t%d\t%.9g\t%s\t%.0f\n", group, name,
           system, g_adapter, seconds, runs, work, unit, device_bytes);
   fflush(g_out);
-  double v = strcmp(unit, "us/op") == 0 ? seconds / work * 1e6
-             : strcmp(unit, "ms") == 0  ? seconds * 1e3
-                                        : work / seconds * 1e-9;
+  double v = strcmp(unit, "us/op") == 0      ? seconds / work * 1e6
+             : strcmp(unit, "ms") == 0       ? seconds * 1e3
+             : strcmp(unit, "tokens/s") == 0 ? work / seconds
+                                             : work / seconds * 1e-9;
   printf("  %-10s %-8s %-44s %-18s %10.3f %s\n", g_adapter, group, name, system,
          v, unit);
   fflush(stdout);

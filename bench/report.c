@@ -108,8 +108,11 @@ static void build_cases(void) {
   }
 }
 
-/* The figure in its unit: throughput, microseconds per op, milliseconds. */
+/* The figure in its unit: throughput (per 1e9, or tokens), microseconds per
+ * op, milliseconds. */
 static double value(const row *r) {
+  if (!strcmp(r->unit, "tokens/s"))
+    return r->work / r->seconds;
   if (!strcmp(r->unit, "us/op"))
     return r->seconds / r->work * 1e6;
   if (!strcmp(r->unit, "ms"))

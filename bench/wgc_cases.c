@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../examples/gpt_model.h"
 #include "bench.h"
 #include "shapes.h"
 
@@ -186,6 +187,74 @@ static void weights_cases(wgc_context *ctx, const char *system, where w) {
     wgc_free(ctx, wt[t]);
   wgc_free(ctx, g.x);
   wgc_free(ctx, g.y);
+}
+
+/* ---- decoder tokens/s per weight type --------------------------------------
+ * The demo's decoder (examples/gpt_model.c, build/gpt's config) decoding
+ * one token at a time over its KV cache, with its linear layers' weights
+ * f32, f16, Q8_0 and Q4_0 (gpt_model_init_typed), one model per type on
+ * the same context, timed in turn (round-robin). A timed run decodes
+ * DECODE_TOKENS positions after a prompt the setup ran once (the same
+ * positions each run, so every run does the same work) and downloads each
+ * token, as a streaming decoder must. "wgc" is f32, so each type's ratio
+ * is its time per token over f32's: below 1 is faster. */
+
+enum { DECODE_PROMPT = 16, DECODE_TOKENS = 32 };
+
+static const gpt_config DECODER = {.vocab = 256,
+                                   .d_model = 128,
+                                   .heads = 4,
+                                   .layers = 4,
+                                   .d_ff = 512,
+                                   .context = 128,
+                                   .seed = 20240611};
+
+static void run_decode(void *arg) {
+  gpt_model *m = arg;
+  for (size_t pos = DECODE_PROMPT; pos < DECODE_PROMPT + DECODE_TOKENS; pos++) {
+    int32_t token;
+    OK(m->ctx, gpt_forward(m, pos, 1, 1));
+    OK(m->ctx, wgc_download(m->ctx, &token, m->tokens + 4 * (pos + 1), 4));
+  }
+}
+
+static void decoder_cases(wgc_context *ctx, const char *system) {
+  static const wgc_dtype types[] = {WGC_DTYPE_F32, WGC_DTYPE_F16,
+                                    WGC_DTYPE_Q8_0, WGC_DTYPE_Q4_0};
+  enum { NT = sizeof types / sizeof *types, MAX_REPS = 64 };
+  float *weights = gpt_weights_new(&DECODER);
+  if (!weights)
+    bench_die("out of host memory");
+  int32_t prompt[DECODE_PROMPT];
+  for (int i = 0; i < DECODE_PROMPT; i++)
+    prompt[i] = "wgc decodes on a"[i];
+  gpt_model m[NT];
+  for (size_t t = 0; t < NT; t++) {
+    OK(ctx, gpt_model_init_typed(&m[t], ctx, &DECODER, weights, types[t]));
+    OK(ctx, gpt_set_tokens(&m[t], 0, prompt, DECODE_PROMPT));
+    OK(ctx, gpt_forward(&m[t], 0, DECODE_PROMPT, 1));
+    run_decode(&m[t]); /* warm-up: compiles the type's kernels */
+  }
+  free(weights);
+  /* Round-robin, so that a change in the machine's load reaches every
+   * type alike. */
+  int reps = bench_reps() < MAX_REPS ? bench_reps() : MAX_REPS;
+  double sec[NT][MAX_REPS];
+  for (int r = 0; r < reps; r++)
+    for (size_t t = 0; t < NT; t++) {
+      double t0 = bench_now();
+      run_decode(&m[t]);
+      sec[t][r] = bench_now() - t0;
+    }
+  for (size_t t = 0; t < NT; t++) {
+    char label[48];
+    snprintf(label, sizeof label, "%s%s%s", system, t ? ":" : "",
+             t ? wgc_dtype_name(types[t]) : "");
+    record("decoder", "gpt d128 4 layers, 32 tokens one at a time", label,
+           bench_median_of(sec[t], reps), reps, DECODE_TOKENS, "tokens/s",
+           (double)m[t].dev.total);
+    gpt_model_free(&m[t]);
+  }
 }
 
 /* ---- conv2d, attention, reduce, element-wise ------------------------------
@@ -510,5 +579,7 @@ void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
     pipeline_cases();
   if (gpu && bench_group_wanted("compile"))
     compile_cases();
+  if (gpu && w == ON_LAVAPIPE && bench_group_wanted("decoder"))
+    decoder_cases(ctx, system);
   wgc_destroy(ctx);
 }

@@ -1,8 +1,17 @@
-/* make demo: a small GPT-2-style decoder (examples/gpt_model.c) on the
+/* make demo-gpt: a small GPT-2-style decoder (examples/gpt_model.c) on the
  * default backend, prompted and then generating 64 tokens one at a time,
  * with the same model running on the CPU backend in lockstep: the logits
  * of every step are compared, and the run fails if they differ by more than
- * wgc.h's accuracy allows (gpt_logit_tolerance). */
+ * wgc.h's accuracy allows (gpt_logit_tolerance).
+ *
+ *   build/gpt [--weights f32|f16|bf16|q8_0|q4_0]
+ *
+ * --weights converts the linear layers' weights at load (the CPU check
+ * uses the same typed weights, and its tolerance is computed on them). A
+ * type other than f32 also runs the f32 model on the same backend in
+ * lockstep, fed the typed run's tokens, and reports the largest logit
+ * difference over every step (the prompt's and each generated token's),
+ * at how many steps the two chose the same token, and both tokens/s. */
 #include "gpt_model.h"
 
 #include <math.h>
@@ -70,8 +79,29 @@ static int fail(const char *what, wgc_context *ctx) {
   return 1;
 }
 
-int main(void) {
+static int usage(void) {
+  fprintf(stderr, "usage: build/gpt [--weights f32|f16|bf16|q8_0|q4_0]\n");
+  return 2;
+}
+
+int main(int argc, char **argv) {
   const gpt_config *cfg = &CONFIG;
+  wgc_dtype wtype = WGC_DTYPE_F32;
+  for (int i = 1; i < argc; i++) {
+    int found = 0;
+    if (!strcmp(argv[i], "--weights") && i + 1 < argc) {
+      const char *w = argv[++i];
+      for (int t = 0; t < WGC_DTYPE_COUNT; t++)
+        if (!strcmp(w, wgc_dtype_name((wgc_dtype)t)) &&
+            gpt_weight_type_valid(cfg, (wgc_dtype)t, NULL)) {
+          wtype = (wgc_dtype)t;
+          found = 1;
+        }
+    }
+    if (!found)
+      return usage();
+  }
+  int typed = wtype != WGC_DTYPE_F32;
   size_t prompt_len = strlen(PROMPT), vocab = cfg->vocab;
   if (prompt_len + GENERATE > cfg->context) {
     fprintf(stderr, "gpt: the prompt and %d tokens exceed the context\n",
@@ -85,12 +115,15 @@ int main(void) {
   if (wgc_create(&cpu, &ref_ctx) != WGC_OK)
     return fail("wgc_create(cpu)", NULL);
   float *weights = gpt_weights_new(cfg);
-  float *dev_logits = malloc(2 * vocab * sizeof *dev_logits);
-  if (!weights || !dev_logits) {
+  /* The typed model computes the f32 model of its converted weights, so
+   * the backends' tolerance is that model's. */
+  float *converted = weights ? gpt_weights_typed(cfg, weights, wtype) : NULL;
+  float *dev_logits = malloc(3 * vocab * sizeof *dev_logits);
+  if (!weights || !converted || !dev_logits) {
     fprintf(stderr, "gpt: out of host memory\n");
     return 1;
   }
-  double tol = gpt_logit_tolerance(cfg, weights, 0);
+  double tol = gpt_logit_tolerance(cfg, converted, 0);
 
   printf("GPT-2-style decoder: byte vocabulary %zu, d_model %zu, %zu heads, "
          "%zu layers, MLP %zu, context %zu\n",
@@ -102,17 +135,19 @@ int main(void) {
   printf("backend: %s (%s)\n", wgc_backend_name(dev_ctx),
          wgc_adapter_name(dev_ctx));
 
-  gpt_model dev, ref;
-  if (gpt_model_init(&dev, dev_ctx, cfg, weights) != WGC_OK)
+  gpt_model dev, ref, f32 = {0};
+  if (gpt_model_init_typed(&dev, dev_ctx, cfg, weights, wtype) != WGC_OK)
     return fail("gpt_model_init", dev_ctx);
-  if (gpt_model_init(&ref, ref_ctx, cfg, weights) != WGC_OK)
+  if (gpt_model_init_typed(&ref, ref_ctx, cfg, weights, wtype) != WGC_OK)
     return fail("gpt_model_init(cpu)", ref_ctx);
+  if (typed && gpt_model_init(&f32, dev_ctx, cfg, weights) != WGC_OK)
+    return fail("gpt_model_init(f32)", dev_ctx);
 
   int32_t tokens[CONTEXT];
   for (size_t i = 0; i < prompt_len; i++)
     tokens[i] = (unsigned char)PROMPT[i];
-  float *ref_logits = dev_logits + vocab;
-  int32_t dev_tok, ref_tok;
+  float *ref_logits = dev_logits + vocab, *f32_logits = ref_logits + vocab;
+  int32_t dev_tok, ref_tok, f32_tok;
 
   /* A first pass compiles the kernels of the prompt and decode shapes;
    * the run below recomputes every cache row it touched. */
@@ -125,9 +160,16 @@ int main(void) {
       gpt_set_tokens(&ref, 0, tokens, prompt_len) != WGC_OK)
     return fail("gpt_set_tokens", dev_ctx);
   double warm_time = now() - warm0;
+  size_t kernels = wgc_pipelines_compiled(dev_ctx);
+  if (typed && (gpt_set_tokens(&f32, 0, tokens, prompt_len) != WGC_OK ||
+                step(&f32, 0, prompt_len, f32_logits, &f32_tok) != WGC_OK ||
+                step(&f32, prompt_len, 1, f32_logits, &f32_tok) != WGC_OK ||
+                gpt_set_tokens(&f32, 0, tokens, prompt_len) != WGC_OK))
+    return fail("the f32 model's warm-up", dev_ctx);
 
   double prompt_time = 0, decode_time = 0, ref_time = 0, worst = 0;
-  int failures = 0, ties = 0;
+  double f32_decode_time = 0, f32_worst = 0;
+  int failures = 0, ties = 0, f32_same = 0;
   size_t pos = 0, n = prompt_len;
   for (int i = 0; i < GENERATE; i++) {
     double t0 = now();
@@ -162,6 +204,20 @@ int main(void) {
           WGC_OK)
         return fail("wgc_upload", ref_ctx);
     }
+    if (typed) {
+      /* The f32 weights on the same backend, on the same tokens. */
+      t0 = now();
+      if (step(&f32, pos, n, f32_logits, &f32_tok) != WGC_OK)
+        return fail("the f32 step", dev_ctx);
+      if (i > 0)
+        f32_decode_time += now() - t0;
+      diff = max_diff(dev_logits, f32_logits, vocab);
+      f32_worst = diff > f32_worst || diff != diff ? diff : f32_worst;
+      f32_same += f32_tok == dev_tok;
+      if (f32_tok != dev_tok && wgc_upload(dev_ctx, f32.tokens + 4 * (pos + n),
+                                           &dev_tok, 4) != WGC_OK)
+        return fail("wgc_upload", dev_ctx);
+    }
     tokens[pos + n] = dev_tok;
     pos += n;
     n = 1;
@@ -178,7 +234,7 @@ int main(void) {
          (GENERATE - 1) / decode_time);
   printf("first pass, compiling %zu kernels: %.1f s; the cpu backend's steps: "
          "%.1f s\n",
-         wgc_pipelines_compiled(dev_ctx), warm_time, ref_time);
+         kernels, warm_time, ref_time);
   printf("largest logit difference from the cpu backend: %.3g (allowed "
          "%.3g)%s\n",
          worst, tol, ties ? "" : "; every token agrees");
@@ -186,11 +242,24 @@ int main(void) {
     printf("%d near-tie(s) chose differently; the run kept the %s token\n",
            ties, wgc_backend_name(dev_ctx));
 
+  if (typed) {
+    printf("weights: %s, %.0f KB on the device (f32: %.0f KB)\n",
+           wgc_dtype_name(wtype), dev.dev.total / 1e3, f32.dev.total / 1e3);
+    printf("against the f32 weights on %s, both fed the %s run's tokens: "
+           "largest logit difference %.3g over %d steps (the prompt and %d "
+           "tokens); the same greedy token at %d of %d steps\n",
+           wgc_backend_name(dev_ctx), wgc_dtype_name(wtype), f32_worst,
+           GENERATE, GENERATE - 1, f32_same, GENERATE);
+    printf("tokens/s one at a time: %s %.1f, f32 %.1f\n", wgc_dtype_name(wtype),
+           (GENERATE - 1) / decode_time, (GENERATE - 1) / f32_decode_time);
+    gpt_model_free(&f32);
+  }
   gpt_model_free(&dev);
   gpt_model_free(&ref);
   wgc_destroy(dev_ctx);
   wgc_destroy(ref_ctx);
   free(dev_logits);
+  free(converted);
   free(weights);
   printf("result: %s\n", failures ? "MISMATCH" : "ok");
   return failures ? 1 : 0;

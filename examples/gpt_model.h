@@ -25,8 +25,10 @@ typedef struct gpt_config {
 } gpt_config;
 
 /* Where each weight lives, as element offsets into one float array (on the
- * host) or one allocation (on the device). Matrices are row-major
- * [in, out], so a linear layer is x[T, in] * W[in, out] + b[out]. */
+ * host), or byte offsets into one allocation (on the device). Matrices are
+ * row-major [in, out], so a linear layer is x[T, in] * W[in, out] + b[out];
+ * on the device, typed weights (see gpt_model_init_typed) are stored
+ * transposed, [out, in]. */
 typedef struct gpt_layer_offsets {
   size_t ln1_g, ln1_b;
   size_t w_qkv, b_qkv; /* [d, 3d]: the Q, K and V columns side by side */
@@ -44,15 +46,25 @@ typedef struct gpt_offsets {
   gpt_layer_offsets layer[GPT_MAX_LAYERS];
   size_t lnf_g, lnf_b;
   size_t w_head, b_head; /* [d, vocab], [vocab] */
-  size_t total;          /* floats in all */
+  size_t total;          /* floats (host) or bytes (device) in all */
 } gpt_offsets;
 
 /* False (with a reason) when the config cannot be run. */
 int gpt_config_valid(const gpt_config *c, const char **why);
 gpt_offsets gpt_layout(const gpt_config *c);
+/* False (with a reason) when the linear layers' weights cannot be of type
+ * t: f32, f16, bf16, q8_0 and q4_0 are taken, the block types with
+ * d_model and d_ff multiples of 32 (GEMM's k runs along the blocks). */
+int gpt_weight_type_valid(const gpt_config *c, wgc_dtype t, const char **why);
 /* The weights, total floats from the config's seed: the same numbers in C
  * and in web/gpt.js (mulberry32, 24-bit uniforms, float32 products). */
 float *gpt_weights_new(const gpt_config *c);
+/* A copy of weights (gpt_layout's floats) whose linear matrices went
+ * through type t and back, as gpt_model_init_typed stores them: the f32
+ * model that a typed model computes exactly. NULL when out of memory or
+ * t is not valid. */
+float *gpt_weights_typed(const gpt_config *c, const float *weights,
+                         wgc_dtype t);
 /* The largest |logit| difference two backends may show, from wgc.h's GEMM
  * bound (see gpt_model.c); per_backend: the bound of one backend against
  * the exact result instead. */
@@ -63,7 +75,9 @@ double gpt_logit_tolerance(const gpt_config *c, const float *weights,
  * and the per-layer KV caches. */
 typedef struct gpt_model {
   gpt_config cfg;
-  gpt_offsets off;
+  gpt_offsets off; /* the host's float array */
+  gpt_offsets dev; /* bytes of weights; dev.total is their device memory */
+  wgc_dtype wtype; /* of the linear layers' matrices (the GEMMs' B) */
   wgc_context *ctx;
   wgc_ptr weights;
   wgc_ptr tokens; /* int32 [context]: the prompt, then each argmax */
@@ -80,6 +94,14 @@ typedef struct gpt_model {
  * failure everything allocated is freed; wgc_last_error(ctx) says why. */
 wgc_status gpt_model_init(gpt_model *m, wgc_context *ctx, const gpt_config *cfg,
                           const float *weights);
+/* The same with the linear layers' matrices (QKV, attention output, MLP
+ * up and down, the LM head) converted at load to wtype with wgc_quantize,
+ * stored [out, in] (k contiguous, as the block types need) and multiplied
+ * with WGC_TRANS; embeddings, biases and layer norms stay f32. f32 is
+ * gpt_model_init. WGC_ERR_INVALID_ARGUMENT unless gpt_weight_type_valid. */
+wgc_status gpt_model_init_typed(gpt_model *m, wgc_context *ctx,
+                                const gpt_config *cfg, const float *weights,
+                                wgc_dtype wtype);
 void gpt_model_free(gpt_model *m);
 
 /* Uploads n token ids as positions pos..pos+n-1 (the prompt). */
