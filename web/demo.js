@@ -3,6 +3,7 @@
 // Operations a backend does not support yet show their error.
 import * as W from './wgc.js';
 import * as GPT from './gpt.js';
+import { drawOpChart } from './opchart.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -38,6 +39,7 @@ async function decoderSection(gpu, cpu) {
       if (!st.ok) cell.className = 'bad';
       $('steps').append(cell);
     });
+    drawOpChart($('opchart'), r.stepRecords, `one decoding step on ${gpu ? 'WebGPU' : 'the CPU backend'}`);
     const bad = r.steps.filter((st) => !st.ok).length;
     $('tps').textContent = fmt(r.tokensPerSecond);
     $('check').textContent = `${bad ? `${bad} of ${r.steps.length} tokens DIFFER` : `all ${r.steps.length} tokens agree`}` +

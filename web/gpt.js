@@ -241,8 +241,20 @@ export async function run(gpu, cpu, onStep = () => {}, { ahead = true } = {}) {
       pos += n;
       n = 1;
     }
+    // one more step with timing records, for the per-operation chart
+    let stepRecords = [];
+    if (pos < c.context) {
+      gpu.profileStart();
+      try {
+        await dev.step(pos, 1);
+        await gpu.synchronize();
+      } finally {
+        gpu.profileStop();
+      }
+      stepRecords = gpu.profileRecords();
+    }
     return {
-      prompt: PROMPT, tokens, steps, worst, tol, kernels, warmMs, promptMs, decodeMs, cpuMs,
+      prompt: PROMPT, tokens, steps, worst, tol, kernels, warmMs, promptMs, decodeMs, cpuMs, stepRecords,
       tokensPerSecond: (1000 * (GENERATE - 1)) / decodeMs, ok: steps.every((s) => s.ok),
     };
   } finally {

@@ -157,7 +157,10 @@ export async function loadMiniLM({ wasmUrl = new URL('minilm.wasm', import.meta.
     },
     // Embeds sentences in one pass on slot's model: resolves to
     // {vectors: Float32Array[] (unit length), ids: the token ids of each}.
-    async embed(slot, sentences) {
+    // With profile, the result's records are the pass's operations (wgc's
+    // timing records: {name, shape, duration_us}).
+    async embed(slot, sentences, { profile = false } = {}) {
+      if (profile && app.mw_profile(slot, 1)) throw fail('minilm: timing records');
       const done = new Promise((ok) => waiting.embedded.set(slot, ok));
       withSentences(app, sentences, (texts, lens) => {
         if (app.mw_embed(slot, texts, lens, sentences.length)) {
@@ -169,7 +172,14 @@ export async function loadMiniLM({ wasmUrl = new URL('minilm.wasm', import.meta.
       if (status) throw fail(`minilm (status ${status})`);
       const ids = sentences.map((_, i) =>
         Array.from(new Int32Array(app.memory.buffer, app.mw_token_ids(slot, i), app.mw_tokens(slot, i))));
-      return { vectors, ids };
+      if (!profile) return { vectors, ids };
+      app.mw_profile(slot, 0);
+      const trace = app.mw_trace(slot);
+      if (!trace) throw fail('minilm: timing records');
+      const events = JSON.parse(cstring(app, trace)).traceEvents ?? [];
+      const records = events.filter((e) => e.ph === 'X')
+        .map((e) => ({ name: e.name, shape: e.args?.shape ?? '', duration_us: e.dur }));
+      return { vectors, ids, records };
     },
     destroy(slot) { app.mw_destroy(slot); },
   };

@@ -5,6 +5,7 @@
 // The weights selector (?weights=f16 or q8_0) reloads the page with the
 // linear weights and embedding tables converted to that type at load.
 import { loadMiniLM, cosine, BACKEND_WEBGPU, BACKEND_CPU } from './minilm.js';
+import { drawOpChart } from './opchart.js';
 
 const $ = (id) => document.getElementById(id);
 const status = (text, bad = false) => { $('status').textContent = text; $('status').className = bad ? 'bad' : ''; };
@@ -50,6 +51,9 @@ async function run() {
     const gpu = await model.embed(0, sentences);
     const gpuMs = performance.now() - t0;
     heatmap(sentences, gpu.vectors);
+    // the same batch again with timing records, for the chart
+    const timed = await model.embed(0, sentences, { profile: true });
+    drawOpChart($('opchart'), timed.records, `one batch of ${sentences.length} on WebGPU`);
     status('checking on the CPU backend…');
     t0 = performance.now();
     const cpu = await model.embed(1, sentences);
@@ -64,7 +68,8 @@ async function run() {
     $('check').className = ok ? '' : 'bad';
     status('done');
     const sims = gpu.vectors.map((a) => gpu.vectors.map((b) => cosine(a, b)));
-    window.__minilmResult = { sentences, gpuMs, cpuMs, worst, ok, sims, weightType };
+    window.__minilmResult = { sentences, gpuMs, cpuMs, worst, ok, sims, weightType,
+      records: timed.records.map((r) => ({ name: r.name, duration_us: r.duration_us })) };
   } catch (e) {
     status(String(e.message ?? e), true);
     window.__minilmResult = { error: String(e.message ?? e) };

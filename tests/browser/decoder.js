@@ -115,6 +115,13 @@ async function main() {
           !doc.querySelector('#steps span.bad'), 'the per-token squares are not all green');
     report(`# demo: largest logit difference ${r.worst.toExponential(2)} (allowed ${r.tol.toExponential(2)})`);
   });
+  await test('demo: one decoding step\'s timing records, one per operation, in the chart', () => {
+    const want = 2 + 7 * GPT.CONFIG.layers + 3; // embeddings, layers, final norm, head, argmax
+    const recs = r.stepRecords ?? [];
+    check(recs.length === want, `${recs.length} records, want ${want}`);
+    check(recs.every((x) => x.duration_us > 0 && /^wgc_/.test(x.name)), `records ${JSON.stringify(recs.slice(0, 2))}`);
+    check(doc.getElementById('opchart').height > 40, 'the chart was not drawn');
+  });
   frame.remove(); // stops the page's GEMM sweep
   await test('demo: the first and last logits match a float64 model', () => {
     check(r.steps.length === GPT.GENERATE, 'no steps');

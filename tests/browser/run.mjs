@@ -62,6 +62,10 @@ async function minilmDemo(browser, url) {
     const [para, unrelated] = [r.sims[0][1], r.sims[0][2]];
     if (!r.ok) throw new Error(`WebGPU and the CPU backend differ by ${r.worst}`);
     if (r.weightType !== 'f32') throw new Error(`the page loaded ${r.weightType} weights, want f32 by default`);
+    // the chart's records: one per operation of the pass (embeddings 6,
+    // 7 per layer, pooling and normalisation 4), each timed
+    if (r.records.length !== 6 + 7 * 6 + 4 || !r.records.every((x) => x.duration_us > 0 && /^wgc_/.test(x.name)))
+      throw new Error(`the chart's timing records: ${JSON.stringify(r.records.slice(0, 3))} (${r.records.length})`);
     if (!(para > 0.8 && unrelated < 0.3))
       throw new Error(`"${r.sentences[0]}" scores ${para} with its paraphrase and ${unrelated} with "${r.sentences[2]}"`);
     line(`ok ${name}: ${r.sentences.length} sentences, WebGPU ${r.gpuMs.toFixed(0)} ms, CPU backend ` +

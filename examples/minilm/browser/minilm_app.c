@@ -274,6 +274,42 @@ EXPORT(mw_token_ids) const int32_t *mw_token_ids(int slot, int i) {
   return s && i >= 0 && (size_t)i < s->n ? s->ids[i] : NULL;
 }
 
+/* Timing records on slot's context (wgc_profile_start / _stop): on 1
+ * starts recording afresh, 0 stops. Non-zero with mw_error on failure. */
+EXPORT(mw_profile) int mw_profile(int slot, int on) {
+  mw_slot *s = slot_at(slot);
+  if (!s)
+    return 1;
+  wgc_status st = !s->ctx ? WGC_ERR_INVALID_ARGUMENT
+                  : on    ? wgc_profile_start(s->ctx)
+                          : wgc_profile_stop(s->ctx);
+  if (st != WGC_OK)
+    snprintf(error, sizeof error, "minilm: slot %d: %s", slot,
+             s->ctx ? wgc_last_error(s->ctx) : "no context");
+  return st != WGC_OK;
+}
+
+/* The records so far as Chrome trace-event JSON (wgc_profile_trace), valid
+ * until the next call; NULL with mw_error on failure. */
+EXPORT(mw_trace) const char *mw_trace(int slot) {
+  static char *text;
+  mw_slot *s = slot_at(slot);
+  size_t len = 0;
+  if (!s || !s->ctx || wgc_profile_trace(s->ctx, NULL, 0, &len) != WGC_OK) {
+    if (s)
+      snprintf(error, sizeof error, "minilm: slot %d: %s", slot,
+               s->ctx ? wgc_last_error(s->ctx) : "no context");
+    return NULL;
+  }
+  free(text);
+  text = malloc(len + 1);
+  if (!text || wgc_profile_trace(s->ctx, text, len + 1, &len) != WGC_OK) {
+    snprintf(error, sizeof error, "minilm: the trace: out of memory");
+    return NULL;
+  }
+  return text;
+}
+
 EXPORT(mw_destroy) void mw_destroy(int slot) {
   mw_slot *s = slot_at(slot);
   if (!s || !s->ctx)
