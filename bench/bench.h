@@ -3,6 +3,7 @@
 #define BENCH_BENCH_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* One timed run of a measurement; it waits for its own completion. */
 typedef void (*bench_fn)(void *arg);
@@ -24,6 +25,9 @@ int bench_quick(void);
  * elementwise, host, pipeline, decoder) names the group; unset names every
  * group. */
 int bench_group_wanted(const char *group);
+/* This program run again as "env '<exe>' arg" (env: variable settings for
+ * it, e.g. a shader cache off), its output to read; exits on failure. */
+FILE *bench_popen_self(const char *env, const char *arg);
 /* Exits with a message. */
 void bench_die(const char *fmt, ...);
 

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench.h"
 
@@ -160,17 +159,8 @@ void part_compile_costs(void) {
 }
 
 void compile_cases(void) {
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0)
-    bench_die("readlink /proc/self/exe failed");
-  exe[n] = 0;
-  char cmd[4300];
-  snprintf(cmd, sizeof cmd,
-           "MESA_SHADER_CACHE_DISABLE=true '%s' --compile-costs", exe);
-  FILE *f = popen(cmd, "r");
-  if (!f)
-    bench_die("%s failed", cmd);
+  FILE *f =
+      bench_popen_self("MESA_SHADER_CACHE_DISABLE=true", "--compile-costs");
   size_t i, pipes;
   double create, first, again;
   while (fscanf(f, "%zu %lf %lf %lf %zu", &i, &create, &first, &again,
@@ -185,5 +175,5 @@ void compile_cases(void) {
     record("compile", name, "wgc:steady-run", again, 1, 1, "ms", 0);
   }
   if (pclose(f) != 0)
-    bench_die("%s failed", cmd);
+    bench_die("bench_wgc --compile-costs failed");
 }

@@ -97,3 +97,17 @@ char *bench_read_kernel(const char *name) {
   fclose(f);
   return s;
 }
+
+FILE *bench_popen_self(const char *env, const char *arg) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0)
+    bench_die("readlink /proc/self/exe failed");
+  exe[n] = 0;
+  char cmd[4400];
+  snprintf(cmd, sizeof cmd, "%s '%s' %s", env, exe, arg);
+  FILE *f = popen(cmd, "r");
+  if (!f)
+    bench_die("%s failed", cmd);
+  return f;
+}

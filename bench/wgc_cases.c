@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../examples/gpt_model.h"
 #include "bench.h"
@@ -482,20 +481,13 @@ double part_gemm_first_call(void) {
  * default a block that compiles fast stands in for one that does not
  * (src/webgpu/gemm_select.c); eager compiles the best block at once. */
 static double gemm_first_call(int eager) {
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0)
-    bench_die("readlink /proc/self/exe failed");
-  exe[n] = 0;
-  char cmd[4300];
-  snprintf(cmd, sizeof cmd,
-           "MESA_SHADER_CACHE_DISABLE=true WGC_GEMM_EAGER=%d '%s' "
-           "--gemm-first-call",
-           eager, exe);
-  FILE *f = popen(cmd, "r");
+  char env[80];
+  snprintf(env, sizeof env, "MESA_SHADER_CACHE_DISABLE=true WGC_GEMM_EAGER=%d",
+           eager);
+  FILE *f = bench_popen_self(env, "--gemm-first-call");
   double t = -1;
-  if (!f || fscanf(f, "%lf", &t) != 1 || pclose(f) != 0 || t < 0)
-    bench_die("%s failed", cmd);
+  if (fscanf(f, "%lf", &t) != 1 || pclose(f) != 0 || t < 0)
+    bench_die("bench_wgc --gemm-first-call failed");
   return t;
 }
 
