@@ -1,6 +1,7 @@
 #!/bin/sh
 # GEMM 4096^3 f32 and attention (seq 4096, head_dim 128) through wgc and
-# through PyTorch (fp32, TF32 off) on the same GPU, side by side.
+# through PyTorch (fp32, TF32 off) on the same GPU, side by side, and wgc's
+# x W^T with W stored f32, f16, bf16, Q8_0 and Q4_0 (m = 1 and 8).
 # Meant for a machine with a GPU that reaches no package registry: build
 # here with `make bench-gpu-build`, then carry build/gpu_bench and build/lib
 # (and .gl, the Vulkan loader packages, where the machine lacks a loader;

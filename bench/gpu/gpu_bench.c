@@ -1,6 +1,7 @@
 /* The GPU machine's wgc side of bench/gpu.sh: GEMM n^3 and attention
- * (batch 1, heads, seq, head_dim, causal and not) through wgc on the
- * WebGPU backend, each the median of several timed runs after a warm-up,
+ * (batch 1, heads, seq, head_dim, causal and not), and x W^T with W
+ * stored f32, f16, bf16, Q8_0 and Q4_0 (m = 1 and 8, n x n), through wgc
+ * on the WebGPU backend, each the median of several timed runs after a warm-up,
  * written as JSON. Timing ends with wgc_synchronize, so each figure
  * includes one submit-and-wait, as a user's would.
  *   gpu_bench [--n N] [--seq S] [--dim D] [--heads H] [--reps R] FILE */
@@ -57,6 +58,13 @@ typedef struct gemm_case {
   wgc_ptr a, b, c;
 } gemm_case;
 
+/* x W^T with W [n, k] (k contiguous) stored in a type. */
+typedef struct weights_case {
+  size_t m, n;
+  wgc_dtype type;
+  wgc_ptr x, w, y;
+} weights_case;
+
 typedef struct attn_case {
   wgc_attention_desc d;
   wgc_ptr q, k, v, o;
@@ -72,16 +80,27 @@ static void run_attn(wgc_context *ctx, const attn_case *a) {
   CHECK(ctx, wgc_attention(ctx, &a->d, a->q, a->k, a->v, a->o));
 }
 
+static void run_weights(wgc_context *ctx, const weights_case *c) {
+  wgc_gemm_epilogue ep = {.b_type = c->type};
+  CHECK(ctx,
+        wgc_gemm_ex(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, c->m, c->n,
+                    c->n, 1.0f, c->x, c->n, c->w, c->n, 0.0f, c->y, c->n, &ep));
+}
+
+enum { RUN_GEMM, RUN_ATTN, RUN_WEIGHTS };
+
 /* Median seconds of reps runs of one enqueue plus a wait. */
-static double median_seconds(wgc_context *ctx, int reps, int is_gemm,
+static double median_seconds(wgc_context *ctx, int reps, int what,
                              const void *arg) {
   double t[64];
   if (reps > 64)
     reps = 64;
   for (int i = -1; i < reps; i++) { /* run -1 warms up (compiles) */
     double t0 = now();
-    if (is_gemm)
+    if (what == RUN_GEMM)
       run_gemm(ctx, arg);
+    else if (what == RUN_WEIGHTS)
+      run_weights(ctx, arg);
     else
       run_attn(ctx, arg);
     CHECK(ctx, wgc_synchronize(ctx));
@@ -123,7 +142,7 @@ int main(int argc, char **argv) {
   gemm_case g = {n, random_tensor(ctx, n * n, 1), random_tensor(ctx, n * n, 2),
                  0};
   CHECK(ctx, wgc_alloc(ctx, n * n * 4, &g.c));
-  double tg = median_seconds(ctx, reps, 1, &g);
+  double tg = median_seconds(ctx, reps, RUN_GEMM, &g);
   double gemm_tflops = 2.0 * (double)n * n * n / tg * 1e-12;
   printf("gemm %zu^3 f32: %.3f ms, %.2f TFLOP/s\n", n, tg * 1e3, gemm_tflops);
   CHECK(ctx, wgc_free(ctx, g.a));
@@ -144,10 +163,50 @@ int main(int argc, char **argv) {
   double ta[2];
   for (int causal = 0; causal < 2; causal++) {
     a.d.causal = causal ? WGC_CAUSAL_TOP_LEFT : WGC_CAUSAL_NONE;
-    ta[causal] = median_seconds(ctx, reps, 0, &a);
+    ta[causal] = median_seconds(ctx, reps, RUN_ATTN, &a);
     printf("attention b1 h%zu s%zu d%zu%s: %.3f ms\n", heads, seq, dim,
            causal ? " causal" : "", ta[causal] * 1e3);
   }
+
+  CHECK(ctx, wgc_free(ctx, a.q));
+  CHECK(ctx, wgc_free(ctx, a.k));
+  CHECK(ctx, wgc_free(ctx, a.v));
+  CHECK(ctx, wgc_free(ctx, a.o));
+
+  /* Weights stored f32, f16, bf16, Q8_0, Q4_0 (quantized on the host),
+   * m = 1 (a decoding step) and 8, n x n. */
+  static const wgc_dtype types[] = {WGC_DTYPE_F32, WGC_DTYPE_F16,
+                                    WGC_DTYPE_BF16, WGC_DTYPE_Q8_0,
+                                    WGC_DTYPE_Q4_0};
+  enum { NT = sizeof types / sizeof *types };
+  double tw[2][NT];
+  float *wh = malloc(n * n * sizeof *wh);
+  void *wq = malloc(n * n * sizeof *wh);
+  if (!wh || !wq)
+    die(ctx, "host memory", WGC_ERR_OUT_OF_MEMORY);
+  for (size_t i = 0; i < n * n; i++)
+    wh[i] = (float)((i * 2654435761u) >> 8 & 0xffff) / 32768.0f - 1.0f;
+  weights_case wc = {.x = random_tensor(ctx, 8 * n, 6)};
+  CHECK(ctx, wgc_alloc(ctx, 8 * n * 4, &wc.y));
+  for (size_t t = 0; t < NT; t++) {
+    size_t bytes = 0;
+    CHECK(ctx, wgc_dtype_bytes(types[t], n * n, &bytes));
+    CHECK(ctx, wgc_quantize(wh, wq, types[t], n * n));
+    CHECK(ctx, wgc_alloc(ctx, bytes, &wc.w));
+    CHECK(ctx, wgc_upload(ctx, wc.w, wq, (bytes + 3) & ~(size_t)3));
+    wc.type = types[t];
+    wc.n = n;
+    for (int mi = 0; mi < 2; mi++) {
+      wc.m = mi ? 8 : 1;
+      tw[mi][t] = median_seconds(ctx, reps, RUN_WEIGHTS, &wc);
+      printf("%zux%zux%zu, W %s: %.3f ms (%.1f GB/s of weights)\n", wc.m, n, n,
+             wgc_dtype_name(types[t]), tw[mi][t] * 1e3,
+             (double)bytes / tw[mi][t] * 1e-9);
+    }
+    CHECK(ctx, wgc_free(ctx, wc.w));
+  }
+  free(wh);
+  free(wq);
 
   FILE *f = fopen(file, "w");
   if (!f) {
@@ -158,9 +217,16 @@ int main(int argc, char **argv) {
           "{\"adapter\": \"%s\", \"reps\": %d,\n"
           " \"gemm\": {\"n\": %zu, \"ms\": %.6f, \"tflops\": %.4f},\n"
           " \"attention\": {\"batch\": 1, \"heads\": %zu, \"seq\": %zu, "
-          "\"head_dim\": %zu, \"ms\": %.6f, \"causal_ms\": %.6f}}\n",
+          "\"head_dim\": %zu, \"ms\": %.6f, \"causal_ms\": %.6f},\n"
+          " \"weights\": [",
           wgc_adapter_name(ctx), reps, n, tg * 1e3, gemm_tflops, heads, seq,
           dim, ta[0] * 1e3, ta[1] * 1e3);
+  for (size_t t = 0; t < NT; t++)
+    for (int mi = 0; mi < 2; mi++)
+      fprintf(f, "%s{\"type\": \"%s\", \"m\": %d, \"n\": %zu, \"ms\": %.6f}",
+              t || mi ? ", " : "", wgc_dtype_name(types[t]), mi ? 8 : 1, n,
+              tw[mi][t] * 1e3);
+  fprintf(f, "]}\n");
   fclose(f);
   wgc_destroy(ctx);
   return 0;

@@ -72,6 +72,10 @@ def main():
             print("%-28s %12.3f %12.3f %14.3f" % (name, mine, theirs, theirs / mine))
         else:
             print("%-28s %12.3f %12s %14s" % (name, mine, "-", "-"))
+    f32 = {r["m"]: r["ms"] for r in w.get("weights", []) if r["type"] == "f32"}
+    for r in w.get("weights", []):
+        print("%-28s %12.3f %12s %14s" % ("%dx%d^2 W %s, ms" % (r["m"], r["n"], r["type"]),
+                                        r["ms"], "-", "f32/type %.2f" % (f32[r["m"]] / r["ms"])))
     if t:
         out["ratios"] = {
             "gemm_speed_vs_torch": t["gemm"]["ms"] / w["gemm"]["ms"],
