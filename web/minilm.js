@@ -109,10 +109,13 @@ export async function loadMiniLM({ wasmUrl = new URL('minilm.wasm', import.meta.
     },
   });
   const fail = (what) => new Error(`${what}: ${cstring(app, app.mw_error())}`);
-  const files = [];
+  // the three fetched at once; whatever arrived is freed after
+  const names = ['config.json', 'sentence_bert_config.json', 'tokenizer.json'];
+  const got = await Promise.allSettled(names.map((name) => fetchInto(app, new URL(name, modelUrl))));
+  const files = got.filter((r) => r.status === 'fulfilled').map((r) => r.value);
   try {
-    for (const name of ['config.json', 'sentence_bert_config.json', 'tokenizer.json'])
-      files.push(await fetchInto(app, new URL(name, modelUrl)));
+    const bad = got.find((r) => r.status === 'rejected');
+    if (bad) throw bad.reason;
     if (app.mw_configure(files[0][0], files[0][1], files[1][0], files[1][1], files[2][0], files[2][1]))
       throw fail('the model configuration');
   } finally {
