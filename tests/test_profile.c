@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -438,6 +439,46 @@ TEST(profile_option_gpu_time) {
     for (int k = 0; k < 8; k++)
       CHECK_STATUS(wgc_unary(ctx, WGC_UNARY_RELU, big, big, 1024), WGC_OK);
     wgc_destroy(ctx);
+    case_end();
+  }
+}
+
+/* A record's shape names its operands' types when they are not all f32,
+ * in the family's order (GEMM: A, B, C, bias); f32 shapes read as ever. */
+TEST(profile_typed_shapes) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "profile_typed_shapes"))
+      continue;
+    enum { M = 4, N = 8, K = 32 };
+    float a[M * K], b[N * K];
+    fill_uniform(a, M * K, -1, 1, 3);
+    fill_uniform(b, N * K, -1, 1, 4);
+    uint16_t bh[N * K];
+    CHECK_STATUS(wgc_quantize(b, bh, WGC_DTYPE_F16, N * K), WGC_OK);
+    wgc_ptr pa = dev_from(ctx, a, M * K), pb = dev_alloc(ctx, sizeof bh),
+            pc = dev_alloc(ctx, 4 * M * N);
+    CHECK_OK(ctx, wgc_upload(ctx, pb, bh, sizeof bh));
+    CHECK_OK(ctx, wgc_profile_start(ctx));
+    wgc_gemm_epilogue ep = {.b_type = WGC_DTYPE_F16};
+    CHECK_OK(ctx, wgc_gemm_ex(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, M, N,
+                              K, 1.0f, pa, K, pb, K, 0.0f, pc, N, &ep));
+    CHECK_OK(ctx, wgc_unary(ctx, WGC_UNARY_RELU, pc, pc, M * N));
+    CHECK_OK(ctx, wgc_synchronize(ctx));
+    CHECK_OK(ctx, wgc_profile_stop(ctx));
+    size_t n = 0;
+    wgc_profile_record *r = records(ctx, &n);
+    CHECK(n == 2, "%zu records, want 2", n);
+    if (n == 2) {
+      CHECK(!strcmp(r[0].shape, "m=4 n=8 k=32 types=f32,f16,f32,f32"),
+            "typed GEMM's shape \"%s\"", r[0].shape);
+      CHECK(!strcmp(r[1].shape, "op=relu n=32"), "unary's shape \"%s\"",
+            r[1].shape);
+    }
+    free(r);
+    dev_free(ctx, pa);
+    dev_free(ctx, pb);
+    dev_free(ctx, pc);
     case_end();
   }
 }
