@@ -177,6 +177,22 @@ static void run_decoder(int bi, int chunked, const float *weights,
   case_end();
 }
 
+/* The largest logit difference between two runs over the steps where
+ * both had decoded the same text (NaN wins). */
+static double logits_apart(const decoder_run runs[2]) {
+  double worst = 0;
+  for (int st = 0; st < STEPS; st++) {
+    if (memcmp(runs[0].ids, runs[1].ids, 4 * (size_t)(PROMPT + st)))
+      break;
+    for (size_t v = 0; v < VOCAB; v++) {
+      double e = fabs(runs[0].logits[st][v] - runs[1].logits[st][v]);
+      if (!(e <= worst))
+        worst = e;
+    }
+  }
+  return worst;
+}
+
 TEST(decoder_steps_both_backends) {
   float *weights = gpt_weights_new(&TINY);
   CHECK(weights != NULL, "out of host memory");
@@ -192,16 +208,8 @@ TEST(decoder_steps_both_backends) {
       continue;
     /* Each backend within tol of float64: at most 2*tol apart, compared
      * while both decoded the same text. */
-    double tol = gpt_logit_tolerance(&TINY, weights, 0), worst = 0;
-    for (int st = 0; st < STEPS; st++) {
-      if (memcmp(runs[0].ids, runs[1].ids, 4 * (size_t)(PROMPT + st)))
-        break;
-      for (size_t v = 0; v < VOCAB; v++) {
-        double e = fabs(runs[0].logits[st][v] - runs[1].logits[st][v]);
-        if (!(e <= worst))
-          worst = e;
-      }
-    }
+    double tol = gpt_logit_tolerance(&TINY, weights, 0);
+    double worst = logits_apart(runs);
     CHECK(worst <= tol, "logits %.3g apart, allowed %.3g", worst, tol);
     case_note(" worst %.2g (allowed %.2g)", worst, tol);
     case_end();
@@ -230,16 +238,8 @@ TEST(decoder_typed_weights_both_backends) {
       free(conv);
       continue;
     }
-    double tol = gpt_logit_tolerance(&TINY, conv, 0), worst = 0;
-    for (int st = 0; st < STEPS; st++) {
-      if (memcmp(runs[0].ids, runs[1].ids, 4 * (size_t)(PROMPT + st)))
-        break;
-      for (size_t v = 0; v < VOCAB; v++) {
-        double e = fabs(runs[0].logits[st][v] - runs[1].logits[st][v]);
-        if (!(e <= worst))
-          worst = e;
-      }
-    }
+    double tol = gpt_logit_tolerance(&TINY, conv, 0);
+    double worst = logits_apart(runs);
     CHECK(worst <= tol, "logits %.3g apart, allowed %.3g", worst, tol);
     case_note(" worst %.2g (allowed %.2g)", worst, tol);
     case_end();
