@@ -1,5 +1,5 @@
-// mv_dot of gemm_mv for an f32 B: a vec4 of B a step (pb a multiple of 4).
-fn mv_dot(pa: u32, pb: u32, n: u32) -> f32 {
+// gemm_dot of gemm_mv for an f32 B: a vec4 of B a step (pb a multiple of 4).
+fn gemm_dot(pa: u32, pb: u32, n: u32) -> f32 {
   var acc0 = vec4<f32>(0.0);
   var acc1 = vec4<f32>(0.0);
   let q = pb / 4u;

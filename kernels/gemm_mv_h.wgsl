@@ -1,4 +1,4 @@
-// mv_dot of gemm_mv for an f16 or bf16 B (MV_BF16): a u32 word holds two
+// gemm_dot of gemm_mv for an f16 or bf16 B (MV_BF16): a u32 word holds two
 // elements, four words a step (pb + the operand's offset even).
 fn mv_h2(w: u32) -> vec2<f32> {
   if (MV_BF16) {
@@ -7,7 +7,7 @@ fn mv_h2(w: u32) -> vec2<f32> {
   return vec2<f32>(mv_f16(w & 0xffffu), mv_f16(w >> 16u));
 }
 
-fn mv_dot(pa: u32, pb: u32, n: u32) -> f32 {
+fn gemm_dot(pa: u32, pb: u32, n: u32) -> f32 {
   var acc0 = vec4<f32>(0.0);
   var acc1 = vec4<f32>(0.0);
   let w0 = (P.off[1] + pb) >> 1u;

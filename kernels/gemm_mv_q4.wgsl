@@ -1,7 +1,7 @@
-// mv_dot of gemm_mv for a Q4_0 B (pb at a block's start, n whole blocks):
+// gemm_dot of gemm_mv for a Q4_0 B (pb at a block's start, n whole blocks):
 // per block its scale once and four words of eight nibbles; word t holds
 // elements 4t..4t+3 in its low nibbles and 16+4t.. in its high ones.
-fn mv_dot(pa: u32, pb: u32, n: u32) -> f32 {
+fn gemm_dot(pa: u32, pb: u32, n: u32) -> f32 {
   var acc = vec4<f32>(0.0);
   var a = pa;
   let sh = vec4<u32>(0u, 8u, 16u, 24u);

@@ -1,7 +1,7 @@
-// mv_dot of gemm_mv for a Q8_0 B (pb at a block's start, n whole blocks):
+// gemm_dot of gemm_mv for a Q8_0 B (pb at a block's start, n whole blocks):
 // per block its scale once and eight words of four int8 each; the block's
 // products are summed, then scaled.
-fn mv_dot(pa: u32, pb: u32, n: u32) -> f32 {
+fn gemm_dot(pa: u32, pb: u32, n: u32) -> f32 {
   var acc = vec4<f32>(0.0);
   var a = pa;
   for (var blk = pb / 32u; blk < (pb + n) / 32u; blk++) {

@@ -1,6 +1,8 @@
 // GEMM for thin or tiny outputs (m or n small, many small batches): one
 // invocation per output element and k slice, P.total = nslices*nb*m*n of
-// them, reading A and B straight from memory with the general strides.
+// them, its sum over the slice from gemm_dot: gemm_small_dot.wgsl reads A
+// and B straight from memory with the general strides, gemm_mv.wgsl B's
+// contiguous k in words or vec4s.
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
@@ -14,20 +16,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let s = at.w;
   let k0 = s * P.kslice;
   let k1 = min(P.k, k0 + P.kslice);
-  var pa = t * P.ba + i * P.rs_a + k0 * P.cs_a;
-  var pb = t * P.bb + k0 * P.rs_b + j * P.cs_b;
-  // Two accumulators for instruction-level parallelism.
-  var acc0 = 0.0f;
-  var acc1 = 0.0f;
-  var kk = k0;
-  for (; kk + 1u < k1; kk += 2u) {
-    acc0 = fma(a_ld(pa), b_ld(pb), acc0);
-    acc1 = fma(a_ld(pa + P.cs_a), b_ld(pb + P.rs_b), acc1);
-    pa += 2u * P.cs_a;
-    pb += 2u * P.rs_b;
-  }
-  if (kk < k1) {
-    acc0 = fma(a_ld(pa), b_ld(pb), acc0);
-  }
-  gemm_out(t, s, i, j, acc0 + acc1);
+  let pa = t * P.ba + i * P.rs_a + k0 * P.cs_a;
+  let pb = t * P.bb + k0 * P.rs_b + j * P.cs_b;
+  gemm_out(t, s, i, j, gemm_dot(pa, pb, k1 - k0));
 }

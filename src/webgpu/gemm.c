@@ -481,7 +481,8 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
                                       [WGC_DTYPE_Q8_0] = "gemm_mv_q+gemm_mv_q8",
                                       [WGC_DTYPE_Q4_0] =
                                           "gemm_mv_q+gemm_mv_q4"};
-    snprintf(kernel, sizeof kernel, "%sgemm_common+gemm_mv+%s+gemm_out_%s",
+    snprintf(kernel, sizeof kernel,
+             "%sgemm_common+gemm_small+gemm_mv+%s+gemm_out_%s",
              ep_here ? "math+activation+" : "", dot[g->b_type],
              split     ? "part"
              : ep_here ? "ep"
@@ -495,9 +496,11 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
     prm.total = u32_of(outputs * p->slices);
     l.groups = wg_ceil_div(outputs * p->slices, SMALL_GROUP);
   } else if (p->kind == K_SMALL) {
-    l.kernel = split     ? "gemm_common+gemm_small+gemm_out_part"
-               : ep_here ? "math+activation+gemm_common+gemm_small+gemm_out_ep"
-                         : "gemm_common+gemm_small+gemm_out_c";
+    l.kernel = split ? "gemm_common+gemm_small+gemm_small_dot+gemm_out_part"
+               : ep_here
+                   ? "math+activation+gemm_common+gemm_small+gemm_small_dot+"
+                     "gemm_out_ep"
+                   : "gemm_common+gemm_small+gemm_small_dot+gemm_out_c";
     prm.total = u32_of(outputs * p->slices);
     l.groups = wg_ceil_div(outputs * p->slices, SMALL_GROUP);
   } else {
