@@ -255,7 +255,6 @@ static void attn_tiled(const wgc_attention_desc *d, const attn_head *hp,
   size_t rows = i1 - i0, hd = d->head_dim, hdv = d->head_dim_v;
   size_t qs = d->q_stride.seq, ks = d->k_stride.seq, vs = d->v_stride.seq;
   size_t seen_r = round_up(seen, TILE_KC), hdv_r = round_up(hdv, TILE_NR);
-  float tile[TILE_MR * TILE_NR];
   /* S = Q K^T: depth blocks of TILE_KC, keys in blocks of KEY_BLOCK */
   for (size_t p0 = 0; p0 < hd; p0 += TILE_KC) {
     size_t kc = hd - p0 < TILE_KC ? hd - p0 : TILE_KC;
@@ -265,10 +264,9 @@ static void attn_tiled(const wgc_attention_desc *d, const attn_head *hp,
       pack(&hp->k, j0 * ks + p0, ks, 1, keys, kc, TILE_NR, t->pb);
       for (size_t js = 0; js < keys; js += TILE_NR)
         for (size_t is = 0; is < rows; is += TILE_MR) {
-          tile_kernel(kc, t->pa + is * kc, t->pb + js * kc, tile);
-          tile_add(t->s, seen, is, j0 + js,
-                   rows - is < TILE_MR ? rows - is : TILE_MR,
-                   keys - js < TILE_NR ? keys - js : TILE_NR, tile, p0 == 0);
+          tile_kernel_add(kc, t->pa + is * kc, t->pb + js * kc, t->s, seen, is,
+                          j0 + js, rows - is < TILE_MR ? rows - is : TILE_MR,
+                          keys - js < TILE_NR ? keys - js : TILE_NR, p0 == 0);
         }
     }
   }
@@ -301,10 +299,9 @@ static void attn_tiled(const wgc_attention_desc *d, const attn_head *hp,
     pack(&hp->v, p0 * vs, 1, vs, hdv, kc, TILE_NR, t->pb);
     for (size_t js = 0; js < hdv; js += TILE_NR)
       for (size_t is = 0; is < rows; is += TILE_MR) {
-        tile_kernel(kc, t->pa + is * kc, t->pb + js * kc, tile);
-        tile_add(t->acc, hdv_r, is, js,
-                 rows - is < TILE_MR ? rows - is : TILE_MR,
-                 hdv - js < TILE_NR ? hdv - js : TILE_NR, tile, p0 == 0);
+        tile_kernel_add(kc, t->pa + is * kc, t->pb + js * kc, t->acc, hdv_r, is,
+                        js, rows - is < TILE_MR ? rows - is : TILE_MR,
+                        hdv - js < TILE_NR ? hdv - js : TILE_NR, p0 == 0);
       }
   }
   for (size_t i = 0; i < rows; i++) {

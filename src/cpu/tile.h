@@ -156,51 +156,6 @@ static inline void tile_pack_typed(const void *src, wgc_dtype t, size_t base,
   }
 }
 
-#ifdef TILE_VECTOR
-/* GCC keeps a plain float array in memory, so on GNU compilers the kernel
- * names its 8 accumulators as 4-float vectors (plain scalar code where the
- * target has no SIMD, e.g. wasm32 without simd128). */
-/* acc[TILE_MR*TILE_NR] = sum over p of a[p*TILE_MR + i] * b[p*TILE_NR + j]. */
-static inline void tile_kernel(size_t kc, const float *a, const float *b,
-                               float *acc) {
-  v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0};
-  v4f c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
-  for (size_t p = 0; p < kc; p++) {
-    v4f b0 = load4(b), b1 = load4(b + 4), av = load4(a);
-    v4f a0 = __builtin_shufflevector(av, av, 0, 0, 0, 0);
-    v4f a1 = __builtin_shufflevector(av, av, 1, 1, 1, 1);
-    v4f a2 = __builtin_shufflevector(av, av, 2, 2, 2, 2);
-    v4f a3 = __builtin_shufflevector(av, av, 3, 3, 3, 3);
-    c00 += a0 * b0;
-    c01 += a0 * b1;
-    c10 += a1 * b0;
-    c11 += a1 * b1;
-    c20 += a2 * b0;
-    c21 += a2 * b1;
-    c30 += a3 * b0;
-    c31 += a3 * b1;
-    a += TILE_MR;
-    b += TILE_NR;
-  }
-  v4f out[2 * TILE_MR] = {c00, c01, c10, c11, c20, c21, c30, c31};
-  memcpy(acc, out, sizeof out);
-}
-#else
-/* acc[TILE_MR*TILE_NR] = sum over p of a[p*TILE_MR + i] * b[p*TILE_NR + j]. */
-static inline void tile_kernel(size_t kc, const float *a, const float *b,
-                               float *acc) {
-  float t[TILE_MR * TILE_NR] = {0};
-  for (size_t p = 0; p < kc; p++) {
-    for (size_t i = 0; i < TILE_MR; i++)
-      for (size_t j = 0; j < TILE_NR; j++)
-        t[i * TILE_NR + j] += a[i] * b[j];
-    a += TILE_MR;
-    b += TILE_NR;
-  }
-  memcpy(acc, t, sizeof t);
-}
-#endif
-
 /* Adds the rows x cols corner of a kernel tile acc to sums at (i0, j0)
  * (row stride ld), or sets them (first: the first depth block). */
 static inline void tile_add(double *sums, size_t ld, size_t i0, size_t j0,
@@ -217,5 +172,106 @@ static inline void tile_add(double *sums, size_t ld, size_t i0, size_t j0,
         si[j] += ai[j];
   }
 }
+
+#ifdef TILE_VECTOR
+typedef double v2d __attribute__((vector_size(16)));
+
+/* One row of a whole tile, two 4-float vectors, into 8 doubles at s. */
+static inline void tile_add_row(double *s, v4f lo, v4f hi, int first) {
+  v2d d[4] = {
+      __builtin_convertvector(__builtin_shufflevector(lo, lo, 0, 1), v2d),
+      __builtin_convertvector(__builtin_shufflevector(lo, lo, 2, 3), v2d),
+      __builtin_convertvector(__builtin_shufflevector(hi, hi, 0, 1), v2d),
+      __builtin_convertvector(__builtin_shufflevector(hi, hi, 2, 3), v2d)};
+  if (!first) {
+    v2d old[4];
+    memcpy(old, s, sizeof old);
+    for (int q = 0; q < 4; q++)
+      d[q] += old[q];
+  }
+  memcpy(s, d, sizeof d);
+}
+
+/* The TILE_MR x TILE_NR tile of sums over p < kc of a[p*TILE_MR + i] *
+ * b[p*TILE_NR + j] (slivers packed kc deep), each block of TILE_KC terms
+ * in float, added to the rows x cols of sums at (i0, j0), row stride ld
+ * (first: the first block sets them). A whole tile goes from the registers
+ * to the doubles, and one call walks the whole packed depth: per block of
+ * TILE_KC, the call and the tile through memory cost wasm32 a tenth of a
+ * linear layer's time.
+ * GCC keeps a plain float array in memory, so on GNU compilers the kernel
+ * names its 8 accumulators as 4-float vectors (plain scalar code where the
+ * target has no SIMD, e.g. wasm32 without simd128). wasm32 broadcasts A's
+ * lanes from memory (load32_splat: 1.05x in V8); SSE2, with no broadcast
+ * load, shuffles them out of one 4-float load (1.05x there). */
+static inline void tile_kernel_add(size_t kc, const float *a, const float *b,
+                                   double *sums, size_t ld, size_t i0,
+                                   size_t j0, size_t rows, size_t cols,
+                                   int first) {
+  for (size_t p0 = 0; p0 < kc; p0 += TILE_KC, first = 0) {
+    size_t n = kc - p0 < TILE_KC ? kc - p0 : TILE_KC;
+    v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0};
+    v4f c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
+    for (size_t p = 0; p < n; p++) {
+      v4f b0 = load4(b), b1 = load4(b + 4);
+#ifdef __wasm_simd128__
+      v4f a0 = {a[0], a[0], a[0], a[0]};
+      v4f a1 = {a[1], a[1], a[1], a[1]};
+      v4f a2 = {a[2], a[2], a[2], a[2]};
+      v4f a3 = {a[3], a[3], a[3], a[3]};
+#else
+      v4f av = load4(a);
+      v4f a0 = __builtin_shufflevector(av, av, 0, 0, 0, 0);
+      v4f a1 = __builtin_shufflevector(av, av, 1, 1, 1, 1);
+      v4f a2 = __builtin_shufflevector(av, av, 2, 2, 2, 2);
+      v4f a3 = __builtin_shufflevector(av, av, 3, 3, 3, 3);
+#endif
+      c00 += a0 * b0;
+      c01 += a0 * b1;
+      c10 += a1 * b0;
+      c11 += a1 * b1;
+      c20 += a2 * b0;
+      c21 += a2 * b1;
+      c30 += a3 * b0;
+      c31 += a3 * b1;
+      a += TILE_MR;
+      b += TILE_NR;
+    }
+    if (rows == TILE_MR && cols == TILE_NR) {
+      double *s = sums + i0 * ld + j0;
+      tile_add_row(s, c00, c01, first);
+      tile_add_row(s + ld, c10, c11, first);
+      tile_add_row(s + 2 * ld, c20, c21, first);
+      tile_add_row(s + 3 * ld, c30, c31, first);
+      continue;
+    }
+    v4f out[2 * TILE_MR] = {c00, c01, c10, c11, c20, c21, c30, c31};
+    float acc[TILE_MR * TILE_NR];
+    memcpy(acc, out, sizeof out);
+    tile_add(sums, ld, i0, j0, rows, cols, acc, first);
+  }
+}
+#else
+/* The TILE_MR x TILE_NR tile of sums over p < kc of a[p*TILE_MR + i] *
+ * b[p*TILE_NR + j], each block of TILE_KC terms in float, added to (or,
+ * first, set in) the rows x cols of sums at (i0, j0), row stride ld. */
+static inline void tile_kernel_add(size_t kc, const float *a, const float *b,
+                                   double *sums, size_t ld, size_t i0,
+                                   size_t j0, size_t rows, size_t cols,
+                                   int first) {
+  for (size_t p0 = 0; p0 < kc; p0 += TILE_KC, first = 0) {
+    size_t n = kc - p0 < TILE_KC ? kc - p0 : TILE_KC;
+    float t[TILE_MR * TILE_NR] = {0};
+    for (size_t p = 0; p < n; p++) {
+      for (size_t i = 0; i < TILE_MR; i++)
+        for (size_t j = 0; j < TILE_NR; j++)
+          t[i * TILE_NR + j] += a[i] * b[j];
+      a += TILE_MR;
+      b += TILE_NR;
+    }
+    tile_add(sums, ld, i0, j0, rows, cols, t, first);
+  }
+}
+#endif
 
 #endif /* WGC_CPU_TILE_H */
