@@ -9,6 +9,12 @@
 // Cases pair each wgc backend with its peers: "(WebGPU)" wgc beside
 // transformers.js and onnxruntime-web on WebGPU, "(CPU)" wgc's CPU backend
 // beside transformers.js's wasm device.
+// Before each timed run the page idles SETTLE_MS, so that the background
+// work a run leaves behind (V8 optimising a module's hot functions on
+// another thread, collecting its garbage) lands in no other system's time:
+// without it, wgc's CPU backend right after a transformers.js run took
+// twice its time alone (28 -> 55 ms at 17 tokens), and transformers.js
+// after wgc up to 2.5 times its own.
 import { SYSTEMS, setup, checkEmbeddings } from './minilm_systems.js';
 
 const SLOW = new Set(['transformers.js:webgpu', 'ort-web:webgpu']);
@@ -16,6 +22,9 @@ const PAIRS = [
   ['WebGPU', ['wgc', 'transformers.js:webgpu', 'ort-web:webgpu']],
   ['CPU', ['wgc-cpu', 'transformers.js:wasm']],
 ];
+
+const SETTLE_MS = 300;
+const settle = () => new Promise((ok) => setTimeout(ok, SETTLE_MS));
 
 const median = (t) => {
   t.sort((x, y) => x - y);
@@ -60,6 +69,7 @@ export async function runMiniLM({ reps, slowReps, only, line, notes }) {
       for (let j = 0; j < c.systems.length; j++) {
         const s = c.systems[(r + j) % c.systems.length];
         if (times[s].length >= (SLOW.has(s) ? slowReps : reps)) continue;
+        await settle();
         const t0 = performance.now();
         const got = await sys[s].embed(c.input, ids);
         times[s].push((performance.now() - t0) / 1000);
