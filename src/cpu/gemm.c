@@ -1,10 +1,11 @@
 /* GEMM on the CPU: C := alpha*op(A)*op(B) + beta*C per batch, on the strided
  * (BLIS-style) arguments, then the epilogue (bias, activation) in double on
  * the same sum before C is rounded. Blocked as in BLIS/GotoBLAS: per task, a
- * TILE_KC x NB block of op(B) and an MB x TILE_KC block of op(A) are packed
+ * PACK_KC x NB block of op(B) and an MB x PACK_KC block of op(A) are packed
  * into contiguous slivers (zero-padded to the register tile), and a
- * register-tile kernel accumulates TILE_MR x TILE_NR floats over TILE_KC. The
- * depth blocks are summed in double and C is written once at the end, so only
+ * register-tile kernel accumulates TILE_MR x TILE_NR floats over each
+ * TILE_KC of that depth. The depth blocks are summed in double (from the
+ * kernel's registers) and C is written once at the end, so only
  * TILE_KC terms are ever summed in float: the reference backend is more
  * accurate than the GPU kernels (8x8 outputs of k = 65536 products in [0, 1):
  * worst error 9.0 float epsilons of sum|ab| with float blocks of 256 into
