@@ -51,8 +51,15 @@
 #define ATTN_BLOCK_MAX_HD 128u
 /* attention_block: query rows per invocation, so each K/V element loaded
  * serves that many rows. 4 against 2 at head_dim 128 (8 heads, seq 128
- * and 512, alternated): lavapipe 1.5-1.7x, SwiftShader 1.2x faster. */
-#define ATTN_BLOCK_ROWS 4u
+ * and 512, alternated): lavapipe 1.5-1.7x, SwiftShader 1.2x faster. But
+ * the pipeline's compile time grows with R, and in Chromium on
+ * SwiftShader it gates a page's first result (the demo decoder's first
+ * pass waited 1.5 s for it at R = 4, 0.95 s at 2, 0.7 s at 1), while
+ * lavapipe's compiled code persists in Mesa's cache: 4 on llvmpipe, 2
+ * elsewhere. */
+static unsigned block_rows(const wgc_context *ctx) {
+  return wg_policy_of(ctx)->llvmpipe ? 4u : 2u;
+}
 /* attention_block: workgroup memory for output accumulators, the WebGPU
  * default limit (ATTN_BLOCK_MAX_HD keeps 8 invocations within it) */
 #define ATTN_BLOCK_WG_BYTES 16384u
@@ -274,7 +281,7 @@ static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
   uint64_t w = hd > hdv ? hd : hdv, rd4 = (hd + 3) / 4, rv4 = (hdv + 3) / 4;
   if (!budget)
     return UINT64_MAX;
-  uint64_t r = form == ATTN_BLOCK ? ATTN_BLOCK_ROWS : 1;
+  uint64_t r = form == ATTN_BLOCK ? block_rows(ctx) : 1;
   uint64_t fix = (budget - r * (2 * rv4 + 2)) / (r * (rd4 + rv4 + 1)) *
                  (pol->llvmpipe ? 16 : 1);
   uint64_t keys =
@@ -331,7 +338,7 @@ static void shape_for(const wgc_context *ctx, const wgc_attention_args *a,
      * costs SwiftShader 0.65 s of compile). 8 for short seq_q: lavapipe's
      * decoder steps and 17-token MiniLM passes stayed within the noise of
      * a loaded 2-core machine without it */
-    unsigned r = ATTN_BLOCK_ROWS;
+    unsigned r = block_rows(ctx);
     uint64_t wg = 16;
     /* the kernel keeps its rows' output accumulators in workgroup memory */
     uint64_t wg_max = ATTN_BLOCK_WG_BYTES / (16u * r * ((hdv + 3) / 4));
