@@ -429,7 +429,9 @@ typedef struct wgc_gemm_epilogue {
  * the GEMM's bound on the pre-activation, times the activation's slope
  * (at most 1.13), plus 1e-5 relative for the activation itself (measured:
  * within 1.7 float epsilons of |alpha|*sum|a*b| + |beta*c| + |bias| on
- * both backends, k up to 2048). Errors name the parameter: ep->bias
+ * both backends, k up to 2048; the CPU backend computes GELU in float
+ * arithmetic, within 1.9e-6 relative and 1.8 float epsilons of |x|).
+ * Errors name the parameter: ep->bias
  * (outside its allocation, misaligned, overlapping C), ep->bias_kind,
  * ep->activation (values outside the enums).
  *
