@@ -1,10 +1,11 @@
 /* Scaled dot-product attention: scores, softcap, the additive mask, a
  * max-subtracted softmax and the weighted sum of V. Each q.k sums float
- * products in blocks of 64 and everything after it is in double (each
- * weight rounded to float once, the same float in the numerator and the
- * denominator; the weighted sum of V in float blocks of 64 keys, the blocks
- * in double), as GEMM's reference does, so the reference is far inside the
- * float tolerance. Tasks are blocks of query rows of one (batch, head).
+ * products in blocks of 64 and everything after it is in double but the
+ * weights (each e^(s - max) computed in float by vexp.h, within 3e-7
+ * relative, the same float in the numerator and the denominator; the
+ * weighted sum of V in float blocks of 64 keys, the blocks in double), as
+ * GEMM's reference does, so the reference is far inside the float
+ * tolerance. Tasks are blocks of query rows of one (batch, head).
  * A block runs as two products on GEMM's packed kernel (tile.h): S = Q K^T
  * for all the keys its rows see, then P V, with the softmax in between;
  * where V holds a non-finite value among those keys (a weight of 0 must
@@ -20,6 +21,7 @@
 #include "dtype.h"
 #include "split.h"
 #include "tile.h"
+#include "vexp.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -150,7 +152,32 @@ static bool row_scores(const wgc_attention_desc *d, double *s,
  * kernels' attn_exp), so its key does not reach the row, even with an
  * infinite or NaN value. */
 static float weight(double s, double top) {
-  return s - top >= WEIGHT_MIN_LOG ? (float)exp(s - top) : 0.0f;
+  float k[VEXP_K], u[VEXP_LANES] = {(float)(s - top)};
+  vexp_constants(k);
+  vexp_f v;
+  memcpy(&v, u, sizeof v);
+  v = vexp(v, k);
+  memcpy(u, &v, sizeof u);
+  return s - top >= WEIGHT_MIN_LOG ? u[0] : 0.0f;
+}
+
+/* p[j] := weight(s[j], top) for j < len, VEXP_LANES at a time (the same
+ * float operations as weight, so both paths give the same bits). */
+static void weights(const double *s, double top, float *p, size_t len) {
+  float k[VEXP_K];
+  vexp_constants(k);
+  for (size_t j = 0; j < len; j += VEXP_LANES) {
+    size_t n = len - j < VEXP_LANES ? len - j : VEXP_LANES;
+    float u[VEXP_LANES] = {0};
+    for (size_t q = 0; q < n; q++)
+      u[q] = (float)(s[j + q] - top);
+    vexp_f v;
+    memcpy(&v, u, sizeof v);
+    v = vexp(v, k);
+    memcpy(u, &v, sizeof u);
+    for (size_t q = 0; q < n; q++)
+      p[j + q] = s[j + q] - top >= WEIGHT_MIN_LOG ? u[q] : 0.0f;
+  }
 }
 
 /* The operands of one (batch, head), at its element 0 (mask: none when
@@ -284,10 +311,10 @@ static void attn_tiled(const wgc_attention_desc *d, const attn_head *hp,
             : NULL;
     ok[i] = len > 0 && row_scores(d, s, mask, len, &top);
     double sum = 0.0;
-    for (size_t j = 0; j < len && ok[i]; j++) {
-      p[j] = weight(s[j], top);
+    if (ok[i])
+      weights(s, top, p, len);
+    for (size_t j = 0; j < len && ok[i]; j++)
       sum += p[j];
-    }
     for (size_t j = ok[i] ? len : 0; j < seen_r; j++)
       p[j] = 0.0f;
     t->sum[i] = sum;
