@@ -1,8 +1,9 @@
 /* GEMM on the CPU: C := alpha*op(A)*op(B) + beta*C per batch, on the strided
  * (BLIS-style) arguments, then the epilogue (bias, activation) in double on
- * the same sum before C is rounded. Blocked as in BLIS/GotoBLAS: per task, a
- * PACK_KC x NB block of op(B) and an MB x PACK_KC block of op(A) are packed
- * into contiguous slivers (zero-padded to the register tile), and a
+ * the same sum before C is rounded (an f32 C's GELU in float SIMD, gelu.h;
+ * a typed C and k == 0 take libm's in double). Blocked as in BLIS/GotoBLAS: per
+ * task, a PACK_KC x NB block of op(B) and an MB x PACK_KC block of op(A) are
+ * packed into contiguous slivers (zero-padded to the register tile), and a
  * register-tile kernel accumulates TILE_MR x TILE_NR floats over each
  * TILE_KC of that depth. The depth blocks are summed in double (from the
  * kernel's registers) and C is written once at the end, so only
@@ -103,7 +104,8 @@ static bool has_epilogue(const wgc_gemm_args *g) {
 
 /* The epilogue on one row of v = alpha*sum + beta*C (row i of C, columns
  * j0 ..), in place: the bias, then the activation, each as
- * epilogue_exact does per element, with the choices made once per row. */
+ * epilogue_exact does per element (but GELU, by gelu.h), with the choices
+ * made once per row. */
 static void epilogue_row(const wgc_gemm_args *g, const void *bias, size_t i,
                          size_t j0, double *v, size_t cols) {
   if (bias && g->bias_kind == WGC_BIAS_PER_ROW) {

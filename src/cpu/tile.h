@@ -1,7 +1,7 @@
 /* The packed register-tile kernel of the CPU backend, shared by GEMM
  * (gemm.c) and attention (attention.c): operands packed into slivers of TILE_MR
  * rows of A and TILE_NR columns of B, and a kernel that sums at most TILE_KC
- * products per output in float; callers add the depth blocks in double. */
+ * products per output in float and adds those depth blocks in double. */
 #ifndef WGC_CPU_TILE_H
 #define WGC_CPU_TILE_H
 
@@ -10,10 +10,9 @@
 #include <stddef.h>
 #include <string.h>
 
-/* The register tile: 4 x 8 floats, 8 accumulators of 4 lanes. Each step
- * loads 4 floats of A as one vector and broadcasts its lanes by shuffles,
- * which beat 6 x 8 with scalar broadcasts both in wasm32 SIMD128 (1.6x at
- * TILE_KC 64 in V8) and on x86-64 SSE2 (1.05x). */
+/* The register tile: 4 x 8 floats, 8 accumulators of 4 lanes, which beat
+ * 6 x 8 both in wasm32 SIMD128 (1.6x at TILE_KC 64 in V8) and on x86-64
+ * SSE2 (1.05x). A's lanes: see tile_kernel_add. */
 #define TILE_MR 4
 #define TILE_NR 8
 #define TILE_KC 64 /* depth of one packed block, the terms summed in float */
