@@ -191,86 +191,86 @@ static inline void tile_add_row(double *s, v4f lo, v4f hi, int first) {
   memcpy(s, d, sizeof d);
 }
 
-/* The TILE_MR x TILE_NR tile of sums over p < kc of a[p*TILE_MR + i] *
- * b[p*TILE_NR + j] (slivers packed kc deep), each block of TILE_KC terms
- * in float, added to the rows x cols of sums at (i0, j0), row stride ld
- * (first: the first block sets them). A whole tile goes from the registers
- * to the doubles, and one call walks the whole packed depth: per block of
- * TILE_KC, the call and the tile through memory cost wasm32 a tenth of a
- * linear layer's time.
- * GCC keeps a plain float array in memory, so on GNU compilers the kernel
+/* One depth block of tile_kernel_add, n <= TILE_KC terms in float. GCC
+ * keeps a plain float array in memory, so on GNU compilers the kernel
  * names its 8 accumulators as 4-float vectors (plain scalar code where the
  * target has no SIMD, e.g. wasm32 without simd128). wasm32 broadcasts A's
  * lanes from memory (load32_splat: 1.05x in V8); SSE2, with no broadcast
- * load, shuffles them out of one 4-float load (1.05x there). */
-static inline void tile_kernel_add(size_t kc, const float *a, const float *b,
-                                   double *sums, size_t ld, size_t i0,
-                                   size_t j0, size_t rows, size_t cols,
-                                   int first) {
-  for (size_t p0 = 0; p0 < kc; p0 += TILE_KC, first = 0) {
-    size_t n = kc - p0 < TILE_KC ? kc - p0 : TILE_KC;
-    v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0};
-    v4f c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
-    for (size_t p = 0; p < n; p++) {
-      v4f b0 = load4(b), b1 = load4(b + 4);
+ * load, shuffles them out of one 4-float load (1.05x there). A whole tile
+ * goes from the registers to the doubles. */
+static inline void tile_block_add(size_t n, const float *a, const float *b,
+                                  double *sums, size_t ld, size_t i0, size_t j0,
+                                  size_t rows, size_t cols, int first) {
+  v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0};
+  v4f c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
+  for (size_t p = 0; p < n; p++) {
+    v4f b0 = load4(b), b1 = load4(b + 4);
 #ifdef __wasm_simd128__
-      v4f a0 = {a[0], a[0], a[0], a[0]};
-      v4f a1 = {a[1], a[1], a[1], a[1]};
-      v4f a2 = {a[2], a[2], a[2], a[2]};
-      v4f a3 = {a[3], a[3], a[3], a[3]};
+    v4f a0 = {a[0], a[0], a[0], a[0]};
+    v4f a1 = {a[1], a[1], a[1], a[1]};
+    v4f a2 = {a[2], a[2], a[2], a[2]};
+    v4f a3 = {a[3], a[3], a[3], a[3]};
 #else
-      v4f av = load4(a);
-      v4f a0 = __builtin_shufflevector(av, av, 0, 0, 0, 0);
-      v4f a1 = __builtin_shufflevector(av, av, 1, 1, 1, 1);
-      v4f a2 = __builtin_shufflevector(av, av, 2, 2, 2, 2);
-      v4f a3 = __builtin_shufflevector(av, av, 3, 3, 3, 3);
+    v4f av = load4(a);
+    v4f a0 = __builtin_shufflevector(av, av, 0, 0, 0, 0);
+    v4f a1 = __builtin_shufflevector(av, av, 1, 1, 1, 1);
+    v4f a2 = __builtin_shufflevector(av, av, 2, 2, 2, 2);
+    v4f a3 = __builtin_shufflevector(av, av, 3, 3, 3, 3);
 #endif
-      c00 += a0 * b0;
-      c01 += a0 * b1;
-      c10 += a1 * b0;
-      c11 += a1 * b1;
-      c20 += a2 * b0;
-      c21 += a2 * b1;
-      c30 += a3 * b0;
-      c31 += a3 * b1;
-      a += TILE_MR;
-      b += TILE_NR;
-    }
-    if (rows == TILE_MR && cols == TILE_NR) {
-      double *s = sums + i0 * ld + j0;
-      tile_add_row(s, c00, c01, first);
-      tile_add_row(s + ld, c10, c11, first);
-      tile_add_row(s + 2 * ld, c20, c21, first);
-      tile_add_row(s + 3 * ld, c30, c31, first);
-      continue;
-    }
-    v4f out[2 * TILE_MR] = {c00, c01, c10, c11, c20, c21, c30, c31};
-    float acc[TILE_MR * TILE_NR];
-    memcpy(acc, out, sizeof out);
-    tile_add(sums, ld, i0, j0, rows, cols, acc, first);
+    c00 += a0 * b0;
+    c01 += a0 * b1;
+    c10 += a1 * b0;
+    c11 += a1 * b1;
+    c20 += a2 * b0;
+    c21 += a2 * b1;
+    c30 += a3 * b0;
+    c31 += a3 * b1;
+    a += TILE_MR;
+    b += TILE_NR;
   }
+  if (rows == TILE_MR && cols == TILE_NR) {
+    double *s = sums + i0 * ld + j0;
+    tile_add_row(s, c00, c01, first);
+    tile_add_row(s + ld, c10, c11, first);
+    tile_add_row(s + 2 * ld, c20, c21, first);
+    tile_add_row(s + 3 * ld, c30, c31, first);
+    return;
+  }
+  v4f out[2 * TILE_MR] = {c00, c01, c10, c11, c20, c21, c30, c31};
+  float acc[TILE_MR * TILE_NR];
+  memcpy(acc, out, sizeof out);
+  tile_add(sums, ld, i0, j0, rows, cols, acc, first);
 }
 #else
+/* One depth block of tile_kernel_add, n <= TILE_KC terms in float. */
+static inline void tile_block_add(size_t n, const float *a, const float *b,
+                                  double *sums, size_t ld, size_t i0, size_t j0,
+                                  size_t rows, size_t cols, int first) {
+  float t[TILE_MR * TILE_NR] = {0};
+  for (size_t p = 0; p < n; p++) {
+    for (size_t i = 0; i < TILE_MR; i++)
+      for (size_t j = 0; j < TILE_NR; j++)
+        t[i * TILE_NR + j] += a[i] * b[j];
+    a += TILE_MR;
+    b += TILE_NR;
+  }
+  tile_add(sums, ld, i0, j0, rows, cols, t, first);
+}
+#endif
+
 /* The TILE_MR x TILE_NR tile of sums over p < kc of a[p*TILE_MR + i] *
- * b[p*TILE_NR + j], each block of TILE_KC terms in float, added to (or,
- * first, set in) the rows x cols of sums at (i0, j0), row stride ld. */
+ * b[p*TILE_NR + j] (slivers packed kc deep), each block of TILE_KC terms
+ * in float, added to the rows x cols of sums at (i0, j0), row stride ld
+ * (first: the first block sets them). One call walks the whole packed
+ * depth: a call and the tile through memory per block of TILE_KC cost
+ * wasm32 a tenth of a linear layer's time. */
 static inline void tile_kernel_add(size_t kc, const float *a, const float *b,
                                    double *sums, size_t ld, size_t i0,
                                    size_t j0, size_t rows, size_t cols,
                                    int first) {
-  for (size_t p0 = 0; p0 < kc; p0 += TILE_KC, first = 0) {
-    size_t n = kc - p0 < TILE_KC ? kc - p0 : TILE_KC;
-    float t[TILE_MR * TILE_NR] = {0};
-    for (size_t p = 0; p < n; p++) {
-      for (size_t i = 0; i < TILE_MR; i++)
-        for (size_t j = 0; j < TILE_NR; j++)
-          t[i * TILE_NR + j] += a[i] * b[j];
-      a += TILE_MR;
-      b += TILE_NR;
-    }
-    tile_add(sums, ld, i0, j0, rows, cols, t, first);
-  }
+  for (size_t p0 = 0; p0 < kc; p0 += TILE_KC, first = 0)
+    tile_block_add(kc - p0 < TILE_KC ? kc - p0 : TILE_KC, a + p0 * TILE_MR,
+                   b + p0 * TILE_NR, sums, ld, i0, j0, rows, cols, first);
 }
-#endif
 
 #endif /* WGC_CPU_TILE_H */
