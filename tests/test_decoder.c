@@ -193,6 +193,14 @@ static double logits_apart(const decoder_run runs[2]) {
   return worst;
 }
 
+/* Ends the open case: the runs' logits (logits_apart) within tol. */
+static void check_apart(const decoder_run runs[2], double tol) {
+  double worst = logits_apart(runs);
+  CHECK(worst <= tol, "logits %.3g apart, allowed %.3g", worst, tol);
+  case_note(" worst %.2g (allowed %.2g)", worst, tol);
+  case_end();
+}
+
 TEST(decoder_steps_both_backends) {
   float *weights = gpt_weights_new(&TINY);
   CHECK(weights != NULL, "out of host memory");
@@ -208,11 +216,7 @@ TEST(decoder_steps_both_backends) {
       continue;
     /* Each backend within tol of float64: at most 2*tol apart, compared
      * while both decoded the same text. */
-    double tol = gpt_logit_tolerance(&TINY, weights, 0);
-    double worst = logits_apart(runs);
-    CHECK(worst <= tol, "logits %.3g apart, allowed %.3g", worst, tol);
-    case_note(" worst %.2g (allowed %.2g)", worst, tol);
-    case_end();
+    check_apart(runs, gpt_logit_tolerance(&TINY, weights, 0));
   }
   free(weights);
 }
@@ -238,11 +242,7 @@ TEST(decoder_typed_weights_both_backends) {
       free(conv);
       continue;
     }
-    double tol = gpt_logit_tolerance(&TINY, conv, 0);
-    double worst = logits_apart(runs);
-    CHECK(worst <= tol, "logits %.3g apart, allowed %.3g", worst, tol);
-    case_note(" worst %.2g (allowed %.2g)", worst, tol);
-    case_end();
+    check_apart(runs, gpt_logit_tolerance(&TINY, conv, 0));
     free(conv);
   }
   free(weights);

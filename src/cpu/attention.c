@@ -148,21 +148,10 @@ static bool row_scores(const wgc_attention_desc *d, double *s,
   return !bad && top != -INFINITY;
 }
 
-/* A key's weight as a float: 0 below float32's normal range (as the
- * kernels' attn_exp), so its key does not reach the row, even with an
- * infinite or NaN value. */
-static float weight(double s, double top) {
-  float k[VEXP_K], u[VEXP_LANES] = {(float)(s - top)};
-  vexp_constants(k);
-  vexp_f v;
-  memcpy(&v, u, sizeof v);
-  v = vexp(v, k);
-  memcpy(u, &v, sizeof u);
-  return s - top >= WEIGHT_MIN_LOG ? u[0] : 0.0f;
-}
-
-/* p[j] := weight(s[j], top) for j < len, VEXP_LANES at a time (the same
- * float operations as weight, so both paths give the same bits). */
+/* p[j] := key j's weight as a float for j < len, VEXP_LANES at a time:
+ * e^(s[j] - top), 0 below float32's normal range (as the kernels'
+ * attn_exp), so its key does not reach the row, even with an infinite or
+ * NaN value. */
 static void weights(const double *s, double top, float *p, size_t len) {
   float k[VEXP_K];
   vexp_constants(k);
@@ -178,6 +167,13 @@ static void weights(const double *s, double top, float *p, size_t len) {
     for (size_t q = 0; q < n; q++)
       p[j + q] = s[j + q] - top >= WEIGHT_MIN_LOG ? u[q] : 0.0f;
   }
+}
+
+/* One key's weight (weights), for the row path. */
+static float weight(double s, double top) {
+  float p;
+  weights(&s, top, &p, 1);
+  return p;
 }
 
 /* The operands of one (batch, head), at its element 0 (mask: none when

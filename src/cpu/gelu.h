@@ -71,9 +71,7 @@ static inline void gelu_lanes(vexp_f *x, const float *k, const float *ke) {
 static inline void gelu_row(double *v, size_t cols) {
   enum { GROUP = GELU_WAYS * VEXP_LANES };
   float k[GELU_K], ke[VEXP_K];
-  const volatile float *src = gelu_table;
-  for (int i = 0; i < GELU_K; i++)
-    k[i] = src[i];
+  vexp_read(k, gelu_table, GELU_K);
   vexp_constants(ke);
   for (size_t j = 0; j < cols; j += GROUP) {
     size_t n = cols - j < GROUP ? cols - j : GROUP;

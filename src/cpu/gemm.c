@@ -109,16 +109,12 @@ static bool has_epilogue(const wgc_gemm_args *g) {
 static void epilogue_row(const wgc_gemm_args *g, const void *bias, size_t i,
                          size_t j0, double *v, size_t cols) {
   if (bias && g->bias_kind == WGC_BIAS_PER_ROW) {
-    double b = wgc_dtype_load(bias, g->bias_type, i);
+    double b = cpu_load(bias, g->bias_type, i);
     for (size_t j = 0; j < cols; j++)
       v[j] += b;
-  } else if (bias && g->bias_type == WGC_DTYPE_F32) {
-    const float *b = (const float *)bias + j0;
-    for (size_t j = 0; j < cols; j++)
-      v[j] += b[j];
   } else if (bias) {
-    for (size_t j = 0; j < cols; j++)
-      v[j] += wgc_dtype_load(bias, g->bias_type, j0 + j);
+    for (size_t j = 0; j < cols; j++) /* an f32 bias read in place */
+      v[j] += cpu_load(bias, g->bias_type, j0 + j);
   }
   switch (g->act) {
   case WGC_ACTIVATION_RELU:

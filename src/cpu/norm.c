@@ -157,14 +157,6 @@ static inline double stat_out(const wgc_norm_args *n, const norm_stat *s,
   return 0.0;
 }
 
-/* Element i of a scale or bias of type t: f32 read in place (over the last
- * axis, a LayerNorm's rows are single elements, and the call per element
- * cost wasm32 half the op's time). */
-static inline double param_at(const void *p, wgc_dtype t, size_t i) {
-  return t == WGC_DTYPE_F32 ? (double)((const float *)p)[i]
-                            : wgc_dtype_load(p, t, i);
-}
-
 /* Writes rows [r0, r1) of the w columns from element at of the input to
  * the output (after stat_finish). */
 static void stat_apply(const wgc_norm_args *n, size_t at, size_t r0, size_t r1,
@@ -175,9 +167,11 @@ static void stat_apply(const wgc_norm_args *n, size_t at, size_t r0, size_t r1,
   void *y = cpu_ptr(n->output);
   bool f32 = n->input_type == WGC_DTYPE_F32 && n->output_type == WGC_DTYPE_F32;
   for (size_t r = r0; r < r1; r++) {
-    /* one conversion per row for scale and bias */
-    double sc = scale ? param_at(scale, n->scale_type, r) : 1.0;
-    double bi = bias ? param_at(bias, n->bias_type, r) : 0.0;
+    /* one conversion per row for scale and bias; an f32 one read in place
+     * (cpu_load): over the last axis a LayerNorm's rows are single
+     * elements, and a call per element cost wasm32 half the op's time */
+    double sc = scale ? cpu_load(scale, n->scale_type, r) : 1.0;
+    double bi = bias ? cpu_load(bias, n->bias_type, r) : 0.0;
     size_t e = at + r * n->inner;
     if (f32) {
       const float *xr = (const float *)x + e;

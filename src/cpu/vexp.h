@@ -31,12 +31,15 @@ static const float vexp_table[VEXP_K] = {
     1.0f / 720, 1.0f / 120, 1.0f / 24,   1.0f / 6,     0.5f,           1.0f,
     1.0f,       0x1.8p23f,  1.44269504f, 0.693359375f, -2.12194440e-4f};
 
-/* The constants into k, read through a volatile pointer: registers then,
- * not literals. */
-static inline void vexp_constants(float k[VEXP_K]) {
-  const volatile float *src = vexp_table;
-  for (int i = 0; i < VEXP_K; i++)
+/* n constants of table into k, read through a volatile pointer: registers
+ * then, not literals (vexp_constants: vexp's own). */
+static inline void vexp_read(float *k, const float *table, int n) {
+  const volatile float *src = table;
+  for (int i = 0; i < n; i++)
     k[i] = src[i];
+}
+static inline void vexp_constants(float k[VEXP_K]) {
+  vexp_read(k, vexp_table, VEXP_K);
 }
 
 static inline vexp_f vexp(vexp_f u, const float *k) {
