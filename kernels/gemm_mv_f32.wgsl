@@ -1,21 +1,31 @@
-// gemm_dot of gemm_mv for an f32 B: a vec4 of B a step (pb a multiple of 4).
-fn gemm_dot(pa: u32, pb: u32, n: u32) -> f32 {
-  var acc0 = vec4<f32>(0.0);
-  var acc1 = vec4<f32>(0.0);
-  let q = pb / 4u;
+// gemm_dot2 of gemm_mv for an f32 B: vec4s of B (pb a multiple of 4).
+fn gemm_dot2(pa: u32, pb0: u32, pb1: u32, n: u32) -> vec2<f32> {
+  var x0 = vec4<f32>(0.0);
+  var x1 = vec4<f32>(0.0);
+  var y0 = vec4<f32>(0.0);
+  var y1 = vec4<f32>(0.0);
+  let q0 = pb0 / 4u;
+  let q1 = pb1 / 4u;
+  let c = 4u * P.cs_a;
   var a = pa;
   var v = 0u;
-  // two vec4s a turn: two chains of fma
   for (; v + 1u < n / 4u; v += 2u) {
-    acc0 = fma(mv_a4(a), b_ld4(q + v), acc0);
-    acc1 = fma(mv_a4(a + 4u * P.cs_a), b_ld4(q + v + 1u), acc1);
-    a += 8u * P.cs_a;
+    let a0 = mv_a4(a);
+    let a1 = mv_a4(a + c);
+    x0 = fma(a0, b_ld4(q0 + v), x0);
+    y0 = fma(a0, b_ld4(q1 + v), y0);
+    x1 = fma(a1, b_ld4(q0 + v + 1u), x1);
+    y1 = fma(a1, b_ld4(q1 + v + 1u), y1);
+    a += 2u * c;
   }
   var e = 4u * v;
   for (; e < n; e++) {
-    acc0.x = fma(a_ld(a), b_ld(pb + e), acc0.x);
+    let ae = a_ld(a);
+    x0.x = fma(ae, b_ld(pb0 + e), x0.x);
+    y0.x = fma(ae, b_ld(pb1 + e), y0.x);
     a += P.cs_a;
   }
-  let acc = acc0 + acc1;
-  return (acc.x + acc.y) + (acc.z + acc.w);
+  let x = x0 + x1;
+  let y = y0 + y1;
+  return vec2<f32>((x.x + x.y) + (x.z + x.w), (y.x + y.y) + (y.z + y.w));
 }

@@ -294,6 +294,149 @@ TEST(gemm_types_mv) {
   }
 }
 
+/* Special values in B, C = A*B^T in f32 with B [n, k] typed: f16 and bf16
+ * infinities, NaNs (payloads, both signs), -0, the largest finite values
+ * and subnormals; Q8_0 and Q4_0 blocks whose scale is inf, -inf, NaN,
+ * subnormal or 65504, with quants all nonzero, some zero and of both
+ * signs, so that the elements' own products (d*q, then times A) give inf,
+ * NaN (0*inf, inf-inf) or exact values. Each row of B holds one block or
+ * one special element (with a 1.0 beside the non-finite ones); A's
+ * elements are small integers, zero in places. The float64 sum of the
+ * exactly decoded products is the exact f32 answer; a subnormal 2-byte
+ * element may count as a zero of its sign (SPECIAL VALUES). m = 1 is
+ * WebGPU's matrix-vector kernel on CPU adapters, m = 3 the general ones;
+ * rows 16 bytes apart and not. */
+enum { SP_K = 64, SP_COLS = 14 };
+
+static const uint16_t SP_F16[SP_COLS] = {0x0001, 0x03ff, 0x8200, 0x0400, 0x7bff,
+                                         0xfbff, 0x7c00, 0xfc00, 0x7c00, 0x7e00,
+                                         0xfe01, 0x8000, 0x3c00, 0x7d55};
+static const uint16_t SP_BF16[SP_COLS] = {
+    0x0001, 0x807f, 0x0080, 0x7f7f, 0xff7f, 0x7f80, 0xff80,
+    0x7f80, 0x7fc1, 0xffa0, 0x8000, 0x3f80, 0xc2f7, 0x7f81};
+/* Q blocks: scale bits and quant pattern (0: all +1, 1: some zero, 2: both
+ * signs, 3: all -1) */
+static const uint16_t SP_QD[SP_COLS] = {0x7c00, 0x7c00, 0x7c00, 0xfc00, 0xfc00,
+                                        0x7e00, 0x0001, 0x83ff, 0x7bff, 0xfbff,
+                                        0x3c00, 0x7c00, 0x0000, 0x8000};
+static const int SP_QPAT[SP_COLS] = {0, 1, 2, 3, 1, 0, 2, 3, 2, 0, 1, 3, 0, 2};
+
+static int sp_quant(int pat, size_t e) {
+  switch (pat) {
+  case 0:
+    return 1;
+  case 1:
+    return e % 5 == 3 ? 0 : 2;
+  case 2:
+    return e % 2 ? -3 : 4;
+  default:
+    return -1;
+  }
+}
+
+/* Row j of B (ldb elements, or ldb/32 blocks) written at p. */
+static void sp_row(wgc_dtype t, size_t j, size_t ldb, uint8_t *p) {
+  if (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16) {
+    uint16_t *h = (uint16_t *)p, s = (t == WGC_DTYPE_F16 ? SP_F16 : SP_BF16)[j];
+    memset(h, 0, ldb * 2);
+    size_t at = (7 * j + 3) % SP_K;
+    if (j == 8) /* where row 0 of A is 0: 0 * inf */
+      at = 1;
+    h[at] = s;
+    bool finite =
+        t == WGC_DTYPE_F16 ? (s & 0x7c00) != 0x7c00 : (s & 0x7f80) != 0x7f80;
+    if (!finite) /* a finite neighbour in the same word or vec4 */
+      h[at ^ 1] = t == WGC_DTYPE_F16 ? 0x3c00 : 0x3f80;
+    return;
+  }
+  bool q8 = t == WGC_DTYPE_Q8_0;
+  size_t bb = q8 ? 34 : 18;
+  memset(p, 0, ldb / 32 * bb);
+  for (size_t blk = 0; blk < ldb / 32; blk++) {
+    uint8_t *b = p + blk * bb;
+    /* block 0 holds the case; the others d = 1, quants 0 (or the pad) */
+    uint16_t d = blk == 0 ? SP_QD[j] : 0x3c00;
+    b[0] = (uint8_t)(d & 0xff);
+    b[1] = (uint8_t)(d >> 8);
+    for (size_t e = 0; e < 32; e++) {
+      int q = blk == 0 ? sp_quant(SP_QPAT[j], e) : 0;
+      if (q8)
+        b[2 + e] = (uint8_t)(int8_t)q;
+      else if (e < 16)
+        b[2 + e] = (uint8_t)((b[2 + e] & 0xf0) | (q + 8));
+      else
+        b[2 + e - 16] = (uint8_t)((b[2 + e - 16] & 0x0f) | (q + 8) << 4);
+    }
+  }
+}
+
+static void special_b(wgc_context *ctx, wgc_dtype t, size_t m, bool pad) {
+  size_t n = SP_COLS, k = SP_K;
+  bool block = is_block(t);
+  size_t ldb = block ? (pad ? k + 32 : k) : (pad ? k + 2 : k);
+  size_t row = dref_bytes(t, ldb), off = 16;
+  size_t bytes = (off + n * row + 15) / 16 * 16;
+  uint8_t *host = xmalloc(bytes);
+  memset(host, 0, bytes);
+  for (size_t j = 0; j < n; j++)
+    sp_row(t, j, ldb, host + off + j * row);
+  float *a = falloc(m * k), *got = falloc(m * n);
+  for (size_t i = 0; i < m; i++)
+    for (size_t p = 0; p < k; p++)
+      a[i * k + p] = (float)((p + i) % 4 + 1) * (p % 9 == 4 ? -1.0f : 1.0f);
+  a[1] = 0.0f; /* row 0 */
+  wgc_ptr B = dev_alloc(ctx, bytes), A = dev_alloc(ctx, 4 * m * k),
+          C = dev_alloc(ctx, 4 * m * n);
+  if (B && A && C && dev_write(ctx, B, (const float *)host, bytes / 4) &&
+      dev_write(ctx, A, a, m * k)) {
+    wgc_gemm_epilogue ep = {.b_type = t};
+    CHECK_OK(ctx, wgc_gemm_ex(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, m, n,
+                              k, 1.0f, A, k, B + off, ldb, 0.0f, C, n, &ep));
+    if (dev_read(ctx, got, C, m * n))
+      for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+          double sum = 0.0;
+          bool sub = false;
+          for (size_t p = 0; p < k; p++) {
+            dref_val v = dref_load(host + off + j * row, t, p);
+            double bv = v.nan ? NAN : v.v;
+            sub = sub || (!block && bv != 0.0 && fabs(bv) < 0x1p-126) ||
+                  (t == WGC_DTYPE_F16 && bv != 0.0 && fabs(bv) < 0x1p-14);
+            sum += (double)a[i * k + p] * bv;
+          }
+          float want = (float)sum, g = got[i * n + j];
+          bool ok = isnan(want) ? isnan(g) : g == want || (sub && g == 0.0f);
+          if (!ok) {
+            CHECK(false, "%s m=%zu%s: C[%zu][%zu] = %.9g, want %.9g",
+                  wgc_dtype_name(t), m, pad ? " padded" : "", i, j, g, want);
+            break;
+          }
+        }
+  }
+  wgc_free(ctx, A);
+  wgc_free(ctx, B);
+  wgc_free(ctx, C);
+  free(host);
+  free(a);
+  free(got);
+}
+
+TEST(gemm_types_special_b) {
+  static const wgc_dtype ts[] = {WGC_DTYPE_F16, WGC_DTYPE_BF16, WGC_DTYPE_Q8_0,
+                                 WGC_DTYPE_Q4_0};
+  for (int bi = 0; bi < 2; bi++)
+    for (size_t ti = 0; ti < 4; ti++) {
+      wgc_context *ctx;
+      if (!backend_case(bi, &ctx, "gemm special values in b=%s",
+                        wgc_dtype_name(ts[ti])))
+        continue;
+      for (size_t m = 1; m <= 3; m += 2)
+        for (int pad = 0; pad < 2; pad++)
+          special_b(ctx, ts[ti], m, pad);
+      case_end();
+    }
+}
+
 /* k == 0, alpha == 0: C := beta*C + bias in C's type; the split forms of
  * long k (several k slices into scratch) too. */
 TEST(gemm_types_edges) {

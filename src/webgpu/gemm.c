@@ -23,12 +23,15 @@
  *               where barriers are costly).
  *   gemm_small  one invocation per output element: tiny, thin or short-k
  *               products, where tile padding would dominate.
- *   gemm_mv     as gemm_small with B's k contiguous, read a vec4 (f32) or
- *               a u32 word (2 halves, 4 int8, 8 nibbles; a block's scale
- *               once) at a time: m = 1 on CPU adapters (decoding), where
- *               it reads 2-7x fewer words than the per-element accessors
- *               (1 x 4096 x 4096 on llvmpipe: 39 ms f32, 36 f16, 34 bf16,
- *               31 Q8_0, 28 Q4_0; before: 62, 56, 72, 104, 78).
+ *   gemm_mv     m = 1 on CPU adapters (decoding): one invocation per two
+ *               columns of C, which share A's loads, with B's k contiguous
+ *               read a vec4 (f32, and f16/bf16 where aligned) or a u32
+ *               word (2 halves, 4 int8, 8 nibbles; a block's scale and
+ *               each word once) at a time, its loops written out where
+ *               SwiftShader pays more per turn than per body (1 x 4096 x
+ *               4096, ms, f32/f16/bf16/Q8_0/Q4_0: llvmpipe 13/10/10/10/8,
+ *               SwiftShader 33/39/27/36/34; one column an invocation
+ *               before: 18/17/17/15/14 and 49/71/43/82/61).
  *   gemm_reduce second pass of split-K: sums partial sums from scratch.
  *   gemm_scale  C := beta*C, for k == 0 or alpha == 0 (A, B not bound).
  *   gemm_final  C := act(alpha*T + beta*C + bias) from an f32 scratch T.
@@ -254,14 +257,21 @@ static void region_ops(const wgc_gemm_args *g, const region *r, const form *p,
 typedef enum { FIT_OK, FIT_GRID, FIT_WINDOW, FIT_LOOP } fit;
 
 /* Loop iterations one invocation of the planned kernel runs, about: the
- * k loop of gemm_small takes two k a turn; gemm_rv one; the tiled kernel
- * spends about 5 per k on its staging and inner loops. */
-static uint64_t loop_cost(const form *p) {
+ * k loop of gemm_small takes two k a turn; gemm_mv eight (or a block) a
+ * turn, and a typed B's column redone element by element (mv_exact) takes
+ * one k a turn, for both columns; gemm_rv one; the tiled kernel spends
+ * about 5 per k on its staging and inner loops. */
+static uint64_t loop_cost(const wgc_gemm_args *g, const form *p) {
   switch (p->kind) {
   case K_SCALE:
     return 1;
   case K_SMALL:
-    return p->mv ? p->kslice / 4 + 2 : p->kslice / 2 + 2;
+    if (!p->mv)
+      return p->kslice / 2 + 2;
+    return p->kslice / 8 + 8 +
+           (g->b_type == WGC_DTYPE_F32 || g->b_type == WGC_DTYPE_BF16
+                ? 0
+                : 2 * p->kslice);
   default:
     return p->tile.kernel == GEMM_REGS ? p->kslice + 2 : 5 * p->kslice + 2;
   }
@@ -286,7 +296,7 @@ static fit region_fits(const wg_plan *wp, const wgc_gemm_args *g,
     return FIT_GRID;
   /* Longer k loops than the adapter runs would lose terms: split k. */
   uint32_t budget = wp->pol->loop_budget;
-  if (budget && loop_cost(p) > budget)
+  if (budget && loop_cost(g, p) > budget)
     return FIT_LOOP;
   wg_operand ops[OP_COUNT];
   bool present[OP_COUNT];
@@ -369,6 +379,17 @@ static bool rv_b4(const wgc_gemm_args *g, const region *r,
   return g->b_type == WGC_DTYPE_F32 && r->nn % 4 == 0 && g->cs_b == 1 &&
          (r->kk == 1 || g->rs_b % 4 == 0) &&
          (r->nb == 1 || g->batch_b % 4 == 0) && b->ref.offset % 16 == 0;
+}
+
+/* Whether gemm_mv's 2-byte B may be bound as vec4s (wg_launch.words4):
+ * every column's start (and every batch's and k slice's: MV_STEP is 8) 8
+ * elements, 16 bytes, into an aligned vec4. */
+static bool mv_words4(const wgc_gemm_args *g, const region *r,
+                      const wg_operand *b) {
+  return (g->b_type == WGC_DTYPE_F16 || g->b_type == WGC_DTYPE_BF16) &&
+         (r->nn == 1 || g->cs_b % 8 == 0) &&
+         (r->nb == 1 || g->batch_b % 8 == 0) &&
+         (b->ref.offset + b->lead) % 16 == 0;
 }
 
 /* Whether gemm_rv reads A four k at a time, a vec4 per row: where it pays
@@ -481,8 +502,7 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
                                       [WGC_DTYPE_Q8_0] = "gemm_mv_q+gemm_mv_q8",
                                       [WGC_DTYPE_Q4_0] =
                                           "gemm_mv_q+gemm_mv_q4"};
-    snprintf(kernel, sizeof kernel,
-             "%sgemm_common+gemm_small+gemm_mv+%s+gemm_out_%s",
+    snprintf(kernel, sizeof kernel, "%sgemm_common+gemm_mv+%s+gemm_out_%s",
              ep_here ? "math+activation+" : "", dot[g->b_type],
              split     ? "part"
              : ep_here ? "ep"
@@ -493,8 +513,10 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
     l.kernel = kernel;
     l.consts = consts;
     l.vec4 = g->b_type == WGC_DTYPE_F32 ? 1u << OP_B : 0;
-    prm.total = u32_of(outputs * p->slices);
-    l.groups = wg_ceil_div(outputs * p->slices, SMALL_GROUP);
+    l.words4 = mv_words4(g, r, &ops[OP_B]) ? 1u << OP_B : 0;
+    uint64_t inv = (uint64_t)r->nb * r->mm * ((r->nn + 1) / 2) * p->slices;
+    prm.total = u32_of(inv);
+    l.groups = wg_ceil_div(inv, SMALL_GROUP);
   } else if (p->kind == K_SMALL) {
     l.kernel = split ? "gemm_common+gemm_small+gemm_small_dot+gemm_out_part"
                : ep_here

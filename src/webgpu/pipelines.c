@@ -128,10 +128,19 @@ static void operand_accessors(text *t, const wg_operand *o, unsigned i,
  * written operand gets a store: a read one may share a written binding
  * that is not atomic (an f16 A beside an f32 C). */
 static void typed_accessors(text *t, const wg_operand *o, unsigned i,
-                            unsigned b, bool atomic, bool vec4_op) {
+                            unsigned b, bool atomic, bool vec4_bind,
+                            bool vec4_op) {
   const char *off = i < 4 ? "off" : "off2", *n = o->name;
   unsigned k = i % 4;
-  if (atomic)
+  /* the word j of the binding, and four from word j on (see words4) */
+  if (vec4_bind)
+    text_add(t,
+             "fn %s_w(j: u32) -> u32 { return bitcast<u32>(wgc_buf%u[j >> "
+             "2u][j & 3u]); }\n"
+             "fn %s_w4(j: u32) -> vec4<u32> { return "
+             "bitcast<vec4<u32>>(wgc_buf%u[j >> 2u]); }\n",
+             n, b, n, b);
+  else if (atomic)
     text_add(t,
              "fn %s_w(j: u32) -> u32 { return atomicLoad(&wgc_buf%u[j]); }\n",
              n, b);
@@ -139,6 +148,11 @@ static void typed_accessors(text *t, const wg_operand *o, unsigned i,
     text_add(t,
              "fn %s_w(j: u32) -> u32 { return bitcast<u32>(wgc_buf%u[j]); }\n",
              n, b);
+  if (!vec4_bind)
+    text_add(t,
+             "fn %s_w4(j: u32) -> vec4<u32> { return vec4<u32>(%s_w(j), "
+             "%s_w(j + 1u), %s_w(j + 2u), %s_w(j + 3u)); }\n",
+             n, n, n, n, n);
   /* the 2-byte value at (even) byte offset y */
   text_add(t,
            "fn %s_h(y: u32) -> u32 { return (%s_w(y >> 2u) >> ((y & 2u) * 8u)) "
@@ -238,7 +252,8 @@ static wgc_status kernel_source(wgc_context *ctx, const char *fn, text *t,
   for (unsigned i = 0; i < l->nops; i++) {
     unsigned b = op_bind[i];
     if (l->ops[i].type != WGC_DTYPE_F32)
-      typed_accessors(t, &l->ops[i], i, b, atomic[b], l->vec4 >> i & 1);
+      typed_accessors(t, &l->ops[i], i, b, atomic[b], vec4[b] && !atomic[b],
+                      l->vec4 >> i & 1);
     else if (atomic[b])
       atomic_accessors(t, &l->ops[i], i, b, write[b], l->vec4 >> i & 1);
     else

@@ -497,9 +497,9 @@ static wgc_status check_entry(wg_plan *p, wg_planned *e, uint64_t *stage_need) {
   }
   /* A binding is declared as vec4s only when every operand in it is read
    * as vec4s from a whole vec4 of it (staging may move operands); a typed
-   * operand's accessors read words. */
+   * operand's accessors read words, or vec4s of words where words4 allows. */
   for (unsigned i = 0; i < l.nops; i++)
-    if (!(l.vec4 >> i & 1) || l.ops[i].type != WGC_DTYPE_F32 ||
+    if (!((l.ops[i].type == WGC_DTYPE_F32 ? l.vec4 : l.words4) >> i & 1) ||
         (l.ops[i].ref.offset - binds[op_bind[i]].lo) % 16)
       vec4[op_bind[i]] = false;
   return wg_pipeline_get(p->ctx, p->fn, &l, op_bind, write, vec4, nb, &e->pipe);

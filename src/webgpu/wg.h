@@ -59,8 +59,12 @@ typedef struct wg_launch {
   wg_operand ops[WG_MAX_OPERANDS];
   unsigned nops;
   unsigned vec4; /* bit i: ops[i] has the vec4 accessors */
-  void *params;  /* Params bytes; the first 16 (32: more than 4 operands)
-                    are filled in here */
+  /* bit i: typed ops[i] may be bound as vec4s, its <name>_w4(j) (four words
+   * from word j on, which every typed operand has) called only with j a
+   * multiple of 4 */
+  unsigned words4;
+  void *params; /* Params bytes; the first 16 (32: more than 4 operands)
+                   are filled in here */
   size_t params_size;
   /* Workgroups: either groups (linear, split over x and y as needed) or
    * x/y/z explicitly (groups == 0). */
