@@ -9,14 +9,22 @@ fn gemm_dot2(pa: u32, pb0: u32, pb1: u32, n: u32) -> vec2<f32> {
   let c = 4u * P.cs_a;
   var a = pa;
   var v = 0u;
-  for (; v + 1u < n / 4u; v += 2u) {
+  for (; v + 3u < n / 4u; v += 4u) {
     let a0 = mv_a4(a);
     let a1 = mv_a4(a + c);
+    let a2 = mv_a4(a + 2u * c);
+    let a3 = mv_a4(a + 3u * c);
+    x0 = fma(a2, b_ld4(q0 + v + 2u), fma(a0, b_ld4(q0 + v), x0));
+    y0 = fma(a2, b_ld4(q1 + v + 2u), fma(a0, b_ld4(q1 + v), y0));
+    x1 = fma(a3, b_ld4(q0 + v + 3u), fma(a1, b_ld4(q0 + v + 1u), x1));
+    y1 = fma(a3, b_ld4(q1 + v + 3u), fma(a1, b_ld4(q1 + v + 1u), y1));
+    a += 4u * c;
+  }
+  for (; v < n / 4u; v++) {
+    let a0 = mv_a4(a);
     x0 = fma(a0, b_ld4(q0 + v), x0);
     y0 = fma(a0, b_ld4(q1 + v), y0);
-    x1 = fma(a1, b_ld4(q0 + v + 1u), x1);
-    y1 = fma(a1, b_ld4(q1 + v + 1u), y1);
-    a += 2u * c;
+    a += c;
   }
   var e = 4u * v;
   for (; e < n; e++) {

@@ -40,6 +40,22 @@ fn gemm_dot2(pa: u32, pb0: u32, pb1: u32, n: u32) -> vec2<f32> {
   var v = 0u;
   var bad0 = vec4<u32>(0u);
   var bad1 = vec4<u32>(0u);
+  // sixteen elements of each column a turn, then eight
+  for (; v + 1u < n / 8u; v += 2u) {
+    let a0 = mv_a4(a);
+    let a1 = mv_a4(a + c);
+    let a2 = mv_a4(a + 2u * c);
+    let a3 = mv_a4(a + 3u * c);
+    let p0 = b_w4(u0 + 4u * v);
+    let p1 = b_w4(u0 + 4u * v + 4u);
+    let q0 = b_w4(u1 + 4u * v);
+    let q1 = b_w4(u1 + 4u * v + 4u);
+    bad0 |= mv_special(p0) | mv_special(p1);
+    bad1 |= mv_special(q0) | mv_special(q1);
+    x = mv_h8(p1, a2, a3, mv_h8(p0, a0, a1, x));
+    y = mv_h8(q1, a2, a3, mv_h8(q0, a0, a1, y));
+    a += 4u * c;
+  }
   for (; v < n / 8u; v++) {
     let a0 = mv_a4(a);
     let a1 = mv_a4(a + c);

@@ -29,8 +29,8 @@
  *               word (2 halves, 4 int8, 8 nibbles; a block's scale and
  *               each word once) at a time, its loops written out where
  *               SwiftShader pays more per turn than per body (1 x 4096 x
- *               4096, ms, f32/f16/bf16/Q8_0/Q4_0: llvmpipe 13/10/10/10/8,
- *               SwiftShader 33/39/27/36/34; one column an invocation
+ *               4096, ms, f32/f16/bf16/Q8_0/Q4_0: llvmpipe 14/10/10/9/8,
+ *               SwiftShader 29/36/25/36/34; one column an invocation
  *               before: 18/17/17/15/14 and 49/71/43/82/61).
  *   gemm_reduce second pass of split-K: sums partial sums from scratch.
  *   gemm_scale  C := beta*C, for k == 0 or alpha == 0 (A, B not bound).
