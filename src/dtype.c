@@ -357,6 +357,93 @@ static inline float f16_float(uint16_t h) {
   return f32_from((m < 0x400u ? sub : nrm) | (uint32_t)(h & 0x8000u) << 16);
 }
 
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector) &&                                  \
+    __has_builtin(__builtin_convertvector)
+#define DTYPE_VECTOR 1
+#endif
+#endif
+
+#ifdef DTYPE_VECTOR
+typedef uint8_t v16b __attribute__((vector_size(16)));
+typedef int8_t v16sb __attribute__((vector_size(16)));
+typedef uint16_t v8h __attribute__((vector_size(16)));
+typedef uint32_t v4u __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+typedef float v4f __attribute__((vector_size(16)));
+
+/* Four f16 bit patterns (each in a lane's low 16 bits) as f16_float gives
+ * them. */
+static inline v4u f16_lanes(v4u x) {
+  v4u m = x & 0x7fffu;
+  v4u nrm = (m << 13) + 0x38000000u + ((v4u)(m >= 0x7c00u) & 0x38000000u);
+  v4f subf = __builtin_convertvector((v4i)m, v4f) * 0x1p-24f;
+  v4u sub, small = (v4u)(m < 0x400u);
+  memcpy(&sub, &subf, sizeof sub);
+  return (sub & small) | (nrm & ~small) | (x & 0x8000u) << 16;
+}
+
+/* Eight f16 (or bf16) at p into dst, as the scalar loop gives them: the
+ * CPU backend's packers convert a typed B's every element here, and the
+ * scalar form does not vectorise at -O2. A bf16 lands in a lane's high
+ * half, an f16 in its low half. */
+static inline void halves8(const uint8_t *p, bool f16, float *dst) {
+  v8h v, z = {0};
+  memcpy(&v, p, sizeof v);
+  v4u lo, hi;
+  if (f16) {
+    lo =
+        f16_lanes((v4u)__builtin_shufflevector(v, z, 0, 8, 1, 9, 2, 10, 3, 11));
+    hi = f16_lanes(
+        (v4u)__builtin_shufflevector(v, z, 4, 12, 5, 13, 6, 14, 7, 15));
+  } else {
+    lo = (v4u)__builtin_shufflevector(z, v, 0, 8, 1, 9, 2, 10, 3, 11);
+    hi = (v4u)__builtin_shufflevector(z, v, 4, 12, 5, 13, 6, 14, 7, 15);
+  }
+  memcpy(dst, &lo, sizeof lo);
+  memcpy(dst + 4, &hi, sizeof hi);
+}
+
+/* The 16 signed bytes of b as ints, four at a time into q: each placed in
+ * its lane's top byte by interleaving with zeros (SSE2's unpacks; a
+ * general byte shuffle would go element by element), then shifted down
+ * with its sign. */
+static inline void bytes16(v16b b, v4i q[4]) {
+  v16b z = {0};
+  v8h zh = {0};
+  v8h lo = (v8h)__builtin_shufflevector(z, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
+                                        5, 21, 6, 22, 7, 23);
+  v8h hi = (v8h)__builtin_shufflevector(z, b, 8, 24, 9, 25, 10, 26, 11, 27, 12,
+                                        28, 13, 29, 14, 30, 15, 31);
+  q[0] = (v4i)__builtin_shufflevector(zh, lo, 0, 8, 1, 9, 2, 10, 3, 11) >> 24;
+  q[1] = (v4i)__builtin_shufflevector(zh, lo, 4, 12, 5, 13, 6, 14, 7, 15) >> 24;
+  q[2] = (v4i)__builtin_shufflevector(zh, hi, 0, 8, 1, 9, 2, 10, 3, 11) >> 24;
+  q[3] = (v4i)__builtin_shufflevector(zh, hi, 4, 12, 5, 13, 6, 14, 7, 15) >> 24;
+}
+
+/* The 32 quants of a Q8_0 or Q4_0 block (after its scale) times d. */
+static inline void quants32(const uint8_t *in, bool q8, float d, float *y) {
+  v16b b[2];
+  if (q8) {
+    memcpy(b, in, 32);
+  } else { /* element j < 16: the low nibble of byte j, else the high one of
+              byte j - 16; minus 8 */
+    v16b x;
+    memcpy(&x, in, 16);
+    b[0] = (v16b)((v16sb)(x & 15) - 8);
+    b[1] = (v16b)((v16sb)(x >> 4) - 8);
+  }
+  for (int h = 0; h < 2; h++) {
+    v4i q[4];
+    bytes16(b[h], q);
+    for (int r = 0; r < 4; r++) {
+      v4f f = __builtin_convertvector(q[r], v4f) * d;
+      memcpy(y + 16 * h + 4 * r, &f, sizeof f);
+    }
+  }
+}
+#endif
+
 /* Block b of a Q8_0 or Q4_0 operand into 32 floats, as dequantize_block
  * gives them: d * q is exact in float (11 significant bits times 8). */
 static void block_floats(const uint8_t *in, wgc_dtype t, float *y) {
@@ -364,12 +451,16 @@ static void block_floats(const uint8_t *in, wgc_dtype t, float *y) {
   memcpy(&d16, in, 2);
   uint32_t db = wgc_f16_to_f32(d16);
   float d = f32_from(db);
+#ifdef DTYPE_VECTOR
+  quants32(in + 2, t == WGC_DTYPE_Q8_0, d, y);
+#else
   for (int j = 0; j < QK; j++) {
     int q = t == WGC_DTYPE_Q8_0
                 ? (int8_t)in[2 + j]
                 : (j < QK / 2 ? in[2 + j] & 15 : in[2 + j - QK / 2] >> 4) - 8;
     y[j] = d * (float)q;
   }
+#endif
   if (bits_nan(db) || isinf(d))
     for (int j = 0; j < QK; j++)
       if (bits_nan(db) || isnan(y[j])) /* a NaN scale, or inf * 0 */
@@ -384,7 +475,12 @@ void wgc_dtype_load_run(const void *src, wgc_dtype t, size_t i0, size_t n,
     return;
   }
   if (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16) {
-    for (size_t j = 0; j < n; j++) {
+    size_t j = 0;
+#ifdef DTYPE_VECTOR
+    for (; j + 8 <= n; j += 8)
+      halves8(s + 2 * (i0 + j), t == WGC_DTYPE_F16, dst + j);
+#endif
+    for (; j < n; j++) {
       uint16_t h;
       memcpy(&h, s + 2 * (i0 + j), 2);
       dst[j] = t == WGC_DTYPE_F16 ? f16_float(h) : f32_from((uint32_t)h << 16);
@@ -394,8 +490,12 @@ void wgc_dtype_load_run(const void *src, wgc_dtype t, size_t i0, size_t n,
   float x[QK];
   for (size_t i = i0; i < i0 + n;) {
     size_t at = i % QK, m = QK - at < i0 + n - i ? QK - at : i0 + n - i;
-    block_floats(s + i / QK * dtype_bytes[t], t, x);
-    memcpy(dst + (i - i0), x + at, m * sizeof *x);
+    if (m == QK) { /* a whole block straight into place */
+      block_floats(s + i / QK * dtype_bytes[t], t, dst + (i - i0));
+    } else {
+      block_floats(s + i / QK * dtype_bytes[t], t, x);
+      memcpy(dst + (i - i0), x + at, m * sizeof *x);
+    }
     i += m;
   }
 }

@@ -187,7 +187,7 @@ static void store_tile_typed(const wgc_gemm_args *g, void *c, size_t base,
  * a time over the whole depth: a linear layer's transposed weights are then
  * read in runs of kp floats per row, which streams weights that are not in
  * the cache (a model's) faster than runs of TILE_KC (1.1-1.2x in wasm32).
- * The typed packers convert TILE_KC at a time. */
+ * The typed packers convert runs of the whole depth too. */
 static void pack_b_block(const gemm_job *job, size_t t, size_t p1, size_t kp,
                          size_t j0, size_t cols, float *dst) {
   const wgc_gemm_args *g = job->g;
@@ -198,11 +198,9 @@ static void pack_b_block(const gemm_job *job, size_t t, size_t p1, size_t kp,
              dst + s * kp);
       continue;
     }
-    for (size_t q = 0; q < kp; q += TILE_KC)
-      tile_pack_typed(job->b, g->b_type,
-                      t * g->batch_b + (p1 + q) * g->rs_b + (j0 + s) * g->cs_b,
-                      g->cs_b, g->rs_b, w, kp - q < TILE_KC ? kp - q : TILE_KC,
-                      TILE_NR, dst + s * kp + q * TILE_NR);
+    tile_pack_typed(job->b, g->b_type,
+                    t * g->batch_b + p1 * g->rs_b + (j0 + s) * g->cs_b, g->cs_b,
+                    g->rs_b, w, kp, TILE_NR, dst + s * kp);
   }
 }
 

@@ -132,23 +132,43 @@ static inline void tile_pack_b(const float *b, size_t rs_b, size_t cs_b,
  * of a sliver (x a row of A or a column of B) is at base + x*xs + p*ps elements
  * of type t, read as runs along k where k is the unit stride (the only way a
  * block B is laid out) and one by one otherwise. mr is TILE_MR or TILE_NR:
- * slivers of mr lanes, p-major. */
+ * slivers of mr lanes, p-major. A whole sliver's runs are converted
+ * TILE_KC at a time and turned into place 4 x 4 at a time. */
 static inline void tile_pack_typed(const void *src, wgc_dtype t, size_t base,
                                    size_t xs, size_t ps, size_t xn, size_t kc,
                                    size_t mr, float *dst) {
-  float run[TILE_KC];
+  float run[TILE_NR][TILE_KC];
   for (size_t s = 0; s < xn; s += mr, dst += mr * kc) {
     size_t h = xn - s < mr ? xn - s : mr;
+#ifdef TILE_VECTOR
+    if (ps == 1 && h == mr && mr % 4 == 0) {
+      for (size_t p0 = 0; p0 < kc; p0 += TILE_KC) {
+        size_t n = kc - p0 < TILE_KC ? kc - p0 : TILE_KC, p = 0;
+        for (size_t x = 0; x < mr; x++)
+          wgc_dtype_load_run(src, t, base + (s + x) * xs + p0, n, run[x]);
+        for (; p + 4 <= n; p += 4)
+          for (size_t x = 0; x < mr; x += 4)
+            transpose4(&run[x][p], TILE_KC, dst + (p0 + p) * mr + x, mr);
+        for (; p < n; p++)
+          for (size_t x = 0; x < mr; x++)
+            dst[(p0 + p) * mr + x] = run[x][p];
+      }
+      continue;
+    }
+#endif
     for (size_t x = 0; x < mr; x++) {
       size_t e = base + (s + x) * xs;
       if (x >= h)
         for (size_t p = 0; p < kc; p++)
           dst[p * mr + x] = 0.0f;
-      else if (ps == 1) {
-        wgc_dtype_load_run(src, t, e, kc, run);
-        for (size_t p = 0; p < kc; p++)
-          dst[p * mr + x] = run[p];
-      } else
+      else if (ps == 1)
+        for (size_t p0 = 0; p0 < kc; p0 += TILE_KC) {
+          size_t n = kc - p0 < TILE_KC ? kc - p0 : TILE_KC;
+          wgc_dtype_load_run(src, t, e + p0, n, run[0]);
+          for (size_t p = 0; p < n; p++)
+            dst[(p0 + p) * mr + x] = run[0][p];
+        }
+      else
         for (size_t p = 0; p < kc; p++)
           dst[p * mr + x] = wgc_dtype_load(src, t, e + p * ps);
     }
