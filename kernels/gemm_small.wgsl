@@ -1,8 +1,8 @@
 // GEMM for thin or tiny outputs (m or n small, many small batches): one
 // invocation per output element and k slice, P.total = nslices*nb*m*n of
-// them, its sum over the slice from gemm_dot: gemm_small_dot.wgsl reads A
-// and B straight from memory with the general strides, gemm_mv.wgsl B's
-// contiguous k in words or vec4s.
+// them, its sum over the slice from gemm_dot (gemm_small_dot.wgsl), which
+// reads A and B straight from memory with the general strides
+// (gemm_mv.wgsl has its own main: two columns an invocation).
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,

@@ -902,6 +902,45 @@ async function movementTests() {
     });
     compare(g, c, (w) => 1e-4 * Math.abs(w) + 1e-4, 'webgpu vs cpu: ');
   });
+  await test('gemmEx matrix-vector special values: f16 inf, NaN and subnormal weights, Q8_0 blocks with infinite and NaN scales', async () => {
+    // one row of A (small integers, one zero) times 6 rows of B, 64 deep:
+    // the answers follow the elements' own products (0 * inf and inf - inf
+    // are NaN); a subnormal f16 weight may count as a zero (SPECIAL VALUES)
+    const k = 64, n = 6;
+    const A = Float32Array.from({ length: k }, (_, p) => (p === 40 ? 0 : (p % 4) + 1));
+    const h = new Uint16Array(n * k);
+    const f16at = [[3, 0x0001], [5, 0x7c00], [9, 0xfc00], [12, 0x7e01], [40, 0x7c00], [20, 0x7bff]];
+    f16at.forEach(([p, v], j) => { h[j * k + p] = v; if ((v & 0x7c00) === 0x7c00) h[j * k + (p ^ 1)] = 0x3c00; });
+    const f16want = [A[3] * 2 ** -24, Infinity, -Infinity, NaN, NaN, 65504 * A[20]];
+    // Q8_0: block 0 of each row holds the case, block 1 is zero (d = 1)
+    const q = new Uint8Array(n * 2 * 34);
+    const cases = [[0x7c00, () => 1], [0x7c00, (e) => (e % 5 === 3 ? 0 : 2)], [0xfc00, () => -1],
+                   [0x7e00, () => 3], [0x3c00, (e) => e - 16], [0x0001, () => 100]];
+    cases.forEach(([d, qf], j) => {
+      const o = j * 68;
+      q[o] = d & 0xff; q[o + 1] = d >> 8; q[o + 34] = 0x00; q[o + 35] = 0x3c;
+      for (let e = 0; e < 32; e++) q[o + 2 + e] = qf(e) & 0xff;
+    });
+    const dot = (j) => { let s = 0; for (let e = 0; e < 32; e++) s += A[e] * cases[j][1](e); return s; };
+    const q8want = [Infinity, NaN, Infinity, NaN, dot(4), dot(5) * 2 ** -24];
+    const [g, c] = await both(async (ctx) => {
+      const a = put(ctx, A), b16 = ctx.alloc(2 * n * k), b8 = ctx.alloc(q.length), cc = ctx.alloc(4 * n);
+      ctx.upload(b16, h);
+      ctx.upload(b8, q);
+      ctx.gemmEx(W.ROW_MAJOR, W.NO_TRANS, W.TRANS, 1, n, k, 1, a, k, b16, k, 0, cc, n, { b_type: W.DTYPE_F16 });
+      const r16 = await ctx.download(cc, n);
+      ctx.gemmEx(W.ROW_MAJOR, W.NO_TRANS, W.TRANS, 1, n, k, 1, a, k, b8, k, 0, cc, n, { b_type: W.DTYPE_Q8_0 });
+      const r8 = await ctx.download(cc, n);
+      for (const [name, got, want] of [['f16', r16, f16want], ['q8_0', r8, q8want]])
+        for (let j = 0; j < n; j++) {
+          const ok = Number.isNaN(want[j]) ? Number.isNaN(got[j])
+            : got[j] === Math.fround(want[j]) || (name === 'f16' && j === 0 && got[j] === 0);
+          check(ok, `${name} C[${j}] = ${got[j]}, want ${want[j]}`);
+        }
+      return Float32Array.from([...r16, ...r8]);
+    });
+    compare(g.slice(1), c.slice(1), () => 0, 'webgpu vs cpu: ');
+  });
   await test('gatherEx types: a context gathers Q8_0 rows into f16 and f16 elements into f32', async () => {
     // f16 rounding to nearest even, independent of the library (|x| < 65504)
     const f16 = (x) => {
