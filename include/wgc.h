@@ -441,7 +441,9 @@ typedef struct wgc_gemm_epilogue {
  * count elements of each operand's own type; an address is a multiple of
  * its element size (4 bytes for f32, 2 for the others, a block's f16
  * scale included). Inputs convert exactly to f32 (Q8_0/Q4_0 as
- * wgc_dequantize does), the arithmetic is that of the f32 call (beta*C
+ * wgc_dequantize does; a subnormal f16 or bf16 element may count as a
+ * zero of its sign on a device that flushes subnormals, as SPECIAL VALUES
+ * say), the arithmetic is that of the f32 call (beta*C
  * reads C in its type), and an F16 or BF16 C is rounded once, to nearest
  * even, from the backend's sum (float on WebGPU, double on the CPU
  * backend). Accuracy: the f32 bound above on the converted inputs, plus
