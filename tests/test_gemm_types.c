@@ -450,6 +450,10 @@ TEST(gemm_types_edges) {
     run_case(ctx, (gemm_shape){2, 3, 4096, 1}, ty, false, 2);
     ty.b = WGC_DTYPE_Q4_0;
     run_case(ctx, (gemm_shape){4, 33, 2048, 1}, ty, false, 3);
+    /* matrix-vector, k longer than llvmpipe's loop budget allows one
+     * launch (the column redone element by element counted in) */
+    ty.b = WGC_DTYPE_F16;
+    run_case(ctx, (gemm_shape){1, 7, 40000, 1}, ty, false, 4);
     case_end();
   }
 }

@@ -221,6 +221,25 @@ static inline void tile_add_row(double *s, v4f lo, v4f hi, int first) {
 static inline void tile_block_add(size_t n, const float *a, const float *b,
                                   double *sums, size_t ld, size_t i0, size_t j0,
                                   size_t rows, size_t cols, int first) {
+  if (rows == 1) { /* a matrix-vector product: one row, the same sums */
+    v4f c0 = {0}, c1 = {0};
+    for (size_t p = 0; p < n; p++) {
+      v4f a0 = {a[0], a[0], a[0], a[0]};
+      c0 += a0 * load4(b);
+      c1 += a0 * load4(b + 4);
+      a += TILE_MR;
+      b += TILE_NR;
+    }
+    if (cols == TILE_NR) {
+      tile_add_row(sums + i0 * ld + j0, c0, c1, first);
+      return;
+    }
+    v4f out[2] = {c0, c1};
+    float acc[TILE_NR];
+    memcpy(acc, out, sizeof out);
+    tile_add(sums, ld, i0, j0, 1, cols, acc, first);
+    return;
+  }
   v4f c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0};
   v4f c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
   for (size_t p = 0; p < n; p++) {
