@@ -335,6 +335,49 @@ TEST(norm_header_special) {
   }
 }
 
+/* A normalised value below FLT_MIN times an infinite scale: the formula
+ * gives +-inf (x / rms is tiny, not 0), also on a device that flushes the
+ * subnormal product to zero (where 0 * inf would be NaN). RMSNorm of
+ * [2e-38, 100] (x / rms = 2.8e-40) with scale [-inf, 1], and LayerNorm of
+ * [3e-38, 100, -100] (x - mean = 2e-38, over the deviation 81.6) with
+ * scale [inf, 1, 1] and a bias. */
+TEST(norm_tiny_times_inf_scale) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "norm: a value below FLT_MIN times inf scale"))
+      continue;
+    const float xr[2] = {2e-38f, 100}, sr[2] = {-INFINITY, 1};
+    const float xl[3] = {3e-38f, 100, -100}, sl[3] = {INFINITY, 1, 1},
+                bl[3] = {0.5f, 0.5f, 0.5f};
+    wgc_ptr x1 = dev_from(ctx, xr, 2), s1 = dev_from(ctx, sr, 2);
+    wgc_ptr x2 = dev_from(ctx, xl, 3), s2 = dev_from(ctx, sl, 3),
+            b2 = dev_from(ctx, bl, 3), y = dev_alloc(ctx, 12);
+    float got[3];
+    if (x1 && s1 && x2 && s2 && b2 && y) {
+      size_t shape[1] = {2};
+      CHECK_OK(ctx, wgc_rms_norm(ctx, x1, s1, y, shape, 1, 0, 0.0f));
+      if (dev_read(ctx, got, y, 2))
+        CHECK(got[0] == -INFINITY && fabs(got[1] - 1.41421356) < 1e-5,
+              "RMSNorm = %g %g, want -inf 1.41421", (double)got[0],
+              (double)got[1]);
+      shape[0] = 3;
+      CHECK_OK(ctx, wgc_layer_norm(ctx, x2, s2, b2, y, shape, 1, 0, 0.0f));
+      if (dev_read(ctx, got, y, 3))
+        CHECK(got[0] == INFINITY && fabs(got[1] - 1.7247449) < 1e-4 &&
+                  fabs(got[2] + 0.7247449) < 1e-4,
+              "LayerNorm = %g %g %g, want inf 1.72474 -0.72474", (double)got[0],
+              (double)got[1], (double)got[2]);
+    }
+    dev_free(ctx, x1);
+    dev_free(ctx, s1);
+    dev_free(ctx, x2);
+    dev_free(ctx, s2);
+    dev_free(ctx, b2);
+    dev_free(ctx, y);
+    case_end();
+  }
+}
+
 /* An infinity in a row long enough for several statistics chunks: RMSNorm's
  * mean square is inf, so the finite elements are x/inf = 0 and the
  * infinity itself NaN, as a short row gives (the compensation term of an
