@@ -120,7 +120,9 @@ void fzr_conv(const wgc_conv2d_desc *d, const float *x, const float *f,
           size_t o = ((in * d->k + ok) * P + op) * Q + oq;
           double scale = K * mx * mw;
           w.v[o] = acc;
-          w.tol[o] = 1e-5 * scale + 1e-6 * fin(bv) + FZ_FLUSH_ALLOW;
+          /* Each product, and the bias, may be flushed where subnormal
+           * (as GEMM's). */
+          w.tol[o] = 1e-5 * scale + 1e-6 * fin(bv) + FZ_FLUSH_ALLOW * (1 + K);
           w.len[o] = scale > FZ_OVERFLOW || fin(bv) > FZ_OVERFLOW ? FZ_LENIENT
                      : nan_ok                                     ? FZ_NAN_OK
                                                                   : 0;
