@@ -324,14 +324,15 @@ static void fill_typed(fz_pending *p, int opnd, typed_opnd o, size_t rows,
       }
 }
 
-/* The operand's elements decoded exactly to f32 (flush: subnormal results
- * of the decoding as zeros, as a device that flushes reads them). */
+/* The operand's elements decoded exactly to f32 (flush: subnormals as
+ * zeros, as a device that flushes reads them: f16's below 2^-14, and any
+ * type's f32 value below FLT_MIN; bf16 has f32's range). */
 static float *typed_decode(fz_pending *p, int opnd, typed_opnd o, bool flush) {
   float *d = zalloc(o.elems * sizeof(float));
   const uint8_t *x = typed_bytes(p, opnd, o);
   for (size_t i = 0; i < o.elems; i++) {
     float f = dref_float(dref_load(x, o.t, i));
-    d[i] = flush && fabsf(f) < 0x1p-14f && !isnan(f) && o.t != WGC_DTYPE_F32
+    d[i] = flush && fabsf(f) < 0x1p-14f && !isnan(f) && o.t == WGC_DTYPE_F16
                ? copysignf(0.0f, f)
                : f;
     if (flush)
