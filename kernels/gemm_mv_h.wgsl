@@ -18,8 +18,10 @@ fn mv_h2(w: u32) -> vec2<f32> {
   return vec2<f32>(bitcast<f32>(lo), bitcast<f32>(hi)) * 5.192296858534828e33;
 }
 
-// bit 15 or 31 set where a half's exponent is 31 (f16 inf or NaN)
+// bit 15 or 31 set where a half's exponent is 31 (f16 inf or NaN); bf16
+// decodes them exactly.
 fn mv_special(x: vec4<u32>) -> vec4<u32> {
+  if (MV_BF16) { return vec4<u32>(0u); }
   return (x & vec4<u32>(0x7c007c00u)) + vec4<u32>(0x04000400u);
 }
 
@@ -70,8 +72,8 @@ fn gemm_dot2(pa: u32, pb0: u32, pb1: u32, n: u32) -> vec2<f32> {
   var dx = (x.x + x.y) + (x.z + x.w);
   var dy = (y.x + y.y) + (y.z + y.w);
   let m = vec4<u32>(0x80008000u);
-  dx = mv_exact(!MV_BF16 && any((bad0 & m) != vec4<u32>(0u)), pa, pb0, 8u * v, dx);
-  dy = mv_exact(!MV_BF16 && any((bad1 & m) != vec4<u32>(0u)), pa, pb1, 8u * v, dy);
+  dx = mv_exact(any((bad0 & m) != vec4<u32>(0u)), pa, pb0, 8u * v, dx);
+  dy = mv_exact(any((bad1 & m) != vec4<u32>(0u)), pa, pb1, 8u * v, dy);
   for (var e = 8u * v; e < n; e++) {
     let ae = a_ld(a);
     dx = fma(ae, b_ld(pb0 + e), dx);

@@ -24,6 +24,7 @@ struct Params {
 // one gives what it did: the product times 2^-64 underflows again).
 fn norm_scaled(num: f32, inv: f32) -> vec2<f32> {
   let y = num * inv;
+  if (AFFINE == 0u || AFFINE == 2u) { return vec2<f32>(y, 1.0); } // no scale
   return select(vec2<f32>(y, 1.0), vec2<f32>((num * 0x1p64) * inv, 0x1p-64),
                 y == 0.0 && num != 0.0);
 }
@@ -46,21 +47,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let at = 4u * (o * P.st_so + i);
     let x = x_ld(e);
     var y: f32;
-    var u = 1.0; // y's unit: 2^-64 where norm_scaled rescued it
+    var u = 1.0; // y's unit: 2^-64 where norm_scaled rescued it (a scale)
     if (KIND == 0u) {
       y = wgc_exp(x - st_ld(at)) / st_ld(at + 1u);
     } else if (KIND == 1u) {
       y = (x - st_ld(at)) - st_ld(at + 1u);
+    } else if (KIND == 2u) {
+      let v = norm_scaled((x - st_ld(at)) - st_ld(at + 1u), st_ld(at + 2u));
+      y = v.x;
+      u = v.y;
     } else {
-      let v = select(norm_scaled(x, st_ld(at)),
-                     norm_scaled((x - st_ld(at)) - st_ld(at + 1u), st_ld(at + 2u)),
-                     KIND == 2u);
+      let v = norm_scaled(x, st_ld(at));
       y = v.x;
       u = v.y;
     }
-    if (AFFINE == 0u) { y = y * u; }
     if (AFFINE == 1u) { y = (y * p_ld(r)) * u; }
-    if (AFFINE == 2u) { y = y * u + p_ld(r); }
+    if (AFFINE == 2u) { y = y + p_ld(r); }
     if (AFFINE == 3u) { y = (y * p_ld(2u * r)) * u + p_ld(2u * r + 1u); }
     y_st(e, y);
     i += 1u;
