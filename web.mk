@@ -1,7 +1,9 @@
 # The browser module (included by the Makefile): the same C sources as the
 # native library, compiled to wasm32-wasi with clang + lld + wasi-libc, with
 # the GPU layer over navigator.gpu (src/gpu/gpu_browser.c + web/gpu.js), the
-# serial CPU pool (no threads in wasm) and the JS glue in src/browser/.
+# wasm CPU pool (threads in a module linked with shared memory, in a
+# cross-origin isolated page; src/cpu/pool_wasm.c) and the JS glue in
+# src/browser/.
 #   make wasm          build/web/{wgc.wasm, wgc.js, gpu.js, wgc.d.ts, demo,
 #                      ops.js, ops.d.ts}
 #   make serve         serve build/web on 127.0.0.1 (PORT=8080)
@@ -39,7 +41,7 @@ WASM_LDFLAGS := $(WASM_TARGET) -mexec-model=reactor -nodefaultlibs \
                 -Wl,--export-table -Wl,-z,stack-size=1048576 -Wl,--strip-debug
 WASM_LIBS    := -lc -lm $(WASM_BUILTINS)
 
-WASM_SRC := $(CORE_SRC) src/cpu/pool_serial.c src/cpu/defer_queue.c src/gpu/gpu_browser.c src/gpu/gpu_errors.c \
+WASM_SRC := $(CORE_SRC) src/cpu/pool_wasm.c src/cpu/defer_queue.c src/gpu/gpu_browser.c src/gpu/gpu_errors.c \
             $(wildcard src/browser/*.c)
 WASM_OBJ := $(WASM_SRC:%.c=$(B)/wasm/%.o) $(B)/wasm/gen/kernels.o
 WEB_FILES := $(wildcard web/*.js web/*.html web/*.d.ts)
@@ -49,6 +51,9 @@ $(B)/wasm/gen/kernels.o: $(B)/gen/kernels.c
 	@mkdir -p $(@D)
 	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
 $(addprefix $(B)/wasm/src/cpu/,gemm.o attention.o norm.o): WASM_OPT_LEVEL := -O2
+# Atomics only where the workers meet: an object built with them keeps its
+# thread-locals as such, which wasm-ld 14 supports only with Emscripten.
+$(B)/wasm/src/cpu/pool_wasm.o: WASM_CFLAGS += -matomics
 $(B)/wasm/%.o: %.c $(B)/wasm/%.d
 	@mkdir -p $(@D)
 	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
@@ -59,6 +64,13 @@ $(B)/web/wgc.wasm: $(WASM_OBJ)
 	@command -v $(WASM_OPT) >/dev/null || { echo "$(WASM_OPT) missing: run tools/bootstrap.sh browser (Debian package binaryen)" >&2; exit 1; }
 	$(WASM_CC) $(WASM_LDFLAGS) -o $@.linked $(WASM_OBJ) $(WASM_LIBS)
 	$(WASM_OPT) $(WASM_OPT_FLAGS) $@.linked -o $@ && rm -f $@.linked
+
+# wgc.wasm with threads, which wgc.js loads instead in a cross-origin
+# isolated page (WASM_THREADS_LDFLAGS, below).
+$(B)/web/wgc-threads.wasm: $(WASM_OBJ)
+	@mkdir -p $(@D)
+	$(WASM_CC) $(WASM_LDFLAGS) $(WASM_THREADS_LDFLAGS) -o $@.linked $(WASM_OBJ) $(WASM_LIBS)
+	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-threads $@.linked -o $@ && rm -f $@.linked
 
 $(B)/web/.copied: $(WEB_FILES)
 	@mkdir -p $(@D)
@@ -107,8 +119,27 @@ $(B)/web/minilm.wasm: $(MINILM_APP_SRC) $(wildcard examples/minilm/*.h examples/
 	  $(EXAMPLE_INC) -I$(B)/gen -D_GNU_SOURCE $(WFLAGS) -O2 $(WASM_APP_LDFLAGS) -o $@.linked $(MINILM_APP_SRC) $(WASM_APP_LIBS)
 	$(WASM_OPT) $(WASM_OPT_FLAGS) $@.linked -o $@ && rm -f $@.linked
 
-wasm: $(B)/web/wgc.wasm $(B)/web/.copied $(B)/web/ops.js $(B)/web/ops.d.ts \
-      $(WASM_LIB) $(B)/web/include/wgc.h $(B)/web/hello_gemm.wasm $(B)/web/minilm.wasm
+# The same application with threads (README, "Threads in the browser"):
+# shared memory, imported so that web/wgc.js's workers share it, and the
+# stack pointer exported so that each worker gets a stack of its own.
+# Debian's wasi-libc is built without atomics, so the linker's feature
+# check would refuse shared memory; its code only ever runs on the page's
+# thread (workers run the CPU backend's tasks, which call no libc that
+# keeps state), hence --no-check-features. 2 GiB at most, as a page on a
+# 32-bit browser can still reserve.
+WASM_THREADS_LDFLAGS := -Wl,--no-check-features -Wl,--shared-memory \
+                        -Wl,--import-memory -Wl,--max-memory=2147483648 \
+                        -Wl,--export=__stack_pointer
+$(B)/web/minilm-threads.wasm: $(MINILM_APP_SRC) $(wildcard examples/minilm/*.h examples/common/*.h) \
+                      $(B)/gen/unicode_tables.h $(WASM_LIB) $(B)/web/include/wgc.h
+	$(WASM_CC) $(WASM_TARGET) -isystem $(WASI_SYSROOT)/include/wasm32-wasi -I$(B)/web/include \
+	  $(EXAMPLE_INC) -I$(B)/gen -D_GNU_SOURCE $(WFLAGS) -O2 $(WASM_APP_LDFLAGS) $(WASM_THREADS_LDFLAGS) \
+	  -o $@.linked $(MINILM_APP_SRC) $(WASM_APP_LIBS)
+	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-threads $@.linked -o $@ && rm -f $@.linked
+
+wasm: $(B)/web/wgc.wasm $(B)/web/wgc-threads.wasm $(B)/web/.copied $(B)/web/ops.js $(B)/web/ops.d.ts \
+      $(WASM_LIB) $(B)/web/include/wgc.h $(B)/web/hello_gemm.wasm $(B)/web/minilm.wasm \
+      $(B)/web/minilm-threads.wasm
 
 # The npm package: build/wgc-<version>.tgz (tools/npm_pack.mjs), and its
 # tests on every host it promises (tests/npm/run.mjs).

@@ -182,7 +182,9 @@ typedef struct wgc_options {
   wgc_backend backend;
   wgc_power_preference power; /* adapter choice hint (WebGPU) */
   /* CPU backend worker threads; 0 picks the number of online cores
-   * (at most 16). The wasm32 build always uses 1. */
+   * (at most 16). wasm32: a module linked with shared memory, in a
+   * cross-origin isolated page, has navigator.hardwareConcurrency threads
+   * (at most 16; README, "Threads in the browser"); any other has 1. */
   unsigned cpu_threads;
   /* WebGPU: the largest buffer window one kernel binding may cover; 0 means
    * the device's maxStorageBufferBindingSize. Smaller values make wgc split

@@ -21,7 +21,7 @@ mkdirSync(stage, { recursive: true });
 // The ES module, its GPU layer, the op constants, typings and the wasm;
 // the wasm32 library and header for C programs linked into a module.
 const files = ['wgc.js', 'gpu.js', 'ops.js', 'wgc.d.ts', 'ops.d.ts', 'wgc.wasm',
-               'lib/libwgc.a', 'include/wgc.h'];
+               'wgc-threads.wasm', 'lib/libwgc.a', 'include/wgc.h'];
 for (const f of files) cpSync(join(web, f), join(stage, f));
 cpSync('CHANGELOG.md', join(stage, 'CHANGELOG.md'));
 writeFileSync(join(stage, 'README.md'), `# wgc ${version}
@@ -41,7 +41,9 @@ const x = await ctx.download(a, 6);      // a Float32Array
 In Node, pass a GPU object: \`create({ gpu })\` with the \`webgpu\` package's
 \`create([])\`; without one, \`create({ backend: BACKEND_CPU })\`. Deno has
 WebGPU built in. The wasm file is found with
-\`new URL('./wgc.wasm', import.meta.url)\`, so bundlers copy it.
+\`new URL('./wgc.wasm', import.meta.url)\`, so bundlers copy it. In a
+cross-origin isolated page (COOP and COEP headers) wgc.js loads
+\`wgc-threads.wasm\` instead, whose CPU backend runs on every core.
 `);
 writeFileSync(join(stage, 'package.json'), JSON.stringify({
   name: 'wgc',
@@ -53,6 +55,7 @@ writeFileSync(join(stage, 'package.json'), JSON.stringify({
   exports: {
     '.': { types: './wgc.d.ts', default: './wgc.js' },
     './wgc.wasm': './wgc.wasm',
+    './wgc-threads.wasm': './wgc-threads.wasm',
     './lib/libwgc.a': './lib/libwgc.a',
     './include/wgc.h': './include/wgc.h',
     './package.json': './package.json',

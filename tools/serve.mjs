@@ -7,6 +7,10 @@
 // adds /faults/KIND/..., the root again but with a broken wgc.wasm, for the
 // tests of load errors: KIND missing (404), 500, mime (the real module as
 // text/plain) or garbage (not a module, as application/wasm).
+// A page asked for with ?isolated in its query is served cross-origin
+// isolated (COOP same-origin, COEP require-corp), as wasm threads need.
+// Every other file carries the headers too: a worker's script decides its
+// own isolation, and for the rest (same-origin) they change nothing.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { resolve, extname, sep } from 'node:path';
@@ -29,7 +33,11 @@ const FAULTS = {
 export function serve(root, port = 0, mounts = {}, { faults = false } = {}) {
   const roots = [...Object.entries(mounts), ['/', root]].map(([prefix, dir]) => [prefix, resolve(dir)]);
   const server = createServer(async (req, res) => {
-    let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const asked = new URL(req.url, 'http://x');
+    let path = decodeURIComponent(asked.pathname);
+    const page = path.endsWith('/') || extname(path) === '.html';
+    const isolation = !page || asked.searchParams.has('isolated')
+      ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {};
     const fault = faults && /^\/faults\/([a-z0-9]+)\/(.*)$/.exec(path);
     if (fault && FAULTS[fault[1]]) {
       if (fault[2] === 'wgc.wasm') {
@@ -45,7 +53,7 @@ export function serve(root, port = 0, mounts = {}, { faults = false } = {}) {
     try {
       const body = await readFile(file);
       res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
-                           'cache-control': 'no-store' });
+                           'cache-control': 'no-store', ...isolation });
       res.end(body);
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');

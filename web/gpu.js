@@ -42,7 +42,7 @@ export function gpuImports(wasm, schedulePoll) {
   };
   const x = () => wasm.exports;
   const u8 = () => new Uint8Array(x().memory.buffer);
-  const text = (ptr, len) => new TextDecoder().decode(u8().subarray(ptr, ptr + len));
+  const text = (ptr, len) => new TextDecoder().decode(u8().slice(ptr, ptr + len));
   const poll = () => x().wgc_poll_all();
 
   // Hands a message to C as (pointer, length) for the duration of fn.

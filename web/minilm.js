@@ -1,5 +1,7 @@
 // all-MiniLM-L6-v2 in the page: loads minilm.wasm (the model's C code
 // linked with wgc, examples/minilm/browser/minilm_app.c) through wgc.js,
+// or in a cross-origin isolated page minilm-threads.wasm, the same linked
+// with shared memory, whose CPU backend runs on every core,
 // fetches the model's files into its memory, and embeds sentences. The
 // model itself is C; this file only moves bytes and turns the module's
 // callbacks into promises.
@@ -82,13 +84,15 @@ function cstring(app, ptr) {
   const m = new Uint8Array(app.memory.buffer);
   let end = ptr;
   while (m[end]) end++;
-  return new TextDecoder().decode(m.subarray(ptr, end));
+  return new TextDecoder().decode(m.slice(ptr, end));
 }
 
 // Loads the module and the model's configuration and tokenizer from
 // modelUrl (a folder with config.json, sentence_bert_config.json,
 // tokenizer.json and model.safetensors). Resolves to a MiniLM object.
-export async function loadMiniLM({ wasmUrl = new URL('minilm.wasm', import.meta.url),
+const threadsPossible = () => globalThis.crossOriginIsolated === true && typeof Worker === 'function';
+export async function loadMiniLM({ wasmUrl = threadsPossible() ? new URL('minilm-threads.wasm', import.meta.url)
+                                                                : new URL('minilm.wasm', import.meta.url),
                                    modelUrl = new URL('model/', import.meta.url) } = {}) {
   const waiting = { created: new Map(), embedded: new Map() };
   const settle = (map, slot, value) => {

@@ -40,7 +40,7 @@ function heatmap(sentences, vectors) {
 
 const sentencesOf = () => $('sentences').value.split('\n').map((s) => s.trim()).filter(Boolean);
 
-let model = null;
+let model = null, cpuAdapter = '';
 async function run() {
   const sentences = sentencesOf();
   if (!sentences.length) return;
@@ -60,7 +60,7 @@ async function run() {
     const cpuMs = performance.now() - t0;
     const tokens = gpu.ids.reduce((n, ids) => n + ids.length, 0);
     $('timing').textContent = `${sentences.length} sentences, ${tokens} tokens in one batch, ${weightType} weights: ` +
-      `WebGPU ${gpuMs.toFixed(0)} ms, CPU backend ${cpuMs.toFixed(0)} ms`;
+      `WebGPU ${gpuMs.toFixed(0)} ms, CPU backend ${cpuMs.toFixed(0)} ms (${cpuAdapter})`;
     let worst = 0;
     gpu.vectors.forEach((v, i) => v.forEach((x, j) => { worst = Math.max(worst, Math.abs(x - cpu.vectors[i][j])); }));
     const ok = worst <= 2e-4; // both within 1e-4 of sentence-transformers
@@ -68,7 +68,7 @@ async function run() {
     $('check').className = ok ? '' : 'bad';
     status('done');
     const sims = gpu.vectors.map((a) => gpu.vectors.map((b) => cosine(a, b)));
-    window.__minilmResult = { sentences, gpuMs, cpuMs, worst, ok, sims, weightType,
+    window.__minilmResult = { sentences, gpuMs, cpuMs, cpuAdapter, worst, ok, sims, weightType,
       records: timed.records.map((r) => ({ name: r.name, duration_us: r.duration_us })) };
   } catch (e) {
     status(String(e.message ?? e), true);
@@ -90,7 +90,7 @@ try {
   model = await loadMiniLM();
   const gpu = await model.create(0, BACKEND_WEBGPU).catch(() => null);
   if (!gpu) throw new Error('no WebGPU adapter in this browser; the CPU backend alone is not compared');
-  await model.create(1, BACKEND_CPU);
+  cpuAdapter = (await model.create(1, BACKEND_CPU)).adapter;
   // the kernels of the first pass compile while the weights download
   model.prepare(0, weightType, sentencesOf().length ? sentencesOf() : ['']);
   status(`fetching the weights (WebGPU: ${gpu.adapter})…`);

@@ -39,7 +39,7 @@ export class WgcError extends Error {
 }
 
 // ---- the wasm instance (one per page, shared by every context) ----
-const W = { exports: null, tokens: new Map(), lastToken: 0, scratch: 0 };
+const W = { exports: null, module: null, memory: null, tokens: new Map(), lastToken: 0, scratch: 0 };
 // scratch layout: a desc or options, four shapes (or stride and axis lists)
 // of up to 8 size_t, out-params
 const DESC = 0, DESC_BYTES = 256, SHAPES = [256, 288, 320, 352], OUT = 384, OUT2 = 392,
@@ -53,7 +53,7 @@ function str(ptr) {
   const m = u8();
   let end = ptr;
   while (m[end]) end++;
-  return decoder.decode(m.subarray(ptr, end));
+  return decoder.decode(m.slice(ptr, end)); // a copy: not of shared memory
 }
 // "INVALID_ARGUMENT" for WGC_ERR_INVALID_ARGUMENT, "OK" for WGC_OK.
 const nameOf = (s) => str(W.exports.wgc_status_name(s)).replace(/^ERR_/, '');
@@ -133,9 +133,76 @@ function runtime(mod) {
       created: (t, s, ctx) => answer(t, s, ctx),
       done: (t, s) => answer(t, s),
       schedule_pump: schedulePump,
+      threads: () => threadsFor(mod),
+      spawn_thread: (stackTop, index) => spawnThread(mod, stackTop, index),
     },
   };
   return { imports, schedulePoll };
+}
+
+// ---- threads (README, "Threads in the browser") ----
+// A module linked with shared memory runs the CPU backend's tasks on Web
+// Workers too, when the page is cross-origin isolated (elsewhere it runs
+// on the page's thread alone). Each worker instantiates the same module
+// over the same memory and, on the stack C gave it, enters
+// wgc_js_thread_main (src/cpu/pool_wasm.c), which never returns; it calls
+// no import. At most 16, as natively.
+const threadsPossible = () => globalThis.crossOriginIsolated === true && typeof Worker === 'function';
+function threadsFor(mod) {
+  if (!threadsPossible() || !(mod.memory?.buffer instanceof SharedArrayBuffer)) return 1;
+  return Math.max(1, Math.min(16, navigator.hardwareConcurrency || 1));
+}
+
+const THREAD_MAIN = `onmessage = async ({ data: { module, memory, stackTop, index } }) => {
+  const imports = {};
+  for (const { module: m, name, kind } of WebAssembly.Module.imports(module))
+    (imports[m] ??= {})[name] = kind === 'memory' ? memory : () => {
+      throw new Error('wgc thread ' + index + ': ' + m + '.' + name + ' called off the page thread');
+    };
+  const { exports } = await WebAssembly.instantiate(module, imports);
+  exports.__stack_pointer.value = stackTop;
+  exports.wgc_js_thread_main(index);
+};`;
+let threadMainUrl = null;
+function spawnThread(mod, stackTop, index) {
+  threadMainUrl ??= URL.createObjectURL(new Blob([THREAD_MAIN], { type: 'text/javascript' }));
+  const worker = new Worker(threadMainUrl, { name: `wgc thread ${index}` });
+  worker.onerror = (e) => console.error(`wgc thread ${index}: ${e.message}`);
+  worker.postMessage({ module: mod.module, memory: mod.memory, stackTop, index });
+}
+
+// The memory a module imports (one linked for threads does): its limits,
+// read from the import section of the module's bytes; null for a module
+// with memory of its own.
+function importedMemory(bytes) {
+  const b = new Uint8Array(bytes);
+  let at = 8;
+  const leb = () => {
+    let v = 0, shift = 0, byte;
+    do { byte = b[at++]; v += (byte & 0x7f) * 2 ** shift; shift += 7; } while (byte & 0x80);
+    return v;
+  };
+  const skip = (n) => { at += n; };
+  while (at < b.length) {
+    const id = b[at++], size = leb(), end = at + size;
+    if (id === 2) {
+      for (let n = leb(); n > 0; n--) {
+        skip(leb());
+        skip(leb());
+        const kind = b[at++];
+        if (kind === 2) {
+          const flags = b[at++], initial = leb(), maximum = flags & 1 ? leb() : undefined;
+          return { initial, maximum, shared: (flags & 2) !== 0 };
+        }
+        if (kind === 0) leb();
+        else if (kind === 1) { at++; const f = b[at++]; leb(); if (f & 1) leb(); }
+        else if (kind === 3) skip(2);
+      }
+      return null;
+    }
+    at = end;
+  }
+  return null;
 }
 
 // The WASI calls wasi-libc may make; others answer ENOSYS (52).
@@ -147,7 +214,7 @@ function wasi(mod) {
       let total = 0, s = '';
       for (let i = 0; i < n; i++) {
         const p = view().getUint32(iovs + 8 * i, true), len = view().getUint32(iovs + 8 * i + 4, true);
-        s += new TextDecoder().decode(mem8().subarray(p, p + len));
+        s += new TextDecoder().decode(mem8().slice(p, p + len));
         total += len;
       }
       view().setUint32(nwritten, total, true);
@@ -198,7 +265,7 @@ async function load(url, mod, own = {}) {
   const failed = (why) => new WgcError('DEVICE', `${url} could not be loaded: ${why}`);
   const rt = runtime(mod);
   const imports = { ...own, ...rt.imports };
-  let response, result;
+  let response, module, instance;
   try {
     response = await fetchModule(url);
   } catch (e) {
@@ -206,12 +273,38 @@ async function load(url, mod, own = {}) {
   }
   const why = badResponse(response);
   if (why) throw failed(why);
+  // a copy of the bytes, read only for a module that imports its memory
+  const copy = response.clone();
   try {
-    result = await WebAssembly.instantiateStreaming(response, imports);
+    module = await WebAssembly.compileStreaming(response);
+  } catch (e) {
+    copy.body?.cancel();
+    throw failed(`${e?.name ?? 'Error'}: ${e?.message ?? e}`);
+  }
+  let memory = null;
+  if (WebAssembly.Module.imports(module).some((i) => i.kind === 'memory')) {
+    const limits = importedMemory(await copy.arrayBuffer());
+    if (!limits) throw failed('its memory import could not be read');
+    try {
+      memory = new WebAssembly.Memory(limits);
+    } catch (e) {
+      throw failed(limits.shared
+        ? 'it is linked with shared memory (threads), which this page cannot create: serve the page ' +
+          'cross-origin isolated (COOP and COEP headers), or load the module built without threads'
+        : `its memory could not be made (${e?.message ?? e})`);
+    }
+    imports.env = { ...imports.env, memory };
+  } else {
+    copy.body?.cancel();
+  }
+  try {
+    instance = await WebAssembly.instantiate(module, imports);
   } catch (e) {
     throw failed(`${e?.name ?? 'Error'}: ${e?.message ?? e}`);
   }
-  mod.exports = result.instance.exports;
+  mod.module = module;
+  mod.memory = memory ?? instance.exports.memory;
+  mod.exports = memory ? Object.freeze({ ...instance.exports, memory }) : instance.exports;
   mod.exports._initialize?.();
   return rt;
 }
@@ -219,7 +312,8 @@ async function load(url, mod, own = {}) {
 let schedulePoll = () => {};
 function instance() {
   loading ??= (async () => {
-    const rt = await load(new URL('wgc.wasm', import.meta.url), W);
+    const rt = await load(threadsPossible() ? new URL('wgc-threads.wasm', import.meta.url)
+                                      : new URL('wgc.wasm', import.meta.url), W);
     schedulePoll = rt.schedulePoll;
     W.scratch = W.exports.malloc(SCRATCH_BYTES);
   })().catch((e) => {
@@ -227,6 +321,13 @@ function instance() {
     throw e instanceof WgcError ? e : new WgcError('DEVICE', `wgc.wasm could not be loaded: ${e?.message ?? e}`);
   });
   return loading;
+}
+
+// Tasks that the CPU backend's worker threads have run in this page: 0
+// unless wgc-threads.wasm was loaded (a cross-origin isolated page) and a
+// call was large enough to share.
+export function cpuThreadTasks() {
+  return W.exports ? W.exports.wgc_js_thread_tasks() : 0;
 }
 
 // An application module: C code written against wgc.h, linked with wgc's
@@ -238,7 +339,7 @@ function instance() {
 // calls; their callbacks fire from the event loop. Rejects with a WgcError
 // naming the url and the cause when the module cannot be loaded.
 export async function instantiate(url, imports = {}) {
-  const mod = { exports: null, tokens: new Map() };
+  const mod = { exports: null, module: null, memory: null, tokens: new Map() };
   try {
     await load(url, mod, imports);
   } catch (e) {

@@ -8,8 +8,11 @@
 //
 // Local files only: wgc's model from /model/ (third_party/minilm), the ONNX
 // export (bench/minilm/export_onnx.py) from /models/, the runtimes from
-// /bench/node_modules. No page is cross-origin isolated, so
-// onnxruntime's wasm runs on one thread, as wgc's CPU backend does.
+// /bench/node_modules. Every page is cross-origin isolated (make bench-web
+// serves it so), so both wasm systems may use threads: wgc's CPU backend
+// takes every core by default (minilm-threads.wasm); onnxruntime-web's
+// default would be half of them (at most 4), so it is given every core
+// too, the best setting a user could pick.
 import { loadMiniLM, BACKEND_WEBGPU, BACKEND_CPU } from '/minilm.js';
 
 const NM = '/bench/node_modules';
@@ -51,10 +54,11 @@ async function transformersSystem(system, device) {
     tjs.env.localModelPath = '/models/';
     tjs.env.useBrowserCache = false;
     tjs.env.backends.onnx.wasm.wasmPaths = `${TJS}/node_modules/onnxruntime-web/dist/`;
+    tjs.env.backends.onnx.wasm.numThreads = crossOriginIsolated ? Math.min(16, navigator.hardwareConcurrency || 1) : 1;
   }
   const extractor = await tjs.pipeline('feature-extraction', MODEL, { device, dtype: 'fp32' });
   return {
-    system, note: `${tjs.env.version} on ${device}, fp32`,
+    system, note: `${tjs.env.version} on ${device}, fp32${device === 'wasm' ? `, ${tjs.env.backends.onnx.wasm.numThreads} threads` : ''}`,
     embed: async (sentences) => {
       const out = await extractor(sentences, { pooling: 'mean', normalize: true });
       const v = rows(out.data, sentences.length, out.dims[1]);

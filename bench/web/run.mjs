@@ -59,6 +59,7 @@ try {
   if (/^[^0]/.test(process.env.WGC_BENCH_QUICK ?? '')) query.set('quick', '1');
   if (process.env.WGC_BENCH_SLOW_REPS) query.set('slow_reps', process.env.WGC_BENCH_SLOW_REPS);
   if (ONLY) query.set('only', ONLY);
+  query.set('isolated', '');
   await page.goto(`${url}bench/bench.html?${query}`);
   await page.waitForFunction(() => window.__benchDone, null, { timeout: TIMEOUT_MS, polling: 500 });
   result = await page.evaluate(() => window.__benchDone);
@@ -97,7 +98,7 @@ async function coldStarts(browser, url, notes) {
           const page = await context.newPage();
           page.on('pageerror', (e) => console.log(`page error: ${e.message}`));
           await page.addInitScript((x) => { window.__minilmIds = x; }, ids);
-          await page.goto(`${url}bench/minilm_cold.html?system=${encodeURIComponent(system)}`);
+          await page.goto(`${url}bench/minilm_cold.html?system=${encodeURIComponent(system)}&isolated`);
           await page.waitForFunction(() => window.__coldDone, null, { timeout: TIMEOUT_MS, polling: 200 });
           const r = await page.evaluate(() => window.__coldDone);
           if (r.error) throw new Error(`minilm cold start, ${system}: ${r.error}`);
@@ -133,7 +134,7 @@ async function decoderFirstPass(browser, url) {
       const context = await browser.newContext();
       try {
         const page = await context.newPage();
-        await page.goto(`${url}bench/decoder_cold.html?ahead=${ahead}`);
+        await page.goto(`${url}bench/decoder_cold.html?ahead=${ahead}&isolated`);
         await page.waitForFunction(() => window.__coldDone, null, { timeout: TIMEOUT_MS, polling: 200 });
         const x = await page.evaluate(() => window.__coldDone);
         if (x.error || !x.ok) throw new Error(`decoder first pass, ${system}: ${x.error ?? 'logits differ from the CPU backend'}`);

@@ -1,6 +1,7 @@
 /* A tiny parallel-for for the CPU backend. Two implementations exist and the
  * build links exactly one: pool_threads.c (pthreads, native) and
- * pool_serial.c (wasm32-wasi, which has no threads). */
+ * pool_wasm.c (wasm32: Web Workers where the module's memory is shared,
+ * else serial). */
 #ifndef WGC_CPU_POOL_H
 #define WGC_CPU_POOL_H
 
@@ -14,8 +15,8 @@ typedef struct cpu_pool cpu_pool;
 typedef void (*cpu_task_fn)(void *arg, size_t task, unsigned worker);
 
 /* threads == 0 picks the number of online cores, at most 16. Returns NULL
- * when out of memory. Fewer threads than asked may be started (the serial
- * build always has 1); cpu_pool_threads says how many. */
+ * when out of memory. Fewer threads than asked may be started (wasm32 without
+ * shared memory always has 1); cpu_pool_threads says how many. */
 cpu_pool *cpu_pool_create(unsigned threads);
 /* Joins the workers. NULL is a no-op. */
 void cpu_pool_destroy(cpu_pool *pool);

@@ -1,7 +1,8 @@
 // Runs the browser tests (tests.js) in headless Chromium through
 // playwright-core: once on a normal page (WebGPU on SwiftShader vs the CPU
 // backend) and once on a page whose navigator.gpu was removed by an init
-// script (the CPU fallback); then the demo page's decoder (decoder.js).
+// script (the CPU fallback), that again cross-origin isolated (the CPU
+// backend on worker threads); then the demo page's decoder (decoder.js).
 // Prints one line per test and then "N passed, N failed"; exits 1 on any
 // failure. WebGPU missing is a failure.
 //   node tests/browser/run.mjs        (after make wasm)
@@ -50,18 +51,23 @@ async function runPage(browser, url, name, initScript, timeoutMs = PAGE_TIMEOUT_
 }
 
 // The MiniLM demo page (minilm.html): its first batch must finish with the
-// CPU-backend check passing, paraphrases scoring above unrelated pairs.
+// CPU-backend check passing (that backend on every core: the page is
+// served cross-origin isolated), paraphrases scoring above unrelated pairs.
 async function minilmDemo(browser, url) {
   const name = 'minilm demo page';
   const page = await browser.newPage();
   try {
-    await page.goto(`${url}minilm.html`);
+    // cross-origin isolated, as a page gets threads: minilm-threads.wasm
+    await page.goto(`${url}minilm.html?isolated`);
     await page.waitForFunction(() => window.__minilmResult !== undefined, null, { timeout: 300000 });
     const r = await page.evaluate(() => window.__minilmResult);
     if (r.error) throw new Error(r.error);
     const [para, unrelated] = [r.sims[0][1], r.sims[0][2]];
     if (!r.ok) throw new Error(`WebGPU and the CPU backend differ by ${r.worst}`);
     if (r.weightType !== 'f32') throw new Error(`the page loaded ${r.weightType} weights, want f32 by default`);
+    const threads = Math.min(16, await page.evaluate(() => navigator.hardwareConcurrency));
+    if (r.cpuAdapter !== `cpu (${threads} thread${threads > 1 ? 's' : ''})`)
+      throw new Error(`the CPU backend is "${r.cpuAdapter}" in an isolated page, want ${threads} threads`);
     // the chart's records: one per operation of the pass (embeddings 6,
     // 7 per layer, pooling and normalisation 4), each timed
     if (r.records.length !== 6 + 7 * 6 + 4 || !r.records.every((x) => x.duration_us > 0 && /^wgc_/.test(x.name)))
@@ -69,7 +75,7 @@ async function minilmDemo(browser, url) {
     if (!(para > 0.8 && unrelated < 0.3))
       throw new Error(`"${r.sentences[0]}" scores ${para} with its paraphrase and ${unrelated} with "${r.sentences[2]}"`);
     line(`ok ${name}: ${r.sentences.length} sentences, WebGPU ${r.gpuMs.toFixed(0)} ms, CPU backend ` +
-         `${r.cpuMs.toFixed(0)} ms, paraphrase ${para.toFixed(2)}, unrelated ${unrelated.toFixed(2)}, ` +
+         `${r.cpuMs.toFixed(0)} ms (${r.cpuAdapter}), paraphrase ${para.toFixed(2)}, unrelated ${unrelated.toFixed(2)}, ` +
          `backends within ${r.worst.toExponential(1)}`);
   } catch (e) {
     line(`FAIL ${name}: ${String(e.message ?? e).split('\n')[0]}`);
@@ -98,6 +104,10 @@ try {
   // SwiftShader spends most of a minute compiling the decoder's kernels.
   await runPage(browser, `${url}tests/decoder.html?${filter}`, 'demo page', null, 300000);
   await runPage(browser, `${url}tests/test.html?mode=fallback&${filter}`, 'fallback page',
+                'delete Navigator.prototype.gpu;');
+  // the same, cross-origin isolated: wgc-threads.wasm, whose CPU backend
+  // runs its tasks on Web Workers too
+  await runPage(browser, `${url}tests/test.html?mode=fallback&isolated&${filter}`, 'threads page',
                 'delete Navigator.prototype.gpu;');
   // all-MiniLM-L6-v2's C code in the page, on both backends, and the
   // MiniLM demo page as a visitor sees it.

@@ -2100,4 +2100,111 @@ async function fallbackPage() {
   });
 }
 
-finish(() => (mode === 'fallback' ? fallbackPage() : mainPage()));
+// ---- the same, cross-origin isolated: wgc-threads.wasm ------------------------
+
+// Each family that spreads its tasks over the pool, at sizes past the
+// serial threshold, on a context with every thread and on one with a single
+// thread: the tasks split the output, never a sum, so the bits must agree.
+async function threadsPage() {
+  const want = Math.min(16, navigator.hardwareConcurrency || 1);
+  let many = null, one = null;
+  await test('threads: an isolated page gets a CPU backend on every core', async () => {
+    check(crossOriginIsolated === true, 'the page is not cross-origin isolated');
+    check(want > 1, `navigator.hardwareConcurrency is ${navigator.hardwareConcurrency}: nothing to share`);
+    many = await W.create({ backend: W.BACKEND_CPU });
+    one = await W.create({ backend: W.BACKEND_CPU, cpu_threads: 1 });
+    check(many.adapterName === `cpu (${want} threads)`, `adapterName "${many.adapterName}"`);
+    check(one.adapterName === 'cpu (1 thread)', `adapterName "${one.adapterName}"`);
+  });
+  // A browser starts workers from its event loop, and until a worker runs
+  // the page's thread does every task: large GEMMs, the loop yielding in
+  // between, until workers take part.
+  await test('threads: the workers start and take tasks', async () => {
+    check(many, 'no context');
+    const n = 256, a = put(many, randoms(n * n)), c = many.alloc(4 * n * n);
+    const start = performance.now();
+    while (W.cpuThreadTasks() === 0 && performance.now() - start < 20000) {
+      many.gemm(W.ROW_MAJOR, W.NO_TRANS, W.NO_TRANS, n, n, n, 1, a, n, a, n, 0, c, n);
+      await many.synchronize();
+      await new Promise((ok) => setTimeout(ok, 10));
+    }
+    many.free(a); many.free(c);
+    check(W.cpuThreadTasks() > 0, 'no task ran on a worker in 20 s');
+    return `after ${(performance.now() - start).toFixed(0)} ms`;
+  });
+  const cases = {
+    gemm: (ctx, x) => {
+      const m = 67, n = 130, k = 96, c = ctx.alloc(4 * m * n);
+      ctx.gemmEx(W.ROW_MAJOR, W.NO_TRANS, W.TRANS, m, n, k, 1, x(m * k), k, x(n * k), k, 0, c, n,
+                 { bias: x(n), bias_kind: W.BIAS_PER_COLUMN, activation: W.ACTIVATION_GELU });
+      return [c, m * n];
+    },
+    attention: (ctx, x) => {
+      const d = { batch: 2, heads: 4, heads_kv: 2, seq_q: 40, seq_kv: 56, head_dim: 32, scale: 0.17,
+                  causal: W.CAUSAL_BOTTOM_RIGHT };
+      const o = ctx.alloc(4 * 2 * 4 * 40 * 32);
+      ctx.attention(d, x(2 * 4 * 40 * 32), x(2 * 2 * 56 * 32), x(2 * 2 * 56 * 32), o);
+      return [o, 2 * 4 * 40 * 32];
+    },
+    conv2d: (ctx, x) => {
+      const d = { n: 2, c: 6, h: 30, w: 30, k: 8, r: 3, s: 3, pad_h: 1, pad_w: 1 };
+      const o = ctx.alloc(4 * 2 * 8 * 30 * 30);
+      ctx.conv2d(d, x(2 * 6 * 30 * 30), x(8 * 6 * 9), x(8), o);
+      return [o, 2 * 8 * 30 * 30];
+    },
+    pool2d: (ctx, x) => {
+      const d = { n: 2, c: 16, h: 64, w: 64, r: 3, s: 3, stride_h: 1, stride_w: 1, mode: W.POOL_AVG };
+      const o = ctx.alloc(4 * 2 * 16 * 62 * 62);
+      ctx.pool2d(d, x(2 * 16 * 64 * 64), o);
+      return [o, 2 * 16 * 62 * 62];
+    },
+    layerNorm: (ctx, x) => {
+      const o = ctx.alloc(4 * 256 * 384);
+      ctx.layerNorm(x(256 * 384), x(384), x(384), o, [256, 384], 2, 1, 1e-5);
+      return [o, 256 * 384];
+    },
+    softmax: (ctx, x) => {
+      const o = ctx.alloc(4 * 300 * 257);
+      ctx.softmax(x(300 * 257), o, [300, 257], 2, 1);
+      return [o, 300 * 257];
+    },
+    reduce: (ctx, x) => {
+      const o = ctx.alloc(4 * 64 * 64);
+      ctx.reduce(W.REDUCE_SUM, x(64 * 300 * 64), o, [64, 300, 64], 3, 1);
+      return [o, 64 * 64];
+    },
+    unary: (ctx, x) => {
+      const o = ctx.alloc(4 * 200000);
+      ctx.unary(W.UNARY_GELU, x(200000), o, 200000);
+      return [o, 200000];
+    },
+    binary: (ctx, x) => {
+      const o = ctx.alloc(4 * 200000);
+      ctx.binary(W.BINARY_DIV, x(200000), x(200000), o, 200000);
+      return [o, 200000];
+    },
+    cast: (ctx, x) => {
+      const h = ctx.alloc(2 * 200000), o = ctx.alloc(4 * 200000);
+      ctx.cast(x(200000), W.DTYPE_F32, h, W.DTYPE_F16, 200000);
+      ctx.cast(h, W.DTYPE_F16, o, W.DTYPE_F32, 200000);
+      return [o, 200000];
+    },
+  };
+  for (const [family, run] of Object.entries(cases))
+    await test(`threads: ${family} gives the same bits on ${want} threads as on one`, async () => {
+      check(many && one, 'no contexts');
+      const before = W.cpuThreadTasks(); // the workers' share varies: only reported
+      const [a, b] = await Promise.all([many, one].map(async (ctx) => {
+        seed = 777; // the same inputs on both
+        const x = (n) => put(ctx, randoms(n));
+        const [o, n] = run(ctx, x);
+        return new Uint32Array((await ctx.download(o, n)).buffer);
+      }));
+      let diff = 0;
+      for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) diff++;
+      check(diff === 0, `${diff} of ${a.length} elements differ`);
+      return `${W.cpuThreadTasks() - before} tasks on workers`;
+    });
+}
+
+finish(() => (mode === 'fallback' ? (crossOriginIsolated ? threadsPage() : fallbackPage()) : mainPage()));
