@@ -196,7 +196,11 @@ wgc_status cpu_defer_submit(wgc_context *ctx, const cpu_work *w) {
   struct cpu_queue *q = ((cpu_backend *)ctx->impl)->queue;
   q->ctx = ctx;
   cpu_split plan;
-  if (cpu_split_plan(w, CPU_PIECE_WORK, &plan) != WGC_OK)
+  /* a piece's work is shared by the pool's threads: with more of them a
+   * piece takes as long with more in it (and fewer pieces meet fewer
+   * times) */
+  double piece = CPU_PIECE_WORK * ((cpu_backend *)ctx->impl)->threads;
+  if (cpu_split_plan(w, piece, &plan) != WGC_OK)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
                     "%s: out of host memory for partial results",
                     cpu_work_fn(w));

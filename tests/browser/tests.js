@@ -2134,7 +2134,7 @@ async function threadsPage() {
   });
   const cases = {
     gemm: (ctx, x) => {
-      const m = 67, n = 130, k = 96, c = ctx.alloc(4 * m * n);
+      const m = 203, n = 258, k = 256, c = ctx.alloc(4 * m * n);
       ctx.gemmEx(W.ROW_MAJOR, W.NO_TRANS, W.TRANS, m, n, k, 1, x(m * k), k, x(n * k), k, 0, c, n,
                  { bias: x(n), bias_kind: W.BIAS_PER_COLUMN, activation: W.ACTIVATION_GELU });
       return [c, m * n];
@@ -2164,9 +2164,9 @@ async function threadsPage() {
       return [o, 256 * 384];
     },
     softmax: (ctx, x) => {
-      const o = ctx.alloc(4 * 300 * 257);
-      ctx.softmax(x(300 * 257), o, [300, 257], 2, 1);
-      return [o, 300 * 257];
+      const o = ctx.alloc(4 * 1000 * 513);
+      ctx.softmax(x(1000 * 513), o, [1000, 513], 2, 1);
+      return [o, 1000 * 513];
     },
     reduce: (ctx, x) => {
       const o = ctx.alloc(4 * 64 * 64);
