@@ -107,7 +107,7 @@ export async function loadMiniLM({ wasmUrl = threadsPossible() ? new URL('minilm
         const vectors = [];
         if (status === 0)
           for (let i = 0; i < n; i++)
-            vectors.push(new Float32Array(app.memory.buffer.slice(ptr + 4 * i * dim, ptr + 4 * (i + 1) * dim)));
+            vectors.push(new Float32Array(new Float32Array(app.memory.buffer, ptr + 4 * i * dim, dim)));
         settle(waiting.embedded, slot, { status, vectors });
       },
     },

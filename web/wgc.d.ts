@@ -352,13 +352,13 @@ export function instantiate(
   url: string | URL,
   imports?: WebAssembly.Imports,
 ): Promise<WebAssembly.Exports>;
-/** The functions without a context; they need the module loaded by create(). */
 /** Tasks the CPU backend's worker threads have run in this page: 0 unless
  * the page is cross-origin isolated (wgc.js then loads wgc-threads.wasm,
  * whose CPU backend runs on every core, at most 16) and a call was large
  * enough to share. */
 export function cpuThreadTasks(): number;
 
+/** The functions without a context; they need the module loaded by create(). */
 /** wgc_version(): "MAJOR.MINOR.PATCH" of the loaded wgc.wasm. */
 export function version(): string;
 export function conv2dOutputSize(d: Conv2dDesc): { p: number; q: number };

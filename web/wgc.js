@@ -46,6 +46,9 @@ const DESC = 0, DESC_BYTES = 256, SHAPES = [256, 288, 320, 352], OUT = 384, OUT2
   SCRATCH_BYTES = 400;
 let loading = null;
 
+// bytes [p, p + n) of memory in an ArrayBuffer of their own (never shared,
+// even when the memory is)
+const ownCopy = (memory, p, n) => new Uint8Array(memory.buffer, p, n).slice().buffer;
 const u8 = () => new Uint8Array(W.exports.memory.buffer);
 const dv = () => new DataView(W.exports.memory.buffer);
 const decoder = new TextDecoder(); // one: making one costs more than a short decode
@@ -164,11 +167,18 @@ const THREAD_MAIN = `onmessage = async ({ data: { module, memory, stackTop, inde
   exports.wgc_js_thread_main(index);
 };`;
 let threadMainUrl = null;
+// 1 when the worker was started, 0 when the page refuses (a content
+// security policy without blob: workers, say): C then stops asking.
 function spawnThread(mod, stackTop, index) {
-  threadMainUrl ??= URL.createObjectURL(new Blob([THREAD_MAIN], { type: 'text/javascript' }));
-  const worker = new Worker(threadMainUrl, { name: `wgc thread ${index}` });
-  worker.onerror = (e) => console.error(`wgc thread ${index}: ${e.message}`);
-  worker.postMessage({ module: mod.module, memory: mod.memory, stackTop, index });
+  try {
+    threadMainUrl ??= URL.createObjectURL(new Blob([THREAD_MAIN], { type: 'text/javascript' }));
+    const worker = new Worker(threadMainUrl, { name: `wgc thread ${index}` });
+    worker.onerror = (e) => console.error(`wgc thread ${index}: ${e.message}`);
+    worker.postMessage({ module: mod.module, memory: mod.memory, stackTop, index });
+    return 1;
+  } catch {
+    return 0;
+  }
 }
 
 // The memory a module imports (one linked for threads does): its limits,
@@ -312,8 +322,9 @@ async function load(url, mod, own = {}) {
 let schedulePoll = () => {};
 function instance() {
   loading ??= (async () => {
-    const rt = await load(threadsPossible() ? new URL('wgc-threads.wasm', import.meta.url)
-                                      : new URL('wgc.wasm', import.meta.url), W);
+    // threads are a speed-up: without wgc-threads.wasm, wgc.wasm serves
+    const rt = await (threadsPossible() ? load(new URL('wgc-threads.wasm', import.meta.url), W).catch(() => null)
+                                        : null) ?? await load(new URL('wgc.wasm', import.meta.url), W);
     schedulePoll = rt.schedulePoll;
     W.scratch = W.exports.malloc(SCRATCH_BYTES);
   })().catch((e) => {
@@ -591,7 +602,7 @@ class Context {
     const before = str(W.exports.wgc_last_error(this._ptr));
     return new Promise((resolve, reject) => {
       const t = token((s) => {
-        const out = s === OK ? typedArray(dtype, W.exports.memory.buffer.slice(dst, dst + size), count) : null;
+        const out = s === OK ? typedArray(dtype, ownCopy(W.exports.memory, dst, size), count) : null;
         if (dst) W.exports.free(dst);
         if (s === OK) resolve(out);
         else reject(this._asyncError(s, fn, before));

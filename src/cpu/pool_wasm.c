@@ -32,8 +32,8 @@
  * the memory is shared and workers can be started. */
 JS(threads) unsigned js_threads(void);
 /* Starts a worker that calls wgc_js_thread_main(index) with its stack
- * pointer at stack_top. */
-JS(spawn_thread) void js_spawn_thread(uintptr_t stack_top, unsigned index);
+ * pointer at stack_top; 0 when the page refuses to start one. */
+JS(spawn_thread) int js_spawn_thread(uintptr_t stack_top, unsigned index);
 
 #define POOL_MAX_AUTO 16 /* as natively: threads == 0 means at most this */
 #define WORKER_STACK (1u << 20) /* the page thread's own stack size */
@@ -109,8 +109,12 @@ static void start_workers(unsigned want) {
     char *stack = aligned_alloc(16, WORKER_STACK);
     if (!stack)
       return;
+    if (!js_spawn_thread((uintptr_t)(stack + WORKER_STACK),
+                         shared.started + 1)) {
+      free(stack);
+      return;
+    }
     shared.started++;
-    js_spawn_thread((uintptr_t)(stack + WORKER_STACK), shared.started);
   }
 }
 

@@ -113,6 +113,22 @@ finish(async () => {
     }
     check(err && /slot 3 has no model/.test(err.message), `error: ${err?.message}`);
   });
+  // The threaded module where the page is not isolated: it still loads
+  // (this browser makes its shared memory) and runs on one thread, giving
+  // minilm.wasm's bits.
+  await slow('minilm: minilm-threads.wasm in a page that is not isolated runs on one thread, as minilm.wasm', async () => {
+    check(model && few.length === 4, 'no model');
+    const threaded = await loadMiniLM({ wasmUrl: new URL('/minilm-threads.wasm', location.origin),
+                                        modelUrl: new URL('/model/', location.origin) });
+    const info = await threaded.create(0, BACKEND_CPU);
+    check(info.adapter === 'cpu (1 thread)', `adapter ${info.adapter}`);
+    await threaded.load([0]);
+    const texts = few.map((c) => c.text);
+    const [got, want] = [await threaded.embed(0, texts), await model.embed(1, texts)];
+    threaded.destroy(0);
+    got.vectors.forEach((v, i) => v.forEach((x, j) => check(Object.is(x, want.vectors[i][j]),
+      `sentence ${i}, element ${j}: ${x}, minilm.wasm ${want.vectors[i][j]}`)));
+  });
   model?.destroy(0);
   model?.destroy(1);
 });
