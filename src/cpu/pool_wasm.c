@@ -45,7 +45,7 @@ JS(spawn_thread) int js_spawn_thread(uintptr_t stack_top, unsigned index);
 _Static_assert(sizeof(size_t) == 4, "a job's tasks are numbered in 32 bits");
 
 static struct {
-  unsigned started; /* workers asked for, 0 until the first pool */
+  unsigned started;  /* workers asked for, 0 until the first pool */
   atomic_uint limit; /* the job's pool's threads: workers >= it stay out */
   /* the current job, written before seq announces it (atomics only
    * because a worker late for the previous job may read them meanwhile) */
