@@ -153,6 +153,7 @@ EXPORT int wgc_js_cpu_pump(void) {
     if (now_ms() - start >= SLICE_MS)
       break;
   }
+  cpu_pool_expect_work(busy_head != NULL);
   return busy_head != NULL;
 }
 
@@ -186,8 +187,10 @@ static wgc_status enqueue(wgc_context *ctx, struct cpu_queue *q,
   if (!q->head->next) {
     bool idle = busy_head == NULL;
     busy_append(q);
-    if (idle)
+    if (idle) {
+      cpu_pool_expect_work(true);
       js_schedule_pump();
+    }
   }
   return WGC_OK;
 }

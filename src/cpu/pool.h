@@ -5,6 +5,7 @@
 #ifndef WGC_CPU_POOL_H
 #define WGC_CPU_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct cpu_pool cpu_pool;
@@ -26,5 +27,10 @@ unsigned cpu_pool_threads(const cpu_pool *pool);
  * task must not call cpu_pool_for on the same pool, and one pool serves one
  * caller at a time. */
 void cpu_pool_for(cpu_pool *pool, size_t n_tasks, cpu_task_fn fn, void *arg);
+/* Whether more jobs will follow soon (wasm32: the CPU backend's queue holds
+ * work for the next turn of the event loop): the workers then stay awake
+ * between them rather than sleep. Natively a no-op: work runs inside the
+ * call that issues it. */
+void cpu_pool_expect_work(bool more);
 
 #endif /* WGC_CPU_POOL_H */

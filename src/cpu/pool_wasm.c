@@ -39,8 +39,12 @@ JS(spawn_thread) int js_spawn_thread(uintptr_t stack_top, unsigned index);
 #define WORKER_STACK (1u << 20) /* the page thread's own stack size */
 /* A worker checks for the next job this many times (some 0.1-0.3 ms)
  * before it sleeps: a model's operations follow each other closely, and
- * waking a sleeping worker costs more than that. */
+ * waking a sleeping worker costs more than that (a millisecond or more in
+ * Chromium on 2 cores). While the queue holds work for the next turn of
+ * the event loop it checks longer (some 20-60 ms: a page whose loop is
+ * held up must not keep a core busy for nothing). */
 #define WORKER_SPINS 100000
+#define WORKER_SPINS_EXPECTING 20000000
 
 _Static_assert(sizeof(size_t) == 4, "a job's tasks are numbered in 32 bits");
 
@@ -56,6 +60,7 @@ static struct {
   atomic_uint done;       /* tasks finished */
   atomic_uint seq;        /* generation; workers sleep on it */
   atomic_uint worker_tasks;
+  atomic_bool expecting; /* cpu_pool_expect_work */
 } shared;
 
 struct cpu_pool {
@@ -83,7 +88,8 @@ EXPORT void wgc_js_thread_main(unsigned index) {
   for (;;) {
     uint32_t gen;
     for (unsigned spin = 0; (gen = atomic_load(&shared.seq)) == seen;)
-      if (++spin > WORKER_SPINS)
+      if (++spin > (atomic_load(&shared.expecting) ? WORKER_SPINS_EXPECTING
+                                                   : WORKER_SPINS))
         __builtin_wasm_memory_atomic_wait32((int *)&shared.seq, (int)seen, -1);
     seen = gen;
     cpu_task_fn fn = shared.fn;
@@ -131,6 +137,8 @@ cpu_pool *cpu_pool_create(unsigned threads) {
 }
 
 void cpu_pool_destroy(cpu_pool *pool) { free(pool); }
+
+void cpu_pool_expect_work(bool more) { atomic_store(&shared.expecting, more); }
 
 unsigned cpu_pool_threads(const cpu_pool *pool) { return pool->threads; }
 
