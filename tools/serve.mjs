@@ -72,5 +72,6 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const mounts = Object.fromEntries(more.map((m) => m.split('=')));
   const { url } = await serve(root, Number(port), mounts);
   console.log(`serving ${root} at ${url} (Ctrl-C stops)`);
+  console.log('  a page with ?isolated in its URL is cross-origin isolated: the CPU backend on every core');
   for (const [prefix, dir] of Object.entries(mounts)) console.log(`  ${url.slice(0, -1)}${prefix} -> ${dir}`);
 }
