@@ -282,6 +282,10 @@ static void scale_c(const wgc_gemm_args *g, float *c) {
     }
 }
 
+/* About a millisecond of one wasm32 thread's GEMM: a job this long is
+ * worth waking sleeping workers for. */
+#define GEMM_WAKE_FLOPS 33554432.0
+
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 static size_t div_up(size_t x, size_t by) { return (x + by - 1) / by; }
 
@@ -298,9 +302,13 @@ wgc_status cpu_gemm(wgc_context *ctx, const wgc_gemm_args *g) {
   job.nb = round_up(g->n < NB_MAX ? g->n : NB_MAX, TILE_NR);
   job.kp_max = g->k < PACK_KC ? g->k : PACK_KC;
 
-  /* Shrink the tiles until every thread has about two tiles to work on. */
-  unsigned threads = ((const cpu_backend *)ctx->impl)->threads;
+  /* Shrink the tiles until every thread has about two tiles to work on:
+   * every thread for a long job, those awake for a short one (in wasm32 a
+   * sleeping worker would come too late, and smaller tiles cost). */
+  const cpu_backend *be = ctx->impl;
   double flops = 2.0 * g->m * g->n * g->k * g->batch;
+  unsigned threads =
+      flops >= GEMM_WAKE_FLOPS ? be->threads : cpu_pool_ready(be->pool);
   for (;;) {
     size_t tiles = g->batch * div_up(g->m, job.mb) * div_up(g->n, job.nb);
     if (threads == 1 || flops < CPU_SERIAL_WORK || tiles >= 2 * (size_t)threads)

@@ -22,6 +22,11 @@ cpu_pool *cpu_pool_create(unsigned threads);
 /* Joins the workers. NULL is a no-op. */
 void cpu_pool_destroy(cpu_pool *pool);
 unsigned cpu_pool_threads(const cpu_pool *pool);
+/* The threads that would take a task of a job started now: the caller and
+ * the workers awake. wasm32: a sleeping worker takes a millisecond or more
+ * to wake, so a short job is better cut for those awake alone. Natively
+ * all of them. */
+unsigned cpu_pool_ready(const cpu_pool *pool);
 /* Runs fn(arg, task, worker) for every task in [0, n_tasks), the calling
  * thread included, and returns once all have finished. Not re-entrant: a
  * task must not call cpu_pool_for on the same pool, and one pool serves one

@@ -141,6 +141,8 @@ void cpu_pool_destroy(cpu_pool *pool) {
 
 unsigned cpu_pool_threads(const cpu_pool *pool) { return pool->threads; }
 
+unsigned cpu_pool_ready(const cpu_pool *pool) { return pool->threads; }
+
 void cpu_pool_for(cpu_pool *pool, size_t n_tasks, cpu_task_fn fn, void *arg) {
   if (n_tasks == 0)
     return;

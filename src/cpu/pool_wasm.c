@@ -61,6 +61,7 @@ static struct {
   atomic_uint seq;        /* generation; workers sleep on it */
   atomic_uint worker_tasks;
   atomic_bool expecting; /* cpu_pool_expect_work */
+  atomic_uint awake;     /* workers not asleep (cpu_pool_ready) */
 } shared;
 
 struct cpu_pool {
@@ -85,12 +86,17 @@ static void run_tasks(uint32_t gen, cpu_task_fn fn, void *arg, uint32_t n,
 /* A worker's life: wait until a job is announced, help with it, repeat. */
 EXPORT void wgc_js_thread_main(unsigned index) {
   uint32_t seen = 0;
+  atomic_fetch_add(&shared.awake, 1);
   for (;;) {
     uint32_t gen;
     for (unsigned spin = 0; (gen = atomic_load(&shared.seq)) == seen;)
       if (++spin > (atomic_load(&shared.expecting) ? WORKER_SPINS_EXPECTING
-                                                   : WORKER_SPINS))
+                                                   : WORKER_SPINS)) {
+        atomic_fetch_sub(&shared.awake, 1);
         __builtin_wasm_memory_atomic_wait32((int *)&shared.seq, (int)seen, -1);
+        atomic_fetch_add(&shared.awake, 1);
+        spin = 0;
+      }
     seen = gen;
     cpu_task_fn fn = shared.fn;
     void *arg = shared.arg;
@@ -141,6 +147,11 @@ void cpu_pool_destroy(cpu_pool *pool) { free(pool); }
 void cpu_pool_expect_work(bool more) { atomic_store(&shared.expecting, more); }
 
 unsigned cpu_pool_threads(const cpu_pool *pool) { return pool->threads; }
+
+unsigned cpu_pool_ready(const cpu_pool *pool) {
+  unsigned awake = atomic_load(&shared.awake);
+  return awake + 1 < pool->threads ? awake + 1 : pool->threads;
+}
 
 void cpu_pool_for(cpu_pool *pool, size_t n_tasks, cpu_task_fn fn, void *arg) {
   if (pool->threads == 1 || n_tasks <= 1) {
