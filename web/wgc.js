@@ -207,6 +207,7 @@ function importedMemory(bytes) {
         if (kind === 0) leb();
         else if (kind === 1) { at++; const f = b[at++]; leb(); if (f & 1) leb(); }
         else if (kind === 3) skip(2);
+        else if (kind === 4) { at++; leb(); } // a tag
       }
       return null;
     }
@@ -240,8 +241,9 @@ function wasi(mod) {
       return 0;
     },
     random_get(buf, len) {
+      // filled apart: getRandomValues refuses a view of shared memory
       for (let i = 0; i < len; i += 65536)
-        crypto.getRandomValues(mem8().subarray(buf + i, buf + Math.min(len, i + 65536)));
+        mem8().set(crypto.getRandomValues(new Uint8Array(Math.min(65536, len - i))), buf + i);
       return 0;
     },
     fd_close: () => 0,
@@ -255,7 +257,7 @@ function badResponse(response) {
   if (!response.ok) return `HTTP ${response.status} ${response.statusText}`.trim();
   const type = response.headers.get('content-type') ?? '';
   if (type.split(';')[0].trim().toLowerCase() !== 'application/wasm')
-    return `it is served as "${type}", not application/wasm (WebAssembly.instantiateStreaming requires that type)`;
+    return `it is served as "${type}", not application/wasm (WebAssembly.compileStreaming requires that type)`;
   return '';
 }
 
