@@ -40,6 +40,21 @@ WASM_LDFLAGS := $(WASM_TARGET) -mexec-model=reactor -nodefaultlibs \
                 -Wl,--export-dynamic -Wl,--export=malloc -Wl,--export=free \
                 -Wl,--export-table -Wl,-z,stack-size=1048576 -Wl,--strip-debug
 WASM_LIBS    := -lc -lm $(WASM_BUILTINS)
+# Each module is also linked with threads (README, "Threads in the
+# browser"; wgc-threads.wasm, minilm-threads.wasm): shared memory, imported
+# so that web/wgc.js's workers share it, and the stack pointer exported so
+# that each worker gets a stack of its own. Debian's wasi-libc is built
+# without atomics, so the linker's feature check would refuse shared
+# memory; its code only ever runs on the page's thread (workers run the
+# CPU backend's tasks, which call no libc that keeps state), hence
+# --no-check-features. 2 GiB at most, as a page on a 32-bit browser can
+# still reserve. THREADS_LINK and THREADS_OPT hold the threaded form's
+# flags in the rules that make both.
+WASM_THREADS_LDFLAGS := -Wl,--no-check-features -Wl,--shared-memory \
+                        -Wl,--import-memory -Wl,--max-memory=2147483648 \
+                        -Wl,--export=__stack_pointer
+$(B)/web/wgc-threads.wasm $(B)/web/minilm-threads.wasm: THREADS_LINK := $(WASM_THREADS_LDFLAGS)
+$(B)/web/wgc-threads.wasm $(B)/web/minilm-threads.wasm: THREADS_OPT := --enable-threads
 
 WASM_SRC := $(CORE_SRC) src/cpu/pool_wasm.c src/cpu/defer_queue.c src/gpu/gpu_browser.c src/gpu/gpu_errors.c \
             $(wildcard src/browser/*.c)
@@ -58,19 +73,14 @@ $(B)/wasm/%.o: %.c $(B)/wasm/%.d
 	@mkdir -p $(@D)
 	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
 
-$(B)/web/wgc.wasm: $(WASM_OBJ)
+# wgc.wasm, and wgc-threads.wasm, which wgc.js loads instead in a
+# cross-origin isolated page.
+$(B)/web/wgc.wasm $(B)/web/wgc-threads.wasm: $(WASM_OBJ)
 	@mkdir -p $(@D)
 	@test -f "$(WASM_BUILTINS)" || { echo "wasm32 compiler-rt builtins missing ($(WASM_BUILTINS)): run tools/bootstrap.sh browser (Debian package libclang-rt-14-dev-wasm32)" >&2; exit 1; }
 	@command -v $(WASM_OPT) >/dev/null || { echo "$(WASM_OPT) missing: run tools/bootstrap.sh browser (Debian package binaryen)" >&2; exit 1; }
-	$(WASM_CC) $(WASM_LDFLAGS) -o $@.linked $(WASM_OBJ) $(WASM_LIBS)
-	$(WASM_OPT) $(WASM_OPT_FLAGS) $@.linked -o $@ && rm -f $@.linked
-
-# wgc.wasm with threads, which wgc.js loads instead in a cross-origin
-# isolated page (WASM_THREADS_LDFLAGS, below).
-$(B)/web/wgc-threads.wasm: $(WASM_OBJ)
-	@mkdir -p $(@D)
-	$(WASM_CC) $(WASM_LDFLAGS) $(WASM_THREADS_LDFLAGS) -o $@.linked $(WASM_OBJ) $(WASM_LIBS)
-	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-threads $@.linked -o $@ && rm -f $@.linked
+	$(WASM_CC) $(WASM_LDFLAGS) $(THREADS_LINK) -o $@.linked $(WASM_OBJ) $(WASM_LIBS)
+	$(WASM_OPT) $(WASM_OPT_FLAGS) $(THREADS_OPT) $@.linked -o $@ && rm -f $@.linked
 
 $(B)/web/.copied: $(WEB_FILES)
 	@mkdir -p $(@D)
@@ -113,29 +123,13 @@ $(B)/web/hello_gemm.wasm: examples/hello_gemm.c $(WASM_LIB) $(B)/web/include/wgc
 # same as build/minilm's, with examples/minilm/browser/minilm_app.c's
 # exports, linked with libwgc.a (web/minilm.js drives it).
 MINILM_APP_SRC := examples/minilm/browser/minilm_app.c $(MINILM_LIB_SRC) $(COMMON_SRC)
-$(B)/web/minilm.wasm: $(MINILM_APP_SRC) $(wildcard examples/minilm/*.h examples/common/*.h) \
-                      $(B)/gen/unicode_tables.h $(WASM_LIB) $(B)/web/include/wgc.h
+$(B)/web/minilm.wasm $(B)/web/minilm-threads.wasm: $(MINILM_APP_SRC) \
+    $(wildcard examples/minilm/*.h examples/common/*.h) $(B)/gen/unicode_tables.h $(WASM_LIB) \
+    $(B)/web/include/wgc.h
 	$(WASM_CC) $(WASM_TARGET) -isystem $(WASI_SYSROOT)/include/wasm32-wasi -I$(B)/web/include \
-	  $(EXAMPLE_INC) -I$(B)/gen -D_GNU_SOURCE $(WFLAGS) -O2 $(WASM_APP_LDFLAGS) -o $@.linked $(MINILM_APP_SRC) $(WASM_APP_LIBS)
-	$(WASM_OPT) $(WASM_OPT_FLAGS) $@.linked -o $@ && rm -f $@.linked
-
-# The same application with threads (README, "Threads in the browser"):
-# shared memory, imported so that web/wgc.js's workers share it, and the
-# stack pointer exported so that each worker gets a stack of its own.
-# Debian's wasi-libc is built without atomics, so the linker's feature
-# check would refuse shared memory; its code only ever runs on the page's
-# thread (workers run the CPU backend's tasks, which call no libc that
-# keeps state), hence --no-check-features. 2 GiB at most, as a page on a
-# 32-bit browser can still reserve.
-WASM_THREADS_LDFLAGS := -Wl,--no-check-features -Wl,--shared-memory \
-                        -Wl,--import-memory -Wl,--max-memory=2147483648 \
-                        -Wl,--export=__stack_pointer
-$(B)/web/minilm-threads.wasm: $(MINILM_APP_SRC) $(wildcard examples/minilm/*.h examples/common/*.h) \
-                      $(B)/gen/unicode_tables.h $(WASM_LIB) $(B)/web/include/wgc.h
-	$(WASM_CC) $(WASM_TARGET) -isystem $(WASI_SYSROOT)/include/wasm32-wasi -I$(B)/web/include \
-	  $(EXAMPLE_INC) -I$(B)/gen -D_GNU_SOURCE $(WFLAGS) -O2 $(WASM_APP_LDFLAGS) $(WASM_THREADS_LDFLAGS) \
+	  $(EXAMPLE_INC) -I$(B)/gen -D_GNU_SOURCE $(WFLAGS) -O2 $(WASM_APP_LDFLAGS) $(THREADS_LINK) \
 	  -o $@.linked $(MINILM_APP_SRC) $(WASM_APP_LIBS)
-	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-threads $@.linked -o $@ && rm -f $@.linked
+	$(WASM_OPT) $(WASM_OPT_FLAGS) $(THREADS_OPT) $@.linked -o $@ && rm -f $@.linked
 
 wasm: $(B)/web/wgc.wasm $(B)/web/wgc-threads.wasm $(B)/web/.copied $(B)/web/ops.js $(B)/web/ops.d.ts \
       $(WASM_LIB) $(B)/web/include/wgc.h $(B)/web/hello_gemm.wasm $(B)/web/minilm.wasm \

@@ -5,7 +5,7 @@
 // fetches the model's files into its memory, and embeds sentences. The
 // model itself is C; this file only moves bytes and turns the module's
 // callbacks into promises.
-import { instantiate, BACKEND_WEBGPU, BACKEND_CPU, DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_Q8_0, DTYPE_Q4_0 } from './wgc.js';
+import { instantiate, threadsAvailable, BACKEND_WEBGPU, BACKEND_CPU, DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_Q8_0, DTYPE_Q4_0 } from './wgc.js';
 
 export { BACKEND_WEBGPU, BACKEND_CPU };
 
@@ -90,8 +90,7 @@ function cstring(app, ptr) {
 // Loads the module and the model's configuration and tokenizer from
 // modelUrl (a folder with config.json, sentence_bert_config.json,
 // tokenizer.json and model.safetensors). Resolves to a MiniLM object.
-const threadsPossible = () => globalThis.crossOriginIsolated === true && typeof Worker === 'function';
-export async function loadMiniLM({ wasmUrl = threadsPossible() ? new URL('minilm-threads.wasm', import.meta.url)
+export async function loadMiniLM({ wasmUrl = threadsAvailable() ? new URL('minilm-threads.wasm', import.meta.url)
                                                                 : new URL('minilm.wasm', import.meta.url),
                                    modelUrl = new URL('model/', import.meta.url) } = {}) {
   const waiting = { created: new Map(), embedded: new Map() };

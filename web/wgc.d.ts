@@ -357,6 +357,10 @@ export function instantiate(
  * whose CPU backend runs on every core, at most 16) and a call was large
  * enough to share. */
 export function cpuThreadTasks(): number;
+/** Whether this page can run a threaded module's workers (cross-origin
+ * isolated, with Web Workers): an application built both with and without
+ * threads (README, "Threads in the browser") picks its module with it. */
+export function threadsAvailable(): boolean;
 
 /** The functions without a context; they need the module loaded by create(). */
 /** wgc_version(): "MAJOR.MINOR.PATCH" of the loaded wgc.wasm. */

@@ -39,7 +39,7 @@ export class WgcError extends Error {
 }
 
 // ---- the wasm instance (one per page, shared by every context) ----
-const W = { exports: null, module: null, memory: null, tokens: new Map(), lastToken: 0, scratch: 0 };
+const W = { exports: null, module: null, tokens: new Map(), lastToken: 0, scratch: 0 };
 // scratch layout: a desc or options, four shapes (or stride and axis lists)
 // of up to 8 size_t, out-params
 const DESC = 0, DESC_BYTES = 256, SHAPES = [256, 288, 320, 352], OUT = 384, OUT2 = 392,
@@ -149,11 +149,15 @@ function runtime(mod) {
 // on the page's thread alone). Each worker instantiates the same module
 // over the same memory and, on the stack C gave it, enters
 // wgc_js_thread_main (src/cpu/pool_wasm.c), which never returns; it calls
-// no import. At most 16, as natively.
-const threadsPossible = () => globalThis.crossOriginIsolated === true && typeof Worker === 'function';
+// no import. The C side caps the count at 16, as natively.
+
+// Whether this page can run a threaded module's workers: cross-origin
+// isolated, with Web Workers. An application that builds both forms of
+// its module picks one with it, as wgc.js does for itself.
+export const threadsAvailable = () => globalThis.crossOriginIsolated === true && typeof Worker === 'function';
 function threadsFor(mod) {
-  if (!threadsPossible() || !(mod.memory?.buffer instanceof SharedArrayBuffer)) return 1;
-  return Math.max(1, Math.min(16, navigator.hardwareConcurrency || 1));
+  if (!threadsAvailable() || !(mod.exports.memory.buffer instanceof SharedArrayBuffer)) return 1;
+  return navigator.hardwareConcurrency || 1;
 }
 
 const THREAD_MAIN = `onmessage = async ({ data: { module, memory, stackTop, index } }) => {
@@ -174,7 +178,7 @@ function spawnThread(mod, stackTop, index) {
     threadMainUrl ??= URL.createObjectURL(new Blob([THREAD_MAIN], { type: 'text/javascript' }));
     const worker = new Worker(threadMainUrl, { name: `wgc thread ${index}` });
     worker.onerror = (e) => console.error(`wgc thread ${index}: ${e.message}`);
-    worker.postMessage({ module: mod.module, memory: mod.memory, stackTop, index });
+    worker.postMessage({ module: mod.module, memory: mod.exports.memory, stackTop, index });
     return 1;
   } catch {
     return 0;
@@ -315,7 +319,6 @@ async function load(url, mod, own = {}) {
     throw failed(`${e?.name ?? 'Error'}: ${e?.message ?? e}`);
   }
   mod.module = module;
-  mod.memory = memory ?? instance.exports.memory;
   mod.exports = memory ? Object.freeze({ ...instance.exports, memory }) : instance.exports;
   mod.exports._initialize?.();
   return rt;
@@ -325,7 +328,7 @@ let schedulePoll = () => {};
 function instance() {
   loading ??= (async () => {
     // threads are a speed-up: without wgc-threads.wasm, wgc.wasm serves
-    const rt = await (threadsPossible() ? load(new URL('wgc-threads.wasm', import.meta.url), W).catch(() => null)
+    const rt = await (threadsAvailable() ? load(new URL('wgc-threads.wasm', import.meta.url), W).catch(() => null)
                                         : null) ?? await load(new URL('wgc.wasm', import.meta.url), W);
     schedulePoll = rt.schedulePoll;
     W.scratch = W.exports.malloc(SCRATCH_BYTES);
@@ -352,7 +355,7 @@ export function cpuThreadTasks() {
 // calls; their callbacks fire from the event loop. Rejects with a WgcError
 // naming the url and the cause when the module cannot be loaded.
 export async function instantiate(url, imports = {}) {
-  const mod = { exports: null, module: null, memory: null, tokens: new Map() };
+  const mod = { exports: null, module: null, tokens: new Map() };
   try {
     await load(url, mod, imports);
   } catch (e) {

@@ -196,14 +196,14 @@ static wgc_status enqueue(wgc_context *ctx, struct cpu_queue *q,
 }
 
 wgc_status cpu_defer_submit(wgc_context *ctx, const cpu_work *w) {
-  struct cpu_queue *q = ((cpu_backend *)ctx->impl)->queue;
+  const cpu_backend *be = ctx->impl;
+  struct cpu_queue *q = be->queue;
   q->ctx = ctx;
   cpu_split plan;
   /* a piece's work is shared by the pool's threads: with more of them a
    * piece takes as long with more in it (and fewer pieces meet fewer
    * times) */
-  double piece = CPU_PIECE_WORK * ((cpu_backend *)ctx->impl)->threads;
-  if (cpu_split_plan(w, piece, &plan) != WGC_OK)
+  if (cpu_split_plan(w, CPU_PIECE_WORK * be->threads, &plan) != WGC_OK)
     return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY,
                     "%s: out of host memory for partial results",
                     cpu_work_fn(w));
