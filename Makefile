@@ -279,6 +279,7 @@ include web.mk
 # An object without its dependency file (built before dependencies were
 # generated, or interrupted) is rebuilt: a missing .d, an explicit target
 # without a recipe, counts as new.
-ALL_DEPS := $(patsubst %.o,%.d,$(LIB_OBJ) $(PIC_OBJ) $(TEST_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(WASM_OBJ))
+ALL_DEPS := $(patsubst %.o,%.d,$(LIB_OBJ) $(PIC_OBJ) $(TEST_OBJ) $(ASAN_OBJ) $(TSAN_OBJ) $(WASM_OBJ) \
+                              $(WASM_RELAXED_OBJ) $(MINILM_APP_OBJ))
 $(ALL_DEPS):
 -include $(wildcard $(B)/*/*.d $(B)/*/*/*.d $(B)/*/*/*/*.d $(B)/*/*/*/*/*.d)

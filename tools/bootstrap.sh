@@ -3,7 +3,8 @@
 #   - Debian packages (compilers, the Vulkan loader and drivers, Chromium),
 #   - wgpu-native from a pinned PyPI wheel, checksum-verified, unpacked into
 #     third_party/wgpu (git-ignored),
-#   - playwright-core from npm for the browser tests (with "browser"),
+#   - playwright-core (the browser tests) and binaryen (wasm-opt) from npm
+#     into web/node_modules (with "browser"),
 #   - for make bench: OpenBLAS (the CPU roofline), matplotlib (the chart),
 #     the MiniLM model and build/bench-venv (bench/minilm/requirements.txt:
 #     PyTorch and onnxruntime, the model's native peers, and its ONNX
@@ -22,6 +23,7 @@ WGPU_VERSION=0.32.0
 WGPU_WHEEL=wgpu-${WGPU_VERSION}-py3-none-manylinux_2_28_x86_64.whl
 WGPU_SHA256=6499a31b5a29a10b4f1089fea4a0806411f42605fa86b6c0b543a07ca0de8568
 PLAYWRIGHT_VERSION=1.65.1
+BINARYEN_VERSION=132.0.0
 TFJS_VERSION=4.22.0
 TRANSFORMERS_JS_VERSION=4.3.1
 ORT_WEB_VERSION=1.30.0
@@ -49,11 +51,11 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 debs=""
 [ $want_native = 1 ] && debs="gcc make pkg-config libvulkan1 mesa-vulkan-drivers unzip python3-pip python3-venv valgrind"
 [ $want_format = 1 ] && debs="$debs clang-format"
-# libclang-rt-14-dev-wasm32: compiler-rt builtins for wasm32 (64-bit
-# multiply with overflow checks needs __multi3); llvm-14: llvm-ar, which
-# indexes wasm32 archives for lld (libwgc.a for C programs in the browser);
-# binaryen: wasm-opt, which shrinks the modules a page downloads.
-[ $want_browser = 1 ] && debs="$debs chromium clang lld llvm-14 wasi-libc libclang-rt-14-dev-wasm32 binaryen nodejs npm"
+# clang-19 (web.mk says why not Debian's default clang);
+# libclang-rt-19-dev-wasm32: compiler-rt builtins for wasm32 (64-bit
+# multiply with overflow checks needs __multi3); llvm-19: llvm-ar, which
+# indexes wasm32 archives for lld (libwgc.a for C programs in the browser).
+[ $want_browser = 1 ] && debs="$debs chromium clang-19 lld-19 llvm-19 wasi-libc libclang-rt-19-dev-wasm32 nodejs npm"
 # The bench's baselines and chart: Debian's python3-matplotlib goes with
 # /usr/bin/python3.
 [ $want_bench = 1 ] && debs="$debs libopenblas-dev python3-matplotlib"
@@ -88,20 +90,25 @@ if [ $want_native = 1 ] && [ ! -f third_party/wgpu/.version-$WGPU_VERSION ]; the
   touch third_party/wgpu/.version-$WGPU_VERSION
 fi
 
-if [ $want_browser = 1 ] && [ ! -f web/node_modules/playwright-core/package.json ]; then
-  echo "bootstrap: installing playwright-core $PLAYWRIGHT_VERSION"
-  (cd web && npm install --silent --no-audit --no-fund --no-save "playwright-core@$PLAYWRIGHT_VERSION" >/dev/null)
+installed() { # folder package version: installed there at exactly that version
+  grep -q "\"version\": \"$3\"" "$1/node_modules/$2/package.json" 2>/dev/null
+}
+# playwright-core drives Chromium; binaryen's wasm-opt (web.mk) shrinks
+# the modules a page downloads. One npm install: a --no-save install
+# removes what the last one put there.
+if [ $want_browser = 1 ] && ! { installed web playwright-core $PLAYWRIGHT_VERSION &&
+    installed web binaryen $BINARYEN_VERSION; }; then
+  echo "bootstrap: installing playwright-core $PLAYWRIGHT_VERSION, binaryen $BINARYEN_VERSION"
+  (cd web && npm install --silent --no-audit --no-fund --no-save --no-package-lock \
+    "playwright-core@$PLAYWRIGHT_VERSION" "binaryen@$BINARYEN_VERSION" >/dev/null)
 fi
 # The browser peers in their own ignored folder, served to the bench page,
-# in one npm install (a --no-save install removes what the last one put
-# there). --ignore-scripts: a dependency of transformers.js
+# in one npm install. --ignore-scripts: a dependency of transformers.js
 # (onnxruntime-node) downloads from outside the registry when installed;
 # the page needs none of those scripts.
-installed() { # package version: installed at exactly that version
-  grep -q "\"version\": \"$2\"" "bench/web/node_modules/$1/package.json" 2>/dev/null
-}
-if [ $want_tfjs = 1 ] && ! { installed @tensorflow/tfjs-backend-webgpu $TFJS_VERSION &&
-    installed @huggingface/transformers $TRANSFORMERS_JS_VERSION && installed onnxruntime-web $ORT_WEB_VERSION; }; then
+if [ $want_tfjs = 1 ] && ! { installed bench/web @tensorflow/tfjs-backend-webgpu $TFJS_VERSION &&
+    installed bench/web @huggingface/transformers $TRANSFORMERS_JS_VERSION &&
+    installed bench/web onnxruntime-web $ORT_WEB_VERSION; }; then
   echo "bootstrap: installing TF.js $TFJS_VERSION, transformers.js $TRANSFORMERS_JS_VERSION, onnxruntime-web $ORT_WEB_VERSION"
   (cd bench/web && npm install --silent --ignore-scripts --no-audit --no-fund --no-save --no-package-lock \
     "@tensorflow/tfjs-core@$TFJS_VERSION" "@tensorflow/tfjs-backend-webgpu@$TFJS_VERSION" \

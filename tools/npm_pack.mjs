@@ -20,8 +20,9 @@ rmSync(stage, { recursive: true, force: true });
 mkdirSync(stage, { recursive: true });
 // The ES module, its GPU layer, the op constants, typings and the wasm;
 // the wasm32 library and header for C programs linked into a module.
-const files = ['wgc.js', 'gpu.js', 'ops.js', 'wgc.d.ts', 'ops.d.ts', 'wgc.wasm',
-               'wgc-threads.wasm', 'lib/libwgc.a', 'include/wgc.h'];
+const files = ['wgc.js', 'gpu.js', 'ops.js', 'wgc.d.ts', 'ops.d.ts', 'wgc.wasm', 'wgc-threads.wasm',
+               'wgc-relaxed.wasm', 'wgc-threads-relaxed.wasm', 'lib/libwgc.a', 'lib/libwgc-relaxed.a',
+               'include/wgc.h'];
 for (const f of files) cpSync(join(web, f), join(stage, f));
 cpSync('CHANGELOG.md', join(stage, 'CHANGELOG.md'));
 writeFileSync(join(stage, 'README.md'), `# wgc ${version}
@@ -40,10 +41,15 @@ const x = await ctx.download(a, 6);      // a Float32Array
 
 In Node, pass a GPU object: \`create({ gpu })\` with the \`webgpu\` package's
 \`create([])\`; without one, \`create({ backend: BACKEND_CPU })\`. Deno has
-WebGPU built in. The wasm file is found with
-\`new URL('./wgc.wasm', import.meta.url)\`, so bundlers copy it. In a
-cross-origin isolated page (COOP and COEP headers) wgc.js loads
-\`wgc-threads.wasm\` instead, whose CPU backend runs on every core.
+WebGPU built in. The wasm files are found with
+\`new URL('./wgc.wasm', import.meta.url)\` and the like, so bundlers copy
+them. wgc.js loads the fastest form the page runs: in a cross-origin
+isolated page (COOP and COEP headers) \`wgc-threads.wasm\`, whose CPU
+backend runs on every core; where the engine has relaxed SIMD (Chrome 114,
+Node 22) \`wgc-relaxed.wasm\`, whose CPU GEMM and attention fuse their
+multiply-adds; \`wgc-threads-relaxed.wasm\` where both hold; else
+\`wgc.wasm\`. \`moduleOptions({ relaxedSimd: false })\` before the first
+call keeps every result's bits the same on every machine.
 `);
 writeFileSync(join(stage, 'package.json'), JSON.stringify({
   name: 'wgc',
@@ -56,7 +62,10 @@ writeFileSync(join(stage, 'package.json'), JSON.stringify({
     '.': { types: './wgc.d.ts', default: './wgc.js' },
     './wgc.wasm': './wgc.wasm',
     './wgc-threads.wasm': './wgc-threads.wasm',
+    './wgc-relaxed.wasm': './wgc-relaxed.wasm',
+    './wgc-threads-relaxed.wasm': './wgc-threads-relaxed.wasm',
     './lib/libwgc.a': './lib/libwgc.a',
+    './lib/libwgc-relaxed.a': './lib/libwgc-relaxed.a',
     './include/wgc.h': './include/wgc.h',
     './package.json': './package.json',
   },

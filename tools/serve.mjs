@@ -4,8 +4,9 @@
 // (PORT 0 or busy: a free port; /PREFIX/=DIR serves DIR under /PREFIX/).
 // As a module: serve(root, port, mounts, options) resolves to {server, url};
 // mounts maps URL prefixes ("/tests/") to further folders. options.faults
-// adds /faults/KIND/..., the root again but with a broken wgc.wasm, for the
-// tests of load errors: KIND missing (404), 500, mime (the real module as
+// adds /faults/KIND/..., the root again but with wgc.wasm broken, and each
+// of its other forms (wgc-threads-relaxed.wasm...) alike, for the tests of
+// load errors: KIND missing (404), 500, mime (the real module as
 // text/plain) or garbage (not a module, as application/wasm).
 // A page asked for with ?isolated in its query is served cross-origin
 // isolated (COOP same-origin, COEP require-corp), as wasm threads need.
@@ -40,8 +41,8 @@ export function serve(root, port = 0, mounts = {}, { faults = false } = {}) {
       ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {};
     const fault = faults && /^\/faults\/([a-z0-9]+)\/(.*)$/.exec(path);
     if (fault && FAULTS[fault[1]]) {
-      if (fault[2] === 'wgc.wasm') {
-        FAULTS[fault[1]](res, await readFile(resolve(root, 'wgc.wasm')).catch(() => ''));
+      if (/^wgc(-threads)?(-relaxed)?\.wasm$/.test(fault[2])) {
+        FAULTS[fault[1]](res, await readFile(resolve(root, fault[2])).catch(() => ''));
         return;
       }
       path = '/' + fault[2];

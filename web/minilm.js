@@ -1,11 +1,12 @@
 // all-MiniLM-L6-v2 in the page: loads minilm.wasm (the model's C code
 // linked with wgc, examples/minilm/browser/minilm_app.c) through wgc.js,
-// or in a cross-origin isolated page minilm-threads.wasm, the same linked
-// with shared memory, whose CPU backend runs on every core,
+// or the form of it that the page runs (wgc.js's moduleFile: in a
+// cross-origin isolated page minilm-threads.wasm, whose CPU backend runs on
+// every core; with relaxed SIMD minilm-relaxed.wasm; or both),
 // fetches the model's files into its memory, and embeds sentences. The
 // model itself is C; this file only moves bytes and turns the module's
 // callbacks into promises.
-import { instantiate, threadsAvailable, BACKEND_WEBGPU, BACKEND_CPU, DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_Q8_0, DTYPE_Q4_0 } from './wgc.js';
+import { instantiate, moduleFile, BACKEND_WEBGPU, BACKEND_CPU, DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_Q8_0, DTYPE_Q4_0 } from './wgc.js';
 
 export { BACKEND_WEBGPU, BACKEND_CPU };
 
@@ -90,8 +91,7 @@ function cstring(app, ptr) {
 // Loads the module and the model's configuration and tokenizer from
 // modelUrl (a folder with config.json, sentence_bert_config.json,
 // tokenizer.json and model.safetensors). Resolves to a MiniLM object.
-export async function loadMiniLM({ wasmUrl = threadsAvailable() ? new URL('minilm-threads.wasm', import.meta.url)
-                                                                : new URL('minilm.wasm', import.meta.url),
+export async function loadMiniLM({ wasmUrl = new URL(moduleFile('minilm'), import.meta.url),
                                    modelUrl = new URL('model/', import.meta.url) } = {}) {
   const waiting = { created: new Map(), embedded: new Map() };
   const settle = (map, slot, value) => {

@@ -361,6 +361,23 @@ export function cpuThreadTasks(): number;
  * isolated, with Web Workers): an application built both with and without
  * threads (README, "Threads in the browser") picks its module with it. */
 export function threadsAvailable(): boolean;
+/** Whether the engine has relaxed SIMD (Chrome 114, Node 22): wgc.js then
+ * loads a relaxed form of its module (README, "Modules"). */
+export function relaxedSimdAvailable(): boolean;
+/** Which forms wgc.js may load, called before its module loads (the first
+ * create() or call; later it throws a WgcError): both true by default.
+ * `relaxedSimd: false` keeps every result's bits the same on every machine
+ * (relaxed_madd rounds once where the machine fuses, twice elsewhere). */
+export function moduleOptions(options?: { threads?: boolean; relaxedSimd?: boolean }): void;
+/** The file of the form of module `name` (built in four forms by make wasm:
+ * name.wasm, name-threads.wasm, name-relaxed.wasm,
+ * name-threads-relaxed.wasm) that this page runs, within moduleOptions or
+ * the options given: `moduleFile('minilm')` is `'minilm-relaxed.wasm'` in a
+ * page that is not isolated, in Chrome. */
+export function moduleFile(name: string, options?: { threads?: boolean; relaxedSimd?: boolean }): string;
+/** The file wgc.js loaded for itself (`'wgc-threads-relaxed.wasm'`, say),
+ * null before. */
+export function loadedModule(): string | null;
 
 /** The functions without a context; they need the module loaded by create(). */
 /** wgc_version(): "MAJOR.MINOR.PATCH" of the loaded wgc.wasm. */

@@ -324,12 +324,71 @@ async function load(url, mod, own = {}) {
   return rt;
 }
 
+// ---- modules (README, "Modules") ----
+// make wasm links each module in four forms: name.wasm, name-threads.wasm
+// (shared memory, for a cross-origin isolated page), name-relaxed.wasm
+// (relaxed SIMD in the CPU backend's GEMM and attention) and
+// name-threads-relaxed.wasm. Each is only a speed-up on the one before.
+
+// A module of one function, f32x4.relaxed_madd of its three v128 params:
+// valid where the engine has relaxed SIMD (Chrome 114, Node 22).
+const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123,
+  3, 2, 1, 0, 10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11]);
+let relaxed = null;
+export function relaxedSimdAvailable() {
+  relaxed ??= typeof WebAssembly.validate === 'function' && WebAssembly.validate(RELAXED_PROBE);
+  return relaxed;
+}
+
+// The forms wanted (moduleOptions), and the file wgc.js loaded.
+const wanted = { threads: true, relaxedSimd: true };
+let loadedFile = null;
+
+// Before wgc.js loads its module (the first create() or call): whether it
+// may load a threaded form and a relaxed-SIMD form where the page runs
+// them (both true by default). {relaxedSimd: false} keeps every result's
+// bits the same on every machine (relaxed_madd rounds once where the
+// machine fuses, twice where it does not). minilm.js's default follows.
+export function moduleOptions({ threads = wanted.threads, relaxedSimd = wanted.relaxedSimd } = {}) {
+  if (loading) throw new WgcError('INVALID_ARGUMENT', `moduleOptions: ${loadedFile ?? 'wgc.wasm'} is already loading`);
+  wanted.threads = threads;
+  wanted.relaxedSimd = relaxedSimd;
+}
+
+// The file of module name's form for this page: threads where it is
+// cross-origin isolated and relaxed SIMD where the engine has it, each
+// unless moduleOptions (or the arguments) say no.
+export function moduleFile(name, { threads = wanted.threads, relaxedSimd = wanted.relaxedSimd } = {}) {
+  const t = threads && threadsAvailable(), r = relaxedSimd && relaxedSimdAvailable();
+  return `${name}${t ? '-threads' : ''}${r ? '-relaxed' : ''}.wasm`;
+}
+
+// The file of wgc.js's own module once loaded (wgc-threads-relaxed.wasm,
+// say), else null.
+export const loadedModule = () => loadedFile;
+
+// Each written out, so that bundlers see the files and copy them.
+const ownUrl = (file) => ({
+  'wgc.wasm': () => new URL('wgc.wasm', import.meta.url),
+  'wgc-threads.wasm': () => new URL('wgc-threads.wasm', import.meta.url),
+  'wgc-relaxed.wasm': () => new URL('wgc-relaxed.wasm', import.meta.url),
+  'wgc-threads-relaxed.wasm': () => new URL('wgc-threads-relaxed.wasm', import.meta.url),
+})[file]();
+
 let schedulePoll = () => {};
 function instance() {
   loading ??= (async () => {
-    // threads are a speed-up: without wgc-threads.wasm, wgc.wasm serves
-    const rt = await (threadsAvailable() ? load(new URL('wgc-threads.wasm', import.meta.url), W).catch(() => null)
-                                        : null) ?? await load(new URL('wgc.wasm', import.meta.url), W);
+    // the page's form, then without threads, then wgc.wasm: each a fallback
+    const files = [...new Set([moduleFile('wgc'), moduleFile('wgc', { threads: false }), 'wgc.wasm'])];
+    let rt = null;
+    for (const [i, file] of files.entries()) {
+      const last = i === files.length - 1;
+      rt = await load(ownUrl(file), W).catch((e) => { if (last) throw e; return null; });
+      if (rt) {
+        loadedFile = file;
+        break;
+      }
+    }
     schedulePoll = rt.schedulePoll;
     W.scratch = W.exports.malloc(SCRATCH_BYTES);
   })().catch((e) => {

@@ -14,6 +14,7 @@
 // default would be half of them (at most 4), so it is given every core
 // too, the best setting a user could pick.
 import { loadMiniLM, BACKEND_WEBGPU, BACKEND_CPU } from '/minilm.js';
+import { moduleFile } from '/wgc.js';
 
 const NM = '/bench/node_modules';
 const TJS = `${NM}/@huggingface/transformers`;
@@ -24,8 +25,9 @@ export const SYSTEMS = ['wgc', 'wgc-cpu', 'transformers.js:webgpu', 'transformer
 
 const rows = (data, n, dim) => Array.from({ length: n }, (_, i) => data.slice(i * dim, (i + 1) * dim));
 
-// wgc: minilm.wasm (the model's C code linked with wgc), one module, a
-// slot per backend.
+// wgc: minilm.wasm (the model's C code linked with wgc) in the form this
+// page runs (minilm-threads-relaxed.wasm here), one module, a slot per
+// backend.
 let wgcApp = null;
 // first: the sentences of the first pass, whose kernels compile while the
 // weights download (minilm.js prepare()).
@@ -37,7 +39,7 @@ async function wgcSystem(system, backend, first) {
   await wgcApp.load([slot]);
   const app = wgcApp;
   return {
-    system, note: `${info.backend} (${info.adapter})`,
+    system, note: `${moduleFile('minilm')}, ${info.backend === 'cpu' ? info.adapter : `webgpu (${info.adapter})`}`,
     embed: async (sentences) => (await app.embed(slot, sentences)).vectors,
     tokenize: async (sentences) => (await app.embed(slot, sentences)).ids,
   };

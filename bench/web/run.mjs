@@ -199,7 +199,8 @@ const json = {
 for (const n of json.notes) console.log(`${n.key}: ${n.value}`);
 // What a page downloads before its first call: the modules, raw and
 // gzipped (level 9, as a server would send them).
-json.payload = ['wgc.wasm', 'wgc-threads.wasm', 'minilm.wasm', 'minilm-threads.wasm', 'wgc.js', 'gpu.js'].filter((f) => existsSync(resolve(web, f))).map((f) => {
+const forms = (name) => ['', '-threads', '-relaxed', '-threads-relaxed'].map((f) => `${name}${f}.wasm`);
+json.payload = [...forms('wgc'), ...forms('minilm'), 'wgc.js', 'gpu.js'].filter((f) => existsSync(resolve(web, f))).map((f) => {
   const bytes = readFileSync(resolve(web, f));
   return { file: f, bytes: bytes.length, gzip_bytes: gzipSync(bytes, { level: 9 }).length };
 });

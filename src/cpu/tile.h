@@ -34,6 +34,17 @@ static inline v4f load4(const float *p) {
 
 static inline void store4(float *p, v4f v) { memcpy(p, &v, sizeof v); }
 
+/* c + a * b. In a module built with relaxed SIMD (web.mk) one relaxed_madd:
+ * fused where the machine has FMA, each sum then rounded once instead of
+ * twice, within GEMM's bound either way. */
+static inline v4f madd4(v4f a, v4f b, v4f c) {
+#ifdef __wasm_relaxed_simd__
+  return __builtin_wasm_relaxed_madd_f32x4(a, b, c);
+#else
+  return c + a * b;
+#endif
+}
+
 /* dst[q * ldd + r] = src[r * ld + q] for q < 4 and r < 4: a 4 x 4 block
  * turned with shuffles. */
 static inline void transpose4(const float *src, size_t ld, float *dst,
@@ -225,8 +236,8 @@ static inline void tile_block_add(size_t n, const float *a, const float *b,
     v4f c0 = {0}, c1 = {0};
     for (size_t p = 0; p < n; p++) {
       v4f a0 = {a[0], a[0], a[0], a[0]};
-      c0 += a0 * load4(b);
-      c1 += a0 * load4(b + 4);
+      c0 = madd4(a0, load4(b), c0);
+      c1 = madd4(a0, load4(b + 4), c1);
       a += TILE_MR;
       b += TILE_NR;
     }
@@ -256,14 +267,14 @@ static inline void tile_block_add(size_t n, const float *a, const float *b,
     v4f a2 = __builtin_shufflevector(av, av, 2, 2, 2, 2);
     v4f a3 = __builtin_shufflevector(av, av, 3, 3, 3, 3);
 #endif
-    c00 += a0 * b0;
-    c01 += a0 * b1;
-    c10 += a1 * b0;
-    c11 += a1 * b1;
-    c20 += a2 * b0;
-    c21 += a2 * b1;
-    c30 += a3 * b0;
-    c31 += a3 * b1;
+    c00 = madd4(a0, b0, c00);
+    c01 = madd4(a0, b1, c01);
+    c10 = madd4(a1, b0, c10);
+    c11 = madd4(a1, b1, c11);
+    c20 = madd4(a2, b0, c20);
+    c21 = madd4(a2, b1, c21);
+    c30 = madd4(a3, b0, c30);
+    c31 = madd4(a3, b1, c31);
     a += TILE_MR;
     b += TILE_NR;
   }

@@ -8,6 +8,7 @@
 // 0.9999 and >= 0.999).
 // One line per test: "ok NAME" or "FAIL NAME: why".
 import { loadMiniLM, cosine, BACKEND_WEBGPU, BACKEND_CPU } from '../minilm.js';
+import { moduleFile, relaxedSimdAvailable } from '../wgc.js';
 import { check, finish, test } from './harness.js';
 
 // SwiftShader compiles the model's kernels on the first pass: minutes on a
@@ -51,7 +52,11 @@ function compare(cases, got, what, minCos = 0.99999, maxDiff = 1e-4) {
 
 finish(async () => {
   let model = null, cases = [];
-  await slow('minilm: minilm.wasm and the model files load', async () => {
+  // Chromium has relaxed SIMD, so the page's form is minilm-relaxed.wasm
+  // (the plain minilm.wasm is tested below).
+  const file = moduleFile('minilm');
+  await slow(`minilm: ${file} and the model files load`, async () => {
+    check(relaxedSimdAvailable() && file === 'minilm-relaxed.wasm', `relaxed SIMD ${relaxedSimdAvailable()}, ${file}`);
     cases = await reference();
     check(cases.length > 10, `${cases.length} reference cases`);
     model = await loadMiniLM({ modelUrl: new URL('/model/', location.origin) });
@@ -113,22 +118,32 @@ finish(async () => {
     }
     check(err && /slot 3 has no model/.test(err.message), `error: ${err?.message}`);
   });
+  // Another form of the module on the CPU backend, over the few sentences.
+  const other = async (name, fn) => {
+    check(model && few.length === 4, 'no model');
+    const m = await loadMiniLM({ wasmUrl: new URL(`/${name}`, location.origin),
+                                 modelUrl: new URL('/model/', location.origin) });
+    try {
+      const info = await m.create(0, BACKEND_CPU);
+      await m.load([0]);
+      return await fn(await m.embed(0, few.map((c) => c.text)), info);
+    } finally {
+      m.destroy(0);
+    }
+  };
   // The threaded module where the page is not isolated: it still loads
   // (this browser makes its shared memory) and runs on one thread, giving
-  // minilm.wasm's bits.
-  await slow('minilm: minilm-threads.wasm in a page that is not isolated runs on one thread, as minilm.wasm', async () => {
-    check(model && few.length === 4, 'no model');
-    const threaded = await loadMiniLM({ wasmUrl: new URL('/minilm-threads.wasm', location.origin),
-                                        modelUrl: new URL('/model/', location.origin) });
-    const info = await threaded.create(0, BACKEND_CPU);
-    check(info.adapter === 'cpu (1 thread)', `adapter ${info.adapter}`);
-    await threaded.load([0]);
-    const texts = few.map((c) => c.text);
-    const [got, want] = [await threaded.embed(0, texts), await model.embed(1, texts)];
-    threaded.destroy(0);
-    got.vectors.forEach((v, i) => v.forEach((x, j) => check(Object.is(x, want.vectors[i][j]),
-      `sentence ${i}, element ${j}: ${x}, minilm.wasm ${want.vectors[i][j]}`)));
-  });
+  // the same bits as the form without threads.
+  await slow(`minilm: minilm-threads-relaxed.wasm in a page that is not isolated runs on one thread, as ${file}`,
+    () => other('minilm-threads-relaxed.wasm', async (got, info) => {
+      check(info.adapter === 'cpu (1 thread)', `adapter ${info.adapter}`);
+      const want = await model.embed(1, few.map((c) => c.text));
+      got.vectors.forEach((v, i) => v.forEach((x, j) => check(Object.is(x, want.vectors[i][j]),
+        `sentence ${i}, element ${j}: ${x}, ${file} ${want.vectors[i][j]}`)));
+    }));
+  // The plain-SIMD form, which browsers without relaxed SIMD load.
+  await slow('minilm: minilm.wasm (no relaxed SIMD) on the CPU backend matches sentence-transformers',
+    () => other('minilm.wasm', async (got) => compare(few, got, 'minilm.wasm')));
   model?.destroy(0);
   model?.destroy(1);
 });

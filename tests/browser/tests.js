@@ -2072,6 +2072,8 @@ async function fallbackPage() {
   await test('fallback: BACKEND_AUTO gives the CPU backend', async () => {
     ctx = await W.create({ backend: W.BACKEND_AUTO });
     check(ctx.backendName === 'cpu', `backendName ${ctx.backendName}`);
+    // Chromium has relaxed SIMD; the page is not isolated
+    check(W.loadedModule() === 'wgc-relaxed.wasm', `loaded ${W.loadedModule()}`);
   });
   await test('fallback: BACKEND_WEBGPU rejects with NO_ADAPTER', () =>
     rejects(() => W.create({ backend: W.BACKEND_WEBGPU }), 'NO_ADAPTER', 'wgc_create'));
@@ -2115,6 +2117,8 @@ async function threadsPage() {
     one = await W.create({ backend: W.BACKEND_CPU, cpu_threads: 1 });
     check(many.adapterName === `cpu (${want} threads)`, `adapterName "${many.adapterName}"`);
     check(one.adapterName === 'cpu (1 thread)', `adapterName "${one.adapterName}"`);
+    // Chromium has relaxed SIMD: the threaded form with it
+    check(W.loadedModule() === 'wgc-threads-relaxed.wasm', `loaded ${W.loadedModule()}`);
   });
   // A browser starts workers from its event loop, and until a worker runs
   // the page's thread does every task: large GEMMs, the loop yielding in
@@ -2205,6 +2209,43 @@ async function threadsPage() {
       check(diff === 0, `${diff} of ${a.length} elements differ`);
       return `${W.cpuThreadTasks() - before} tasks on workers`;
     });
+  // The threaded form without relaxed SIMD, as a browser without it loads
+  // (a second copy of wgc.js, told so before it loads): the families whose
+  // kernel relaxed SIMD changes (the register tile) give the same bits on
+  // every thread count there too, and agree with the relaxed form within
+  // rounding (fused multiply-adds round once).
+  await test('threads: wgc-threads.wasm, without relaxed SIMD, as the relaxed form within rounding', async () => {
+    check(many && one, 'no contexts');
+    const P = await import('/wgc.js?plain');
+    P.moduleOptions({ relaxedSimd: false });
+    const plainMany = await P.create({ backend: P.BACKEND_CPU });
+    const plainOne = await P.create({ backend: P.BACKEND_CPU, cpu_threads: 1 });
+    check(P.loadedModule() === 'wgc-threads.wasm', `loaded ${P.loadedModule()}`);
+    check(plainMany.adapterName === `cpu (${want} threads)`, `adapterName "${plainMany.adapterName}"`);
+    let worst = 0;
+    for (const family of ['gemm', 'attention']) {
+      const [a, b, r] = await Promise.all([plainMany, plainOne, many].map(async (ctx) => {
+        seed = 777;
+        const x = (n) => put(ctx, randoms(n));
+        const [o, n] = cases[family](ctx, x);
+        return ctx.download(o, n);
+      }));
+      let diff = 0, scale = 0;
+      for (let i = 0; i < a.length; i++) {
+        if (!Object.is(a[i], b[i])) diff++;
+        scale = Math.max(scale, Math.abs(r[i]));
+      }
+      check(diff === 0, `${family}: ${diff} of ${a.length} elements differ between ${want} threads and one`);
+      for (let i = 0; i < a.length; i++) {
+        const d = Math.abs(a[i] - r[i]) / scale;
+        check(d <= 1e-5, `${family}[${i}]: ${a[i]} without relaxed SIMD, ${r[i]} with`);
+        worst = Math.max(worst, d);
+      }
+    }
+    plainMany.destroy();
+    plainOne.destroy();
+    return `worst difference ${worst.toExponential(2)} of the largest output`;
+  });
 }
 
 finish(() => (mode === 'fallback' ? (crossOriginIsolated ? threadsPage() : fallbackPage()) : mainPage()));

@@ -36,6 +36,13 @@ export async function runChecks(W, label, options, report, wantVersion) {
   });
   if (!ctx) return;
   await test('version', () => check(W.version() === wantVersion, `version ${W.version()}, package ${wantVersion}`));
+  // the form for this host: relaxed SIMD where the engine validates it
+  // (Deno, Chromium; not Node 20), never threads outside an isolated page
+  await test('the module form', () => {
+    const want = W.relaxedSimdAvailable() ? 'wgc-relaxed.wasm' : 'wgc.wasm';
+    check(W.loadedModule() === want, `loaded ${W.loadedModule()}, want ${want}`);
+    report(`   ${label}: ${W.loadedModule()}`);
+  });
   await test('gemm 13x11x7 against float64', async () => {
     const m = 13, n = 11, k = 7, A = randoms(m * k), B = randoms(k * n);
     const a = ctx.alloc(4 * m * k), b = ctx.alloc(4 * k * n), c = ctx.alloc(4 * m * n);

@@ -167,8 +167,11 @@ try {
   execFileSync(process.execPath, [bin('vite'), 'build', '--logLevel', 'error', '--outDir', 'dist'],
                { cwd: project, stdio: ['ignore', 'ignore', 'pipe'] });
   const assets = readdirSync(join(project, 'dist/assets'));
-  if (assets.some((f) => f.endsWith('.wasm'))) line('ok vite: the build copied wgc.wasm into its assets');
-  else line(`FAIL vite: no .wasm among the built assets (${assets.join(', ')})`);
+  // every form of the module (named NAME-HASH.wasm), so that any can load
+  const forms = ['wgc', 'wgc-threads', 'wgc-relaxed', 'wgc-threads-relaxed'];
+  const copied = forms.filter((f) => assets.some((a) => a.endsWith('.wasm') && a.slice(0, a.lastIndexOf('-')) === f));
+  if (copied.length === forms.length) line('ok vite: the build copied the four forms of wgc.wasm into its assets');
+  else line(`FAIL vite: the built assets hold ${copied.join(', ') || 'no form'} of ${forms.join(', ')} (${assets.join(', ')})`);
   const { server, url } = await serve(join(project, 'dist'));
   let browser;
   try {
