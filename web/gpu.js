@@ -161,8 +161,18 @@ export function gpuImports(wasm, schedulePoll) {
     },
     device_limit: (dev, which) => objs.get(dev).device.limits[LIMITS[which]] ?? 0,
     device_cpu: (dev) => (objs.get(dev).cpu ? 1 : 0),
-    device_name: (dev, buf, cap) =>
-      new TextEncoder().encodeInto(objs.get(dev).name, u8().subarray(buf, buf + cap)).written,
+    // encoded apart and copied in (encodeInto refuses a view of shared
+    // memory), cut at a character's start to fit cap
+    device_name: (dev, buf, cap) => {
+      let bytes = new TextEncoder().encode(objs.get(dev).name);
+      if (bytes.length > cap) {
+        let n = cap;
+        while (n > 0 && (bytes[n] & 0xc0) === 0x80) n--;
+        bytes = bytes.subarray(0, n);
+      }
+      u8().set(bytes, buf);
+      return bytes.length;
+    },
     device_of: devOf,
     buffer_create: (dev, size, usage) => {
       const d = objs.get(dev);

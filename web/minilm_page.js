@@ -40,7 +40,7 @@ function heatmap(sentences, vectors) {
 
 const sentencesOf = () => $('sentences').value.split('\n').map((s) => s.trim()).filter(Boolean);
 
-let model = null, cpuAdapter = '';
+let model = null, cpuAdapter = '', gpuAdapter = '';
 async function run() {
   const sentences = sentencesOf();
   if (!sentences.length) return;
@@ -68,7 +68,7 @@ async function run() {
     $('check').className = ok ? '' : 'bad';
     status('done');
     const sims = gpu.vectors.map((a) => gpu.vectors.map((b) => cosine(a, b)));
-    window.__minilmResult = { sentences, gpuMs, cpuMs, cpuAdapter, worst, ok, sims, weightType,
+    window.__minilmResult = { sentences, gpuMs, cpuMs, cpuAdapter, gpuAdapter, worst, ok, sims, weightType,
       records: timed.records.map((r) => ({ name: r.name, duration_us: r.duration_us })) };
   } catch (e) {
     status(String(e.message ?? e), true);
@@ -90,6 +90,7 @@ try {
   model = await loadMiniLM();
   const gpu = await model.create(0, BACKEND_WEBGPU).catch(() => null);
   if (!gpu) throw new Error('no WebGPU adapter in this browser; the CPU backend alone is not compared');
+  gpuAdapter = gpu.adapter;
   cpuAdapter = (await model.create(1, BACKEND_CPU)).adapter;
   // the kernels of the first pass compile while the weights download
   model.prepare(0, weightType, sentencesOf().length ? sentencesOf() : ['']);

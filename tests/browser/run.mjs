@@ -68,13 +68,16 @@ async function minilmDemo(browser, url) {
     const threads = Math.min(16, await page.evaluate(() => navigator.hardwareConcurrency));
     if (r.cpuAdapter !== `cpu (${threads} thread${threads > 1 ? 's' : ''})`)
       throw new Error(`the CPU backend is "${r.cpuAdapter}" in an isolated page, want ${threads} threads`);
+    // the adapter's name crosses shared memory there too
+    if (!/swiftshader/i.test(r.gpuAdapter))
+      throw new Error(`the WebGPU adapter is named "${r.gpuAdapter}" in an isolated page`);
     // the chart's records: one per operation of the pass (embeddings 6,
     // 7 per layer, pooling and normalisation 4), each timed
     if (r.records.length !== 6 + 7 * 6 + 4 || !r.records.every((x) => x.duration_us > 0 && /^wgc_/.test(x.name)))
       throw new Error(`the chart's timing records: ${JSON.stringify(r.records.slice(0, 3))} (${r.records.length})`);
     if (!(para > 0.8 && unrelated < 0.3))
       throw new Error(`"${r.sentences[0]}" scores ${para} with its paraphrase and ${unrelated} with "${r.sentences[2]}"`);
-    line(`ok ${name}: ${r.sentences.length} sentences, WebGPU ${r.gpuMs.toFixed(0)} ms, CPU backend ` +
+    line(`ok ${name}: ${r.sentences.length} sentences, WebGPU ${r.gpuMs.toFixed(0)} ms (${r.gpuAdapter}), CPU backend ` +
          `${r.cpuMs.toFixed(0)} ms (${r.cpuAdapter}), paraphrase ${para.toFixed(2)}, unrelated ${unrelated.toFixed(2)}, ` +
          `backends within ${r.worst.toExponential(1)}`);
   } catch (e) {
