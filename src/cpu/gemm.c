@@ -222,6 +222,67 @@ static void pack_a_block(const gemm_job *job, size_t t, size_t p1, size_t kp,
                       dst + s * kp + q * TILE_MR);
 }
 
+/* Whether C is one row and a typed B has its depth as unit stride (a
+ * linear layer's weights, decoding): gemv_task then reads B as it lies.
+ * An f32 B stays with the packed kernel, faster there (its packing is a
+ * copy, and the tile shares A's loads over 8 columns). */
+static bool is_gemv(const wgc_gemm_args *g) {
+  return g->m == 1 && g->rs_b == 1 && g->b_type != WGC_DTYPE_F32;
+}
+
+/* The row of C's columns [j0, j0 + cols) of batch t into sums, as
+ * gemm_task's tiles sum them (TILE_KC terms in float, the blocks added in
+ * double, in order), without packing: each column's run of B is dotted
+ * where it lies (a typed B converted a TILE_KC run at a time into the
+ * cache), and op(A)'s row PACK_KC at a time into pa. Packing converted
+ * every weight into a block that the kernel then read again. */
+static void gemv_task(const gemm_job *job, size_t t, size_t j0, size_t cols,
+                      float *pa, double *sums) {
+  const wgc_gemm_args *g = job->g;
+  float run[TILE_KC];
+  for (size_t p1 = 0; p1 < g->k; p1 += PACK_KC) {
+    size_t kp = g->k - p1 < PACK_KC ? g->k - p1 : PACK_KC;
+    size_t a0 = t * g->batch_a + p1 * g->cs_a;
+    if (g->a_type != WGC_DTYPE_F32 && g->cs_a == 1)
+      wgc_dtype_load_run(job->a, g->a_type, a0, kp, pa);
+    else
+      for (size_t p = 0; p < kp; p++)
+        pa[p] = g->a_type == WGC_DTYPE_F32
+                    ? ((const float *)job->a)[a0 + p * g->cs_a]
+                    : wgc_dtype_load(job->a, g->a_type, a0 + p * g->cs_a);
+    for (size_t j = 0; j < cols; j++) {
+      size_t b0 = t * g->batch_b + p1 + (j0 + j) * g->cs_b;
+      for (size_t q = 0; q < kp; q += TILE_KC) {
+        size_t n = kp - q < TILE_KC ? kp - q : TILE_KC;
+        wgc_dtype_load_run(job->b, g->b_type, b0 + q, n, run);
+        double d = tile_dot(pa + q, run, n);
+        sums[j] = p1 == 0 && q == 0 ? d : sums[j] + d;
+      }
+    }
+  }
+}
+
+/* The tile of C's rows [i0, i0 + rows) and columns [j0, j0 + cols) of
+ * batch t into sums: PACK_KC deep at a time, operands packed into pa and
+ * pb; each tile of C then adds its TILE_KC blocks in order
+ * (tile_kernel_add). */
+static void packed_task(const gemm_job *job, size_t t, size_t i0, size_t rows,
+                        size_t j0, size_t cols, float *pa, float *pb,
+                        double *sums) {
+  const wgc_gemm_args *g = job->g;
+  for (size_t p1 = 0; p1 < g->k; p1 += PACK_KC) {
+    size_t kp = g->k - p1 < PACK_KC ? g->k - p1 : PACK_KC;
+    pack_b_block(job, t, p1, kp, j0, cols, pb);
+    pack_a_block(job, t, p1, kp, i0, rows, pa);
+    for (size_t js = 0; js < cols; js += TILE_NR) {
+      size_t w = cols - js < TILE_NR ? cols - js : TILE_NR;
+      for (size_t is = 0; is < rows; is += TILE_MR)
+        tile_kernel_add(kp, pa + is * kp, pb + js * kp, sums, job->nb, is, js,
+                        rows - is < TILE_MR ? rows - is : TILE_MR, w, p1 == 0);
+    }
+  }
+}
+
 static void gemm_task(void *arg, size_t task, unsigned worker) {
   const gemm_job *job = arg;
   const wgc_gemm_args *g = job->g;
@@ -235,19 +296,10 @@ static void gemm_task(void *arg, size_t task, unsigned worker) {
   float *pb = pa + job->mb * job->kp_max;
   double *sums = job->sums + worker * job->mb * job->nb;
 
-  /* PACK_KC deep at a time; each tile of C then adds its TILE_KC blocks in
-   * order (tile_kernel_add). */
-  for (size_t p1 = 0; p1 < g->k; p1 += PACK_KC) {
-    size_t kp = g->k - p1 < PACK_KC ? g->k - p1 : PACK_KC;
-    pack_b_block(job, t, p1, kp, j0, cols, pb);
-    pack_a_block(job, t, p1, kp, i0, rows, pa);
-    for (size_t js = 0; js < cols; js += TILE_NR) {
-      size_t w = cols - js < TILE_NR ? cols - js : TILE_NR;
-      for (size_t is = 0; is < rows; is += TILE_MR)
-        tile_kernel_add(kp, pa + is * kp, pb + js * kp, sums, job->nb, is, js,
-                        rows - is < TILE_MR ? rows - is : TILE_MR, w, p1 == 0);
-    }
-  }
+  if (is_gemv(g))
+    gemv_task(job, t, j0, cols, pa, sums);
+  else
+    packed_task(job, t, i0, rows, j0, cols, pa, pb, sums);
   if (g->c_type == WGC_DTYPE_F32)
     store_tile(g, (float *)job->c + t * g->batch_c, i0, j0, rows, cols, sums,
                job->nb);

@@ -291,7 +291,30 @@ static inline void tile_block_add(size_t n, const float *a, const float *b,
   memcpy(acc, out, sizeof out);
   tile_add(sums, ld, i0, j0, rows, cols, acc, first);
 }
+/* sum of a[p] * b[p] over p < n (at most TILE_KC terms), in float: 8
+ * lanes of partial sums, then the tail. */
+static inline float tile_dot(const float *a, const float *b, size_t n) {
+  v4f s0 = {0}, s1 = {0};
+  size_t p = 0;
+  for (; p + 8 <= n; p += 8) {
+    s0 = madd4(load4(a + p), load4(b + p), s0);
+    s1 = madd4(load4(a + p + 4), load4(b + p + 4), s1);
+  }
+  v4f s = s0 + s1;
+  float r = (s[0] + s[1]) + (s[2] + s[3]);
+  for (; p < n; p++)
+    r += a[p] * b[p];
+  return r;
+}
 #else
+/* sum of a[p] * b[p] over p < n, in float. */
+static inline float tile_dot(const float *a, const float *b, size_t n) {
+  float r = 0.0f;
+  for (size_t p = 0; p < n; p++)
+    r += a[p] * b[p];
+  return r;
+}
+
 /* One depth block of tile_kernel_add, n <= TILE_KC terms in float. */
 static inline void tile_block_add(size_t n, const float *a, const float *b,
                                   double *sums, size_t ld, size_t i0, size_t j0,
