@@ -350,7 +350,7 @@ let loadedFile = null;
 // bits the same on every machine (relaxed_madd rounds once where the
 // machine fuses, twice where it does not). minilm.js's default follows.
 export function moduleOptions({ threads = wanted.threads, relaxedSimd = wanted.relaxedSimd } = {}) {
-  if (loading) throw new WgcError('INVALID_ARGUMENT', `moduleOptions: ${loadedFile ?? 'wgc.wasm'} is already loading`);
+  if (loading) throw new WgcError('INVALID_ARGUMENT', `moduleOptions: wgc.js's module is already ${loadedFile ? `loaded (${loadedFile})` : 'loading'}`);
   wanted.threads = threads;
   wanted.relaxedSimd = relaxedSimd;
 }

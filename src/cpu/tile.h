@@ -291,6 +291,7 @@ static inline void tile_block_add(size_t n, const float *a, const float *b,
   memcpy(acc, out, sizeof out);
   tile_add(sums, ld, i0, j0, rows, cols, acc, first);
 }
+
 /* sum of a[p] * b[p] over p < n (at most TILE_KC terms), in float: 8
  * lanes of partial sums, then the tail. */
 static inline float tile_dot(const float *a, const float *b, size_t n) {

@@ -2221,6 +2221,14 @@ async function threadsPage() {
     const plainMany = await P.create({ backend: P.BACKEND_CPU });
     const plainOne = await P.create({ backend: P.BACKEND_CPU, cpu_threads: 1 });
     check(P.loadedModule() === 'wgc-threads.wasm', `loaded ${P.loadedModule()}`);
+    let late = null; // too late once loaded: refused, naming the form
+    try {
+      P.moduleOptions({ relaxedSimd: true });
+    } catch (e) {
+      late = e;
+    }
+    check(late instanceof P.WgcError && late.status === 'INVALID_ARGUMENT' && /wgc-threads\.wasm/.test(late.message),
+          `a late moduleOptions: ${late?.status}: ${late?.message}`);
     check(plainMany.adapterName === `cpu (${want} threads)`, `adapterName "${plainMany.adapterName}"`);
     let worst = 0;
     for (const family of ['gemm', 'attention']) {
