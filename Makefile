@@ -88,14 +88,19 @@ $(B)/gen/unicode_tables.h: tools/gen_unicode.py
 	$(PYTHON3) tools/gen_unicode.py $@
 $(foreach d,obj test asan tsan wasm,$(B)/$(d)/examples/common/unicode.o): $(B)/gen/unicode_tables.h
 
+# The files that use the CPU backend's register tile: its FMA form
+# (src/cpu/tile.h) contracts each multiply-add into one instruction.
+TILE_SRC := src/cpu/gemm.c src/cpu/attention.c
+$(foreach d,obj pic asan tsan,$(TILE_SRC:%.c=$(B)/$(d)/%.o)): TILE_CFLAGS := -ffp-contract=fast
+
 # wgpu-native's headers must exist before anything compiles; its timestamp
 # must not rebuild everything, hence order-only.
 $(B)/obj/%.o: %.c $(B)/obj/%.d | $(WGPU_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(TILE_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
 $(B)/pic/%.o: %.c $(B)/pic/%.d | $(WGPU_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(DEPFLAGS) -fvisibility=hidden -fPIC -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(CFLAGS) $(TILE_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -fPIC -c -o $@ $<
 
 $(B)/lib/libwgc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -129,7 +134,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 ASAN_OBJ  := $(SAN_SRC:%.c=$(B)/asan/%.o)
 $(B)/asan/%.o: %.c $(B)/asan/%.d | $(WGPU_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(SAN_FLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(SAN_FLAGS) $(TILE_CFLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
 $(B)/test_wgc_asan: $(ASAN_OBJ) $(B)/lib/libwgpu_native.so
 	$(CC) $(SAN_FLAGS) -o $@ $(ASAN_OBJ) -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 
@@ -138,7 +143,7 @@ TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 TSAN_OBJ   := $(SAN_SRC:%.c=$(B)/tsan/%.o)
 $(B)/tsan/%.o: %.c $(B)/tsan/%.d | $(WGPU_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(TSAN_FLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(WFLAGS) $(TSAN_FLAGS) $(TILE_CFLAGS) $(DEPFLAGS) -Itests -c -o $@ $<
 $(B)/test_wgc_tsan: $(TSAN_OBJ) $(B)/lib/libwgpu_native.so
 	$(CC) $(TSAN_FLAGS) -o $@ $(TSAN_OBJ) -Wl,-rpath,'$$ORIGIN/lib' $(LIBS)
 

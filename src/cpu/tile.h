@@ -229,9 +229,10 @@ static inline void tile_add_row(double *s, v4f lo, v4f hi, int first) {
  * lanes from memory (load32_splat: 1.05x in V8); SSE2, with no broadcast
  * load, shuffles them out of one 4-float load (1.05x there). A whole tile
  * goes from the registers to the doubles. */
-static inline void tile_block_add(size_t n, const float *a, const float *b,
-                                  double *sums, size_t ld, size_t i0, size_t j0,
-                                  size_t rows, size_t cols, int first) {
+static inline __attribute__((always_inline)) void
+tile_block_add(size_t n, const float *a, const float *b, double *sums,
+               size_t ld, size_t i0, size_t j0, size_t rows, size_t cols,
+               int first) {
   if (rows == 1) { /* a matrix-vector product: one row, the same sums */
     v4f c0 = {0}, c1 = {0};
     for (size_t p = 0; p < n; p++) {
@@ -317,9 +318,10 @@ static inline float tile_dot(const float *a, const float *b, size_t n) {
 }
 
 /* One depth block of tile_kernel_add, n <= TILE_KC terms in float. */
-static inline void tile_block_add(size_t n, const float *a, const float *b,
-                                  double *sums, size_t ld, size_t i0, size_t j0,
-                                  size_t rows, size_t cols, int first) {
+static inline __attribute__((always_inline)) void
+tile_block_add(size_t n, const float *a, const float *b, double *sums,
+               size_t ld, size_t i0, size_t j0, size_t rows, size_t cols,
+               int first) {
   float t[TILE_MR * TILE_NR] = {0};
   for (size_t p = 0; p < n; p++) {
     for (size_t i = 0; i < TILE_MR; i++)
@@ -338,10 +340,21 @@ static inline void tile_block_add(size_t n, const float *a, const float *b,
  * (first: the first block sets them). One call walks the whole packed
  * depth: a call and the tile through memory per block of TILE_KC cost
  * wasm32 a tenth of a linear layer's time. */
-static inline void tile_kernel_add(size_t kc, const float *a, const float *b,
-                                   double *sums, size_t ld, size_t i0,
-                                   size_t j0, size_t rows, size_t cols,
-                                   int first) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
+    defined(__linux__)
+/* Natively on x86-64 (GCC, glibc's ifunc), also in an FMA form that the
+ * loader picks where the CPU has it: the Makefile builds the files that
+ * use the tile with -ffp-contract=fast, so there each multiply-add is one
+ * instruction, rounded once, within GEMM's bound either way (the default
+ * form has no FMA to contract into). */
+#define TILE_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define TILE_CLONES
+#endif
+static TILE_CLONES void tile_kernel_add(size_t kc, const float *a,
+                                        const float *b, double *sums, size_t ld,
+                                        size_t i0, size_t j0, size_t rows,
+                                        size_t cols, int first) {
   for (size_t p0 = 0; p0 < kc; p0 += TILE_KC, first = 0)
     tile_block_add(kc - p0 < TILE_KC ? kc - p0 : TILE_KC, a + p0 * TILE_MR,
                    b + p0 * TILE_NR, sums, ld, i0, j0, rows, cols, first);
