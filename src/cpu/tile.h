@@ -341,12 +341,13 @@ tile_block_add(size_t n, const float *a, const float *b, double *sums,
  * depth: a call and the tile through memory per block of TILE_KC cost
  * wasm32 a tenth of a linear layer's time. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
-    defined(__linux__)
+    defined(__linux__) && !defined(__SANITIZE_THREAD__)
 /* Natively on x86-64 (GCC, glibc's ifunc), also in an FMA form that the
  * loader picks where the CPU has it: the Makefile builds the files that
  * use the tile with -ffp-contract=fast, so there each multiply-add is one
  * instruction, rounded once, within GEMM's bound either way (the default
- * form has no FMA to contract into). */
+ * form has no FMA to contract into). Not under ThreadSanitizer, whose
+ * runtime is not up yet when the loader runs an ifunc's resolver. */
 #define TILE_CLONES __attribute__((target_clones("fma", "default")))
 #else
 #define TILE_CLONES
