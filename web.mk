@@ -11,8 +11,8 @@
 # Toolchain: tools/bootstrap.sh browser (clang-19, lld-19, llvm-19's
 # llvm-ar, wasi-libc, the wasm32 compiler-rt builtins of
 # libclang-rt-19-dev-wasm32 for __multi3, and binaryen's wasm-opt from
-# npm). Clang 19, not Debian's default 14: relaxed SIMD's final opcodes
-# came with clang 16, and binaryen 116 on npm, not Debian's 108.
+# npm). Clang 19, not Debian's default 14, and binaryen 132, not Debian's
+# 108: both of those predate relaxed SIMD's final opcodes.
 
 WASM_CC      ?= clang-19
 # binaryen's optimiser on the linked modules: wgc.wasm 144 -> 136 KB
