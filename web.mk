@@ -36,8 +36,8 @@ WASM_CFLAGS  ?= $(WASM_OPT_LEVEL) -mbulk-memory -msimd128
 # Relaxed SIMD (README, "Modules"): the register tile of GEMM and
 # attention (src/cpu/tile.h) multiplies and adds in one relaxed_madd,
 # fused where the machine has FMA; MiniLM's GEMMs 1.2x faster in V8.
-# Chrome 114, Firefox 145, Node 20 and Deno have it; each module is also
-# built with it, and wgc.js picks that form where the browser validates it.
+# Chrome 114, Node 22 and Deno have it (Node 20 does not); each module is
+# also built with it, and wgc.js picks that form where the engine validates it.
 WASM_RELAXED_CFLAGS := -mrelaxed-simd
 WASM_RELAXED_SRC := src/cpu/gemm.c src/cpu/attention.c
 WASI_SYSROOT ?= /usr
