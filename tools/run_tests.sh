@@ -9,6 +9,9 @@ MAKE=${MAKE:-make}
 total_pass=0 total_fail=0
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
+# Each section's and build's wall time, listed at the end: the suite must
+# stay well inside CI's limit, and this shows which part grew.
+times=""
 
 # note_failure LINE: prints a failure the runner itself found and keeps
 # it for the list at the end.
@@ -23,8 +26,10 @@ section() {
   local name=$1
   shift
   echo "== $name"
+  local start=$SECONDS
   "$@" >"$log/$name.out" 2>&1
   local rc=$?
+  times="$times $name $((SECONDS - start))s,"
   sed -E "s/^([0-9]+) passed, ([0-9]+) failed$/$name: \1 passed, \2 failed (section)/" "$log/$name.out"
   local line p f
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log/$name.out" | tail -n 1)
@@ -47,7 +52,10 @@ section() {
 }
 
 build() {
-  if ! $MAKE --no-print-directory -s "$@" >"$log/build.out" 2>&1; then
+  local start=$SECONDS rc=0
+  $MAKE --no-print-directory -s "$@" >"$log/build.out" 2>&1 || rc=$?
+  times="$times make $* $((SECONDS - start))s,"
+  if [ "$rc" != 0 ]; then
     cat "$log/build.out"
     note_failure "FAIL build: make $*"
     total_fail=$((total_fail + 1))
@@ -122,6 +130,7 @@ if build wasm; then
     section npm node tests/npm/run.mjs "$PWD/build/wgc-$(make -s --no-print-directory print-version).tgz"
   fi
 fi
+echo "== times:${times%,} (total ${SECONDS}s)"
 # The failures again, last, where a log cut to its tail still shows them.
 if [ -s "$log/failures" ]; then
   echo "== failures"
