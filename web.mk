@@ -87,10 +87,11 @@ $(B)/wasm/src/cpu/pool_wasm.o: WASM_CFLAGS += -matomics
 $(B)/wasm/%.o: %.c $(B)/wasm/%.d
 	@mkdir -p $(@D)
 	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
+$(WASM_RELAXED_SRC:%.c=$(B)/wasm-relaxed/%.o): WASM_OPT_LEVEL := -O2
+$(WASM_RELAXED_SRC:%.c=$(B)/wasm-relaxed/%.o): WASM_CFLAGS += $(WASM_RELAXED_CFLAGS)
 $(B)/wasm-relaxed/%.o: %.c $(B)/wasm-relaxed/%.d
 	@mkdir -p $(@D)
-	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) -O2 -mbulk-memory -msimd128 $(WASM_RELAXED_CFLAGS) \
-	  $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
+	$(WASM_CC) $(WASM_TARGET) $(WASM_CPPFLAGS) $(WFLAGS) $(WASM_CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c -o $@ $<
 
 # Links the module $@ from the objects and archives $(1) (a threaded form
 # with THREADS_LINK), then shrinks it with wasm-opt.

@@ -1,6 +1,7 @@
 // make bench-web, the page: wgc through its JS module, TF.js on its WebGPU
 // backend and a raw navigator.gpu loop, each measured on this page in the
-// same run. Every figure: warm-up runs, then the median of REPS timed runs,
+// same run. Every figure: warm-up runs, then the median of its timed runs
+// (REPS; the host cases time each chain or round trip alone, many times),
 // the systems of a case taking turns, each run ending with the result
 // downloaded (TF.js has no other way to wait for its work, so every system
 // pays the same download).
@@ -18,7 +19,10 @@ const QUICK = QUERY.has('quick');
 const ONLY = QUERY.get('only') ?? '';
 const GEMM_SIZES = QUICK ? [256] : [256, 512, 1024];
 const SETTLE_MS = 1000;
-const TINY_N = 16, TINY_OPS = 1000, ROUND_TRIPS = QUICK ? 20 : 200;
+// host: the chain timed CHAINS times per system and single round trips
+// ROUND_TRIPS times, each system's runs alternating one by one (the
+// machine's bursts then fall on every system alike)
+const TINY_N = 16, TINY_OPS = 1000, CHAINS = QUICK ? 5 : 25, ROUND_TRIPS = QUICK ? 50 : 600;
 const CHAIN = '1000 ops on 16 floats, one download';
 // the weights group: shapes (m, n, k) and the types, f32 first (the
 // reference of each ratio), with their bytes for count elements
@@ -45,14 +49,14 @@ function random(n, seed) {
   return a;
 }
 
-// Runs every system's case in turn, REPS rounds after two warm-up rounds,
+// Runs every system's case in turn, reps rounds after warm-up rounds,
 // starting each round with the next system, so that noise (other work on
 // the machine, the browser's own tasks) falls on all of them alike rather
 // than on whichever ran during it. The median seconds per system.
-async function interleaved(systems) {
-  for (let r = 0; r < 2; r++) for (const s of systems) await s.run();
+async function interleaved(systems, reps) {
+  for (let r = 0; r < Math.max(2, reps / 10); r++) for (const s of systems) await s.run();
   const times = systems.map(() => []);
-  for (let r = 0; r < REPS; r++)
+  for (let r = 0; r < reps; r++)
     for (let j = 0; j < systems.length; j++) {
       const i = (r + j) % systems.length;
       const t0 = performance.now();
@@ -61,13 +65,13 @@ async function interleaved(systems) {
     }
   return times.map((t) => {
     t.sort((x, y) => x - y);
-    return REPS % 2 ? t[REPS >> 1] : (t[REPS / 2 - 1] + t[REPS / 2]) / 2;
+    return reps % 2 ? t[reps >> 1] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
   });
 }
 
 // One case on every system: each entry {system, setup} where setup()
-// resolves to {run, check?, done?}.
-async function compare(group, name, work, unit, entries) {
+// resolves to {run, check?, done?}; reps timed runs of each.
+async function compare(group, name, work, unit, entries, reps = REPS) {
   if (ONLY && !`${group} ${name}`.includes(ONLY)) return;
   const systems = [];
   for (const e of entries) systems.push({ system: e.system, ...(await e.setup()) });
@@ -75,16 +79,16 @@ async function compare(group, name, work, unit, entries) {
   // on working for a while (the first tiny-op chains after GEMM 1024 ran
   // 3-10x slower than the later ones): a pause, then two warm-up rounds.
   await new Promise((ok) => setTimeout(ok, SETTLE_MS));
-  const t = await interleaved(systems);
+  const t = await interleaved(systems, reps);
   for (const [i, s] of systems.entries()) {
     s.check?.();
-    record(group, name, s.system, t[i], work, unit);
+    record(group, name, s.system, t[i], work, unit, reps);
   }
   for (const s of systems) s.done?.();
 }
 
-function record(group, name, system, seconds, work, unit) {
-  rows.push({ group, name, system, seconds, runs: REPS, work, unit });
+function record(group, name, system, seconds, work, unit, runs) {
+  rows.push({ group, name, system, seconds, runs, work, unit });
   const v = unit === 'us/op' ? seconds / work * 1e6 : work / seconds * 1e-9;
   line(`  ${group.padEnd(6)} ${name.padEnd(40)} ${system.padEnd(6)} ${v.toFixed(3)} ${unit}`);
 }
@@ -192,15 +196,13 @@ function wgcSystem(ctx) {
         done: () => { ctx.free(px); ctx.free(py); },
       };
     },
-    tiny: (ops, downloads) => async () => {
+    tiny: (ops) => async () => {
       const x = ctx.alloc(4 * TINY_N);
       ctx.upload(x, random(TINY_N, 3));
       return {
         run: async () => {
-          for (let d = 0; d < downloads; d++) {
-            for (let i = 0; i < ops; i++) ctx.unary(wgc.UNARY_NEG, x, x, TINY_N);
-            await ctx.download(x, TINY_N);
-          }
+          for (let i = 0; i < ops; i++) ctx.unary(wgc.UNARY_NEG, x, x, TINY_N);
+          await ctx.download(x, TINY_N);
         },
         done: () => ctx.free(x),
       };
@@ -249,20 +251,18 @@ function tfjsSystem(tf, system, cpuForward) {
         done: () => tx.dispose(),
       };
     },
-    tiny: (ops, downloads) => async () => {
+    tiny: (ops) => async () => {
       const x = tf.tensor1d(random(TINY_N, 3));
       return {
         run: async () => {
           mode();
           let y = x;
-          for (let d = 0; d < downloads; d++) {
-            for (let i = 0; i < ops; i++) {
-              const z = tf.neg(y);
-              if (y !== x) y.dispose();
-              y = z;
-            }
-            await y.data();
+          for (let i = 0; i < ops; i++) {
+            const z = tf.neg(y);
+            if (y !== x) y.dispose();
+            y = z;
           }
+          await y.data();
           if (y !== x) y.dispose();
         },
         done: () => x.dispose(),
@@ -297,9 +297,13 @@ async function rawSystem(device) {
     });
     return { pipeline, group };
   };
-  // count dispatches of k in one encoder and one pass, then read bytes of src
-  const runRead = async (k, dims, count, src, bytes) => {
-    const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const stagingBuffer = (bytes) =>
+    device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  // count dispatches of k in one encoder and one pass, then read bytes of
+  // src through reuse (a staging buffer kept for every read, as wgc keeps
+  // its own) or, without one, through a staging buffer made for this read
+  const runRead = async (k, dims, count, src, bytes, reuse) => {
+    const staging = reuse ?? stagingBuffer(bytes);
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass();
     for (let i = 0; i < count; i++) {
@@ -312,7 +316,8 @@ async function rawSystem(device) {
     device.queue.submit([enc.finish()]);
     await staging.mapAsync(GPUMapMode.READ);
     const out = new Float32Array(staging.getMappedRange().slice(0));
-    staging.destroy();
+    if (reuse) staging.unmap();
+    else staging.destroy();
     return out;
   };
   return {
@@ -331,14 +336,12 @@ async function rawSystem(device) {
         done: () => { for (const x of [ba, bb, bc, u]) x.destroy(); },
       };
     },
-    tiny: (ops, downloads) => async () => {
+    tiny: (ops, reuse) => async () => {
       const x = buffer(random(TINY_N, 3)), u = uniform(new Uint32Array([TINY_N, 0, 0, 0]));
-      const k = kernel('tiny_neg', [x, u]);
+      const k = kernel('tiny_neg', [x, u]), staging = reuse ? stagingBuffer(4 * TINY_N) : undefined;
       return {
-        run: async () => {
-          for (let d = 0; d < downloads; d++) await runRead(k, [1, 1, 1], ops, x, 4 * TINY_N);
-        },
-        done: () => { x.destroy(); u.destroy(); },
+        run: async () => { await runRead(k, [1, 1, 1], ops, x, 4 * TINY_N, staging); },
+        done: () => { x.destroy(); u.destroy(); staging?.destroy(); },
       };
     },
   };
@@ -382,14 +385,17 @@ async function main() {
     { system: 'wgc', setup: w.pool(64, 112) },
     { system: 'tfjs', setup: t.pool(64, 112) },
   ]);
-  const tiny = (ops, downloads) => [
-    { system: 'wgc', setup: w.tiny(ops, downloads) },
-    { system: 'tfjs', setup: t.tiny(ops, downloads) },
-    { system: 'tfjs:gpu-only', setup: tg.tiny(ops, downloads) },
-    { system: 'raw', setup: r.tiny(ops, downloads) },
+  // raw: its staging buffer reused, as wgc reuses its own;
+  // raw:new-staging: one made and destroyed per read
+  const tiny = (ops) => [
+    { system: 'wgc', setup: w.tiny(ops) },
+    { system: 'tfjs', setup: t.tiny(ops) },
+    { system: 'tfjs:gpu-only', setup: tg.tiny(ops) },
+    { system: 'raw', setup: r.tiny(ops, true) },
+    { system: 'raw:new-staging', setup: r.tiny(ops, false) },
   ];
-  await compare('host', CHAIN, TINY_OPS, 'us/op', tiny(TINY_OPS, 1));
-  await compare('host', ROUND_TRIP, ROUND_TRIPS, 'us/op', tiny(1, ROUND_TRIPS));
+  await compare('host', CHAIN, TINY_OPS, 'us/op', tiny(TINY_OPS), CHAINS);
+  await compare('host', ROUND_TRIP, 1, 'us/op', tiny(1), ROUND_TRIPS);
 
   ctx.destroy();
   device.destroy();

@@ -245,9 +245,14 @@ int main(int argc, char **argv) {
   for (int r = 0; !rc && r < repeat; r++)
     rc = embed(&m, cids, lens, n, emb, &times[r]);
   if (!rc) {
-    printf("all-MiniLM-L6-v2 on %s (%s): %zu sentences, %zu tokens "
-           "(padded to %zu)\n",
-           wgc_backend_name(ctx), wgc_adapter_name(ctx), n, tokens, longest);
+    /* the CPU backend's adapter name already says "cpu (N threads)" */
+    const char *backend = wgc_backend_name(ctx),
+               *adapter = wgc_adapter_name(ctx);
+    if (!strncmp(adapter, backend, strlen(backend)))
+      printf("all-MiniLM-L6-v2 on %s", adapter);
+    else
+      printf("all-MiniLM-L6-v2 on %s (%s)", backend, adapter);
+    printf(": %zu sentences, %zu tokens (padded to %zu)\n", n, tokens, longest);
     printf("weights: %s, %.1f MB on the device\n", wgc_dtype_name(wtype),
            (double)m.total / 1e6);
     if (*wgc_pipeline_cache_status(ctx))
