@@ -22,6 +22,11 @@ static struct {
 static int test_count;
 
 static const char *filter;
+/* WGC_TEST_SHARD=K/N: only the test functions whose index is K mod N, so
+ * that N processes share a run (make test runs two: a software adapter
+ * compiles each kernel on one core, and on a machine whose shader cache
+ * is empty compiling is most of the run). */
+static unsigned shard_k, shard_n = 1;
 static const char *current_test;
 static char case_name[256];
 static bool in_case, case_failed, test_failed_outside;
@@ -143,6 +148,14 @@ static void watchdog(int sig) {
 
 int main(int argc, char **argv) {
   filter = argc > 1 ? argv[1] : NULL;
+  const char *shard = getenv("WGC_TEST_SHARD");
+  char end;
+  if (shard && *shard &&
+      (sscanf(shard, "%u/%u%c", &shard_k, &shard_n, &end) != 2 ||
+       shard_n == 0 || shard_k >= shard_n)) {
+    printf("FAIL WGC_TEST_SHARD \"%s\": not K/N with K < N\n", shard);
+    return 2;
+  }
   signal(SIGALRM, watchdog);
   for (int i = 0; i < test_count; i++) {
     current_test = tests[i].name;
@@ -151,6 +164,9 @@ int main(int argc, char **argv) {
     bool child = !strncmp(current_test, "child_", 6);
     if (child != (filter && !strncmp(filter, "child_", 6)) ||
         (child && strcmp(filter, current_test)))
+      continue;
+    /* a child test runs alone in its process, whatever its shard */
+    if (!child && (unsigned)i % shard_n != shard_k)
       continue;
     bool whole = matches(current_test);
     test_failed_outside = false;

@@ -63,13 +63,41 @@ build() {
   fi
 }
 
+# sharded COMMAND...: COMMAND in two processes at once, each running every
+# other test function (WGC_TEST_SHARD), their lines one after the other
+# and one summary. The software adapters compile each kernel on one core:
+# with an empty shader cache (a fresh machine) compiling is most of the C
+# tests' time, and the second core would idle.
+sharded() {
+  local k p=0 f=0 rc=0 line pids=()
+  for k in 0 1; do
+    WGC_TEST_SHARD=$k/2 "$@" >"$log/shard$k.out" 2>&1 &
+    pids+=($!)
+  done
+  for k in 0 1; do
+    wait "${pids[$k]}" || rc=1
+    grep -v -E '^[0-9]+ passed, [0-9]+ failed$' "$log/shard$k.out"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log/shard$k.out" | tail -n 1)
+    if [ -z "$line" ]; then
+      echo "FAIL shard $k/2: ended without a summary"
+      f=$((f + 1))
+      continue
+    fi
+    p=$((p + ${line%% passed*}))
+    line=${line#*passed, }
+    f=$((f + ${line%% failed*}))
+  done
+  echo "$p passed, $f failed"
+  return $rc
+}
+
 # No two files of src/ depend on each other, by calls or includes.
 section layers python3 tools/check_layers.py src
 if build lib build/test_wgc; then
-  section c build/test_wgc
+  section c sharded build/test_wgc
   # The adapters here run on the CPU and get the kernels made for that;
   # the WebGPU cases run again with the kernels made for GPUs.
-  section gpu-kernels env WGC_KERNELS=gpu build/test_wgc webgpu
+  section gpu-kernels sharded env WGC_KERNELS=gpu build/test_wgc webgpu
 fi
 if build build/test_wgc_asan; then
   # ASan's dlopen interceptor hides the program's rpath from the runtime
