@@ -63,31 +63,39 @@ build() {
   fi
 }
 
+# tally FILE WHAT: echoes FILE's lines but its summary, whose counts it
+# adds to tally_p and tally_f; a FILE without one counts as WHAT failing.
+tally() {
+  local line
+  grep -v -E '^[0-9]+ passed, [0-9]+ failed$' "$1"
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "FAIL $2: ended without a summary"
+    tally_f=$((tally_f + 1))
+    return
+  fi
+  tally_p=$((tally_p + ${line%% passed*}))
+  line=${line#*passed, }
+  tally_f=$((tally_f + ${line%% failed*}))
+}
+
 # sharded COMMAND...: COMMAND in two processes at once, each running every
 # other test function (WGC_TEST_SHARD), their lines one after the other
 # and one summary. The software adapters compile each kernel on one core:
 # with an empty shader cache (a fresh machine) compiling is most of the C
 # tests' time, and the second core would idle.
 sharded() {
-  local k p=0 f=0 rc=0 line pids=()
+  local k rc=0 pids=()
   for k in 0 1; do
     WGC_TEST_SHARD=$k/2 "$@" >"$log/shard$k.out" 2>&1 &
     pids+=($!)
   done
+  tally_p=0 tally_f=0
   for k in 0 1; do
     wait "${pids[$k]}" || rc=1
-    grep -v -E '^[0-9]+ passed, [0-9]+ failed$' "$log/shard$k.out"
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log/shard$k.out" | tail -n 1)
-    if [ -z "$line" ]; then
-      echo "FAIL shard $k/2: ended without a summary"
-      f=$((f + 1))
-      continue
-    fi
-    p=$((p + ${line%% passed*}))
-    line=${line#*passed, }
-    f=$((f + ${line%% failed*}))
+    tally "$log/shard$k.out" "shard $k/2"
   done
-  echo "$p passed, $f failed"
+  echo "$tally_p passed, $tally_f failed"
   return $rc
 }
 
@@ -113,25 +121,17 @@ fi
 # runtime and the Vulkan driver are not instrumented; tools/tsan.supp may
 # name their frames, never wgc's.
 tsan_cases() {
-  local p=0 f=0 rc=0 filter line
+  local rc=0 filter
+  tally_p=0 tally_f=0
   for filter in "[cpu]" api_last_error_threads "soak_threads_contexts[webgpu]" \
     faults_in_callback faults_register faults_destroy faults_deep \
     "api_callbacks[webgpu]"; do
     WGC_WGPU_LIBRARY="$PWD/build/lib/libwgpu_native.so" \
       TSAN_OPTIONS="suppressions=$PWD/tools/tsan.supp halt_on_error=1 exitcode=66" \
       build/test_wgc_tsan "$filter" >"$log/tsan-one.out" 2>&1 || rc=1
-    grep -v -E '^[0-9]+ passed, [0-9]+ failed$' "$log/tsan-one.out"
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log/tsan-one.out" | tail -n 1)
-    if [ -z "$line" ]; then
-      echo "FAIL tsan $filter: ended without a summary"
-      f=$((f + 1))
-      continue
-    fi
-    p=$((p + ${line%% passed*}))
-    line=${line#*passed, }
-    f=$((f + ${line%% failed*}))
+    tally "$log/tsan-one.out" "tsan $filter"
   done
-  echo "$p passed, $f failed"
+  echo "$tally_p passed, $tally_f failed"
   return $rc
 }
 if build build/test_wgc_tsan; then
