@@ -81,9 +81,10 @@ tally() {
 
 # sharded COMMAND...: COMMAND in two processes at once, each running every
 # other test function (WGC_TEST_SHARD), their lines one after the other
-# and one summary. The software adapters compile each kernel on one core:
-# with an empty shader cache (a fresh machine) compiling is most of the C
-# tests' time, and the second core would idle.
+# and one summary. The software adapters compile each kernel on one core
+# (with an empty shader cache, a fresh machine's, compiling is most of
+# the C tests' time) and valgrind runs a program's threads one at a time:
+# alone, either would leave the second core idle.
 sharded() {
   local k rc=0 pids=()
   for k in 0 1; do
@@ -110,7 +111,7 @@ fi
 if build build/test_wgc_asan; then
   # ASan's dlopen interceptor hides the program's rpath from the runtime
   # loader, so the WebGPU runtime is named explicitly here.
-  section sanitizers env WGC_WGPU_LIBRARY="$PWD/build/lib/libwgpu_native.so" \
+  section sanitizers sharded env WGC_WGPU_LIBRARY="$PWD/build/lib/libwgpu_native.so" \
     ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/tools/lsan.supp" \
     UBSAN_OPTIONS=print_stacktrace=1 build/test_wgc_asan
 fi
@@ -140,7 +141,7 @@ fi
 # The CPU backend and the front end under valgrind (the software GPU
 # drivers are too slow there).
 if [ -x build/test_wgc ]; then
-  section valgrind valgrind -q --error-exitcode=9 --leak-check=full \
+  section valgrind sharded valgrind -q --error-exitcode=9 --leak-check=full \
     --suppressions="$PWD/tools/valgrind.supp" \
     --errors-for-leak-kinds=definite build/test_wgc "[cpu]"
 fi
