@@ -39,7 +39,8 @@ WASM_CFLAGS  ?= $(WASM_OPT_LEVEL) -mbulk-memory -msimd128
 # Chrome 114, Node 22 and Deno have it (Node 20 does not); each module is
 # also built with it, and wgc.js picks that form where the engine validates it.
 WASM_RELAXED_CFLAGS := -mrelaxed-simd
-WASM_RELAXED_SRC := src/cpu/gemm.c src/cpu/attention.c
+# the files that use the tile: the Makefile's TILE_SRC
+WASM_RELAXED_SRC := $(TILE_SRC)
 WASI_SYSROOT ?= /usr
 WASM_TARGET  := --target=wasm32-wasi
 WASM_CPPFLAGS := -D_GNU_SOURCE -isystem $(WASI_SYSROOT)/include/wasm32-wasi \
