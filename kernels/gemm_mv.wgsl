@@ -12,15 +12,12 @@ fn mv_a4(pa: u32) -> vec4<f32> {
                    a_ld(pa + 3u * P.cs_a));
 }
 
-// f16 bits (low 16) -> f32, exact and without branches: normal numbers
-// rebias the exponent, inf and NaN (payload kept) rebias to 255,
-// subnormals are m * 2^-24 in ordinary f32 arithmetic (normal in f32, so
-// no flushing applies).
-fn mv_f16(h: u32) -> f32 {
-  let m = h & 0x7fffu;
-  let nrm = (m << 13u) + select(0x38000000u, 0x70000000u, m >= 0x7c00u);
-  let sub = bitcast<u32>(f32(m) * 5.9604644775390625e-8);
-  return bitcast<f32>(select(nrm, sub, m < 0x400u) | ((h & 0x8000u) << 16u));
+// 0x53000000 + (x >> 16) for x a multiple of 2^16 below 2^31: the bits
+// of 2^39 + x in f32 (exact). A product by 8192 then drops the exponent's
+// bits and leaves x >> 3. No shift (SwiftShader runs a vector shift lane
+// by lane) nor f32-to-integer conversion (which Tint clamps).
+fn mv_down16(x: u32) -> u32 {
+  return bitcast<u32>(f32(bitcast<i32>(x)) + 549755813888.0);
 }
 
 // One column's dot over n elements of B from pb on, element by element

@@ -301,10 +301,10 @@ TEST(gemm_types_mv) {
  * signs, so that the elements' own products (d*q, then times A) give inf,
  * NaN (0*inf, inf-inf) or exact values. Each row of B holds one block or
  * one special element (with a 1.0 beside the non-finite ones); A's
- * elements are small integers, zero in places. The float64 sum of the
- * exactly decoded products is the exact f32 answer; a subnormal 2-byte
- * element may count as a zero of its sign (SPECIAL VALUES). m = 1 is
- * WebGPU's matrix-vector kernel on CPU adapters, m = 3 the general ones;
+ * elements are small integers, zero in places, or those times 2^102. The
+ * float64 sum of the exactly decoded products is the exact f32 answer; a
+ * subnormal 2-byte element may count as a zero of its sign (SPECIAL VALUES). m
+ * = 1 is WebGPU's matrix-vector kernel on CPU adapters, m = 3 the general ones;
  * rows 16 bytes apart and not. */
 enum { SP_K = 64, SP_COLS = 14 };
 
@@ -370,7 +370,8 @@ static void sp_row(wgc_dtype t, size_t j, size_t ldb, uint8_t *p) {
   }
 }
 
-static void special_b(wgc_context *ctx, wgc_dtype t, size_t m, bool pad) {
+static void special_b(wgc_context *ctx, wgc_dtype t, size_t m, bool pad,
+                      float ascale) {
   size_t n = SP_COLS, k = SP_K;
   bool block = is_block(t);
   size_t ldb = block ? (pad ? k + 32 : k) : (pad ? k + 2 : k);
@@ -383,7 +384,7 @@ static void special_b(wgc_context *ctx, wgc_dtype t, size_t m, bool pad) {
   float *a = falloc(m * k), *got = falloc(m * n);
   for (size_t i = 0; i < m; i++)
     for (size_t p = 0; p < k; p++)
-      a[i * k + p] = (float)((p + i) % 4 + 1) * (p % 9 == 4 ? -1.0f : 1.0f);
+      a[i * k + p] = (float)((p + i) % 4 + 1) * (p % 9 == 4 ? -ascale : ascale);
   a[1] = 0.0f; /* row 0 */
   wgc_ptr B = dev_alloc(ctx, bytes), A = dev_alloc(ctx, 4 * m * k),
           C = dev_alloc(ctx, 4 * m * n);
@@ -407,8 +408,9 @@ static void special_b(wgc_context *ctx, wgc_dtype t, size_t m, bool pad) {
           float want = (float)sum, g = got[i * n + j];
           bool ok = isnan(want) ? isnan(g) : g == want || (sub && g == 0.0f);
           if (!ok) {
-            CHECK(false, "%s m=%zu%s: C[%zu][%zu] = %.9g, want %.9g",
-                  wgc_dtype_name(t), m, pad ? " padded" : "", i, j, g, want);
+            CHECK(false, "%s m=%zu%s A*%g: C[%zu][%zu] = %.9g, want %.9g",
+                  wgc_dtype_name(t), m, pad ? " padded" : "", (double)ascale, i,
+                  j, g, want);
             break;
           }
         }
@@ -431,8 +433,12 @@ TEST(gemm_types_special_b) {
                         wgc_dtype_name(ts[ti])))
         continue;
       for (size_t m = 1; m <= 3; m += 2)
-        for (int pad = 0; pad < 2; pad++)
-          special_b(ctx, ts[ti], m, pad);
+        for (int pad = 0; pad < 2; pad++) {
+          special_b(ctx, ts[ti], m, pad, 1.0f);
+          /* products near f32's top (no sum overflows, but a kernel's
+           * products scaled by 2^24 or 2^28 would) */
+          special_b(ctx, ts[ti], m, pad, 0x1p102f);
+        }
       case_end();
     }
 }
