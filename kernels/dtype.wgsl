@@ -32,6 +32,63 @@ fn dt_f16_to_f32(h: u32) -> u32 {
 
 fn dt_bf16_to_f32(h: u32) -> u32 { return h << 16u; }
 
+// The readers below are for loads, where SwiftShader (Subzero) pays most:
+// it runs a vector shift lane by lane and both sides of a branch, so they
+// move bits with products, selects and exact f32 arithmetic instead.
+
+// 0x53000000 + (x >> 16) for x a multiple of 2^16 below 2^31: the bits
+// of 2^39 + x in f32 (exact). A product by 8192 then drops the exponent's
+// bits and leaves x >> 3. (No f32-to-integer conversion: Tint clamps it.)
+fn dt_down16(x: u32) -> u32 {
+  return bitcast<u32>(f32(bitcast<i32>(x)) + 549755813888.0);
+}
+
+// The f16 in word w's high half (hi) or low half, as f32 bits, exactly as
+// dt_f16_to_f32: moved to the top half, its 15 bits below the sign to
+// f32's 27..13; normal numbers rebias the exponent, inf and NaN (payload
+// kept) rebias to 255, subnormals are m * 2^-24 in ordinary f32
+// arithmetic (a normal f32, so no flushing applies).
+fn dt_f16_in(w: u32, hi: bool) -> u32 {
+  let t = select(w * 65536u, w, hi);
+  let m = dt_down16(t & 0x7fff0000u) * 8192u;
+  let nrm = m + select(0x38000000u, 0x70000000u, m >= 0x0f800000u);
+  let sub = bitcast<u32>(f32(bitcast<i32>(m)) * 7.275957614183426e-12);
+  return select(nrm, sub, m < 0x800000u) | (t & 0x80000000u);
+}
+
+// The bf16 in word w's high half (hi) or low half, as f32 bits.
+fn dt_bf16_in(w: u32, hi: bool) -> u32 {
+  return select(w * 65536u, w & 0xffff0000u, hi);
+}
+
+// Byte p (0..3) of word w at the top of a word, the rest zero.
+fn dt_byte_top(w: u32, p: u32) -> u32 {
+  let m = select(select(16777216u, 65536u, p == 1u),
+                 select(256u, 1u, p == 3u), p >= 2u);
+  return (w * m) & 0xff000000u;
+}
+
+// The int8 quant in byte p of word w: at a word's top it reads as an i32
+// of q * 2^24, exactly.
+fn dt_q8_in(w: u32, p: u32) -> f32 {
+  return f32(bitcast<i32>(dt_byte_top(w, p))) * 5.9604644775390625e-8;
+}
+
+// The Q4_0 quant in byte p of word w, its high nibble or its low one:
+// xor 8 and at a word's top it reads as an i32 of (q - 8) * 2^28.
+fn dt_q4_in(w: u32, p: u32, high: bool) -> f32 {
+  let t = dt_byte_top(w ^ 0x88888888u, p);
+  return f32(bitcast<i32>(select(t * 16u, t, high) & 0xf0000000u)) *
+         3.725290298461914e-9;
+}
+
+// dt_block_value without branches, for a quant already in f32.
+fn dt_block_of(d: u32, q: f32) -> u32 {
+  let v = bitcast<u32>(bitcast<f32>(d) * q);
+  let inf0 = ((d & 0x7fffffffu) == 0x7f800000u) & (q == 0.0);
+  return select(select(v, 0x7fc00000u, inf0), d, dt_is_nan(d));
+}
+
 // f32 bits -> f16 bits, rounded to nearest even; overflow gives inf,
 // subnormals are kept; a NaN keeps its sign and payload bits 22..13 (the
 // quiet bit set where those are all zero).

@@ -12,14 +12,6 @@ fn mv_a4(pa: u32) -> vec4<f32> {
                    a_ld(pa + 3u * P.cs_a));
 }
 
-// 0x53000000 + (x >> 16) for x a multiple of 2^16 below 2^31: the bits
-// of 2^39 + x in f32 (exact). A product by 8192 then drops the exponent's
-// bits and leaves x >> 3. No shift (SwiftShader runs a vector shift lane
-// by lane) nor f32-to-integer conversion (which Tint clamps).
-fn mv_down16(x: u32) -> u32 {
-  return bitcast<u32>(f32(bitcast<i32>(x)) + 549755813888.0);
-}
-
 // One column's dot over n elements of B from pb on, element by element
 // through b_ld, which decodes exactly as wgc_cast: the typed dots redo a
 // column this way where their fast decoding would differ (an f16 inf or

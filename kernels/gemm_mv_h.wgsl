@@ -10,13 +10,13 @@
 // allow); an exponent of 31 comes out finite, so mv_special finds those
 // and mv_exact redoes their columns. No shifts: SwiftShader (Subzero)
 // runs a vector shift lane by lane, so the bits move left by products
-// and right by mv_down16.
+// and right by dt_down16 (dtype.wgsl).
 fn mv_h2(w: u32) -> vec2<f32> {
   if (MV_BF16) {
     return vec2<f32>(bitcast<f32>(w * 65536u), bitcast<f32>(w & 0xffff0000u));
   }
   let lo = ((w & 0x7fffu) * 8192u) | ((w & 0x8000u) * 65536u);
-  let hi = (mv_down16(w & 0x7fff0000u) * 8192u) | (w & 0x80000000u);
+  let hi = (dt_down16(w & 0x7fff0000u) * 8192u) | (w & 0x80000000u);
   return vec2<f32>(bitcast<f32>(lo), bitcast<f32>(hi)) * 5.192296858534828e33;
 }
 

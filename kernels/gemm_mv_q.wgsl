@@ -14,17 +14,9 @@
 // about 2^90 on, an element of A can overflow the scaled products where
 // the plain ones would not).
 
-// The scale d: the f16 in word first's half at byte y & 2, moved to the
-// top half, its 15 bits below the sign to f32's 27..13; normal numbers
-// rebias the exponent, inf and NaN (payload kept) rebias to 255,
-// subnormals are m * 2^-24 in ordinary f32 arithmetic (normal in f32, so
-// no flushing applies). Exact.
+// The scale d: the f16 in word first's half at byte y & 2.
 fn mv_d(first: u32, y: u32) -> f32 {
-  let top = select(first * 65536u, first, (y & 2u) != 0u);
-  let m = mv_down16(top & 0x7fff0000u) * 8192u;
-  let nrm = m + select(0x38000000u, 0x70000000u, m >= 0x0f800000u);
-  let sub = bitcast<u32>(f32(bitcast<i32>(m)) * 7.275957614183426e-12);
-  return bitcast<f32>(select(nrm, sub, m < 0x800000u) | (top & 0x80000000u));
+  return bitcast<f32>(dt_f16_in(first, (y & 2u) != 0u));
 }
 
 // The quants' word that follows word lo (hi the next one read) as two

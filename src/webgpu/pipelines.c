@@ -153,19 +153,14 @@ static void typed_accessors(text *t, const wg_operand *o, unsigned i,
              "fn %s_w4(j: u32) -> vec4<u32> { return vec4<u32>(%s_w(j), "
              "%s_w(j + 1u), %s_w(j + 2u), %s_w(j + 3u)); }\n",
              n, n, n, n, n);
-  /* the 2-byte value at (even) byte offset y */
-  text_add(t,
-           "fn %s_h(y: u32) -> u32 { return (%s_w(y >> 2u) >> ((y & 2u) * 8u)) "
-           "& 0xffffu; }\n",
-           n, n);
   switch (o->type) {
   case WGC_DTYPE_F16:
   case WGC_DTYPE_BF16:
     text_add(t,
-             "fn %s_ld(i: u32) -> f32 { return bitcast<f32>(%s(%s_h(2u * "
-             "(P.%s[%u] + i)))); }\n",
-             n, o->type == WGC_DTYPE_F16 ? "dt_f16_to_f32" : "dt_bf16_to_f32",
-             n, off, k);
+             "fn %s_ld(i: u32) -> f32 { let e = P.%s[%u] + i; return "
+             "bitcast<f32>(%s(%s_w(e >> 1u), (e & 1u) != 0u)); }\n",
+             n, off, k, o->type == WGC_DTYPE_F16 ? "dt_f16_in" : "dt_bf16_in",
+             n);
     if (o->write)
       text_add(t,
                "fn %s_st(i: u32, v: f32) { let e = P.%s[%u] + i; "
@@ -179,21 +174,20 @@ static void typed_accessors(text *t, const wg_operand *o, unsigned i,
   default: { /* Q8_0, Q4_0: d*q in f32, exact; NaN scales as wgc_cast */
     bool q8 = o->type == WGC_DTYPE_Q8_0;
     text_add(t,
-             "fn %s_ld(i: u32) -> f32 { let y = P.%s[%u] + (i / 32u) * %uu; "
-             "let j = i %% 32u; let d = dt_f16_to_f32(%s_h(y)); ",
+             "fn %s_ld(i: u32) -> f32 { let y = P.%s[%u] + (i >> 5u) * %uu; "
+             "let j = i & 31u; let d = dt_f16_in(%s_w(y >> 2u), (y & 2u) != "
+             "0u); ",
              n, off, k, q8 ? 34u : 18u, n);
     if (q8)
       text_add(t,
-               "let z = y + 2u + j; let q = bitcast<i32>(((%s_w(z >> 2u) "
-               ">> ((z & 3u) * 8u)) & 0xffu) << 24u) >> 24u; ",
+               "let z = y + 2u + j; let q = dt_q8_in(%s_w(z >> 2u), z & 3u); ",
                n);
     else
       text_add(t,
-               "let z = y + 2u + (j & 15u); let by = (%s_w(z >> 2u) >> ((z & "
-               "3u) * 8u)) & 0xffu; let q = i32(select(by & 15u, by >> 4u, j "
-               ">= 16u)) - 8; ",
+               "let z = y + 2u + (j & 15u); let q = dt_q4_in(%s_w(z >> 2u), z "
+               "& 3u, j >= 16u); ",
                n);
-    text_add(t, "return bitcast<f32>(dt_block_value(d, q)); }\n");
+    text_add(t, "return bitcast<f32>(dt_block_of(d, q)); }\n");
     break;
   }
   }
