@@ -256,11 +256,11 @@ TEST(minilm_against_sentence_transformers) {
 }
 
 /* The model with its linear weights and embedding tables converted at load
- * (f16, Q8_0), against the same sentence-transformers reference with
- * issue 18's targets: cosine >= 0.9999 with f16 weights and >= 0.999 with
- * Q8_0, for every sentence (the short ones as one batch, the others one at
- * a time, so that padding stays small), on both backends. The device
- * memory of the weights is noted. */
+ * (f16, Q8_0), against the same sentence-transformers reference: cosine
+ * >= 0.9999 with f16 weights and >= 0.999 with Q8_0, for every sentence
+ * (the short ones as one batch, the others one at a time, so that padding
+ * stays small), on both backends. The device memory of the weights is
+ * noted. */
 TEST(minilm_weight_types) {
   reference r;
   if (!reference_read(&r))

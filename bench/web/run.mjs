@@ -191,7 +191,7 @@ const json = {
                                     work: r.work, value: value(r), device_bytes: 0,
                                     ...(r.cosine !== undefined && { worst_cosine: r.cosine }) })),
       ratios,
-      // the targets are latency ratios: wgc's median over the peer's
+      // the targets are latency ratios: wgc's median over the peer's
       ...(ms && { latency_ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, 1 / v])) }),
     };
   }),

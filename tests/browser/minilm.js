@@ -93,7 +93,7 @@ finish(async () => {
       return `${longest.ids.length} tokens, ${compare([longest], got, label)}, ${ms.toFixed(0)} ms`;
     });
   }
-  // Typed weights (issue 18's targets: cosine >= 0.9999 with f16, >= 0.999
+  // Typed weights (their targets: cosine >= 0.9999 with f16, >= 0.999
   // with Q8_0), each once on WebGPU in slots of their own, over a few short
   // sentences to keep the suite's time.
   const few = short.slice(0, 4);
