@@ -28,10 +28,12 @@
  *               read a vec4 (f32, and f16/bf16 where aligned) or a u32
  *               word (2 halves, 4 int8, 8 nibbles; a block's scale and
  *               each word once) at a time, its loops written out where
- *               SwiftShader pays more per turn than per body (1 x 4096 x
- *               4096, ms, f32/f16/bf16/Q8_0/Q4_0: llvmpipe 14/10/10/9/8,
- *               SwiftShader 29/36/25/36/34; one column an invocation
- *               before: 18/17/17/15/14 and 49/71/43/82/61).
+ *               SwiftShader pays more per turn than per body, and its
+ *               decoding free of shifts, which SwiftShader runs lane by
+ *               lane (1 x 4096 x 4096, each type's time over f32's,
+ *               f16/bf16/Q8_0/Q4_0: SwiftShader 0.70/0.65/0.94/0.84,
+ *               in Chromium 0.61-0.65/0.46-0.50/0.74-0.81/0.68-0.76,
+ *               llvmpipe 0.83/0.73/0.79/0.67).
  *   gemm_reduce second pass of split-K: sums partial sums from scratch.
  *   gemm_scale  C := beta*C, for k == 0 or alpha == 0 (A, B not bound).
  *   gemm_final  C := act(alpha*T + beta*C + bias) from an f32 scratch T.
