@@ -167,9 +167,11 @@ try {
   execFileSync(process.execPath, [bin('vite'), 'build', '--logLevel', 'error', '--outDir', 'dist'],
                { cwd: project, stdio: ['ignore', 'ignore', 'pipe'] });
   const assets = readdirSync(join(project, 'dist/assets'));
-  // every form of the module (named NAME-HASH.wasm), so that any can load
+  // every form of the module (named NAME-HASH.wasm, the hash 8 characters
+  // of base64url, which may hold a '-' itself), so that any can load
   const forms = ['wgc', 'wgc-threads', 'wgc-relaxed', 'wgc-threads-relaxed'];
-  const copied = forms.filter((f) => assets.some((a) => a.endsWith('.wasm') && a.slice(0, a.lastIndexOf('-')) === f));
+  const stem = (a) => a.match(/^(.*)-[A-Za-z0-9_-]{8}\.wasm$/)?.[1];
+  const copied = forms.filter((f) => assets.some((a) => stem(a) === f));
   if (copied.length === forms.length) line('ok vite: the build copied the four forms of wgc.wasm into its assets');
   else line(`FAIL vite: the built assets hold ${copied.join(', ') || 'no form'} of ${forms.join(', ')} (${assets.join(', ')})`);
   const { server, url } = await serve(join(project, 'dist'));
