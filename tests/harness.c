@@ -72,6 +72,8 @@ void case_end(void) {
   in_case = false;
 }
 
+const char *case_current(void) { return case_name; }
+
 void case_note(const char *fmt, ...) {
   if (!in_case)
     return;

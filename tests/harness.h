@@ -31,6 +31,8 @@ void case_end(void);
 /* Appends text to the current case's name, so that figures measured by the
  * case (times, memory) appear in its line. */
 void case_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The current case's name (the running test's outside a case). */
+const char *case_current(void);
 
 void check_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

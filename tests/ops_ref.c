@@ -679,15 +679,15 @@ const char *ref_reduce_name(wgc_reduce_op op) {
 
 /* ---- comparison ---------------------------------------------------------- */
 
-#define MAX_KEYS 160
+#define MAX_KEYS 256
 static struct {
-  char key[48];
+  char key[64];
   double worst;
   size_t cases;
 } acc[MAX_KEYS];
 static int acc_count;
 
-static void acc_record(const char *key, double ratio) {
+void accuracy_record(const char *key, double ratio) {
   int i = 0;
   while (i < acc_count && strcmp(acc[i].key, key) != 0)
     i++;
@@ -733,7 +733,7 @@ double check_close_at(const char *file, int line, const char *key,
       mismatch = isinf(ratio);
     }
   }
-  acc_record(key, worst);
+  accuracy_record(key, worst);
   if (worst > 1)
     check_fail(file, line,
                "%s%s%s: worst of %zu elements is [%zu]: got %.9g, want %.9g, "
@@ -743,13 +743,19 @@ double check_close_at(const char *file, int line, const char *key,
   return worst;
 }
 
-void accuracy_summary(void) {
-  if (!acc_count)
-    return;
-  printf("# worst error/bound per op (1 = at the API.md bound):\n");
-  for (int i = 0; i < acc_count; i++)
-    printf("#   %-28s %10.3g  (%zu checks)\n", acc[i].key, acc[i].worst,
+void accuracy_summary(const char *prefix, bool with) {
+  size_t len = strlen(prefix);
+  bool any = false;
+  for (int i = 0; i < acc_count; i++) {
+    if ((strncmp(acc[i].key, prefix, len) == 0) != with)
+      continue;
+    if (!any)
+      printf("# worst error/bound per %s (1 = at the API.md bound):\n",
+             with ? "typed op and output type" : "op");
+    any = true;
+    printf("#   %-40s %10.3g  (%zu checks)\n", acc[i].key, acc[i].worst,
            acc[i].cases);
+  }
 }
 
 /* ---- rotary ------------------------------------------------------------ */

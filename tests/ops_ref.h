@@ -129,7 +129,10 @@ double check_close_at(const char *file, int line, const char *key,
   check_close_at(__FILE__, __LINE__, key, label, got, want, n, rel, abs_tol,   \
                  NULL)
 
-/* Prints the worst error/bound ratio seen per key. */
-void accuracy_summary(void);
+/* Keeps the worst error/bound ratio seen for key (a NaN counts as worst). */
+void accuracy_record(const char *key, double ratio);
+/* Prints the worst error/bound ratio seen per key, for the keys that begin
+ * with prefix (with) or those that do not. */
+void accuracy_summary(const char *prefix, bool with);
 
 #endif

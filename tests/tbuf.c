@@ -2,9 +2,12 @@
 #include "tbuf.h"
 
 #include "dtype_ref.h"
+#include "harness.h"
+#include "ops_ref.h"
 #include "util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +108,14 @@ double check_out_tol(wgc_context *ctx, const tbuf *out, const double *want,
     }
   }
   free(got);
+  /* kept per op (the case's name to its bracket, and the backend's word
+   * in it) and output type */
+  const char *c = case_current();
+  size_t op = strcspn(c, "["), be = c[op] ? strcspn(c + op + 1, " ]") : 0;
+  char key[64];
+  snprintf(key, sizeof key, "%.*s[%.*s] %s", (int)op, c, (int)be,
+           c + op + (c[op] != 0), wgc_dtype_name(out->t));
+  accuracy_record(key, worst);
   return worst;
 }
 

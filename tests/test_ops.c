@@ -1157,4 +1157,4 @@ TEST(ops_broadcast) {
 }
 
 /* Registered last in this file: prints the accuracy table of the run. */
-TEST(ops_accuracy_summary) { accuracy_summary(); }
+TEST(ops_accuracy_summary) { accuracy_summary("types ", false); }

@@ -189,3 +189,8 @@ TEST(types_reduce_rejected) {
     case_end();
   }
 }
+
+/* Registered after every typed test (constructors run in file order, and
+ * this file sorts last of them): each typed op's worst error over its
+ * bound per output type, as check_out recorded it. */
+TEST(types_accuracy_summary) { accuracy_summary("types ", true); }
