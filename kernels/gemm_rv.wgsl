@@ -4,9 +4,11 @@
 // the tiled kernel (x: column block of BN, y: row block of BM, z:
 // batch*nslices + slice), with WX = BN / (4 TV) by WY = BM / TM invocations
 // per workgroup; the prelude defines BM, BN, TM and TV, and the file before
-// this one B4 and gemm_b4 (gemm_rv_b4.wgsl: B's rows are contiguous runs of
-// whole vec4s, read one vec4 per column group; gemm_rv_b1.wgsl: B is read
-// one float at a time, as the planner picks per launch), and the file before
+// this one B4 and gemm_b4, BK and gemm_bk (gemm_rv_b4.wgsl: B's rows are
+// contiguous runs of whole vec4s, read one vec4 per column group;
+// gemm_rv_bk.wgsl: a typed B along k, four k of a column read at once;
+// gemm_rv_b1.wgsl: B is read one element at a time, as the planner picks
+// per launch), and the file before
 // that A4 and gemm_a4 (gemm_rv_a4.wgsl: A's rows are aligned runs of vec4s
 // along k, read four k at a time; gemm_rv_a1.wgsl: one float at a time). On CPU adapters
 // workgroup memory is ordinary memory and every barrier is costly, so this
@@ -154,155 +156,200 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     var qa15 = pa15 >> 2u;
     for (; kk + 4u <= kend; kk += 4u) {
       var b0_0 = vec4<f32>(0.0f);
-      if (B4) {
-        b0_0 = gemm_b4(qb0);
-        qb0 += P.rs_b >> 2u;
-      } else {
-        b0_0 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
-        pb0 += vec4<u32>(P.rs_b);
-      }
       var b1_0 = vec4<f32>(0.0f);
-      if (TV > 1u) {
-        if (B4) {
-          b1_0 = gemm_b4(qb1);
-          qb1 += P.rs_b >> 2u;
-        } else {
-          b1_0 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
-          pb1 += vec4<u32>(P.rs_b);
-        }
-      }
       var b2_0 = vec4<f32>(0.0f);
-      if (TV > 2u) {
-        if (B4) {
-          b2_0 = gemm_b4(qb2);
-          qb2 += P.rs_b >> 2u;
-        } else {
-          b2_0 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
-          pb2 += vec4<u32>(P.rs_b);
-        }
-      }
       var b3_0 = vec4<f32>(0.0f);
-      if (TV > 3u) {
-        if (B4) {
-          b3_0 = gemm_b4(qb3);
-          qb3 += P.rs_b >> 2u;
-        } else {
-          b3_0 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
-          pb3 += vec4<u32>(P.rs_b);
-        }
-      }
       var b0_1 = vec4<f32>(0.0f);
-      if (B4) {
-        b0_1 = gemm_b4(qb0);
-        qb0 += P.rs_b >> 2u;
-      } else {
-        b0_1 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
-        pb0 += vec4<u32>(P.rs_b);
-      }
       var b1_1 = vec4<f32>(0.0f);
-      if (TV > 1u) {
-        if (B4) {
-          b1_1 = gemm_b4(qb1);
-          qb1 += P.rs_b >> 2u;
-        } else {
-          b1_1 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
-          pb1 += vec4<u32>(P.rs_b);
-        }
-      }
       var b2_1 = vec4<f32>(0.0f);
-      if (TV > 2u) {
-        if (B4) {
-          b2_1 = gemm_b4(qb2);
-          qb2 += P.rs_b >> 2u;
-        } else {
-          b2_1 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
-          pb2 += vec4<u32>(P.rs_b);
-        }
-      }
       var b3_1 = vec4<f32>(0.0f);
-      if (TV > 3u) {
-        if (B4) {
-          b3_1 = gemm_b4(qb3);
-          qb3 += P.rs_b >> 2u;
-        } else {
-          b3_1 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
-          pb3 += vec4<u32>(P.rs_b);
-        }
-      }
       var b0_2 = vec4<f32>(0.0f);
-      if (B4) {
-        b0_2 = gemm_b4(qb0);
-        qb0 += P.rs_b >> 2u;
-      } else {
-        b0_2 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
-        pb0 += vec4<u32>(P.rs_b);
-      }
       var b1_2 = vec4<f32>(0.0f);
-      if (TV > 1u) {
-        if (B4) {
-          b1_2 = gemm_b4(qb1);
-          qb1 += P.rs_b >> 2u;
-        } else {
-          b1_2 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
-          pb1 += vec4<u32>(P.rs_b);
-        }
-      }
       var b2_2 = vec4<f32>(0.0f);
-      if (TV > 2u) {
-        if (B4) {
-          b2_2 = gemm_b4(qb2);
-          qb2 += P.rs_b >> 2u;
-        } else {
-          b2_2 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
-          pb2 += vec4<u32>(P.rs_b);
-        }
-      }
       var b3_2 = vec4<f32>(0.0f);
-      if (TV > 3u) {
-        if (B4) {
-          b3_2 = gemm_b4(qb3);
-          qb3 += P.rs_b >> 2u;
-        } else {
-          b3_2 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
-          pb3 += vec4<u32>(P.rs_b);
-        }
-      }
       var b0_3 = vec4<f32>(0.0f);
-      if (B4) {
-        b0_3 = gemm_b4(qb0);
-        qb0 += P.rs_b >> 2u;
-      } else {
-        b0_3 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
-        pb0 += vec4<u32>(P.rs_b);
-      }
       var b1_3 = vec4<f32>(0.0f);
-      if (TV > 1u) {
-        if (B4) {
-          b1_3 = gemm_b4(qb1);
-          qb1 += P.rs_b >> 2u;
-        } else {
-          b1_3 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
-          pb1 += vec4<u32>(P.rs_b);
-        }
-      }
       var b2_3 = vec4<f32>(0.0f);
-      if (TV > 2u) {
-        if (B4) {
-          b2_3 = gemm_b4(qb2);
-          qb2 += P.rs_b >> 2u;
-        } else {
-          b2_3 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
-          pb2 += vec4<u32>(P.rs_b);
-        }
-      }
       var b3_3 = vec4<f32>(0.0f);
-      if (TV > 3u) {
+      if (BK) {
+        let c0_0 = gemm_bk(pb0.x);
+        let c0_1 = gemm_bk(pb0.y);
+        let c0_2 = gemm_bk(pb0.z);
+        let c0_3 = gemm_bk(pb0.w);
+        b0_0 = vec4<f32>(c0_0[0], c0_1[0], c0_2[0], c0_3[0]);
+        b0_1 = vec4<f32>(c0_0[1], c0_1[1], c0_2[1], c0_3[1]);
+        b0_2 = vec4<f32>(c0_0[2], c0_1[2], c0_2[2], c0_3[2]);
+        b0_3 = vec4<f32>(c0_0[3], c0_1[3], c0_2[3], c0_3[3]);
+        pb0 += vec4<u32>(4u * P.rs_b);
+        if (TV > 1u) {
+          let c1_0 = gemm_bk(pb1.x);
+          let c1_1 = gemm_bk(pb1.y);
+          let c1_2 = gemm_bk(pb1.z);
+          let c1_3 = gemm_bk(pb1.w);
+          b1_0 = vec4<f32>(c1_0[0], c1_1[0], c1_2[0], c1_3[0]);
+          b1_1 = vec4<f32>(c1_0[1], c1_1[1], c1_2[1], c1_3[1]);
+          b1_2 = vec4<f32>(c1_0[2], c1_1[2], c1_2[2], c1_3[2]);
+          b1_3 = vec4<f32>(c1_0[3], c1_1[3], c1_2[3], c1_3[3]);
+          pb1 += vec4<u32>(4u * P.rs_b);
+        }
+        if (TV > 2u) {
+          let c2_0 = gemm_bk(pb2.x);
+          let c2_1 = gemm_bk(pb2.y);
+          let c2_2 = gemm_bk(pb2.z);
+          let c2_3 = gemm_bk(pb2.w);
+          b2_0 = vec4<f32>(c2_0[0], c2_1[0], c2_2[0], c2_3[0]);
+          b2_1 = vec4<f32>(c2_0[1], c2_1[1], c2_2[1], c2_3[1]);
+          b2_2 = vec4<f32>(c2_0[2], c2_1[2], c2_2[2], c2_3[2]);
+          b2_3 = vec4<f32>(c2_0[3], c2_1[3], c2_2[3], c2_3[3]);
+          pb2 += vec4<u32>(4u * P.rs_b);
+        }
+        if (TV > 3u) {
+          let c3_0 = gemm_bk(pb3.x);
+          let c3_1 = gemm_bk(pb3.y);
+          let c3_2 = gemm_bk(pb3.z);
+          let c3_3 = gemm_bk(pb3.w);
+          b3_0 = vec4<f32>(c3_0[0], c3_1[0], c3_2[0], c3_3[0]);
+          b3_1 = vec4<f32>(c3_0[1], c3_1[1], c3_2[1], c3_3[1]);
+          b3_2 = vec4<f32>(c3_0[2], c3_1[2], c3_2[2], c3_3[2]);
+          b3_3 = vec4<f32>(c3_0[3], c3_1[3], c3_2[3], c3_3[3]);
+          pb3 += vec4<u32>(4u * P.rs_b);
+        }
+      } else {
         if (B4) {
-          b3_3 = gemm_b4(qb3);
-          qb3 += P.rs_b >> 2u;
+          b0_0 = gemm_b4(qb0);
+          qb0 += P.rs_b >> 2u;
         } else {
-          b3_3 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
-          pb3 += vec4<u32>(P.rs_b);
+          b0_0 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
+          pb0 += vec4<u32>(P.rs_b);
+        }
+        if (TV > 1u) {
+          if (B4) {
+            b1_0 = gemm_b4(qb1);
+            qb1 += P.rs_b >> 2u;
+          } else {
+            b1_0 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
+            pb1 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (TV > 2u) {
+          if (B4) {
+            b2_0 = gemm_b4(qb2);
+            qb2 += P.rs_b >> 2u;
+          } else {
+            b2_0 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
+            pb2 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (TV > 3u) {
+          if (B4) {
+            b3_0 = gemm_b4(qb3);
+            qb3 += P.rs_b >> 2u;
+          } else {
+            b3_0 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
+            pb3 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (B4) {
+          b0_1 = gemm_b4(qb0);
+          qb0 += P.rs_b >> 2u;
+        } else {
+          b0_1 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
+          pb0 += vec4<u32>(P.rs_b);
+        }
+        if (TV > 1u) {
+          if (B4) {
+            b1_1 = gemm_b4(qb1);
+            qb1 += P.rs_b >> 2u;
+          } else {
+            b1_1 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
+            pb1 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (TV > 2u) {
+          if (B4) {
+            b2_1 = gemm_b4(qb2);
+            qb2 += P.rs_b >> 2u;
+          } else {
+            b2_1 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
+            pb2 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (TV > 3u) {
+          if (B4) {
+            b3_1 = gemm_b4(qb3);
+            qb3 += P.rs_b >> 2u;
+          } else {
+            b3_1 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
+            pb3 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (B4) {
+          b0_2 = gemm_b4(qb0);
+          qb0 += P.rs_b >> 2u;
+        } else {
+          b0_2 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
+          pb0 += vec4<u32>(P.rs_b);
+        }
+        if (TV > 1u) {
+          if (B4) {
+            b1_2 = gemm_b4(qb1);
+            qb1 += P.rs_b >> 2u;
+          } else {
+            b1_2 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
+            pb1 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (TV > 2u) {
+          if (B4) {
+            b2_2 = gemm_b4(qb2);
+            qb2 += P.rs_b >> 2u;
+          } else {
+            b2_2 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
+            pb2 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (TV > 3u) {
+          if (B4) {
+            b3_2 = gemm_b4(qb3);
+            qb3 += P.rs_b >> 2u;
+          } else {
+            b3_2 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
+            pb3 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (B4) {
+          b0_3 = gemm_b4(qb0);
+          qb0 += P.rs_b >> 2u;
+        } else {
+          b0_3 = vec4<f32>(b_ld(pb0.x), b_ld(pb0.y), b_ld(pb0.z), b_ld(pb0.w));
+          pb0 += vec4<u32>(P.rs_b);
+        }
+        if (TV > 1u) {
+          if (B4) {
+            b1_3 = gemm_b4(qb1);
+            qb1 += P.rs_b >> 2u;
+          } else {
+            b1_3 = vec4<f32>(b_ld(pb1.x), b_ld(pb1.y), b_ld(pb1.z), b_ld(pb1.w));
+            pb1 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (TV > 2u) {
+          if (B4) {
+            b2_3 = gemm_b4(qb2);
+            qb2 += P.rs_b >> 2u;
+          } else {
+            b2_3 = vec4<f32>(b_ld(pb2.x), b_ld(pb2.y), b_ld(pb2.z), b_ld(pb2.w));
+            pb2 += vec4<u32>(P.rs_b);
+          }
+        }
+        if (TV > 3u) {
+          if (B4) {
+            b3_3 = gemm_b4(qb3);
+            qb3 += P.rs_b >> 2u;
+          } else {
+            b3_3 = vec4<f32>(b_ld(pb3.x), b_ld(pb3.y), b_ld(pb3.z), b_ld(pb3.w));
+            pb3 += vec4<u32>(P.rs_b);
+          }
         }
       }
       let a0 = gemm_a4(qa0);

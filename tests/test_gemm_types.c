@@ -83,6 +83,9 @@ typedef struct types {
  * the layout WebGPU's gemm_mv reads; otherwise 2-byte operands start at
  * odd elements. */
 static bool b_aligned;
+/* Set by the register-tile tests: A's rows contiguous runs of vec4s from a
+ * 16-byte offset (an f32 A), which gemm_rv reads four k at a time. */
+static bool a_aligned;
 
 /* Row-major C := alpha*A*B^T + beta*C + bias (B stored [n, k], a linear
  * layer's weights, so that block types run along k), or A*B with B [k, n]
@@ -106,6 +109,11 @@ static double run_case(wgc_context *ctx, gemm_shape s, types ty, bool b_nt,
   if (b_aligned) {
     sb = (sb + 63) / 64 * 64;
     ob = is_block(ty.b) ? 2 : 16; /* blocks: 2 mod 4 bytes still */
+  }
+  if (a_aligned) {
+    lda = (k + 3) / 4 * 4 + 4;
+    sa = m * lda + 4;
+    oa = 16;
   }
   buf A = make_buf(ty.a, (nb - 1) * sa + m * lda, oa, seed);
   buf B = make_buf(ty.b, (nb - 1) * sb + (b_nt ? k : n) * ldb, ob, seed + 1);
@@ -243,6 +251,36 @@ TEST(gemm_types_variants) {
     unsetenv("WGC_GEMM_VARIANT");
     case_end();
   }
+}
+
+/* The register tile reading A four k at a time, with a typed B along k
+ * read four k of a column at once (gemm_rv_bk), for every B type: blocks
+ * starting in both halves of a word, 2-byte B at even and odd offsets
+ * (the latter element by element), batches and a tail of k. */
+TEST(gemm_types_rv_k4) {
+  static const gemm_shape shapes[] = {{8, 37, 256, 2}, {5, 19, 160, 1}};
+  wgc_context *ctx;
+  int bi = test_backends[0] == WGC_BACKEND_WEBGPU ? 0 : 1;
+  if (!backend_case(bi, &ctx, "gemm types register tile, four k at a time"))
+    return;
+  setenv("WGC_GEMM_VARIANT", "regs:4x8:4x2", 1);
+  a_aligned = true;
+  double worst = 0;
+  for (size_t ib = 1; ib < 5; ib++)
+    for (size_t si = 0; si < 2; si++)
+      for (int al = 0; al < 2; al++) {
+        types ty = {WGC_DTYPE_F32, B_TYPES[ib], AC_TYPES[(ib + si) % 3],
+                    BIAS_TYPES[ib % 2], si == 0};
+        b_aligned = al;
+        double r = run_case(ctx, shapes[si], ty, false,
+                            (unsigned)(ib * 10 + si * 2 + (unsigned)al));
+        worst = r > worst ? r : worst;
+      }
+  b_aligned = false;
+  a_aligned = false;
+  unsetenv("WGC_GEMM_VARIANT");
+  case_note("worst %.3f of the bound", worst);
+  case_end();
 }
 
 /* Matrix-vector products (m = 1, decoding: WebGPU's gemm_mv on CPU
@@ -439,6 +477,13 @@ TEST(gemm_types_special_b) {
            * products scaled by 2^24 or 2^28 would) */
           special_b(ctx, ts[ti], m, pad, 0x1p102f);
         }
+      if (test_backends[bi] ==
+          WGC_BACKEND_WEBGPU) { /* the register tile, four k of B at a time */
+        setenv("WGC_GEMM_VARIANT", "regs:4x8:4x2", 1);
+        for (int pad = 0; pad < 2; pad++)
+          special_b(ctx, ts[ti], 3, pad, 1.0f);
+        unsetenv("WGC_GEMM_VARIANT");
+      }
       case_end();
     }
 }

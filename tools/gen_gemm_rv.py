@@ -14,9 +14,11 @@ HEADER = """\
 // the tiled kernel (x: column block of BN, y: row block of BM, z:
 // batch*nslices + slice), with WX = BN / (4 TV) by WY = BM / TM invocations
 // per workgroup; the prelude defines BM, BN, TM and TV, and the file before
-// this one B4 and gemm_b4 (gemm_rv_b4.wgsl: B's rows are contiguous runs of
-// whole vec4s, read one vec4 per column group; gemm_rv_b1.wgsl: B is read
-// one float at a time, as the planner picks per launch), and the file before
+// this one B4 and gemm_b4, BK and gemm_bk (gemm_rv_b4.wgsl: B's rows are
+// contiguous runs of whole vec4s, read one vec4 per column group;
+// gemm_rv_bk.wgsl: a typed B along k, four k of a column read at once;
+// gemm_rv_b1.wgsl: B is read one element at a time, as the planner picks
+// per launch), and the file before
 // that A4 and gemm_a4 (gemm_rv_a4.wgsl: A's rows are aligned runs of vec4s
 // along k, read four k at a time; gemm_rv_a1.wgsl: one float at a time). On CPU adapters
 // workgroup memory is ordinary memory and every barrier is costly, so this
@@ -86,9 +88,9 @@ def groups(v):
     return ["TV > %du" % v] if v else []
 
 
-def b_load(name, v, ind):
+def b_load(name, v, ind, declare=True):
     """Column group v of B's row kk into name; steps to the next row."""
-    out = [ind + "var %s = vec4<f32>(0.0f);" % name]
+    out = [ind + "var %s = vec4<f32>(0.0f);" % name] if declare else []
     out += guard(groups(v), [
         "if (B4) {",
         "  %s = gemm_b4(qb%d);" % (name, v),
@@ -120,7 +122,22 @@ def main():
     out.append("    for (; kk + 4u <= kend; kk += 4u) {")
     for q in range(4):
         for v in range(MAX_GROUPS):
-            out += b_load("b%d_%d" % (v, q), v, "      ")
+            out.append("      var b%d_%d = vec4<f32>(0.0f);" % (v, q))
+    # BK: each column's four k read together (a typed B along k, its words
+    # decoded once), then regrouped by k
+    out.append("      if (BK) {")
+    for v in range(MAX_GROUPS):
+        body = ["let c%d_%d = gemm_bk(pb%d.%s);" % (v, i, v, "xyzw"[i])
+                for i in range(4)]
+        body += ["b%d_%d = vec4<f32>(c%d_0[%d], c%d_1[%d], c%d_2[%d], c%d_3[%d]);"
+                 % (v, q, v, q, v, q, v, q, v, q) for q in range(4)]
+        body.append("pb%d += vec4<u32>(4u * P.rs_b);" % v)
+        out += guard(groups(v), body, "        ")
+    out.append("      } else {")
+    for q in range(4):
+        for v in range(MAX_GROUPS):
+            out += b_load("b%d_%d" % (v, q), v, "        ", False)
+    out.append("      }")
     for r in range(MAX_ROWS):
         body = ["let a%d = gemm_a4(qa%d);" % (r, r)]
         for q in range(4):

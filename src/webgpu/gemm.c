@@ -383,6 +383,22 @@ static bool rv_b4(const wgc_gemm_args *g, const region *r,
          (r->nb == 1 || g->batch_b % 4 == 0) && b->ref.offset % 16 == 0;
 }
 
+/* Whether gemm_rv may read a typed B four k of a column at a time
+ * (gemm_rv_bk.wgsl, where A is read so too): B's columns run along k, and
+ * for a 2-byte B every column's, batch's and k slice's start falls on a
+ * word (a block B's are whole blocks, and the four k never leave one). */
+static bool rv_bk(const wgc_gemm_args *g, const region *r, const form *p,
+                  const wg_operand *b) {
+  if (g->b_type == WGC_DTYPE_F32 || (r->kk > 1 && g->rs_b != 1))
+    return false;
+  if (g->b_type != WGC_DTYPE_F16 && g->b_type != WGC_DTYPE_BF16)
+    return true;
+  return (r->nn == 1 || g->cs_b % 2 == 0) &&
+         (r->nb == 1 || g->batch_b % 2 == 0) &&
+         (p->slices == 1 || p->kslice % 2 == 0) &&
+         (b->ref.offset + b->lead) % 4 == 0;
+}
+
 /* Whether gemm_mv's 2-byte B may be bound as vec4s (wg_launch.words4):
  * every column's start (and every batch's and k slice's: MV_STEP is 8) 8
  * elements, 16 bytes, into an aligned vec4. */
@@ -395,12 +411,13 @@ static bool mv_words4(const wgc_gemm_args *g, const region *r,
 }
 
 /* Whether gemm_rv reads A four k at a time, a vec4 per row: where it pays
- * on the adapter (gemm_choice.k4) and A's rows run
+ * on the adapter (gemm_choice.k4), or to read a typed B four k at a time
+ * (typed_b: rv_bk; its decoding pays on every adapter), and A's rows run
  * contiguously along k from multiples of 4 floats (offset, row and batch
  * strides, and the start of every k slice), with at least one whole run. */
 static bool rv_a4(const wgc_gemm_args *g, const region *r, const form *p,
-                  const wg_operand *a) {
-  return g->a_type == WGC_DTYPE_F32 && p->tile.k4 && r->kk >= 4 &&
+                  const wg_operand *a, bool typed_b) {
+  return g->a_type == WGC_DTYPE_F32 && (p->tile.k4 || typed_b) && r->kk >= 4 &&
          g->cs_a == 1 && (r->mm == 1 || g->rs_a % 4 == 0) &&
          (r->nb == 1 || g->batch_a % 4 == 0) &&
          (p->slices == 1 || p->kslice % 4 == 0) && a->ref.offset % 16 == 0;
@@ -534,12 +551,21 @@ static wgc_status launch_region(wg_plan *wp, const wgc_gemm_args *g,
                "const BM: u32 = %uu; const BN: u32 = %uu; const TM: u32 = %uu; "
                "const TV: u32 = %uu;%s",
                t->bm, t->bn, t->tm, t->tn / 4, ep_here ? ep_consts : "");
-      bool a4 = rv_a4(g, r, p, &ops[OP_A]), b4 = rv_b4(g, r, &ops[OP_B]);
+      bool bk = rv_bk(g, r, p, &ops[OP_B]);
+      bool a4 = rv_a4(g, r, p, &ops[OP_A], bk), b4 = rv_b4(g, r, &ops[OP_B]);
+      bk = bk && a4;
       l.vec4 = (a4 ? 1u << OP_A : 0) | (b4 ? 1u << OP_B : 0);
+      if (bk) {
+        size_t used = strlen(consts);
+        snprintf(consts + used, sizeof consts - used, "const BK_TYPE = %uu;",
+                 (unsigned)g->b_type);
+      }
       snprintf(kernel, sizeof kernel,
                "%sgemm_common+gemm_rv_a%c+gemm_rv_b%c+gemm_rv+gemm_out_%s",
                ep_here ? "math+activation+" : "", a4 ? '4' : '1',
-               b4 ? '4' : '1',
+               b4   ? '4'
+               : bk ? 'k'
+                    : '1',
                split     ? "part"
                : ep_here ? "ep"
                          : "c");
