@@ -49,7 +49,9 @@
  * Typed operands (f16, bf16, a Q8_0/Q4_0 B, an f16 bias) are read through
  * accessors that decode them (wg_operand.type), so every kernel serves
  * every type; only the vec4 reads of gemm_rv stay f32-only (gemm_mv
- * decodes whole words itself). A 2-byte C is
+ * decodes whole words itself, and gemm_rv reads a typed B whose columns
+ * run along k four k at a time, gemm_rv_bk, each word and block scale
+ * once for the four). A 2-byte C is
  * stored with atomic half-word updates (see wg_operand): race-free in
  * every kernel as it is, where an f32 intermediate and a cast would cost
  * a second pass and C's strides. A block B's regions start and end k at
