@@ -18,9 +18,9 @@ HEADER = """\
 // contiguous runs of whole vec4s, read one vec4 per column group;
 // gemm_rv_bk.wgsl: a typed B along k, four k of a column read at once;
 // gemm_rv_b1.wgsl: B is read one element at a time, as the planner picks
-// per launch), and the file before
-// that A4 and gemm_a4 (gemm_rv_a4.wgsl: A's rows are aligned runs of vec4s
-// along k, read four k at a time; gemm_rv_a1.wgsl: one float at a time). On CPU adapters
+// per launch), and the file before that A4 and gemm_a4 (gemm_rv_a4.wgsl:
+// A's rows are aligned runs of vec4s along k, read four k at a time;
+// gemm_rv_a1.wgsl: one float at a time). On CPU adapters
 // workgroup memory is ordinary memory and every barrier is costly, so this
 // form runs faster there; gemm_select.c picks the block per adapter and
 // shape. An invocation's rows are consecutive; its column groups interleave
