@@ -20,10 +20,6 @@ fn src_word(w: u32) -> u32 { return bitcast<u32>(src_ld(w)); }
 fn src_half(byte: u32) -> u32 {
   return (src_word(byte >> 2u) >> ((byte & 2u) * 8u)) & 0xffffu;
 }
-fn src_byte(byte: u32) -> u32 {
-  return (src_word(byte >> 2u) >> ((byte & 3u) * 8u)) & 0xffu;
-}
-
 fn block_bytes(t: u32) -> u32 { return select(18u, 34u, t == T_Q8_0); }
 
 // Element e of src as f32 bits (exact, except i32 beyond 2^24: rounded to
@@ -31,19 +27,21 @@ fn block_bytes(t: u32) -> u32 { return select(18u, 34u, t == T_Q8_0); }
 fn src_bits(e: u32, odd: bool) -> u32 {
   if (ST == T_F32) { return src_word(e); }
   if (ST == T_I32) { return dt_i32_to_f32(src_word(e), odd); }
-  if (ST == T_F16) { return dt_f16_to_f32(src_half(P.sh + 2u * e)); }
-  if (ST == T_BF16) { return dt_bf16_to_f32(src_half(P.sh + 2u * e)); }
+  let h = P.sh + 2u * e;
+  if (ST == T_F16) { return dt_f16_in(src_word(h >> 2u), (h & 2u) != 0u); }
+  if (ST == T_BF16) { return dt_bf16_in(src_word(h >> 2u), (h & 2u) != 0u); }
   let base = P.sh + (e / 32u) * block_bytes(ST);
-  let d = dt_f16_to_f32(src_half(base));
+  let d = dt_f16_in(src_word(base >> 2u), (base & 2u) != 0u);
   let j = e % 32u;
-  var q: i32;
+  var q: f32;
   if (ST == T_Q8_0) {
-    q = (bitcast<i32>(src_byte(base + 2u + j) << 24u)) >> 24u;
+    let z = base + 2u + j;
+    q = dt_q8_in(src_word(z >> 2u), z & 3u);
   } else {
-    let byte = src_byte(base + 2u + (j % 16u));
-    q = i32(select(byte & 15u, byte >> 4u, j >= 16u)) - 8;
+    let z = base + 2u + (j % 16u);
+    q = dt_q4_in(src_word(z >> 2u), z & 3u, j >= 16u);
   }
-  return dt_block_value(d, q);
+  return dt_block_of(d, q);
 }
 
 // A block's scale: d (f32 bits), 1/d (f32 bits, 0 when d is 0), d as f16,

@@ -1,10 +1,10 @@
 // Element types on the bits, shared by the kernels that read or write f16,
 // bf16, Q8_0 and Q4_0 through u32 words (WGSL has no 8- or 16-bit storage
-// and this build does not request shader-f16). Everything is integer
-// arithmetic on the bit patterns, so the results match the CPU backend's
-// (src/dtype.c) bit for bit whatever the device does with subnormals and
-// NaNs: unpack2x16float is not used, since WGSL lets it flush f16
-// subnormals, and arithmetic may drop NaN payloads. Type ids follow
+// and this build does not request shader-f16). Everything is exact
+// integer or f32 arithmetic on the bit patterns, so the results match the
+// CPU backend's (src/dtype.c) bit for bit whatever the device does with
+// subnormals and NaNs: unpack2x16float is not used, since WGSL lets it
+// flush f16 subnormals, and arithmetic may drop NaN payloads. Type ids follow
 // wgc.h's WGC_DTYPES order (checked in src/webgpu/cast.c).
 
 const T_F32 = 0u;
@@ -15,22 +15,6 @@ const T_Q8_0 = 4u;
 const T_Q4_0 = 5u;
 
 fn dt_is_nan(b: u32) -> bool { return (b & 0x7fffffffu) > 0x7f800000u; }
-
-// f16 bits -> f32 bits, exact (NaN payloads kept: shifted up).
-fn dt_f16_to_f32(h: u32) -> u32 {
-  let sign = (h & 0x8000u) << 16u;
-  let e = (h >> 10u) & 31u;
-  let m = h & 0x3ffu;
-  if (e == 31u) { return sign | 0x7f800000u | (m << 13u); }
-  if (e != 0u) { return sign | ((e + 112u) << 23u) | (m << 13u); }
-  if (m == 0u) { return sign; }
-  // subnormal m * 2^-24: normalise so m's top bit is the implicit one
-  let top = firstLeadingBit(m); // 0..9
-  let frac = (m << (23u - top)) & 0x7fffffu;
-  return sign | ((top + 103u) << 23u) | frac;
-}
-
-fn dt_bf16_to_f32(h: u32) -> u32 { return h << 16u; }
 
 // The readers below are for loads, where SwiftShader (Subzero) pays most:
 // it runs a vector shift lane by lane and both sides of a branch, so they
@@ -43,11 +27,11 @@ fn dt_down16(x: u32) -> u32 {
   return bitcast<u32>(f32(bitcast<i32>(x)) + 549755813888.0);
 }
 
-// The f16 in word w's high half (hi) or low half, as f32 bits, exactly as
-// dt_f16_to_f32: moved to the top half, its 15 bits below the sign to
-// f32's 27..13; normal numbers rebias the exponent, inf and NaN (payload
-// kept) rebias to 255, subnormals are m * 2^-24 in ordinary f32
-// arithmetic (a normal f32, so no flushing applies).
+// The f16 in word w's high half (hi) or low half, as f32 bits, exactly
+// (NaN payloads kept): moved to the top half, its 15 bits below the sign
+// to f32's 27..13; normal numbers rebias the exponent, inf and NaN
+// rebias to 255, subnormals are m * 2^-24 in ordinary f32 arithmetic (a
+// normal f32, so no flushing applies).
 fn dt_f16_in(w: u32, hi: bool) -> u32 {
   let t = select(w * 65536u, w, hi);
   let m = dt_down16(t & 0x7fff0000u) * 8192u;
@@ -82,7 +66,10 @@ fn dt_q4_in(w: u32, p: u32, high: bool) -> f32 {
          3.725290298461914e-9;
 }
 
-// dt_block_value without branches, for a quant already in f32.
+// Element value of a Q8_0/Q4_0 block as f32 bits: scale d (f32 bits) times
+// its quant q, as src/dtype.c dequantizes: a NaN scale gives itself (its
+// payload kept), an infinite one times 0 the quiet NaN, else d*q (exact:
+// 11 bits times 8).
 fn dt_block_of(d: u32, q: f32) -> u32 {
   let v = bitcast<u32>(bitcast<f32>(d) * q);
   let inf0 = ((d & 0x7fffffffu) == 0x7f800000u) & (q == 0.0);
@@ -169,16 +156,6 @@ fn dt_i32_to_f32(w: u32, odd: bool) -> u32 {
     }
   }
   return select(0u, 0x80000000u, neg) | (((top + 126u) << 23u) + keep);
-}
-
-// Element j of a Q8_0/Q4_0 block as f32 bits: scale d (f32 bits) times
-// its quant q, as src/dtype.c dequantizes: a NaN scale gives itself (its
-// payload kept), an infinite one times 0 the quiet NaN, else d*q (exact:
-// 11 bits times 8).
-fn dt_block_value(d: u32, q: i32) -> u32 {
-  if (dt_is_nan(d)) { return d; }
-  if ((d & 0x7fffffffu) == 0x7f800000u && q == 0) { return 0x7fc00000u; }
-  return bitcast<u32>(bitcast<f32>(d) * f32(q));
 }
 
 // The significand (with its implicit bit, normalised to bit 23) and
