@@ -189,7 +189,9 @@ const json = {
       group: c.group, name: c.name, adapter: c.adapter, unit: c.unit, primary: p.system,
       results: c.rows.map((r) => ({ system: r.system, adapter: ADAPTER, median_s: r.seconds, runs: r.runs,
                                     work: r.work, value: value(r), device_bytes: 0,
-                                    ...(r.cosine !== undefined && { worst_cosine: r.cosine }) })),
+                                    ...(r.cosine !== undefined && { worst_cosine: r.cosine }),
+                                    ...(r.slowShare !== undefined &&
+                                        { slow_share: r.slowShare, fast_median_s: r.fastSeconds }) })),
       ratios,
       // the targets are latency ratios: wgc's median over the peer's
       ...(ms && { latency_ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, 1 / v])) }),

@@ -70,6 +70,20 @@ static void map4_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
                    .groups = wg_ceil_div(n, VEC4S_PER_GROUP)};
 }
 
+/* dst = a, b and c in a row, cut to fit cap (kernel names and preludes
+ * are short); every op makes these, so without printf. */
+static void join(char *dst, size_t cap, const char *a, const char *b,
+                 const char *c) {
+  size_t n = 0;
+  for (const char *const *s = (const char *const[]){a, b, c, NULL}; *s; s++) {
+    size_t k = strlen(*s);
+    k = k < cap - 1 - n ? k : cap - 1 - n;
+    memcpy(dst + n, *s, k);
+    n += k;
+  }
+  dst[n] = '\0';
+}
+
 /* y[i] = f(x[i]) over total elements, in windows that bind (x and y in one
  * buffer may share a binding window): by kernel + "map4" over the vec4s
  * when x and y are f32 and start 16-byte aligned (one access per four
@@ -84,9 +98,9 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
   wg_plan_init(&plan, ctx, fn);
   map_job j = {"", consts, params, x, y, xt, yt, ""};
   char scalar[128], vec[128];
-  snprintf(scalar, sizeof scalar, "%s+map", kernel);
-  snprintf(j.small, sizeof j.small, "%s+map_small", kernel);
-  snprintf(vec, sizeof vec, "%s+map4", kernel);
+  join(scalar, sizeof scalar, kernel, "+map", "");
+  join(j.small, sizeof j.small, kernel, "+map_small", "");
+  join(vec, sizeof vec, kernel, "+map4", "");
   uint64_t chunk = wg_chunk_elems(plan.pol, ELEMS_PER_GROUP);
   uint64_t body = 0;
   wgc_status s = WGC_OK;
@@ -115,10 +129,9 @@ wgc_status wg_unary(wgc_context *ctx, const wgc_unary_args *u) {
   /* The prelude names the op's function, so that the kernel holds only
    * that op's code (see kernels/unary.wgsl). */
   char consts[160];
-  snprintf(consts, sizeof consts,
-           "fn unary_op(x: f32, a: f32, b: f32, z: u32) -> f32 "
-           "{ return %s(x, a, b, z); }",
-           unary_fns[u->op]);
+  join(consts, sizeof consts,
+       "fn unary_op(x: f32, a: f32, b: f32, z: u32) -> f32 { return ",
+       unary_fns[u->op], "(x, a, b, z); }");
   map_params p = {.alpha = u->alpha, .beta = u->beta};
   return map_run(ctx, u->fn, "math+unary+unary_map", consts, &p, u->input,
                  u->input_type, u->output, u->output_type, u->n);

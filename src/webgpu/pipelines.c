@@ -334,6 +334,28 @@ static wgc_status ahead_add(wgc_context *ctx, const char *fn, const char *key,
   return WGC_OK;
 }
 
+_Static_assert(WG_MAX_OPERANDS <= 10, "a binding's number is one digit");
+
+/* A pipeline key being built; len >= cap once it overflowed (the last
+ * byte is kept for the terminator). */
+typedef struct key_buf {
+  char *buf;
+  size_t cap, len;
+} key_buf;
+
+static void key_str(key_buf *k, const char *s) {
+  size_t n = strlen(s);
+  if (k->len + n < k->cap)
+    memcpy(k->buf + k->len, s, n);
+  k->len += n;
+}
+
+static void key_chr(key_buf *k, char c) {
+  if (k->len + 1 < k->cap)
+    k->buf[k->len] = c;
+  k->len++;
+}
+
 wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                            const unsigned *op_bind, const bool *write,
                            const bool *vec4, unsigned nb, gpu_id *out) {
@@ -346,21 +368,31 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
     if (l->ops[i].write && (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16))
       atomic[op_bind[i]] = true;
   }
-  /* The cache key names everything the generated source depends on. */
+  /* The cache key names everything the generated source depends on. It is
+   * built on every launch, so without printf: in the browser, formatting
+   * it was the largest part of a small op's host time. */
   char key[512];
-  int kl = snprintf(key, sizeof key, "%s|%s|", l->kernel,
-                    l->consts ? l->consts : "");
-  for (unsigned i = 0; i < l->nops && kl > 0 && (size_t)kl < sizeof key; i++)
-    kl += snprintf(key + kl, sizeof key - (size_t)kl, "%s%u%c%s%s%s,",
-                   l->ops[i].name, op_bind[i], write[op_bind[i]] ? 'w' : 'r',
-                   atomic[op_bind[i]] ? "a"
-                   : vec4[op_bind[i]] ? "v"
-                   : l->vec4 >> i & 1 ? "s"
-                                      : "",
-                   l->ops[i].type ? ":" : "",
-                   l->ops[i].type ? wgc_dtype_name(l->ops[i].type) : "");
-  if (kl < 0 || (size_t)kl >= sizeof key)
+  key_buf k = {key, sizeof key, 0};
+  key_str(&k, l->kernel);
+  key_chr(&k, '|');
+  key_str(&k, l->consts ? l->consts : "");
+  key_chr(&k, '|');
+  for (unsigned i = 0; i < l->nops; i++) {
+    unsigned b = op_bind[i];
+    key_str(&k, l->ops[i].name);
+    key_chr(&k, (char)('0' + b));
+    key_chr(&k, write[b] ? 'w' : 'r');
+    if (atomic[b] || vec4[b] || (l->vec4 >> i & 1))
+      key_chr(&k, atomic[b] ? 'a' : vec4[b] ? 'v' : 's');
+    if (l->ops[i].type) {
+      key_chr(&k, ':');
+      key_str(&k, wgc_dtype_name(l->ops[i].type));
+    }
+    key_chr(&k, ',');
+  }
+  if (k.len >= k.cap)
     return wgc_fail(ctx, WGC_ERR_DEVICE, "%s: kernel key too long", fn);
+  key[k.len] = '\0';
 
   *out = pipeline_lookup(st, key);
   /* Compiling ahead, a kernel already asked for is not asked for twice. */
