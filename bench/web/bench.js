@@ -72,10 +72,10 @@ async function interleaved(systems, reps) {
 // of sorted times
 const median = (t) => (t.length % 2 ? t[t.length >> 1] : (t[t.length / 2 - 1] + t[t.length / 2]) / 2);
 
-// A round trip in Chromium either completes in a fraction of a
-// millisecond or waits for the GPU process's next periodic check, some
-// 2 ms later, whatever issued it: its times are two clusters, and a median
-// lands in whichever holds more runs. So the single round trips report,
+// A round trip in Chromium completes in a fraction of a millisecond or
+// some 2 ms later (by every sign the GPU process found the work unfinished
+// and waited for its next periodic check), whatever issued it: its times
+// are two clusters, and a median lands in whichever holds more runs. So the single round trips report,
 // beside the median, each system's share of runs in the slow cluster
 // (over 3 times its fastest tenth) and the median of the others.
 function modes(sorted) {
