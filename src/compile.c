@@ -51,8 +51,5 @@ wgc_status wgc_compile_end_async(wgc_context *ctx,
   s = wgc_pending_new(ctx, fn, done, user, &p);
   if (s != WGC_OK)
     return s;
-  s = compile_end(ctx, fn, p);
-  if (s != WGC_OK)
-    wgc_pending_drop(ctx, p);
-  return s;
+  return wgc_pending_started(ctx, p, compile_end(ctx, fn, p));
 }

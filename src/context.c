@@ -279,8 +279,15 @@ wgc_status wgc_pending_new(wgc_context *ctx, const char *fn,
     ctx->pending_head = p;
   ctx->pending_tail = p;
   *out = p;
-  gpu_request_poll(); /* in the browser: it may be due before any event */
   return WGC_OK;
+}
+
+wgc_status wgc_pending_started(wgc_context *ctx, wgc_pending *p, wgc_status s) {
+  if (s != WGC_OK)
+    wgc_pending_drop(ctx, p);
+  else
+    gpu_request_poll();
+  return s;
 }
 
 void wgc_pending_drop(wgc_context *ctx, wgc_pending *p) {
@@ -387,10 +394,7 @@ wgc_status wgc_synchronize_async(wgc_context *ctx,
   wgc_status s = wgc_pending_new(ctx, "wgc_synchronize_async", done, user, &p);
   if (s != WGC_OK)
     return s;
-  s = ctx->be->synchronize_async(ctx, p);
-  if (s != WGC_OK)
-    wgc_pending_drop(ctx, p);
-  return s;
+  return wgc_pending_started(ctx, p, ctx->be->synchronize_async(ctx, p));
 }
 
 static void destroy_now(wgc_context *ctx) {

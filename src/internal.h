@@ -393,12 +393,19 @@ static inline void wgc_pending_complete(wgc_pending *p, wgc_status status) {
 
 /* Registers a callback owed to the user (appended, so they fire in order)
  * for the entry point fn; fails with WGC_ERR_CANCELLED while the context is
- * being destroyed, or out of memory. Drop it when the registering call
- * fails after this. */
+ * being destroyed, or out of memory. The registering call then starts its
+ * work and ends with wgc_pending_started. */
 wgc_status wgc_pending_new(wgc_context *ctx, const char *fn,
                            void (*done)(wgc_status, void *), void *user,
                            wgc_pending **out);
 void wgc_pending_drop(wgc_context *ctx, wgc_pending *p);
+
+/* Ends a call that registered p and then started its work with status s:
+ * drops p if s failed, else asks for a poll (in the browser p may be due
+ * before any GPU event). Asked for last, so that in the browser the
+ * request's cost comes after the call's submit, not before it. Returns
+ * s. */
+wgc_status wgc_pending_started(wgc_context *ctx, wgc_pending *p, wgc_status s);
 
 /* Polls wgc_create_async requests and every live context (the browser's
  * event loop calls this after delivering GPU completions). */

@@ -139,12 +139,10 @@ wgc_status wgc_download_async(wgc_context *ctx, void *dst, wgc_ptr src,
     return s;
   if (!bytes) {
     wgc_pending_complete(p, WGC_OK);
-    return WGC_OK;
+    return wgc_pending_started(ctx, p, WGC_OK);
   }
-  s = ctx->be->download_async(ctx, dst, o.ref, bytes, p);
-  if (s != WGC_OK)
-    wgc_pending_drop(ctx, p);
-  return s;
+  return wgc_pending_started(
+      ctx, p, ctx->be->download_async(ctx, dst, o.ref, bytes, p));
 }
 
 wgc_status wgc_copy(wgc_context *ctx, wgc_ptr dst, wgc_ptr src, size_t bytes) {
