@@ -7,7 +7,7 @@
 // pays the same download).
 // Results go to window.__benchDone as {rows, notes}; progress to __benchLine.
 import * as wgc from '/wgc.js';
-import { runMiniLM } from './minilm_cases.js';
+import { median, runMiniLM } from './minilm_cases.js';
 
 const QUERY = new URLSearchParams(location.search);
 const REPS = Math.max(5, Number(QUERY.get('reps')) || 5);
@@ -63,21 +63,16 @@ async function interleaved(systems, reps) {
       await systems[i].run();
       times[i].push((performance.now() - t0) / 1000);
     }
-  return times.map((t) => {
-    t.sort((x, y) => x - y);
-    return { median: median(t), times: t };
-  });
+  return times.map((t) => ({ median: median(t), times: t })); // median sorts t
 }
-
-// of sorted times
-const median = (t) => (t.length % 2 ? t[t.length >> 1] : (t[t.length / 2 - 1] + t[t.length / 2]) / 2);
 
 // A round trip in Chromium completes in a fraction of a millisecond or
 // some 2 ms later (by every sign the GPU process found the work unfinished
 // and waited for its next periodic check), whatever issued it: its times
-// are two clusters, and a median lands in whichever holds more runs. So the single round trips report,
-// beside the median, each system's share of runs in the slow cluster
-// (over 3 times its fastest tenth) and the median of the others.
+// are two clusters, and a median lands in whichever holds more runs. So
+// the single round trips report, beside the median, each system's share
+// of runs in the slow cluster (over 3 times its fastest tenth) and the
+// median of the others.
 function modes(sorted) {
   const limit = 3 * sorted[Math.floor(sorted.length / 10)];
   const fast = sorted.filter((t) => t <= limit);

@@ -71,17 +71,14 @@ static void map4_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
 }
 
 /* dst = a, b and c in a row, cut to fit cap (kernel names and preludes
- * are short); every op makes these, so without printf. */
+ * are short). */
 static void join(char *dst, size_t cap, const char *a, const char *b,
                  const char *c) {
-  size_t n = 0;
-  for (const char *const *s = (const char *const[]){a, b, c, NULL}; *s; s++) {
-    size_t k = strlen(*s);
-    k = k < cap - 1 - n ? k : cap - 1 - n;
-    memcpy(dst + n, *s, k);
-    n += k;
-  }
-  dst[n] = '\0';
+  wg_str s = {dst, cap, 0};
+  wg_str_put(&s, a);
+  wg_str_put(&s, b);
+  wg_str_put(&s, c);
+  wg_str_end(&s);
 }
 
 /* y[i] = f(x[i]) over total elements, in windows that bind (x and y in one

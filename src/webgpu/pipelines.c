@@ -336,26 +336,6 @@ static wgc_status ahead_add(wgc_context *ctx, const char *fn, const char *key,
 
 _Static_assert(WG_MAX_OPERANDS <= 10, "a binding's number is one digit");
 
-/* A pipeline key being built; len >= cap once it overflowed (the last
- * byte is kept for the terminator). */
-typedef struct key_buf {
-  char *buf;
-  size_t cap, len;
-} key_buf;
-
-static void key_str(key_buf *k, const char *s) {
-  size_t n = strlen(s);
-  if (k->len + n < k->cap)
-    memcpy(k->buf + k->len, s, n);
-  k->len += n;
-}
-
-static void key_chr(key_buf *k, char c) {
-  if (k->len + 1 < k->cap)
-    k->buf[k->len] = c;
-  k->len++;
-}
-
 wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                            const unsigned *op_bind, const bool *write,
                            const bool *vec4, unsigned nb, gpu_id *out) {
@@ -372,27 +352,26 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
    * built on every launch, so without printf: in the browser, formatting
    * it was the largest part of a small op's host time. */
   char key[512];
-  key_buf k = {key, sizeof key, 0};
-  key_str(&k, l->kernel);
-  key_chr(&k, '|');
-  key_str(&k, l->consts ? l->consts : "");
-  key_chr(&k, '|');
+  wg_str k = {key, sizeof key, 0};
+  wg_str_put(&k, l->kernel);
+  wg_str_chr(&k, '|');
+  wg_str_put(&k, l->consts ? l->consts : "");
+  wg_str_chr(&k, '|');
   for (unsigned i = 0; i < l->nops; i++) {
     unsigned b = op_bind[i];
-    key_str(&k, l->ops[i].name);
-    key_chr(&k, (char)('0' + b));
-    key_chr(&k, write[b] ? 'w' : 'r');
+    wg_str_put(&k, l->ops[i].name);
+    wg_str_chr(&k, (char)('0' + b));
+    wg_str_chr(&k, write[b] ? 'w' : 'r');
     if (atomic[b] || vec4[b] || (l->vec4 >> i & 1))
-      key_chr(&k, atomic[b] ? 'a' : vec4[b] ? 'v' : 's');
+      wg_str_chr(&k, atomic[b] ? 'a' : vec4[b] ? 'v' : 's');
     if (l->ops[i].type) {
-      key_chr(&k, ':');
-      key_str(&k, wgc_dtype_name(l->ops[i].type));
+      wg_str_chr(&k, ':');
+      wg_str_put(&k, wgc_dtype_name(l->ops[i].type));
     }
-    key_chr(&k, ',');
+    wg_str_chr(&k, ',');
   }
-  if (k.len >= k.cap)
+  if (!wg_str_end(&k))
     return wgc_fail(ctx, WGC_ERR_DEVICE, "%s: kernel key too long", fn);
-  key[k.len] = '\0';
 
   *out = pipeline_lookup(st, key);
   /* Compiling ahead, a kernel already asked for is not asked for twice. */

@@ -9,6 +9,8 @@
 #include "gpu/gpu.h"
 #include "internal.h"
 
+#include <string.h>
+
 /* Operand offsets go to Params.off (operands 0..3) and, in kernels of more
  * than 4 operands, Params.off2 (4..7), declared right after off. */
 #define WG_MAX_OPERANDS 8
@@ -106,6 +108,36 @@ static inline uint64_t wg_chunk_elems(const wg_policy *p, uint64_t per_group) {
   uint64_t g = wg_grid_elems(p, per_group);
   uint64_t n = p->window_elems < g ? p->window_elems : g;
   return n >= per_group ? n - n % per_group : n;
+}
+
+/* A string built in a fixed buffer without printf, for the names and keys
+ * made on every launch: each part is copied as far as it fits, len counts
+ * every byte asked for (len >= cap: it did not fit), and wg_str_end ends it
+ * where it stops. */
+typedef struct wg_str {
+  char *buf;
+  size_t cap, len; /* cap > 0 */
+} wg_str;
+
+static inline void wg_str_put(wg_str *s, const char *t) {
+  size_t n = strlen(t);
+  if (s->len < s->cap) {
+    size_t room = s->cap - 1 - s->len;
+    memcpy(s->buf + s->len, t, n < room ? n : room);
+  }
+  s->len += n;
+}
+
+static inline void wg_str_chr(wg_str *s, char c) {
+  if (s->len + 1 < s->cap)
+    s->buf[s->len] = c;
+  s->len++;
+}
+
+/* Terminates s; whether all of it fit. */
+static inline bool wg_str_end(wg_str *s) {
+  s->buf[s->len < s->cap ? s->len : s->cap - 1] = '\0';
+  return s->len < s->cap;
 }
 
 /* Flush a batch after this many dispatches, so long chains reach the GPU
