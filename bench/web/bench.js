@@ -67,16 +67,18 @@ async function interleaved(systems, reps) {
 }
 
 // A round trip in Chromium completes in a fraction of a millisecond or
-// some 2 ms later (by every sign the GPU process found the work unfinished
-// and waited for its next periodic check), whatever issued it: its times
-// are two clusters, and a median lands in whichever holds more runs. So
-// the single round trips report, beside the median, each system's share
-// of runs in the slow cluster (over 3 times its fastest tenth) and the
-// median of the others.
+// some 2 ms later (the GPU process found the work unfinished and waited
+// for its next periodic check; wgc asks it again at 1 ms), whatever issued
+// it: its times are two clusters, and a median lands in whichever holds
+// more runs. So the single round trips report, beside the median, each
+// system's share of runs in the slow cluster (over 3 times its fastest
+// tenth), the median of the others, the mean and the 90th percentile.
 function modes(sorted) {
   const limit = 3 * sorted[Math.floor(sorted.length / 10)];
   const fast = sorted.filter((t) => t <= limit);
-  return { slowShare: 1 - fast.length / sorted.length, fastSeconds: median(fast) };
+  return { slowShare: 1 - fast.length / sorted.length, fastSeconds: median(fast),
+           meanSeconds: sorted.reduce((a, t) => a + t, 0) / sorted.length,
+           p90Seconds: sorted[Math.floor(sorted.length * 0.9)] };
 }
 
 // One case on every system: each entry {system, setup} where setup()
@@ -100,8 +102,9 @@ async function compare(group, name, work, unit, entries, reps = REPS, bimodal = 
 function record(group, name, system, seconds, work, unit, runs, mode) {
   rows.push({ group, name, system, seconds, runs, work, unit, ...mode });
   const v = unit === 'us/op' ? seconds / work * 1e6 : work / seconds * 1e-9;
+  const us = (t) => (t / work * 1e6).toFixed(0);
   const m = mode ? ` (slow runs ${(100 * mode.slowShare).toFixed(0)}%, median of the others ` +
-    `${(mode.fastSeconds / work * 1e6).toFixed(0)})` : '';
+    `${us(mode.fastSeconds)}; mean ${us(mode.meanSeconds)}, 90th percentile ${us(mode.p90Seconds)})` : '';
   line(`  ${group.padEnd(6)} ${name.padEnd(40)} ${system.padEnd(6)} ${v.toFixed(3)} ${unit}${m}`);
 }
 

@@ -191,7 +191,8 @@ const json = {
                                     work: r.work, value: value(r), device_bytes: 0,
                                     ...(r.cosine !== undefined && { worst_cosine: r.cosine }),
                                     ...(r.slowShare !== undefined &&
-                                        { slow_share: r.slowShare, fast_median_s: r.fastSeconds }) })),
+                                        { slow_share: r.slowShare, fast_median_s: r.fastSeconds,
+                                          mean_s: r.meanSeconds, p90_s: r.p90Seconds }) })),
       ratios,
       // the targets are latency ratios: wgc's median over the peer's
       ...(ms && { latency_ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, 1 / v])) }),

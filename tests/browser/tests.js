@@ -1276,6 +1276,37 @@ async function mainPage() {
     const r = await G.download(0n, 0);
     check(r instanceof Float32Array && r.length === 0, `got ${r}`);
   });
+  await test('memory: a download or synchronize still waiting after 1 ms asks its queue once more', async () => {
+    // Counted on the prototype: gpu.js calls onSubmittedWorkDone for
+    // synchronize (its own wait) and for the one extra call.
+    const proto = GPUQueue.prototype, workDone = proto.onSubmittedWorkDone;
+    let calls = 0;
+    proto.onSubmittedWorkDone = function () { calls++; return workDone.call(this); };
+    try {
+      const n = 384, A = randoms(n * n), B = randoms(n * n);
+      const a = put(G, A), b = put(G, B), c = G.alloc(4 * n * n);
+      for (const wait of ['download', 'synchronize']) {
+        calls = 0;
+        G.gemm(W.ROW_MAJOR, W.NO_TRANS, W.NO_TRANS, n, n, n, 1, a, n, b, n, 0, c, n);
+        const t0 = performance.now();
+        if (wait === 'synchronize') await G.synchronize();
+        const got = await G.download(c, n * n);
+        const ms = performance.now() - t0, extra = calls - (wait === 'synchronize' ? 1 : 0);
+        // a wait over in under a millisecond makes no call; a longer one one
+        check(extra >= 0 && extra <= (wait === 'synchronize' ? 2 : 1), `${wait}: ${extra} extra calls`);
+        if (ms > 20) check(extra >= 1, `${wait}: no extra call in ${ms.toFixed(1)} ms`);
+        for (let t = 0; t < 16; t++) {
+          const i = (t * 7919) % n, j = (t * 104729) % n;
+          let want = 0, scale = 0;
+          for (let l = 0; l < n; l++) { want += A[i * n + l] * B[l * n + j]; scale += Math.abs(A[i * n + l] * B[l * n + j]); }
+          check(Math.abs(got[i * n + j] - want) <= 1e-5 * scale + 1e-6, `${wait}: C[${i}][${j}] = ${got[i * n + j]}, want ${want}`);
+        }
+      }
+      G.free(a); G.free(b); G.free(c);
+    } finally {
+      proto.onSubmittedWorkDone = workDone;
+    }
+  });
   await test('memory: a buffer past the 256 MiB default limit (adapter limits requested)', async () => {
     const p = G.alloc(300 << 20);
     G.free(p);
