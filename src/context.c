@@ -285,7 +285,7 @@ wgc_status wgc_pending_new(wgc_context *ctx, const char *fn,
 wgc_status wgc_pending_started(wgc_context *ctx, wgc_pending *p, wgc_status s) {
   if (s != WGC_OK)
     wgc_pending_drop(ctx, p);
-  else
+  else if (atomic_load_explicit(&p->ready, memory_order_acquire))
     gpu_request_poll();
   return s;
 }

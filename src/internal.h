@@ -401,10 +401,12 @@ wgc_status wgc_pending_new(wgc_context *ctx, const char *fn,
 void wgc_pending_drop(wgc_context *ctx, wgc_pending *p);
 
 /* Ends a call that registered p and then started its work with status s:
- * drops p if s failed, else asks for a poll (in the browser p may be due
- * before any GPU event). Asked for last, so that in the browser the
- * request's cost comes after the call's submit, not before it. Returns
- * s. */
+ * drops p if s failed, else, if the work already completed p, asks for a
+ * poll to fire it (in the browser nothing else would). A p completed later
+ * needs none: the browser's GPU completions and the CPU backend's queued
+ * work poll once they complete it, and natively the user polls. Asked for
+ * last, so that in the browser the request's cost comes after the call's
+ * submit, not before it. Returns s. */
 wgc_status wgc_pending_started(wgc_context *ctx, wgc_pending *p, wgc_status s);
 
 /* Polls wgc_create_async requests and every live context (the browser's

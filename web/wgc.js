@@ -79,10 +79,11 @@ function token(fn) {
 //
 // Callbacks C made due without an event of their own (the CPU backend
 // completes at once) fire from a poll queued as a task, never inside the
-// registering call. The CPU backend's queued work runs in slices of a few
+// registering call; C asks for it (request_poll). GPU completions poll as
+// they arrive. The CPU backend's queued work runs in slices of a few
 // milliseconds, one task each (C asks for them through schedule_pump), so
 // timers, input and rendering run in between. Tasks are queued with
-// scheduler.postTask where the host has it (every download asks for a
+// scheduler.postTask where the host has it (a CPU download asks for a
 // poll: posting one costs 2.4 µs in Chromium against 11.7 for a
 // postMessage), else through one MessageChannel; unlike setTimeout(0)
 // neither is throttled to 4 ms once nested.
@@ -682,8 +683,6 @@ class Context {
         W.tokens.delete(t);
         if (dst) W.exports.free(dst);
         reject(fail(s, this._ptr));
-      } else {
-        schedulePoll();
       }
     });
   }
@@ -698,8 +697,6 @@ class Context {
       if (s !== OK) {
         W.tokens.delete(t);
         reject(fail(s, this._ptr));
-      } else {
-        schedulePoll();
       }
     });
   }
@@ -719,8 +716,6 @@ class Context {
       if (s !== OK) {
         W.tokens.delete(t);
         reject(fail(s, this._ptr));
-      } else {
-        schedulePoll();
       }
     });
   }
