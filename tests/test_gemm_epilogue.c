@@ -565,6 +565,7 @@ TEST(gemm_variants) {
       "shared:64x16",   "regs:16x16:8x1", "regs:16x16:8x4", "regs:16x8:8x4",
       "regs:16x8:4x2",  "regs:8x8:8x2",   "regs:4x8:8x4",   "regs:4x4:8x8",
       "regs:16x12:4x2", "regs:5x16:2x3",  "regs:1x4:4x1",   "regs:16x16:1x1",
+      "regs:1x8:8x1",
   };
   static const ep_case cases[] = {
       {R, N_, N_, 1, 1, 1, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
@@ -648,6 +649,16 @@ TEST(gemm_rv_vec4) {
        {4, true, 4, true}},
       {{R, N_, N_, 6, 9, 2001, 0, 0, 0.5f, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
        {0, false, 0, true}},
+      /* one row (decoding: the planner's row block on CPU adapters), A
+       * aligned or not, split-K, a batch */
+      {{R, N_, N_, 1, 36, 15, 0, 0, 1, 0, COL, WGC_ACTIVATION_GELU_TANH, 0},
+       {0, true, 0, true}},
+      {{R, N_, N_, 1, 70, 130, 0, 0, 1, 0.5f, COL, WGC_ACTIVATION_NONE, 0},
+       {4, true, 3, true}},
+      {{R, N_, N_, 1, 41, 1500, 0, 0, 1, 0, NO_BIAS, WGC_ACTIVATION_NONE, 0},
+       {0, true, 0, true}},
+      {{R, N_, N_, 1, 24, 17, 3, 2, 1, 0, COL, WGC_ACTIVATION_NONE, 0},
+       {4, true, 4, true}},
   };
   for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
     g_variant = variants[v];
