@@ -4,7 +4,8 @@
 // inner] (inner fastest), stepping its (o, r, i) index without dividing.
 // Prelude consts: KIND as norm_stats; AFFINE 0: none, 1: times p[r]
 // (scale), 2: plus p[r] (bias), 3: times p[2r] plus p[2r + 1] (scale and
-// bias packed side by side by kernels/norm_pack.wgsl).
+// bias packed side by side by kernels/norm_pack.wgsl). The value itself:
+// kernels/norm_value.wgsl.
 
 struct Params {
   off: vec4<u32>,
@@ -15,18 +16,6 @@ struct Params {
   in_sr: u32, // x and y stride along the axis
   st_so: u32, // record stride between outer indices
   items: u32, // elements per invocation
-}
-
-// A normalised value num * inv and its unit: where a device that flushes
-// subnormals zeroed it (|num * inv| below FLT_MIN, num not 0), the same
-// product 2^64 times larger and 2^-64, so that an infinite scale still
-// gives +-inf, as the formula does, rather than 0 * inf = NaN (a finite
-// one gives what it did: the product times 2^-64 underflows again).
-fn norm_scaled(num: f32, inv: f32) -> vec2<f32> {
-  let y = num * inv;
-  if (AFFINE == 0u || AFFINE == 2u) { return vec2<f32>(y, 1.0); } // no scale
-  return select(vec2<f32>(y, 1.0), vec2<f32>((num * 0x1p64) * inv, 0x1p-64),
-                y == 0.0 && num != 0.0);
 }
 
 @compute @workgroup_size(256)
@@ -45,22 +34,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   for (var j = 0u; j < cnt; j++) {
     let e = o * P.in_so + r * P.in_sr + i;
     let at = 4u * (o * P.st_so + i);
-    let x = x_ld(e);
-    var y: f32;
-    var u = 1.0; // y's unit: 2^-64 where norm_scaled rescued it (a scale)
-    if (KIND == 0u) {
-      y = wgc_exp(x - st_ld(at)) / st_ld(at + 1u);
-    } else if (KIND == 1u) {
-      y = (x - st_ld(at)) - st_ld(at + 1u);
-    } else if (KIND == 2u) {
-      let v = norm_scaled((x - st_ld(at)) - st_ld(at + 1u), st_ld(at + 2u));
-      y = v.x;
-      u = v.y;
-    } else {
-      let v = norm_scaled(x, st_ld(at));
-      y = v.x;
-      u = v.y;
-    }
+    let v = norm_value(x_ld(e), vec4<f32>(st_ld(at), st_ld(at + 1u),
+                                          st_ld(at + 2u), st_ld(at + 3u)));
+    var y = v.x;
+    let u = v.y;
     if (AFFINE == 1u) { y = (y * p_ld(r)) * u; }
     if (AFFINE == 2u) { y = y + p_ld(r); }
     if (AFFINE == 3u) { y = (y * p_ld(2u * r)) * u + p_ld(2u * r + 1u); }

@@ -87,10 +87,12 @@ TEST(plan_scratch_fault_records_nothing) {
   case_end();
 }
 
-/* LayerNorm with scale and bias takes two scratch buffers (statistics, the
- * packed scale and bias): the second failing leaves the output untouched
- * and records no launch (before plans, the statistics pass had already
- * been recorded). The same call then matches the CPU backend. */
+/* LayerNorm with scale and bias over rows longer than one run takes
+ * scratch buffers (statistics, their second pass, the packed scale and
+ * bias; rows of one run on CPU adapters take none, in one launch): the
+ * second failing leaves the output untouched and records no launch
+ * (before plans, the statistics pass had already been recorded). The same
+ * call then matches the CPU backend. */
 TEST(plan_layer_norm_fault_all_or_nothing) {
   if (!case_begin("plan_layer_norm_fault_all_or_nothing"))
     return;
@@ -101,8 +103,8 @@ TEST(plan_layer_norm_fault_all_or_nothing) {
     return;
   }
   cpu = new_ctx(WGC_BACKEND_CPU, 0);
-  enum { ROWS = 6, LEN = 40, N = ROWS * LEN };
-  float x[N], y0[N], sc[LEN], bi[LEN], got[N], want[N];
+  enum { ROWS = 3, LEN = 1500, N = ROWS * LEN };
+  static float x[N], y0[N], sc[LEN], bi[LEN], got[N], want[N];
   fill_uniform(x, N, -2.0f, 2.0f, 11);
   fill_uniform(sc, LEN, 0.5f, 1.5f, 12);
   fill_uniform(bi, LEN, -1.0f, 1.0f, 13);
