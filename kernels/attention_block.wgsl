@@ -29,8 +29,16 @@
 // row does not see gets probability 0 there, keys past the last visible
 // one read that key instead (always in range), so no masked or
 // out-of-range K/V value reaches a result. Same Params, masks, GQA,
-// non-finite scores, PARTIAL split-KV states and fix-up pass for sums that
-// end non-finite (attn_fix) as the other forms.
+// non-finite scores, split-KV states and fix-up pass for sums that end
+// non-finite (attn_fix) as the other forms.
+//
+// Key blocks (P.kb_keys > 0, decoding: few rows, so few invocations would
+// have work): invocations are numbered across the launch, consecutive ones
+// taking consecutive blocks of kb_keys keys of the same R rows (P.qblocks
+// such row groups per head), each writing its blocks' states for
+// kernels/attention_combine.wgsl. A CPU adapter runs a workgroup's
+// invocations as SIMD lanes: with one row a head, the other lanes of its
+// workgroup would idle.
 //
 // llvmpipe ends an invocation after 65535 loop iterations over all its
 // loops: a block of 8 keys costs at most HD4 + HV4 + 8 * R + 8 iterations
@@ -39,7 +47,8 @@
 // src/webgpu/attention.c caps the keys of one launch by both).
 //
 // Consts from the host: WG, R (1, 2 or 4), HD and HDV (head_dim and
-// head_dim_v), PARTIAL (0, 1), SOFTCAP (0, 1), Q4, K4, V4 (0, 1). WG * R *
+// head_dim_v), PARTIAL (2: per launch, attn_partial), SOFTCAP (0, 1), Q4,
+// K4, V4 (0, 1). WG * R *
 // HV4 vec4s of workgroup memory stay within the WebGPU default of 16 KiB.
 // Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
 
@@ -132,8 +141,9 @@ fn ab_ai(d4: u32, r: u32, li: u32) -> u32 {
   return (d4 * R + r) * WG + li;
 }
 
-// Writes the output (or, PARTIAL, the softmax state) of launch row i;
-// returns bit r where its sums ended non-finite and it needs attn_fix.
+// Writes the output (or, partial, the softmax state) of launch row i,
+// which saw vis keys; returns bit r where its sums ended non-finite and it
+// needs attn_fix.
 fn ab_finish(r: u32, li: u32, bh: u32, i: u32, m: f32, l: f32, bad: bool,
              vis: u32, hv4: u32) -> u32 {
   if (i >= P.seq_q) {
@@ -144,13 +154,13 @@ fn ab_finish(r: u32, li: u32, bh: u32, i: u32, m: f32, l: f32, bad: bool,
   for (var d4 = 0u; d4 < hv4; d4++) {
     let y = ab_acc[ab_ai(d4, r, li)];
     var x = attn_out(y, l, bad, vis);
-    if (PARTIAL == 1u) {
+    if (attn_partial()) {
       x = y;
     }
     fix = fix || attn_needs_fix(y);
     attn_st_o(o_row + 4u * d4, 4u * d4, HDV, x);
   }
-  if (PARTIAL == 1u) {
+  if (attn_partial()) {
     o_st(o_row + HDV, attn_state_m(m, l, vis));
     o_st(o_row + HDV + 1u, attn_state_l(l, bad));
   }
@@ -162,9 +172,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let g = wg_linear_group(wid, nwg);
-  let qb = g % P.qblocks;
-  let bhl = g / P.qblocks;
-  let i0 = (qb * WG + li) * R;
+  var bhl = 0u;
+  var i0 = 0u;
+  // the keys [k_beg, k_end) of the launch this invocation walks
+  var k_beg = 0u;
+  var k_end = P.seq_kv;
+  if (P.kb_keys == 0u) {
+    let qb = g % P.qblocks;
+    bhl = g / P.qblocks;
+    i0 = (qb * WG + li) * R;
+  } else {
+    let nkb = (P.seq_kv + P.kb_keys - 1u) / P.kb_keys;
+    let t = g * WG + li;
+    let u = t / nkb;
+    attn_kb = t % nkb;
+    bhl = u / P.qblocks;
+    i0 = (u % P.qblocks) * R;
+    k_beg = attn_kb * P.kb_keys;
+    k_end = min(k_beg + P.kb_keys, P.seq_kv);
+  }
   if (bhl >= P.bh_count || i0 >= P.seq_q) {
     return; // no barrier follows: leaving early is fine
   }
@@ -177,7 +203,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let hd4 = (P.head_dim + 3u) / 4u;
   let hv4 = (P.head_dim_v + 3u) / 4u;
 
-  // the rows' softmax states
+  // the rows' softmax states; vis: the end of the keys a row sees here
   var vis: array<u32, 4>;
   var m_row: array<u32, 4>;
   var m: array<f32, 4>;  // running max of finite scores (once l > 0)
@@ -186,7 +212,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   var kv_end = 0u;
   for (var r = 0u; r < R; r++) {
     let i = min(i0 + r, P.seq_q - 1u);  // rows past seq_q see no key
-    vis[r] = select(0u, attn_visible(i), i0 + r < P.seq_q);
+    vis[r] = select(0u, min(attn_visible(i), k_end), i0 + r < P.seq_q);
     m_row[r] = attn_m_row(bh, i);
     m[r] = 0.0f;
     l[r] = 0.0f;
@@ -203,7 +229,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     ab_acc[d4 * WG + li] = vec4<f32>(0.0f);
   }
 
-  for (var k0 = 0u; k0 < kv_end; k0 += 8u) {
+  for (var k0 = k_beg; k0 < kv_end; k0 += 8u) {
     // keys past kv_end read the last visible one
     let kl = kv_end - 1u;
     let ja = min(vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(kl));
@@ -309,13 +335,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     }
   }
 
-  var fix = ab_finish(0u, li, bh, i0, m[0], l[0], bad[0], vis[0], hv4);
+  // keys seen: vis[r] - k_beg where a row sees past k_beg
+  let kb4 = vec4<u32>(k_beg);
+  let seen = vec4<u32>(vis[0], vis[1], vis[2], vis[3]);
+  let n = seen - min(seen, kb4);
+  var fix = ab_finish(0u, li, bh, i0, m[0], l[0], bad[0], n.x, hv4);
   if (R > 1u) {
-    fix |= ab_finish(1u, li, bh, i0 + 1u, m[1], l[1], bad[1], vis[1], hv4);
+    fix |= ab_finish(1u, li, bh, i0 + 1u, m[1], l[1], bad[1], n.y, hv4);
   }
   if (R > 2u) {
-    fix |= ab_finish(2u, li, bh, i0 + 2u, m[2], l[2], bad[2], vis[2], hv4);
-    fix |= ab_finish(3u, li, bh, i0 + 3u, m[3], l[3], bad[3], vis[3], hv4);
+    fix |= ab_finish(2u, li, bh, i0 + 2u, m[2], l[2], bad[2], n.z, hv4);
+    fix |= ab_finish(3u, li, bh, i0 + 3u, m[3], l[3], bad[3], n.w, hv4);
   }
   // Rows whose sums ended non-finite, walked again one by one: a loop the
   // compiler cannot unroll keeps attn_fix inlined once, not R times. The

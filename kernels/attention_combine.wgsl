@@ -25,11 +25,24 @@ struct Params {
   rows: u32,  // query rows per block
   hd: u32,    // head_dim_v
   nblk: u32,  // blocks combined
-  last: u32,  // 1: write O (row stride o_rs); 0: a state (5 * hd + 2)
+  last: u32,  // 1: write O (cmb_o_row); 0: a state (5 * hd + 2)
+  // O's row r is row r % rq of head r / rq (numbered b * heads + h),
+  // o_bs, o_hs and o_rs elements apart, less o_org (wrapping in u32: the
+  // difference is exact inside the binding)
   o_rs: u32,
+  rq: u32,
+  heads: u32,
+  o_hs: u32,
+  o_bs: u32,
+  o_org: u32,
   pad0: u32,
   pad1: u32,
-  pad2: u32,
+}
+
+fn cmb_o_row(row: u32) -> u32 {
+  let bh = row / P.rq;
+  return (bh / P.heads) * P.o_bs + (bh % P.heads) * P.o_hs +
+         (row % P.rq) * P.o_rs - P.o_org;
 }
 
 // Through a var: a constant bitcast to inf/NaN is a shader-creation error
@@ -112,7 +125,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (hit.y) { x = -cmb_inf(); }
     if (hit.z || (hit.x && hit.y)) { x = cmb_nan(); }
     if (nan_row) { x = cmb_nan(); }
-    o_st(row * P.o_rs + d, x);
+    o_st(cmb_o_row(row) + d, x);
   } else {
     if (fixed || !cmb_finite(acc)) {
       let x = row * rs + P.hd + 2u + 4u * d;

@@ -27,8 +27,8 @@ struct Params {
   k_first: u32,   // global index of this launch's key 0
   gq: u32,        // the call's seq_q and seq_kv (masks)
   gkv: u32,
-  o_stride: u32,  // PARTIAL: elements between state rows (5*head_dim_v + 2)
-  pad0: u32,
+  o_stride: u32,  // partial: elements between state rows (5*head_dim_v + 2)
+  kb_keys: u32,   // attention_block: keys per key block of an invocation (0: all)
   // Element strides over (batch, head, seq) and, in w, the element of the
   // operand where this launch's binding starts. Products wrap in u32: the
   // difference is exact wherever the true offset lies inside the binding.
@@ -39,6 +39,18 @@ struct Params {
   ms: vec4<u32>,
 }
 
+// Whether the launch writes split-KV states (see the fix-up pass below):
+// PARTIAL 0 or 1 decides it for the pipeline; 2 (attention_block.wgsl, so
+// that one pipeline serves every call) per launch, by a state row stride.
+fn attn_partial() -> bool {
+  return PARTIAL == 1u || (PARTIAL == 2u && P.o_stride != 0u);
+}
+
+// The key block of this invocation (P.kb_keys keys each, from key
+// attn_kb * P.kb_keys of the launch): 0 but in attention_block.wgsl's
+// key-block launches.
+var<private> attn_kb: u32;
+
 // Element of the binding where row i (of this launch) of Q head bh (global
 // batch*heads + head) starts; likewise O, and key j of K/V head kvh
 // (global batch*heads_kv + kv head).
@@ -47,8 +59,9 @@ fn attn_q_row(bh: u32, i: u32) -> u32 {
          (P.q_first + i) * P.qs.z - P.qs.w;
 }
 fn attn_o_row(bh: u32, i: u32) -> u32 {
-  if (PARTIAL == 1u) {  // states of the launch's one head, packed
-    return i * P.o_stride;
+  if (attn_partial()) {  // states, packed: [key block][head][row]
+    return ((attn_kb * P.bh_count + bh - P.bh_base) * P.seq_q + i) *
+           P.o_stride;
   }
   return (bh / P.heads) * P.os.x + (bh % P.heads) * P.os.y +
          (P.q_first + i) * P.os.z - P.os.w;
@@ -207,7 +220,7 @@ fn attn_x_at(o_row: u32, d: u32) -> u32 {
 // The fix-up's accumulator of dim d: the output element, or (PARTIAL) the
 // finite part among the extras.
 fn attn_fix_at(o_row: u32, d: u32) -> u32 {
-  if (PARTIAL == 1u) { return attn_x_at(o_row, d); }
+  if (attn_partial()) { return attn_x_at(o_row, d); }
   return o_row + d;
 }
 fn attn_fix_ld(o_row: u32, d: u32) -> vec4<f32> {
@@ -244,7 +257,7 @@ fn attn_fix_begin(o_row: u32, e0: u32, es: u32, en: u32) {
   for (var t = 0u; t < en; t++) {
     let d = 4u * (e0 + es * t);
     attn_fix_st(o_row, d, vec4<f32>(0.0f));
-    if (PARTIAL == 1u) {
+    if (attn_partial()) {
       attn_fix_clear1(o_row, d);
       attn_fix_clear1(o_row, d + 1u);
       attn_fix_clear1(o_row, d + 2u);
@@ -255,7 +268,7 @@ fn attn_fix_begin(o_row: u32, e0: u32, es: u32, en: u32) {
 // ... and end divided by the sum of the weights l: the row's max scores 1
 // (exp(0)), so l >= 1. PARTIAL keeps sums.
 fn attn_fix_end(o_row: u32, l: f32, e0: u32, es: u32, en: u32) {
-  if (PARTIAL == 0u && l > 0.0f) {
+  if (!attn_partial() && l > 0.0f) {
     for (var t = 0u; t < en; t++) {
       let d = 4u * (e0 + es * t);
       attn_fix_st(o_row, d, attn_fix_ld(o_row, d) / l);
@@ -312,7 +325,7 @@ fn attn_fix_top_st(o_row: u32, d: u32, t: AttnTop) {
 // (attn_pv), or (PARTIAL) its finite lanes, the others to the AttnTop t.
 fn attn_fix_pv(t: ptr<function, AttnTop>, p: f32, s: f32, v: vec4<f32>)
     -> vec4<f32> {
-  if (PARTIAL == 0u) {
+  if (!attn_partial()) {
     return attn_pv(p, v);
   }
   attn_fix_top_add(t, p, s, v);

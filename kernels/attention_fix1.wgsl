@@ -15,7 +15,7 @@ fn attn_fix(bh: u32, i: u32, m: f32, vis: u32, e0: u32, es: u32, en: u32) {
   let v_head = attn_v_row(kvh, 0u);
   attn_fix_begin(o_row, e0, es, en);
   var l = 0.0f;
-  for (var j = 0u; j < vis; j++) {
+  for (var j = attn_kb * P.kb_keys; j < vis; j++) {
     let b = k_head + j * P.ks.z;
     var x = 0.0f;
     for (var d4 = 0u; d4 < hd4; d4++) {
@@ -37,7 +37,7 @@ fn attn_fix(bh: u32, i: u32, m: f32, vis: u32, e0: u32, es: u32, en: u32) {
       var top = AttnTop(none, none, none);
       let v = attn_fix_row(ATTN_FIX_V, c, d, P.head_dim_v);
       attn_fix_st(o_row, d, attn_fix_ld(o_row, d) + attn_fix_pv(&top, p, s, v));
-      if (PARTIAL == 1u) {
+      if (attn_partial()) {
         attn_fix_top_st(o_row, d, top);
       }
     }

@@ -42,10 +42,11 @@ fn attn_fix_w(s: vec4<f32>, j: vec4<u32>, vis: u32, m: f32) -> vec4<f32> {
                 f);
 }
 
-// The fix-up pass of launch row i of Q head bh, whose
-// scores' final max is m over its vis visible keys: it rebuilds the vec4s
-// e0 + es * t (t < en) of the row's output, or of its state's extras
-// (PARTIAL), from every visible key, each at its final weight.
+// The fix-up pass of launch row i of Q head bh, whose scores' final max
+// is m over its visible keys below vis (from the invocation's key block
+// on): it rebuilds the vec4s e0 + es * t (t < en) of the row's output, or
+// of its state's extras (partial), from every such key, each at its final
+// weight.
 fn attn_fix(bh: u32, i: u32, m: f32, vis: u32, e0: u32, es: u32, en: u32) {
   let kvh = attn_kv_head(bh);
   let hd = P.head_dim;
@@ -57,7 +58,7 @@ fn attn_fix(bh: u32, i: u32, m: f32, vis: u32, e0: u32, es: u32, en: u32) {
   let v_head = attn_v_row(kvh, 0u);
   attn_fix_begin(o_row, e0, es, en);
   var l = 0.0f;
-  for (var k0 = 0u; k0 < vis; k0 += 16u) {
+  for (var k0 = attn_kb * P.kb_keys; k0 < vis; k0 += 16u) {
     // keys past vis read the last visible one (in range) at weight 0
     let kl = vec4<u32>(vis - 1u);
     let ka = vec4<u32>(k0) + vec4<u32>(0u, 1u, 2u, 3u);
@@ -110,7 +111,7 @@ fn attn_fix(bh: u32, i: u32, m: f32, vis: u32, e0: u32, es: u32, en: u32) {
       y = attn_fix_pv4(&top, d, y, pc, sc, cc);
       y = attn_fix_pv4(&top, d, y, pd, sd, cd);
       attn_fix_st(o_row, d, y);
-      if (PARTIAL == 1u) {
+      if (attn_partial()) {
         attn_fix_top_st(o_row, d, top);
       }
     }

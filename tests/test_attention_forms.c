@@ -6,9 +6,9 @@
  * rows partly past seq_q, both causal corners with seq_q above and below
  * seq_kv, GQA, additive masks with -inf entries, softcap, head_dim_v !=
  * head_dim, head sizes 1..3 and 65..130, [batch, seq, heads, dim] strides, a
- * single row and key, and key ranges beyond one launch's loop budget
- * (split-KV). Each result is compared with a float64 reference on both
- * backends. */
+ * single row and key, key ranges beyond one launch's loop budget
+ * (split-KV), and decoding's key blocks in one launch. Each result is
+ * compared with a float64 reference on both backends. */
 #include "harness.h"
 #include "ops_ref.h"
 #include "util.h"
@@ -183,6 +183,16 @@ TEST(attention_forms) {
       /* keys beyond one launch's loop budget on lavapipe (split-KV):
        * about 3600 keys at head size 64 */
       {1, 1, 1, 20, 3700, 64, 64, BR, 0, 0, false, 0, 0},
+      /* decoding, a few rows a head: the block form's key blocks, merged
+       * by the combine (a last block partly seen; rows whose first keys
+       * fall in a later block; GQA, masks, softcap, strides, scalar
+       * loads, head_dim_v != head_dim) */
+      {1, 4, 4, 1, 90, 32, 32, BR, 0, 0, false, 0, 0},
+      {1, 1, 1, 8, 40, 64, 64, BR, 0, 0, false, 0, 0},
+      {2, 4, 2, 3, 70, 64, 48, BR, 0, 2, false, 0, 0},
+      {1, 2, 1, 2, 77, 64, 64, BR, 5.0f, 1, true, 0, 0},
+      {1, 3, 3, 1, 45, 3, 5, NONE, 0, 0, false, 1, 2},
+      {1, 2, 1, 1, 300, 16, 24, NONE, 0, 2, true, 2, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int bi = 0; bi < 2; bi++)
@@ -190,4 +200,49 @@ TEST(attention_forms) {
   if (worst_abs[0] > 0 || worst_abs[1] > 0)
     printf("# attention forms: worst |error| cpu %.3g, webgpu %.3g\n",
            worst_abs[0], worst_abs[1]);
+}
+
+/* The form for CPU adapters: decoding (one row a head here) takes two
+ * launches, its key blocks in one and their combine; a call with rows
+ * enough for the lanes (a prompt) or too few keys to split one. The
+ * results of these shapes are checked above. */
+TEST(attention_decode_launches) {
+  static const struct {
+    size_t heads, seq_q, seq_kv;
+    uint32_t launches;
+  } runs[] = {{4, 1, 90, 2}, {2, 3, 200, 2}, {4, 64, 64, 1}, {4, 1, 20, 1}};
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    if (!case_begin("attention_decode_launches heads=%zu seq_q=%zu "
+                    "seq_kv=%zu",
+                    runs[i].heads, runs[i].seq_q, runs[i].seq_kv))
+      continue;
+    wgc_context *ctx = new_ctx_kernels(WGC_BACKEND_WEBGPU, 0, KERNELS_CPU);
+    size_t H = runs[i].heads, SQ = runs[i].seq_q, SK = runs[i].seq_kv;
+    wgc_attention_desc d = {.batch = 1,
+                            .heads = H,
+                            .seq_q = SQ,
+                            .seq_kv = SK,
+                            .head_dim = 32,
+                            .scale = 0.25f,
+                            .causal = WGC_CAUSAL_BOTTOM_RIGHT};
+    wgc_ptr q = ctx ? dev_alloc(ctx, 4 * H * SQ * 32) : 0;
+    wgc_ptr kv = ctx ? dev_alloc(ctx, 4 * H * SK * 32) : 0;
+    wgc_ptr o = ctx ? dev_alloc(ctx, 4 * H * SQ * 32) : 0;
+    if (q && kv && o) {
+      CHECK_STATUS(wgc_profile_start(ctx), WGC_OK);
+      CHECK_STATUS(wgc_attention(ctx, &d, q, kv, kv, o), WGC_OK);
+      CHECK_STATUS(wgc_synchronize(ctx), WGC_OK);
+      wgc_profile_record rec;
+      size_t n = 0;
+      CHECK_STATUS(wgc_profile_records(ctx, &rec, 1, &n), WGC_OK);
+      CHECK(n == 1 && rec.launches == runs[i].launches,
+            "%zu records, launches %u, want %u", n, n ? rec.launches : 0,
+            runs[i].launches);
+    }
+    dev_free(ctx, q);
+    dev_free(ctx, kv);
+    dev_free(ctx, o);
+    wgc_destroy(ctx);
+    case_end();
+  }
 }

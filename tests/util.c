@@ -24,8 +24,8 @@ wgc_status create_ctx(const wgc_options *opt, test_kernels k,
     return wgc_create(opt, ctx);
   const char *old = getenv("WGC_KERNELS");
   char *saved = old ? strdup(old) : NULL;
-  if (k == KERNELS_GPU)
-    setenv("WGC_KERNELS", "gpu", 1);
+  if (k == KERNELS_GPU || k == KERNELS_CPU)
+    setenv("WGC_KERNELS", k == KERNELS_GPU ? "gpu" : "cpu", 1);
   else
     unsetenv("WGC_KERNELS");
   wgc_status s = wgc_create(opt, ctx);

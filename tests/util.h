@@ -17,7 +17,8 @@ const char *backend_label(wgc_backend b);
 typedef enum test_kernels {
   KERNELS_ENV,     /* whatever WGC_KERNELS says (the suite's gpu-kernels run) */
   KERNELS_ADAPTER, /* the form for the adapter found (WGC_KERNELS unset) */
-  KERNELS_GPU      /* the form made for GPUs, whatever the adapter */
+  KERNELS_GPU,     /* the form made for GPUs, whatever the adapter */
+  KERNELS_CPU      /* the form made for CPU adapters, whatever the adapter */
 } test_kernels;
 
 /* wgc_create(opt) under the kernel form k; fails no case, for callers that

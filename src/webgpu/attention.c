@@ -13,7 +13,10 @@
  * fifth operand, bound the same way; softcap and the mask are consts of
  * the kernel's pipeline, so calls without them run the kernels as before.
  * On CPU adapters (attn_form) attention_regs.wgsl and attention_block.wgsl
- * run instead, without workgroup memory.
+ * run instead, without workgroup memory; decoding there (too few query
+ * rows to give every SIMD lane one) runs attention_block over blocks of
+ * keys, all in one launch, and the split-KV combine below merges them
+ * (block_keys).
  *
  * Where one head does not bind (its Q/O or K/V beyond a binding, or the
  * windows of Q, K, V and O sharing an allocation), the split path takes it
@@ -81,14 +84,15 @@ typedef struct attn_params {
   uint32_t dgroups, bh_base, bh_count, causal;
   float scale, softcap;
   uint32_t q_first, k_first;
-  uint32_t gq, gkv, o_stride, pad0;
+  uint32_t gq, gkv, o_stride, kb_keys;
   uint32_t qs[4], ks[4], vs[4], os[4], ms[4]; /* batch, head, seq, origin */
 } attn_params;
 
 typedef struct combine_params {
   uint32_t off[4];
   uint32_t rows, hd, nblk, last;
-  uint32_t o_rs, pad[3];
+  uint32_t o_rs, rq, heads, o_hs;
+  uint32_t o_bs, o_org, pad[2];
 } combine_params;
 
 /* batch*heads_kv + kv head read by query head bh (= batch*heads + head). */
@@ -244,21 +248,25 @@ typedef struct attn_shape {
  * ATTN_BLOCK attention_block.wgsl (no workgroup memory: CPU adapters). */
 enum { ATTN_STAGED, ATTN_REGS, ATTN_BLOCK };
 
-/* The form of a call on this adapter. CPU adapters: decoding (a few query
- * rows) with the larger of head_dim and head_dim_v in 65..512 runs
- * attention_regs (one row per invocation, its private arrays grow with the
- * head sizes; measured faster than the staged form for decoding on both
- * lavapipe and SwiftShader: 8 heads, 2048 keys, head_dim 128: 88 -> 35 ms
- * and 387 -> 156 ms); other calls with head sizes up to 128 attention_block
- * (several rows per invocation); larger ones the staged form. */
+/* The form of a call on this adapter. CPU adapters: head sizes up to 128
+ * attention_block (several rows per invocation; decoding over key blocks,
+ * block_keys); decoding (a few query rows) with the larger of head_dim and
+ * head_dim_v in 129..512 attention_regs (one row per invocation, its
+ * private arrays grow with the head sizes; measured faster than the staged
+ * form for decoding on both lavapipe and SwiftShader: 8 heads, 2048 keys,
+ * head_dim 128: 88 -> 35 ms and 387 -> 156 ms, where attention_block now
+ * takes 8 heads, 512 keys in 3.0 and 5.6 ms against attention_regs' 18
+ * and 63); larger ones the staged form. */
 static unsigned attn_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
                           uint64_t seq_q) {
   uint64_t w = hd > hdv ? hd : hdv;
   if (!wg_policy_of(ctx)->cpu_kernels)
     return ATTN_STAGED;
-  if (w > 64 && w <= ATTN_REGS_MAX_HD && seq_q <= ATTN_REGS_MAX_ROWS)
+  if (w <= ATTN_BLOCK_MAX_HD)
+    return ATTN_BLOCK;
+  if (w <= ATTN_REGS_MAX_HD && seq_q <= ATTN_REGS_MAX_ROWS)
     return ATTN_REGS;
-  return w <= ATTN_BLOCK_MAX_HD ? ATTN_BLOCK : ATTN_STAGED;
+  return ATTN_STAGED;
 }
 
 /* The most keys one launch may cover in form form, within the adapter's
@@ -347,14 +355,16 @@ static void shape_for(const wgc_context *ctx, const wgc_attention_args *a,
     sh->dgroups = 1;
     sh->bq = wg * r;
     sh->vec4 = 7u; /* q, k, v: rows_vec4 picks the kernel's loads */
+    /* PARTIAL 2: states or not by the launch's Params, one pipeline for
+     * both (a second would cost as much compile time again) */
     snprintf(sh->consts, sizeof sh->consts,
              "const WG: u32 = %uu; const R: u32 = %uu; const HD: u32 = %uu; "
-             "const HDV: u32 = %uu; const PARTIAL: u32 = %uu; "
+             "const HDV: u32 = %uu; const PARTIAL: u32 = 2u; "
              "const SOFTCAP: u32 = %uu; const Q4: u32 = %uu; "
              "const K4: u32 = %uu; const V4: u32 = %uu;",
-             (unsigned)wg, r, (unsigned)hd, (unsigned)hdv, partial ? 1u : 0u,
-             softcap, rows_vec4(&a->d.q_stride, hd),
-             rows_vec4(&a->d.k_stride, hd), rows_vec4(&a->d.v_stride, hdv));
+             (unsigned)wg, r, (unsigned)hd, (unsigned)hdv, softcap,
+             rows_vec4(&a->d.q_stride, hd), rows_vec4(&a->d.k_stride, hd),
+             rows_vec4(&a->d.v_stride, hdv));
     return;
   }
   if (form == ATTN_REGS) {
@@ -433,7 +443,9 @@ static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
                           .hd = (uint32_t)hd,
                           .nblk = (uint32_t)cnt,
                           .last = outs == 1,
-                          .o_rs = (uint32_t)o_rs};
+                          .o_rs = (uint32_t)o_rs,
+                          .rq = (uint32_t)rows,
+                          .heads = 1};
       wg_launch l = {
           .kernel = "attention_combine",
           .ops = {{.name = "p",
@@ -594,7 +606,7 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
             .k_first = (uint32_t)k0,
             .gq = (uint32_t)seq_q,
             .gkv = (uint32_t)seq_kv,
-            .o_stride = (uint32_t)rs,
+            .o_stride = partial ? (uint32_t)rs : 0u,
         };
         attn_region r = {bh, 1, q0, qn, k0, kn};
         wg_operand states = {.name = "o",
@@ -642,6 +654,125 @@ static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
   return s == WGC_ERR_UNSUPPORTED ? wg_attention_unfused(ctx, a) : s;
 }
 
+/* Invocations a key-block launch aims at (block_keys): enough for every
+ * SIMD lane of a CPU adapter's threads. */
+#define ATTN_KB_LANES 64u
+/* The fewest keys a key block takes: below, a block's states and the
+ * combine cost more than its share of the walk saves. */
+#define ATTN_KB_MIN_KEYS 16u
+
+/* The keys per block of a key-block launch of the block form (see
+ * kernels/attention_block.wgsl), or 0 when the call has rows enough for
+ * the lanes, or keys too few to split. */
+static uint64_t block_keys_per(const wgc_context *ctx,
+                               const wgc_attention_args *a) {
+  const wgc_attention_desc *d = &a->d;
+  uint64_t rows = wg_ceil_div(d->seq_q, block_rows(ctx));
+  uint64_t tasks = (uint64_t)d->batch * d->heads * rows;
+  if (tasks >= ATTN_KB_LANES / 2 || d->seq_kv < 2 * ATTN_KB_MIN_KEYS)
+    return 0;
+  uint64_t nkb = wg_ceil_div(ATTN_KB_LANES, tasks);
+  uint64_t kb = wg_ceil_div(d->seq_kv, nkb);
+  kb = wg_ceil_div(kb, 8) * 8; /* whole steps of the kernel's key loop */
+  if (kb < ATTN_KB_MIN_KEYS)
+    kb = ATTN_KB_MIN_KEYS;
+  uint64_t most = max_keys(ctx, d->head_dim, d->head_dim_v, ATTN_BLOCK);
+  if (kb > most)
+    kb = most - most % 8;
+  return kb >= 8 && kb < d->seq_kv ? kb : 0;
+}
+
+/* Decoding on a CPU adapter (a few query rows a head): attention_block
+ * with each invocation walking one block of keys of its rows, all blocks
+ * in one launch, their softmax states then merged into O by one combine,
+ * each operand within bind bytes. Runs the plan in wp (its status in
+ * *status) and returns true; false (nothing emitted) where the call
+ * does not take this path: rows enough to fill the lanes, keys too few,
+ * or states, operands or the grid beyond one launch. */
+static bool block_keys(wgc_context *ctx, const wgc_attention_args *a,
+                       uint64_t bind, uint64_t max_groups, wg_plan *wp,
+                       wgc_status *status) {
+  const wgc_attention_desc *d = &a->d;
+  uint64_t kb = block_keys_per(ctx, a);
+  if (!kb)
+    return false;
+  uint64_t hdv = d->head_dim_v, bh_total = (uint64_t)d->batch * d->heads;
+  uint64_t nkb = wg_ceil_div(d->seq_kv, kb);
+  uint64_t rows = wg_ceil_div(d->seq_q, block_rows(ctx));
+  uint64_t rs = state_floats(hdv), qrows = bh_total * d->seq_q;
+  uint64_t states = 4 * nkb * qrows * rs;
+  attn_shape sh;
+  shape_for(ctx, a, d->seq_q, true, ATTN_BLOCK, &sh);
+  uint64_t groups = wg_ceil_div(nkb * bh_total * rows, sh.bq / block_rows(ctx));
+  if (states > bind || groups > max_groups ||
+      wg_ceil_div(qrows * hdv, 256) > max_groups)
+    return false;
+  wgc_ref st;
+  attn_params p = {
+      .heads = (uint32_t)d->heads,
+      .heads_kv = (uint32_t)d->heads_kv,
+      .group = (uint32_t)(d->heads / d->heads_kv),
+      .seq_q = (uint32_t)d->seq_q,
+      .seq_kv = (uint32_t)d->seq_kv,
+      .head_dim = (uint32_t)d->head_dim,
+      .head_dim_v = (uint32_t)hdv,
+      .qblocks = (uint32_t)rows,
+      .dgroups = 1,
+      .bh_count = (uint32_t)bh_total,
+      .causal = (uint32_t)d->causal,
+      .scale = d->scale,
+      .softcap = d->softcap,
+      .gq = (uint32_t)d->seq_q,
+      .gkv = (uint32_t)d->seq_kv,
+      .o_stride = (uint32_t)rs,
+      .kb_keys = (uint32_t)kb,
+  };
+  wg_plan_init(wp, ctx, a->fn);
+  if (wg_plan_scratch(wp, states, &st) != WGC_OK) {
+    wg_plan_free(wp);
+    return false;
+  }
+  attn_region r = {0, bh_total, 0, d->seq_q, 0, d->seq_kv};
+  wg_operand so = {.name = "o", .ref = st, .bytes = states, .write = true};
+  wg_launch l = {.kernel = sh.kernel,
+                 .consts = sh.consts,
+                 .vec4 = sh.vec4,
+                 .params = &p,
+                 .params_size = sizeof p,
+                 .groups = groups};
+  l.nops = region_operands(a, &r, &so, l.ops, &p);
+  uint32_t org[4];
+  combine_params c = {.rows = (uint32_t)qrows,
+                      .hd = (uint32_t)hdv,
+                      .nblk = (uint32_t)nkb,
+                      .last = 1,
+                      .rq = (uint32_t)d->seq_q,
+                      .heads = (uint32_t)d->heads};
+  wg_launch m = {
+      .kernel = "attention_combine",
+      .ops = {so, window("o", a->o, d->o_type, true, d->o_stride, d->heads, 0,
+                         bh_total, 0, d->seq_q, 0, hdv, org)},
+      .nops = 2,
+      .params = &c,
+      .params_size = sizeof c,
+      .groups = wg_ceil_div(qrows * hdv, 256)};
+  m.ops[0].name = "p";
+  m.ops[0].write = false;
+  c.o_bs = org[0];
+  c.o_hs = org[1];
+  c.o_rs = org[2];
+  c.o_org = org[3];
+  if (!ops_fit(wp, l.ops, l.nops, bind) || !ops_fit(wp, m.ops, 2, bind)) {
+    wg_plan_free(wp);
+    return false;
+  }
+  wgc_status s = wg_plan_add(wp, &l);
+  if (s == WGC_OK)
+    s = wg_plan_add(wp, &m);
+  *status = wg_plan_finish(wp, s);
+  return true;
+}
+
 wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   /* TOP_LEFT: key j reaches only rows i >= j, so keys from seq_q on reach
    * none and the plan leaves them out (seq_kv 2^31 - 1 for a few rows is a
@@ -680,13 +811,16 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   if (max_groups > 0x80000000u)
     max_groups = 0x80000000u;
   uint64_t per_head_groups = qblocks * dgroups;
+  wg_plan wp;
+  wgc_status s = WGC_OK;
+  if (form == ATTN_BLOCK && block_keys(ctx, a, window, max_groups, &wp, &s))
+    return s;
   /* One head beyond the grid, more keys than one launch may take, or a
    * typed O: the split path. */
   if (per_head_groups > max_groups || seq_kv > max_keys(ctx, hd, hdv, form) ||
       d->o_type != WGC_DTYPE_F32)
     return split_path(ctx, a, window, max_groups);
 
-  wg_plan wp;
   wg_plan_init(&wp, ctx, fn);
   attn_plan plan = {.wp = &wp,
                     .a = a,
@@ -699,7 +833,6 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
       return split_path(ctx, a, window, max_groups);
     }
 
-  wgc_status s = WGC_OK;
   for (uint64_t bh0 = 0, cnt; bh0 < bh_total && s == WGC_OK; bh0 += cnt) {
     next_chunk(&plan, bh0, bh_total - bh0, &cnt);
     attn_params p = {
