@@ -106,18 +106,18 @@ static void gemm_case(raw_gpu *g, const gemm_shape *s, int tile) {
 /* Sampled rows of O against softmax(scale Q K^T + mask) V in float64. */
 static void attn_check(const attn_shape *s, float scale, float *q, float *k,
                        float *v, float *o) {
-  size_t seq = s->seq, dim = s->dim;
+  size_t seq = s->seq, dim = s->dim, rows = attn_rows(s);
   double *w = malloc(seq * sizeof *w);
   if (!w)
     bench_die("out of host memory");
   for (unsigned t = 0; t < 8; t++) {
-    size_t h = t % ATTN_HEADS, i = (t * 7919u) % seq, d = (t * 31u) % dim;
+    size_t h = t % ATTN_HEADS, i = (t * 7919u) % rows, d = (t * 31u) % dim;
     size_t keys = s->causal ? i + 1 : seq;
     double m = -INFINITY, sum = 0, want = 0, scale_abs = 0;
     for (size_t j = 0; j < keys; j++) {
       double acc = 0;
       for (size_t e = 0; e < dim; e++)
-        acc += (double)q[(h * seq + i) * dim + e] * k[(h * seq + j) * dim + e];
+        acc += (double)q[(h * rows + i) * dim + e] * k[(h * seq + j) * dim + e];
       w[j] = acc * scale;
       m = w[j] > m ? w[j] : m;
     }
@@ -129,7 +129,7 @@ static void attn_check(const attn_shape *s, float scale, float *q, float *k,
       want += w[j] / sum * v[(h * seq + j) * dim + d];
       scale_abs += w[j] / sum * fabs(v[(h * seq + j) * dim + d]);
     }
-    expect("unfused attention", o[(h * seq + i) * dim + d], want, scale_abs);
+    expect("unfused attention", o[(h * rows + i) * dim + d], want, scale_abs);
   }
   free(w);
   free(q);
@@ -141,7 +141,7 @@ static void attn_check(const attn_shape *s, float scale, float *q, float *k,
 typedef struct attn_params {
   uint32_t seq, dim, causal, heads;
   float scale;
-  uint32_t pad[3];
+  uint32_t rows, pad[2];
 } attn_params;
 
 static void attn_case(raw_gpu *g, const attn_shape *s) {
@@ -150,13 +150,15 @@ static void attn_case(raw_gpu *g, const attn_shape *s) {
                    (uint32_t)s->causal,
                    ATTN_HEADS,
                    1.0f / (s->dim == 64 ? 8.0f : 11.3137085f),
+                   (uint32_t)attn_rows(s),
                    {0}};
   size_t n = ATTN_HEADS * s->seq * s->dim;
-  uint64_t score_bytes = 4ull * ATTN_HEADS * s->seq * s->seq;
-  WGPUBuffer q = raw_buffer(g, 4 * n), k = raw_buffer(g, 4 * n),
-             v = raw_buffer(g, 4 * n), o = raw_buffer(g, 4 * n),
+  size_t nq = ATTN_HEADS * attn_rows(s) * s->dim;
+  uint64_t score_bytes = 4ull * ATTN_HEADS * attn_rows(s) * s->seq;
+  WGPUBuffer q = raw_buffer(g, 4 * nq), k = raw_buffer(g, 4 * n),
+             v = raw_buffer(g, 4 * n), o = raw_buffer(g, 4 * nq),
              sc = raw_buffer(g, score_bytes), u = raw_uniform(g, &p, sizeof p);
-  float *hq = raw_upload_random(g, q, n, 5);
+  float *hq = raw_upload_random(g, q, nq, 5);
   float *hk = raw_upload_random(g, k, n, 6);
   float *hv = raw_upload_random(g, v, n, 7);
   WGPUBuffer b1[4] = {q, k, sc, u}, b2[2] = {sc, u}, b3[4] = {sc, v, o, u};
@@ -165,16 +167,17 @@ static void attn_case(raw_gpu *g, const attn_shape *s) {
   raw_kernel k3 = raw_kernel_make(g, "attn_pv", b3, 4);
   one_pass r = {g,
                 {&k1, &k2, &k3},
-                {{groups(s->seq, 8), groups(s->seq, 8), ATTN_HEADS},
-                 {groups(ATTN_HEADS * s->seq, 64), 1, 1},
-                 {groups(s->dim, 8), groups(s->seq, 8), ATTN_HEADS}},
+                {{groups(s->seq, 8), groups(attn_rows(s), 8), ATTN_HEADS},
+                 {groups(ATTN_HEADS * attn_rows(s), 64), 1, 1},
+                 {groups(s->dim, 8), groups(attn_rows(s), 8), ATTN_HEADS}},
                 3};
   int reps = bench_reps();
   double t = bench_median(run_pass, &r, reps);
   char name[64];
   record("attention", attn_name(s, name, sizeof name), "unfused", t, reps,
-         attn_flops(s), "GFLOP/s", 4.0 * 4 * (double)n + (double)score_bytes);
-  attn_check(s, p.scale, hq, hk, hv, raw_download(g, o, 4 * n));
+         attn_flops(s), "GFLOP/s",
+         4.0 * 2 * (double)(n + nq) + (double)score_bytes);
+  attn_check(s, p.scale, hq, hk, hv, raw_download(g, o, 4 * nq));
   raw_kernel_free(&k1);
   raw_kernel_free(&k2);
   raw_kernel_free(&k3);

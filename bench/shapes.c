@@ -69,7 +69,7 @@ static attn_shape k_attn[32];
 const attn_shape *attn_shapes(where w, size_t *count) {
   static const size_t seqs[] = {128, 512, 1024, 2048};
   if (bench_quick()) {
-    k_attn[0] = (attn_shape){128, 64, 1};
+    k_attn[0] = (attn_shape){128, 64, 1, false};
     *count = 1;
     return k_attn;
   }
@@ -85,16 +85,23 @@ const attn_shape *attn_shapes(where w, size_t *count) {
         /* lavapipe runs 2048 in its cheapest form by default */
         if (seqs[s] > SEQ_LIMIT && !bench_large() && (dims[d] != 64 || !c))
           continue;
-        k_attn[n++] = (attn_shape){seqs[s], dims[d], c};
+        k_attn[n++] = (attn_shape){seqs[s], dims[d], c, false};
       }
   }
+  /* decoding: one query row a head against a cache of keys */
+  k_attn[n++] = (attn_shape){512, 64, 0, true};
+  k_attn[n++] = (attn_shape){512, 128, 0, true};
+  k_attn[n++] = (attn_shape){2048, 64, 0, true};
   *count = n;
   return k_attn;
 }
 
 char *attn_name(const attn_shape *s, char *buf, size_t len) {
-  snprintf(buf, len, "8 heads seq %zu d%zu%s", s->seq, s->dim,
-           s->causal ? " causal" : "");
+  if (s->decode)
+    snprintf(buf, len, "8 heads 1 row x %zu keys d%zu", s->seq, s->dim);
+  else
+    snprintf(buf, len, "8 heads seq %zu d%zu%s", s->seq, s->dim,
+             s->causal ? " causal" : "");
   return buf;
 }
 
@@ -113,6 +120,6 @@ double conv_flops(const conv_shape *c) {
  * 2 flops per pair and dimension each. */
 double attn_flops(const attn_shape *a) {
   double s = (double)a->seq;
-  double pairs = a->causal ? s * (s + 1) / 2 : s * s;
+  double pairs = a->causal ? s * (s + 1) / 2 : (double)attn_rows(a) * s;
   return 4.0 * ATTN_HEADS * pairs * (double)a->dim;
 }

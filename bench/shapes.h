@@ -4,6 +4,7 @@
 #ifndef BENCH_SHAPES_H
 #define BENCH_SHAPES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct gemm_shape {
@@ -18,10 +19,17 @@ typedef struct conv_shape {
   size_t c, h, w, k, r, stride, pad;
 } conv_shape;
 
+/* seq keys (and query rows, but decoding: one row a head) */
 typedef struct attn_shape {
   size_t seq, dim;
   int causal;
+  bool decode;
 } attn_shape;
+
+/* Query rows of an attention shape. */
+static inline size_t attn_rows(const attn_shape *s) {
+  return s->decode ? 1 : s->seq;
+}
 
 /* Where a part runs: "lavapipe", "swiftshader" or "cpu". */
 typedef enum where { ON_LAVAPIPE, ON_SWIFTSHADER, ON_CPU } where;

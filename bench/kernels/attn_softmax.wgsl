@@ -1,15 +1,15 @@
 // Unfused attention, step 2: each row of S becomes its max-subtracted
 // softmax, in place. One row per invocation.
 struct Params {
-  seq: u32, dim: u32, causal: u32, heads: u32,
-  scale: f32, pad0: u32, pad1: u32, pad2: u32,
+  seq: u32, dim: u32, causal: u32, heads: u32,  // seq: keys
+  scale: f32, rows: u32, pad1: u32, pad2: u32,  // rows: query rows a head
 }
 @group(0) @binding(0) var<storage, read_write> s: array<f32>;
 @group(0) @binding(1) var<uniform> p: Params;
 
 @compute @workgroup_size(64, 1, 1)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-  let rows = p.seq * p.heads;
+  let rows = p.rows * p.heads;
   if (id.x >= rows) {
     return;
   }
