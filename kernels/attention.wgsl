@@ -16,7 +16,7 @@
 // one query row each, with the row of Q (RD4 vec4s) and its output
 // accumulator (RV4 vec4s) in registers. Every invocation reads the same
 // K/V element at a time from workgroup memory (broadcast reads). Scores
-// are scale * (q . k), never a pre-scaled Q (attention_regs.wgsl: why).
+// are scale * (q . k), never a pre-scaled Q (attention_common.wgsl: why).
 //
 // MODE 0, "tiles" (head_dim > 64; works for any): WG = 256 invocations for
 // BQ = 16 query rows and DV = VC * NVC output dimensions (a "dim group";

@@ -1,10 +1,10 @@
-// Fused attention for CPU adapters (lavapipe, SwiftShader) at any number
-// of query rows: attention_regs.wgsl (no barriers, K and V read straight
-// from memory in blocks of 8 keys, online softmax) with R query rows per
-// invocation instead of one. There every K and V element an invocation
-// loads serves R rows: CPU adapters load a storage element lane by lane,
-// so loads, not multiply-adds, bound these kernels, and R rows per load
-// cut them R-fold. The loops over dims run to counts from Params, not
+// Fused attention for CPU adapters (lavapipe, SwiftShader), where
+// workgroup memory is ordinary memory and barriers are costly, at any
+// number of query rows and head sizes up to 512: no barriers, K and V read
+// straight from memory in blocks of 8 keys, an online softmax, R query rows
+// per invocation. Every K and V element an invocation loads serves R rows:
+// CPU adapters load a storage element lane by lane, so loads, not
+// multiply-adds, bound this kernel, and R rows per load cut them R-fold. The loops over dims run to counts from Params, not
 // consts: unrolled, they made shaders that took llvmpipe many seconds to
 // compile.
 //

@@ -1,10 +1,13 @@
 // Shared by the attention kernels (attention.wgsl: staged through
-// workgroup memory; attention_regs.wgsl: without it, for CPU adapters),
-// each concatenated after this file and after attention_mask.wgsl or
-// attention_nomask.wgsl (attn_masked: the additive mask or nothing): the
+// workgroup memory; attention_block.wgsl: without barriers, for CPU
+// adapters), each concatenated after this file and after attention_mask.wgsl
+// or attention_nomask.wgsl (attn_masked: the additive mask or nothing): the
 // Params both take from src/webgpu/attention.c, strided row addressing,
 // softcap, the causal masks, and row loads and stores that stop at a
-// head size. A score is attn_masked(attn_cap(scale * q.k), at).
+// head size. A score is attn_masked(attn_cap(scale * q.k), at), as the
+// formula has it, never from a Q pre-scaled by scale: that can turn a
+// normal element subnormal, which adapters may flush to 0 (SwiftShader
+// does), and 0 times an infinite K element is NaN where the score is -inf.
 
 struct Params {
   off: vec4<u32>,

@@ -4,7 +4,7 @@
  * which SwiftShader flushes to 0, and 0 * -inf turned the row NaN (run
  * with VK_DRIVER_FILES=/usr/lib/chromium/vk_swiftshader_icd.json; lavapipe
  * keeps subnormals). head_dim 2 runs the "rows" shape of
- * kernels/attention.wgsl, 96 attention_regs.wgsl on CPU adapters (the
+ * kernels/attention.wgsl, 96 attention_block.wgsl on CPU adapters (the
  * "tiles" shape elsewhere), with and without a mask. Compared against the
  * float64 formula on both backends. */
 #include "harness.h"

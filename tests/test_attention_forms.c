@@ -1,7 +1,6 @@
 /* Attention at shapes that reach each fused kernel form and its edges: on a
  * CPU adapter kernels/attention_block.wgsl (several query rows per
- * invocation; head sizes up to 128) for all but decoding, attention_regs.wgsl
- * for decoding with larger heads, attention.wgsl past 128; on GPUs
+ * invocation; head sizes up to 512), attention.wgsl past 512; on GPUs
  * (WGC_KERNELS=gpu) the staged forms. Row counts that leave an invocation's
  * rows partly past seq_q, both causal corners with seq_q above and below
  * seq_kv, GQA, additive masks with -inf entries, softcap, head_dim_v !=

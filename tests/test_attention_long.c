@@ -1,6 +1,7 @@
 /* Attention over long key ranges on a context created normally, so that on
- * a CPU adapter the CPU-adapter kernel form runs (kernels/attention_regs.wgsl
- * for decoding with head_dim 65..512, kernels/attention.wgsl otherwise).
+ * a CPU adapter the CPU-adapter kernel form runs (kernels/attention_block.wgsl
+ * up to head_dim 512, decoding over key blocks; kernels/attention.wgsl past
+ * it).
  * llvmpipe (lavapipe) silently ends a shader invocation after 65535 loop
  * iterations in total, which left the tail of long key ranges out (errors
  * ~1e-2 from about 7800 keys at head_dim 128, 3400 at 300, 15000 at 64);

@@ -10,7 +10,7 @@
  * (0, 50, 100; a ramp), a, b or both ending more than 87 below it; them
  * following the max; 100 below the rest; 50 and 80 below (weights, so
  * their values reach the row). Every path: the CPU backend, the adapter's
- * kernel forms (attention_block, attention_regs), the forms made for GPUs
+ * kernel form (attention_block), the forms made for GPUs
  * (attention.wgsl's rows and tiles), split-KV with its combine (keys
  * beyond lavapipe's loop budget, or beyond 4 KiB bindings, the combine's
  * rounds and slices there) and the unfused path (4 KiB bindings), against

@@ -12,8 +12,8 @@
  * kernel subtracts the window's start (Params qs.w etc.). The mask is a
  * fifth operand, bound the same way; softcap and the mask are consts of
  * the kernel's pipeline, so calls without them run the kernels as before.
- * On CPU adapters (attn_form) attention_regs.wgsl and attention_block.wgsl
- * run instead, without workgroup memory; decoding there (too few query
+ * On CPU adapters (attn_form) attention_block.wgsl runs instead (no
+ * barriers; head sizes up to 512); decoding there (too few query
  * rows to give every SIMD lane one) runs attention_block over blocks of
  * keys, all in one launch, and the split-KV combine below merges them
  * (block_keys).
@@ -47,11 +47,8 @@
 /* query rows per workgroup of the two kernel shapes (kernels/attention.wgsl) */
 #define ATTN_ROWS_BQ 64u /* at most */
 #define ATTN_TILES_BQ 16u
-/* attention_regs: the largest head_dim (and head_dim_v) */
-#define ATTN_REGS_MAX_HD 512u
-#define ATTN_REGS_MAX_ROWS 16u /* query rows per head */
 /* attention_block: the largest head_dim (and head_dim_v) */
-#define ATTN_BLOCK_MAX_HD 128u
+#define ATTN_BLOCK_MAX_HD 512u
 /* attention_block: query rows per invocation, so each K/V element loaded
  * serves that many rows. 4 against 2 at head_dim 128 (8 heads, seq 128
  * and 512, alternated): lavapipe 1.5-1.7x, SwiftShader 1.2x faster. But
@@ -64,7 +61,7 @@ static unsigned block_rows(const wgc_context *ctx) {
   return wg_policy_of(ctx)->llvmpipe ? 4u : 2u;
 }
 /* attention_block: workgroup memory for output accumulators, the WebGPU
- * default limit (ATTN_BLOCK_MAX_HD keeps 8 invocations within it) */
+ * default limit (at ATTN_BLOCK_MAX_HD, 2 invocations of 4 rows fit) */
 #define ATTN_BLOCK_WG_BYTES 16384u
 /* Extras per dim of a split-KV state row (ATTN_X, attention_common.wgsl) */
 #define ATTN_EXTRAS 4u
@@ -244,35 +241,30 @@ typedef struct attn_shape {
 } attn_shape;
 
 /* The fused kernel forms: ATTN_STAGED kernels/attention.wgsl (K/V tiles
- * staged in workgroup memory: GPUs), ATTN_REGS attention_regs.wgsl and
- * ATTN_BLOCK attention_block.wgsl (no workgroup memory: CPU adapters). */
-enum { ATTN_STAGED, ATTN_REGS, ATTN_BLOCK };
+ * staged in workgroup memory: GPUs), ATTN_BLOCK attention_block.wgsl (no
+ * barriers: CPU adapters). */
+enum { ATTN_STAGED, ATTN_BLOCK };
 
-/* The form of a call on this adapter. CPU adapters: head sizes up to 128
- * attention_block (several rows per invocation; decoding over key blocks,
- * block_keys); decoding (a few query rows) with the larger of head_dim and
- * head_dim_v in 129..512 attention_regs (one row per invocation, its
- * private arrays grow with the head sizes; measured faster than the staged
- * form for decoding on both lavapipe and SwiftShader: 8 heads, 2048 keys,
- * head_dim 128: 88 -> 35 ms and 387 -> 156 ms, where attention_block now
- * takes 8 heads, 512 keys in 3.0 and 5.6 ms against attention_regs' 18
- * and 63); larger ones the staged form. */
-static unsigned attn_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
-                          uint64_t seq_q) {
+/* The form of a call on this adapter: on CPU adapters attention_block up
+ * to head sizes of 512 (several rows per invocation; decoding over key
+ * blocks, block_keys), the staged form past them. It replaced
+ * attention_regs.wgsl (one row per invocation, its Q row and accumulator
+ * in private arrays), which decoded head sizes 65..512 alone: 8 heads, 1
+ * row, 512 keys, head_dim 128 now take 3.1 ms on SwiftShader against 60,
+ * 1.0 on lavapipe against 6.6; at head_dim 256, 300 keys, 6.4 against 70
+ * and 3.2 against 17, compiled in 1.6 s against 4.0-4.4 (lavapipe, no
+ * shader cache); 64 rows at head_dim 256 (the staged form before) 20
+ * against 102 ms and 7.2 against 29. */
+static unsigned attn_form(const wgc_context *ctx, uint64_t hd, uint64_t hdv) {
   uint64_t w = hd > hdv ? hd : hdv;
-  if (!wg_policy_of(ctx)->cpu_kernels)
+  if (!wg_policy_of(ctx)->cpu_kernels || w > ATTN_BLOCK_MAX_HD)
     return ATTN_STAGED;
-  if (w <= ATTN_BLOCK_MAX_HD)
-    return ATTN_BLOCK;
-  if (w <= ATTN_REGS_MAX_HD && seq_q <= ATTN_REGS_MAX_ROWS)
-    return ATTN_REGS;
-  return ATTN_STAGED;
+  return ATTN_BLOCK;
 }
 
 /* The most keys one launch may cover in form form, within the adapter's
  * loop budget (gpu.h): longer ranges run as key blocks with the split-KV
- * combine. Measured on Mesa 22.3, a block of 8 keys of attention_regs
- * costs RD4 + RV4 + 3 iterations; attention_block's loops come to at most
+ * combine. Measured on Mesa 22.3, attention_block's loops come to at most
  * RD4 + RV4 + 8 * R + 8 a block (counting its loops over rows, should the
  * compiler keep them); kernels/attention.wgsl lost keys from 49929 keys at
  * head_dim 4, 15404 at 64, 12334 at 256, 7227 at 1000 (65535 iterations;
@@ -292,11 +284,9 @@ static uint64_t max_keys(const wgc_context *ctx, uint64_t hd, uint64_t hdv,
   uint64_t r = form == ATTN_BLOCK ? block_rows(ctx) : 1;
   uint64_t fix = (budget - r * (2 * rv4 + 2)) / (r * (rd4 + rv4 + 1)) *
                  (pol->llvmpipe ? 16 : 1);
-  uint64_t keys =
-      form == ATTN_REGS ? (budget - rd4 - rv4 - 4) / (rd4 + rv4 + 3) * 8
-      : form == ATTN_BLOCK
-          ? (budget - 2 * r * (rd4 + rv4) - 16) / (rd4 + rv4 + 8 * r + 8) * 8
-          : budget / (32 + w) * 16;
+  uint64_t keys = form == ATTN_BLOCK ? (budget - 2 * r * (rd4 + rv4) - 16) /
+                                           (rd4 + rv4 + 8 * r + 8) * 8
+                                     : budget / (32 + w) * 16;
   return keys < fix ? keys : fix;
 }
 
@@ -329,9 +319,7 @@ static void shape_for(const wgc_context *ctx, const wgc_attention_args *a,
   uint64_t dv = 64u * nv4 * nvc;
   unsigned softcap = a->d.softcap > 0;
   sh->vec4 = 0;
-  const char *form_name = form == ATTN_BLOCK  ? "attention_block"
-                          : form == ATTN_REGS ? "attention_regs"
-                                              : "attention";
+  const char *form_name = form == ATTN_BLOCK ? "attention_block" : "attention";
   /* the fix-up pass: 16 keys a step on llvmpipe, where loop iterations
    * are scarce; one key a step elsewhere: half the attention pipeline's
    * compile time on SwiftShader (0.8 against 1.7 s of CPU) */
@@ -365,18 +353,6 @@ static void shape_for(const wgc_context *ctx, const wgc_attention_args *a,
              (unsigned)wg, r, (unsigned)hd, (unsigned)hdv, softcap,
              rows_vec4(&a->d.q_stride, hd), rows_vec4(&a->d.k_stride, hd),
              rows_vec4(&a->d.v_stride, hdv));
-    return;
-  }
-  if (form == ATTN_REGS) {
-    sh->rows = true;
-    sh->dgroups = 1;
-    sh->bq = pow2_at_least(seq_q);
-    sh->bq = sh->bq < 8 ? 8 : sh->bq > ATTN_ROWS_BQ ? ATTN_ROWS_BQ : sh->bq;
-    snprintf(sh->consts, sizeof sh->consts,
-             "const WG: u32 = %uu; const RD4: u32 = %uu; "
-             "const RV4: u32 = %uu; const PARTIAL: u32 = %uu; "
-             "const SOFTCAP: u32 = %uu;",
-             (unsigned)sh->bq, rd4, rv4, partial ? 1u : 0u, softcap);
     return;
   }
   sh->rows = rows;
@@ -527,7 +503,7 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
     return WGC_ERR_UNSUPPORTED;
   /* keys per block (a multiple of the kernel's key tile where possible):
    * K and V rows, and one mask row, within a window */
-  unsigned form = attn_form(sr->ctx, hd, hdv, seq_q);
+  unsigned form = attn_form(sr->ctx, hd, hdv);
   uint64_t nk = rows_within(seq_kv, d->k_stride.seq, hd, E);
   nk = rows_within(nk, d->v_stride.seq, hdv, E);
   if (a->has_mask && nk > E)
@@ -790,7 +766,7 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   uint64_t seq_q = d->seq_q, seq_kv = d->seq_kv;
   uint64_t bh_total = (uint64_t)d->batch * d->heads;
 
-  unsigned form = attn_form(ctx, hd, hdv, seq_q);
+  unsigned form = attn_form(ctx, hd, hdv);
   attn_shape sh;
   shape_for(ctx, a, seq_q, false, form, &sh);
   uint64_t qblocks = (seq_q + sh.bq - 1) / sh.bq;

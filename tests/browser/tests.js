@@ -290,14 +290,14 @@ async function attentionUnfusedCase() {
 // its weight exp(s - max) is 0 and its values must not reach the row, while
 // one that ends 20 or 40 below brings them in as IEEE adds them. Scores
 // are the mask (Q and K are 0). Every kernel form SwiftShader runs:
-// attention_block (head_dim 16), attention_regs (96, few rows), the tiled
-// attention.wgsl (160, 20 rows), and each of them split over key blocks
-// with the combine (4 KiB bindings); both backends against float64.
+// attention_block (head_dim 16, 96 and 160; decoding's key blocks at 8
+// rows), the tiled attention.wgsl (520, 20 rows), and split over key
+// blocks with the combine (4 KiB bindings); both backends against float64.
 async function attentionRisesCase() {
   check(G, 'no WebGPU context (see the first test)');
   const av = [Infinity, -Infinity, NaN, Infinity, Infinity, null];
   const bv = [Infinity, Infinity, Infinity, -Infinity, null, -Infinity];
-  for (const [D, SQ, SK, mbb] of [[16, 8, 40, 0], [96, 8, 40, 0], [160, 20, 40, 0],
+  for (const [D, SQ, SK, mbb] of [[16, 8, 40, 0], [96, 8, 40, 0], [160, 20, 40, 0], [520, 20, 40, 0],
                                   [16, 8, 200, 4096], [96, 8, 40, 4096], [160, 20, 40, 4096]]) {
     const a = 10, b = SK - 11;
     const M = randoms(SQ * SK, -2, 2), V = randoms(SK * D);
@@ -389,10 +389,11 @@ async function attentionDecodeCase() {
 
 // Typed attention: an f16 KV cache (allocated for more keys than seq_kv,
 // 2 bytes into a word), a bf16 mask and an f16 O beside f32 Q, on the
-// forms SwiftShader runs (attention_block at head_dim 16, attention_regs at
-// 96 with few rows, and split over key blocks under 4 KiB bindings), so
-// Tint compiles the typed accessors; against the f32 call on the values
-// the types hold (cast back), within its bound plus half an f16 ulp.
+// forms SwiftShader runs (attention_block at head_dim 16 and 96, decoding's
+// key blocks at 2 and 5 rows, and split over key blocks under 4 KiB
+// bindings), so Tint compiles the typed accessors; against the f32 call on
+// the values the types hold (cast back), within its bound plus half an
+// f16 ulp.
 async function attentionTypesCase() {
   for (const [D, SQ, SK, mbb] of [[16, 5, 40, 0], [96, 2, 40, 0], [16, 3, 300, 4096]]) {
     const HK = 2, H = 4, MAX = SK + 3;
