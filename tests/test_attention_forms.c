@@ -203,17 +203,24 @@ TEST(attention_forms) {
 
 /* The form for CPU adapters: decoding (one row a head here) takes two
  * launches, its key blocks in one and their combine; a call with rows
- * enough for the lanes (a prompt) or too few keys to split one. The
- * results of these shapes are checked above. */
+ * enough for the lanes (a prompt) or too few keys to split one, but two
+ * with an f16 O (states for every head, then the combine writing O). The
+ * results of such shapes are checked above and in test_types_attention.c. */
 TEST(attention_decode_launches) {
   static const struct {
     size_t heads, seq_q, seq_kv;
     uint32_t launches;
-  } runs[] = {{4, 1, 90, 2}, {2, 3, 200, 2}, {4, 64, 64, 1}, {4, 1, 20, 1}};
+    wgc_dtype o_type;
+  } runs[] = {{4, 1, 90, 2, WGC_DTYPE_F32},
+              {2, 3, 200, 2, WGC_DTYPE_F32},
+              {4, 64, 64, 1, WGC_DTYPE_F32},
+              {4, 1, 20, 1, WGC_DTYPE_F32},
+              {4, 64, 64, 2, WGC_DTYPE_F16}};
   for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
     if (!case_begin("attention_decode_launches heads=%zu seq_q=%zu "
-                    "seq_kv=%zu",
-                    runs[i].heads, runs[i].seq_q, runs[i].seq_kv))
+                    "seq_kv=%zu o_type=%s",
+                    runs[i].heads, runs[i].seq_q, runs[i].seq_kv,
+                    wgc_dtype_name(runs[i].o_type)))
       continue;
     wgc_context *ctx = new_ctx_kernels(WGC_BACKEND_WEBGPU, 0, KERNELS_CPU);
     size_t H = runs[i].heads, SQ = runs[i].seq_q, SK = runs[i].seq_kv;
@@ -223,7 +230,8 @@ TEST(attention_decode_launches) {
                             .seq_kv = SK,
                             .head_dim = 32,
                             .scale = 0.25f,
-                            .causal = WGC_CAUSAL_BOTTOM_RIGHT};
+                            .causal = WGC_CAUSAL_BOTTOM_RIGHT,
+                            .o_type = runs[i].o_type};
     wgc_ptr q = ctx ? dev_alloc(ctx, 4 * H * SQ * 32) : 0;
     wgc_ptr kv = ctx ? dev_alloc(ctx, 4 * H * SK * 32) : 0;
     wgc_ptr o = ctx ? dev_alloc(ctx, 4 * H * SQ * 32) : 0;

@@ -175,8 +175,9 @@ static void types_label(const wgc_attention_desc *d, char *out, size_t cap) {
 
 TEST(types_attention) {
   wgc_context *gpu_ctx = NULL;
-  /* GQA, head_dim 24 / 20 (rows, block) and 80 for decoding (regs,
-   * tiles) */
+  /* GQA, head_dim 24 / 20 (rows; block over key blocks) and 80 for
+   * decoding (block with all keys, tiles); a typed O through states and
+   * the combine */
   static const wgc_attention_desc shapes[] = {
       {.batch = 2,
        .heads = 4,

@@ -16,7 +16,7 @@
  * barriers; head sizes up to 512); decoding there (too few query
  * rows to give every SIMD lane one) runs attention_block over blocks of
  * keys, all in one launch, and the split-KV combine below merges them
- * (block_keys).
+ * (states_path).
  *
  * Where one head does not bind (its Q/O or K/V beyond a binding, or the
  * windows of Q, K, V and O sharing an allocation), the split path takes it
@@ -37,8 +37,9 @@
  * read through their accessors, in elements of their own type. The fused
  * kernels walk a row whose sums end non-finite again with its output row
  * as the accumulator (attn_fix), which a 2-byte O cannot be: a typed O
- * takes the split path, its states f32 in scratch, and the combine
- * (with one block, where the keys fit one) writes O, rounded once. */
+ * takes the states form (states_path: one launch over every head writing
+ * f32 states to scratch, then the combine, which writes O rounded once),
+ * or the split path where that does not fit one launch. */
 #include "plan.h"
 
 #include <inttypes.h>
@@ -247,7 +248,7 @@ enum { ATTN_STAGED, ATTN_BLOCK };
 
 /* The form of a call on this adapter: on CPU adapters attention_block up
  * to head sizes of 512 (several rows per invocation; decoding over key
- * blocks, block_keys), the staged form past them. It replaced
+ * blocks, states_path), the staged form past them. It replaced
  * attention_regs.wgsl (one row per invocation, its Q row and accumulator
  * in private arrays), which decoded head sizes 65..512 alone: 8 heads, 1
  * row, 512 keys, head_dim 128 now take 3.1 ms on SwiftShader against 60,
@@ -630,7 +631,7 @@ static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
   return s == WGC_ERR_UNSUPPORTED ? wg_attention_unfused(ctx, a) : s;
 }
 
-/* Invocations a key-block launch aims at (block_keys): enough for every
+/* Invocations a key-block launch aims at (states_path): enough for every
  * SIMD lane of a CPU adapter's threads. */
 #define ATTN_KB_LANES 64u
 /* The fewest keys a key block takes: below, a block's states and the
@@ -638,8 +639,8 @@ static wgc_status split_path(wgc_context *ctx, const wgc_attention_args *a,
 #define ATTN_KB_MIN_KEYS 16u
 
 /* The keys per block of a key-block launch of the block form (see
- * kernels/attention_block.wgsl), or 0 when the call has rows enough for
- * the lanes, or keys too few to split. */
+ * kernels/attention_block.wgsl, states_path), or 0 when the call has rows
+ * enough for the lanes, or keys too few to split. */
 static uint64_t block_keys_per(const wgc_context *ctx,
                                const wgc_attention_args *a) {
   const wgc_attention_desc *d = &a->d;
@@ -658,28 +659,32 @@ static uint64_t block_keys_per(const wgc_context *ctx,
   return kb >= 8 && kb < d->seq_kv ? kb : 0;
 }
 
-/* Decoding on a CPU adapter (a few query rows a head): attention_block
- * with each invocation walking one block of keys of its rows, all blocks
- * in one launch, their softmax states then merged into O by one combine,
- * each operand within bind bytes. Runs the plan in wp (its status in
- * *status) and returns true; false (nothing emitted) where the call
- * does not take this path: rows enough to fill the lanes, keys too few,
- * or states, operands or the grid beyond one launch. */
-static bool block_keys(wgc_context *ctx, const wgc_attention_args *a,
-                       uint64_t bind, uint64_t max_groups, wg_plan *wp,
-                       wgc_status *status) {
+/* The states form of a call: one launch of form over every head writing
+ * softmax states to scratch, then one combine merging them into O. With
+ * kb keys a block (attention_block, block_keys_per) each invocation walks
+ * one block of keys: decoding on a CPU adapter, whose few query rows a
+ * head leave most SIMD lanes idle. With kb 0, all keys: a typed O, which
+ * the combine writes, rounded once (the fused kernels accumulate in their
+ * f32 output). Each operand within bind bytes. Runs the plan in wp (its
+ * status in *status) and returns true; false (nothing recorded) where the
+ * states, an operand or the grid exceed one launch. */
+static bool states_path(wgc_context *ctx, const wgc_attention_args *a,
+                        unsigned form, uint64_t kb, uint64_t bind,
+                        uint64_t max_groups, wg_plan *wp, wgc_status *status) {
   const wgc_attention_desc *d = &a->d;
-  uint64_t kb = block_keys_per(ctx, a);
-  if (!kb)
-    return false;
   uint64_t hdv = d->head_dim_v, bh_total = (uint64_t)d->batch * d->heads;
-  uint64_t nkb = wg_ceil_div(d->seq_kv, kb);
-  uint64_t rows = wg_ceil_div(d->seq_q, block_rows(ctx));
+  uint64_t nkb = kb ? wg_ceil_div(d->seq_kv, kb) : 1;
   uint64_t rs = state_floats(hdv), qrows = bh_total * d->seq_q;
   uint64_t states = 4 * nkb * qrows * rs;
   attn_shape sh;
-  shape_for(ctx, a, d->seq_q, true, ATTN_BLOCK, &sh);
-  uint64_t groups = wg_ceil_div(nkb * bh_total * rows, sh.bq / block_rows(ctx));
+  shape_for(ctx, a, d->seq_q, true, form, &sh);
+  /* key blocks: invocations over (head, row group of R, block); else the
+   * fused grid */
+  uint64_t r = block_rows(ctx);
+  uint64_t qblocks =
+      kb ? wg_ceil_div(d->seq_q, r) : wg_ceil_div(d->seq_q, sh.bq);
+  uint64_t groups = kb ? wg_ceil_div(nkb * bh_total * qblocks, sh.bq / r)
+                       : bh_total * qblocks * sh.dgroups;
   if (states > bind || groups > max_groups ||
       wg_ceil_div(qrows * hdv, 256) > max_groups)
     return false;
@@ -692,8 +697,8 @@ static bool block_keys(wgc_context *ctx, const wgc_attention_args *a,
       .seq_kv = (uint32_t)d->seq_kv,
       .head_dim = (uint32_t)d->head_dim,
       .head_dim_v = (uint32_t)hdv,
-      .qblocks = (uint32_t)rows,
-      .dgroups = 1,
+      .qblocks = (uint32_t)qblocks,
+      .dgroups = (uint32_t)sh.dgroups,
       .bh_count = (uint32_t)bh_total,
       .causal = (uint32_t)d->causal,
       .scale = d->scale,
@@ -708,7 +713,7 @@ static bool block_keys(wgc_context *ctx, const wgc_attention_args *a,
     wg_plan_free(wp);
     return false;
   }
-  attn_region r = {0, bh_total, 0, d->seq_q, 0, d->seq_kv};
+  attn_region reg = {0, bh_total, 0, d->seq_q, 0, d->seq_kv};
   wg_operand so = {.name = "o", .ref = st, .bytes = states, .write = true};
   wg_launch l = {.kernel = sh.kernel,
                  .consts = sh.consts,
@@ -716,7 +721,7 @@ static bool block_keys(wgc_context *ctx, const wgc_attention_args *a,
                  .params = &p,
                  .params_size = sizeof p,
                  .groups = groups};
-  l.nops = region_operands(a, &r, &so, l.ops, &p);
+  l.nops = region_operands(a, &reg, &so, l.ops, &p);
   uint32_t org[4];
   combine_params c = {.rows = (uint32_t)qrows,
                       .hd = (uint32_t)hdv,
@@ -789,10 +794,14 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
   uint64_t per_head_groups = qblocks * dgroups;
   wg_plan wp;
   wgc_status s = WGC_OK;
-  if (form == ATTN_BLOCK && block_keys(ctx, a, window, max_groups, &wp, &s))
+  uint64_t kb = form == ATTN_BLOCK ? block_keys_per(ctx, a) : 0;
+  if (kb && states_path(ctx, a, form, kb, window, max_groups, &wp, &s))
+    return s;
+  if (d->o_type != WGC_DTYPE_F32 && seq_kv <= max_keys(ctx, hd, hdv, form) &&
+      states_path(ctx, a, form, 0, window, max_groups, &wp, &s))
     return s;
   /* One head beyond the grid, more keys than one launch may take, or a
-   * typed O: the split path. */
+   * typed O that the states form did not take: the split path. */
   if (per_head_groups > max_groups || seq_kv > max_keys(ctx, hd, hdv, form) ||
       d->o_type != WGC_DTYPE_F32)
     return split_path(ctx, a, window, max_groups);
