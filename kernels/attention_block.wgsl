@@ -4,9 +4,9 @@
 // straight from memory in blocks of 8 keys, an online softmax, R query rows
 // per invocation. Every K and V element an invocation loads serves R rows:
 // CPU adapters load a storage element lane by lane, so loads, not
-// multiply-adds, bound this kernel, and R rows per load cut them R-fold. The loops over dims run to counts from Params, not
-// consts: unrolled, they made shaders that took llvmpipe many seconds to
-// compile.
+// multiply-adds, bound this kernel, and R rows per load cut them R-fold.
+// The loops over dims run to counts from Params, not consts: unrolled,
+// they made shaders that took llvmpipe many seconds to compile.
 //
 // No private arrays indexed by those loops: llvmpipe turns each access to
 // one into a chain of selects over the whole array, and with R rows of Q
@@ -48,8 +48,8 @@
 //
 // Consts from the host: WG, R (1, 2 or 4), HD and HDV (head_dim and
 // head_dim_v), PARTIAL (2: per launch, attn_partial), SOFTCAP (0, 1), Q4,
-// K4, V4 (0, 1). WG * R *
-// HV4 vec4s of workgroup memory stay within the WebGPU default of 16 KiB.
+// K4, V4 (0, 1). WG * R * HV4 vec4s of workgroup memory stay within the
+// WebGPU default of 16 KiB.
 // Params, the masks and the row loads/stores: kernels/attention_common.wgsl.
 
 const HV4: u32 = (HDV + 3u) / 4u;
