@@ -99,6 +99,33 @@ static uint64_t kv_index(const wgc_attention_desc *d, uint64_t bh) {
   return bh / d->heads * d->heads_kv + bh % d->heads / group;
 }
 
+/* Params of a launch of the fused kernels over Q heads [bh0, bh0 + cnt),
+ * all rows and keys of the call d, qblocks query blocks and dgroups dim
+ * groups a head; launches over fewer rows or keys, or writing states, set
+ * those fields after. */
+static attn_params launch_params(const wgc_attention_desc *d, uint64_t bh0,
+                                 uint64_t cnt, uint64_t qblocks,
+                                 uint64_t dgroups) {
+  return (attn_params){
+      .heads = (uint32_t)d->heads,
+      .heads_kv = (uint32_t)d->heads_kv,
+      .group = (uint32_t)(d->heads / d->heads_kv),
+      .seq_q = (uint32_t)d->seq_q,
+      .seq_kv = (uint32_t)d->seq_kv,
+      .head_dim = (uint32_t)d->head_dim,
+      .head_dim_v = (uint32_t)d->head_dim_v,
+      .qblocks = (uint32_t)qblocks,
+      .dgroups = (uint32_t)dgroups,
+      .bh_base = (uint32_t)bh0,
+      .bh_count = (uint32_t)cnt,
+      .causal = (uint32_t)d->causal,
+      .scale = d->scale,
+      .softcap = d->softcap,
+      .gq = (uint32_t)d->seq_q,
+      .gkv = (uint32_t)d->seq_kv,
+  };
+}
+
 static uint64_t pow2_at_least(uint64_t x) {
   uint64_t p = 1;
   while (p < x)
@@ -564,27 +591,13 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
                         bh % d->heads * d->o_stride.head + q0 * d->o_stride.seq;
       for (uint64_t b = 0; b < nb; b++) {
         uint64_t k0 = b * nk, kn = seq_kv - k0 < nk ? seq_kv - k0 : nk;
-        attn_params p = {
-            .heads = (uint32_t)d->heads,
-            .heads_kv = (uint32_t)d->heads_kv,
-            .group = (uint32_t)(d->heads / d->heads_kv),
-            .seq_q = (uint32_t)qn,
-            .seq_kv = (uint32_t)kn,
-            .head_dim = (uint32_t)hd,
-            .head_dim_v = (uint32_t)hdv,
-            .qblocks = (uint32_t)((qn + sh.bq - 1) / sh.bq),
-            .dgroups = (uint32_t)sh.dgroups,
-            .bh_base = (uint32_t)bh,
-            .bh_count = 1,
-            .causal = (uint32_t)d->causal,
-            .scale = d->scale,
-            .softcap = d->softcap,
-            .q_first = (uint32_t)q0,
-            .k_first = (uint32_t)k0,
-            .gq = (uint32_t)seq_q,
-            .gkv = (uint32_t)seq_kv,
-            .o_stride = partial ? (uint32_t)rs : 0u,
-        };
+        attn_params p =
+            launch_params(d, bh, 1, wg_ceil_div(qn, sh.bq), sh.dgroups);
+        p.seq_q = (uint32_t)qn;
+        p.seq_kv = (uint32_t)kn;
+        p.q_first = (uint32_t)q0;
+        p.k_first = (uint32_t)k0;
+        p.o_stride = partial ? (uint32_t)rs : 0u;
         attn_region r = {bh, 1, q0, qn, k0, kn};
         wg_operand states = {.name = "o",
                              .ref = ref_at(st[0], b * qn * rs),
@@ -689,25 +702,9 @@ static bool states_path(wgc_context *ctx, const wgc_attention_args *a,
       wg_ceil_div(qrows * hdv, 256) > max_groups)
     return false;
   wgc_ref st;
-  attn_params p = {
-      .heads = (uint32_t)d->heads,
-      .heads_kv = (uint32_t)d->heads_kv,
-      .group = (uint32_t)(d->heads / d->heads_kv),
-      .seq_q = (uint32_t)d->seq_q,
-      .seq_kv = (uint32_t)d->seq_kv,
-      .head_dim = (uint32_t)d->head_dim,
-      .head_dim_v = (uint32_t)hdv,
-      .qblocks = (uint32_t)qblocks,
-      .dgroups = (uint32_t)sh.dgroups,
-      .bh_count = (uint32_t)bh_total,
-      .causal = (uint32_t)d->causal,
-      .scale = d->scale,
-      .softcap = d->softcap,
-      .gq = (uint32_t)d->seq_q,
-      .gkv = (uint32_t)d->seq_kv,
-      .o_stride = (uint32_t)rs,
-      .kb_keys = (uint32_t)kb,
-  };
+  attn_params p = launch_params(d, 0, bh_total, qblocks, sh.dgroups);
+  p.o_stride = (uint32_t)rs;
+  p.kb_keys = (uint32_t)kb;
   wg_plan_init(wp, ctx, a->fn);
   if (wg_plan_scratch(wp, states, &st) != WGC_OK) {
     wg_plan_free(wp);
@@ -820,24 +817,7 @@ wgc_status wg_attention(wgc_context *ctx, const wgc_attention_args *a) {
 
   for (uint64_t bh0 = 0, cnt; bh0 < bh_total && s == WGC_OK; bh0 += cnt) {
     next_chunk(&plan, bh0, bh_total - bh0, &cnt);
-    attn_params p = {
-        .heads = (uint32_t)d->heads,
-        .heads_kv = (uint32_t)d->heads_kv,
-        .group = (uint32_t)(d->heads / d->heads_kv),
-        .seq_q = (uint32_t)seq_q,
-        .seq_kv = (uint32_t)seq_kv,
-        .head_dim = (uint32_t)hd,
-        .head_dim_v = (uint32_t)hdv,
-        .qblocks = (uint32_t)qblocks,
-        .dgroups = (uint32_t)dgroups,
-        .bh_base = (uint32_t)bh0,
-        .bh_count = (uint32_t)cnt,
-        .causal = (uint32_t)d->causal,
-        .scale = d->scale,
-        .softcap = d->softcap,
-        .gq = (uint32_t)seq_q,
-        .gkv = (uint32_t)seq_kv,
-    };
+    attn_params p = launch_params(d, bh0, cnt, qblocks, dgroups);
     attn_region r = {bh0, cnt, 0, seq_q, 0, seq_kv};
     wg_launch l = {.kernel = sh.kernel,
                    .consts = sh.consts,
