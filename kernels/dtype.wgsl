@@ -78,45 +78,36 @@ fn dt_block_of(d: u32, q: f32) -> u32 {
 
 // f32 bits -> f16 bits, rounded to nearest even; overflow gives inf,
 // subnormals are kept; a NaN keeps its sign and payload bits 22..13 (the
-// quiet bit set where those are all zero).
+// quiet bit set where those are all zero). Straight-line: every case is
+// computed and one is selected, which CPU adapters run several times
+// faster than branches that return. Rounding adds half an output ulp less
+// one, plus the kept lowest bit (ties to even), then truncates; a carry
+// into the exponent is the right result, up to infinity.
 fn dt_f32_to_f16(b: u32) -> u32 {
   let sign = (b >> 16u) & 0x8000u;
   let a = b & 0x7fffffffu;
-  if (a > 0x7f800000u) {
-    var frac = (a & 0x7fffffu) >> 13u;
-    if (frac == 0u) { frac = 0x200u; }
-    return sign | 0x7c00u | frac;
-  }
-  if (a >= 0x477ff000u) { return sign | 0x7c00u; } // >= 65520: inf
-  if (a >= 0x38800000u) { // normal in f16
-    let keep = (((a >> 23u) - 112u) << 10u) | ((a >> 13u) & 0x3ffu);
-    let rem = a & 0x1fffu;
-    let up = rem > 0x1000u || (rem == 0x1000u && (keep & 1u) != 0u);
-    return sign | (keep + select(0u, 1u, up));
-  }
-  if (a <= 0x33000000u) { return sign; } // <= 2^-25: rounds to 0
-  let m = (a & 0x7fffffu) | 0x800000u;
-  let sh = 126u - (a >> 23u); // 14..24
-  let keep = m >> sh;
-  let rem = m & ((1u << sh) - 1u);
-  let half = 1u << (sh - 1u);
-  let up = rem > half || (rem == half && (keep & 1u) != 0u);
-  return sign | (keep + select(0u, 1u, up));
+  // normal in f16 (2^-14 <= a < 65520): rebias the exponent 127 -> 15
+  let normal = ((a + 0xfffu + ((a >> 13u) & 1u)) >> 13u) - 0x1c000u;
+  // subnormal in f16 (a < 2^-14): in units of 2^-24, by an exact scaling
+  // and round(), which takes ties to even (a is normal in f32 or rounds to
+  // 0 whatever an adapter makes of it; min: NaN and big a are selected
+  // away below)
+  let sub = u32(round(min(bitcast<f32>(a), 1.0) * 16777216.0));
+  var h = select(sub, normal, a >= 0x38800000u);
+  h = select(h, 0x7c00u, a >= 0x477ff000u);
+  let frac = (a & 0x7fffffu) >> 13u;
+  h = select(h, 0x7c00u | select(frac, 0x200u, frac == 0u), a > 0x7f800000u);
+  return sign | h;
 }
 
 // f32 bits -> bf16 bits, as dt_f32_to_f16 (NaN keeps payload bits 22..16).
 fn dt_f32_to_bf16(b: u32) -> u32 {
   let sign = (b >> 16u) & 0x8000u;
   let a = b & 0x7fffffffu;
-  if (a > 0x7f800000u) {
-    var frac = (a & 0x7fffffu) >> 16u;
-    if (frac == 0u) { frac = 0x40u; }
-    return sign | 0x7f80u | frac;
-  }
-  let keep = a >> 16u;
-  let rem = a & 0xffffu;
-  let up = rem > 0x8000u || (rem == 0x8000u && (keep & 1u) != 0u);
-  return sign | (keep + select(0u, 1u, up));
+  let frac = (a & 0x7fffffu) >> 16u;
+  let nan = 0x7f80u | select(frac, 0x40u, frac == 0u);
+  return sign | select((a + 0x7fffu + ((a >> 16u) & 1u)) >> 16u, nan,
+                       a > 0x7f800000u);
 }
 
 // f32 bits -> i32: toward zero, saturating, NaN 0.

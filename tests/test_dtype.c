@@ -139,13 +139,12 @@ TEST(dtype_load_run_matches) {
   case_end();
 }
 
-/* f32 values near f16/bf16 rounding points: midpoints (ties), one f32 ulp
- * either side, the overflow threshold, subnormals, NaN payloads. */
-TEST(dtype_f32_rounding) {
-  if (!case_begin("dtype: f32 to f16 and bf16, ties, overflow, subnormals"))
-    return;
+/* f32 values near f16/bf16 rounding points into x (room for ROUNDING_MAX):
+ * midpoints (ties), one f32 ulp either side, the overflow threshold,
+ * subnormals, NaN payloads; their count. */
+enum { ROUNDING_MAX = 8 * 4096 };
+static size_t rounding_values(float *x) {
   enum { N = 4096 };
-  float *x = falloc(8 * N);
   size_t n = 0;
   for (int bf = 0; bf < 2; bf++)
     for (unsigned i = 0; i < N / 4; i++) {
@@ -168,17 +167,30 @@ TEST(dtype_f32_rounding) {
                      0xffffffffu, 0x7f802000u, 0x7f810000u};
   for (size_t i = 0; i < sizeof nans / sizeof *nans; i++)
     x[n++] = bitsf(nans[i]);
+  return n;
+}
+
+/* The f16 or bf16 bits of x[i] as the independent model rounds them. */
+static uint16_t rounded16(const float *x, size_t i, int bf) {
+  uint32_t b = fbits(x[i]);
+  dref_val v =
+      (b & 0x7fffffffu) > 0x7f800000u ? (dref_val){0, b} : (dref_val){x[i], 0};
+  return dref_enc16(v, bf);
+}
+
+TEST(dtype_f32_rounding) {
+  if (!case_begin("dtype: f32 to f16 and bf16, ties, overflow, subnormals"))
+    return;
+  float *x = falloc(ROUNDING_MAX);
+  size_t n = rounding_values(x);
   for (int bf = 0; bf < 2; bf++) {
     uint16_t *h = xmalloc(2 * n);
     CHECK_STATUS(wgc_quantize(x, h, bf ? WGC_DTYPE_BF16 : WGC_DTYPE_F16, n),
                  WGC_OK);
     for (size_t i = 0; i < n; i++) {
-      uint32_t b = fbits(x[i]);
-      dref_val v = (b & 0x7fffffffu) > 0x7f800000u ? (dref_val){0, b}
-                                                   : (dref_val){x[i], 0};
-      uint16_t want = dref_enc16(v, bf);
+      uint16_t want = rounded16(x, i, bf);
       CHECK(h[i] == want, "%s(0x%08x) = 0x%04x, want 0x%04x",
-            bf ? "bf16" : "f16", b, h[i], want);
+            bf ? "bf16" : "f16", fbits(x[i]), h[i], want);
     }
     free(h);
   }
@@ -384,6 +396,68 @@ TEST(cast_pairs) {
                                offset_for((wgc_dtype)dt, o / 2 + (o == 0))});
         case_end();
       }
+}
+
+/* The kernels' rounding (kernels/dtype.wgsl, shared by every 2-byte
+ * output) on the values of dtype_f32_rounding, through wgc_cast and
+ * through an element-wise op's whole-word stores (x + -0, which is x
+ * exactly), at both halves of a word. */
+TEST(cast_f32_rounding) {
+  float *x = falloc(ROUNDING_MAX);
+  size_t n = rounding_values(x);
+  float *zero = falloc(n);
+  for (size_t i = 0; i < n; i++)
+    zero[i] = -0.0f;
+  uint16_t *got = xmalloc(2 * n + 8);
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "cast: f32 to f16 and bf16 rounding"))
+      continue;
+    wgc_ptr dx = dev_alloc(ctx, 4 * n), dz = dev_alloc(ctx, 4 * n),
+            dh = dev_alloc(ctx, 2 * n + 8);
+    if (dx && dz && dh && dev_write(ctx, dx, x, n) &&
+        dev_write(ctx, dz, zero, n))
+      for (int k = 0; k < 4; k++) {
+        int bf = k & 1, lead = k >> 1;
+        wgc_dtype t = bf ? WGC_DTYPE_BF16 : WGC_DTYPE_F16;
+        for (int op = 0; op < 2; op++) {
+          if (op == 0)
+            CHECK_OK(ctx,
+                     wgc_cast(ctx, dx, WGC_DTYPE_F32, dh + 2 * lead, t, n));
+          else
+            CHECK_OK(ctx,
+                     wgc_binary_ex(ctx, WGC_BINARY_ADD, dx, WGC_DTYPE_F32, dz,
+                                   WGC_DTYPE_F32, dh + 2 * lead, t, n));
+          if (!dev_read(ctx, (float *)got, dh, (2 * n + 8) / 4))
+            break;
+          for (size_t i = 0; i < n; i++) {
+            uint16_t want = rounded16(x, i, bf);
+            /* NaN + -0: any NaN of the type (WGSL keeps no payload); an
+             * f32 subnormal may be flushed to its signed zero */
+            uint32_t b = fbits(x[i]), a = b & 0x7fffffffu;
+            uint16_t mask = bf ? 0x7f80 : 0x7c00, g = got[lead + i];
+            bool ok = g == want;
+            if (op && a > 0x7f800000u)
+              ok = (g & mask) == mask && (g & ~(0x8000 | mask));
+            else if (op && a && a < 0x800000u)
+              ok = ok || g == (b >> 16 & 0x8000);
+            if (!ok) {
+              CHECK(false, "%s %s(0x%08x) at half %d = 0x%04x, want 0x%04x",
+                    op ? "x + -0 to" : "cast to", bf ? "bf16" : "f16", b, lead,
+                    g, want);
+              break;
+            }
+          }
+        }
+      }
+    dev_free(ctx, dx);
+    dev_free(ctx, dz);
+    dev_free(ctx, dh);
+    case_end();
+  }
+  free(got);
+  free(zero);
+  free(x);
 }
 
 /* Through 4 KiB binding windows: many launches, boundary words shared. */

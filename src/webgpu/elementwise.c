@@ -25,6 +25,7 @@ typedef struct map_job {
   wgc_ref x, y;
   wgc_dtype xt, yt;
   char small[128]; /* kernel with map_small, for short windows */
+  char words[128]; /* kernel with map_words, for a 2-byte y */
 } map_job;
 
 static void map_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
@@ -40,7 +41,12 @@ static void map_window(void *user, uint64_t at, uint64_t n, wg_launch *l,
                    .nops = 2,
                    .params_size = sizeof *p,
                    .groups = wg_ceil_div(n, ELEMS_PER_GROUP)};
-  if (n <= SMALL_ELEMS && j->small[0]) {
+  if (wg_half_type(j->yt)) {
+    l->kernel = j->words;
+    l->ops[1].name = "out";
+    l->word_stores = 2;
+    l->groups = wg_word_groups(&l->ops[1], n);
+  } else if (n <= SMALL_ELEMS && j->small[0]) {
     l->kernel = j->small;
     l->groups = wg_ceil_div(n, 64);
   }
@@ -93,10 +99,11 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
                           uint64_t total) {
   wg_plan plan;
   wg_plan_init(&plan, ctx, fn);
-  map_job j = {"", consts, params, x, y, xt, yt, ""};
+  map_job j = {"", consts, params, x, y, xt, yt, "", ""};
   char scalar[128], vec[128];
   join(scalar, sizeof scalar, kernel, "+map", "");
   join(j.small, sizeof j.small, kernel, "+map_small", "");
+  join(j.words, sizeof j.words, kernel, "+map_words+words", "");
   join(vec, sizeof vec, kernel, "+map4", "");
   uint64_t chunk = wg_chunk_elems(plan.pol, ELEMS_PER_GROUP);
   uint64_t body = 0;
@@ -104,7 +111,7 @@ static wgc_status map_run(wgc_context *ctx, const char *fn, const char *kernel,
   if (xt == WGC_DTYPE_F32 && yt == WGC_DTYPE_F32 && x.offset % 16 == 0 &&
       y.offset % 16 == 0 && total > SMALL_ELEMS) {
     body = total / 4;
-    map_job v = {vec, consts, params, x, y, xt, yt, ""};
+    map_job v = {vec, consts, params, x, y, xt, yt, "", ""};
     s = wg_plan_windows(&plan, body, chunk / 4, map4_window, &v);
     body *= 4;
   }
@@ -247,6 +254,11 @@ static wgc_status binary_add(wg_plan *plan, const wgc_binary_args *b) {
     tail.out = wg_advance(b->out, body);
   }
   wg_launch l = binary_plan(&tail, &p, consts, sizeof consts);
+  if (wg_half_type(tail.out_type)) {
+    l.kernel = "math+binary_ops+binary_apply+unravel+binary_words+words";
+    l.word_stores = 4;
+    l.groups = wg_word_groups(&l.ops[2], tail.count);
+  }
   return wg_plan_add(plan, &l);
 }
 

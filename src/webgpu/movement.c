@@ -17,6 +17,9 @@
 
 typedef struct nd_launch {
   const char *kernel;
+  /* the kernel for a 2-byte output, which is then contiguous (NULL: the
+   * output's stores are atomic) */
+  const char *words_kernel;
   const char *fn;
   const char *names[WG_MAX_OPERANDS];
   unsigned nops;
@@ -69,6 +72,13 @@ static wgc_status nd_split(wg_plan *plan, const nd_launch *n, unsigned strided,
     l.params = &p;
     l.params_size = sizeof p;
     l.groups = wg_ceil_div(n->count, ELEMS_PER_GROUP);
+    /* a contiguous 2-byte output is stored by whole words */
+    unsigned last = n->nops - 1;
+    if (n->words_kernel && wg_half_type(n->type[last])) {
+      l.kernel = n->words_kernel;
+      l.word_stores = 1u << last;
+      l.groups = wg_word_groups(&l.ops[last], n->count);
+    }
     return wg_plan_add(plan, &l);
   }
   nd_launch part = *n;
@@ -113,6 +123,7 @@ wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
 
 wgc_status wg_where(wgc_context *ctx, const wgc_where_args *w) {
   nd_launch n = {.kernel = "unravel+where",
+                 .words_kernel = "unravel+where_words+words",
                  .fn = w->fn,
                  .names = {"cond", "a", "b", "out"},
                  .nops = 4,

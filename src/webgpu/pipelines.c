@@ -120,16 +120,64 @@ static void operand_accessors(text *t, const wg_operand *o, unsigned i,
   }
 }
 
+/* How a binding is declared: f32s, vec4<f32>s, atomic<u32> words (2-byte
+ * outputs stored by halves) or u32 words (2-byte outputs stored by whole
+ * words, wg_launch.word_stores). */
+typedef enum { BIND_F32, BIND_VEC4, BIND_ATOMIC, BIND_WORDS } bind_kind;
+
+/* Whether launch l stores its operand i by whole words. */
+static bool word_store(const wg_launch *l, unsigned i) {
+  wgc_dtype t = l->ops[i].type;
+  return l->ops[i].write && (l->word_stores >> i & 1) && wg_half_type(t);
+}
+
+/* The store of a word-stored 2-byte operand (see wg_launch.word_stores):
+ * a whole word in one store; a word it has only one half of keeps the
+ * other, read and written back by the one invocation that owns the word
+ * (atomically where the binding is atomic: another operand's stores may
+ * then share the word). */
+static void word_store_accessors(text *t, const wg_operand *o, unsigned i,
+                                 unsigned b, bool atomic) {
+  const char *off = i < 4 ? "off" : "off2", *n = o->name;
+  const char *conv =
+      o->type == WGC_DTYPE_F16 ? "dt_f32_to_f16" : "dt_f32_to_bf16";
+  unsigned k = i % 4;
+  text_add(t,
+           "fn %s_lead() -> u32 { return P.%s[%u] & 1u; }\n"
+           "fn %s_stw(u: u32, lo: f32, hi: f32, a: bool, b: bool) { "
+           "let j = (P.%s[%u] >> 1u) + u; let l = %s(bitcast<u32>(lo)); "
+           "let h = %s(bitcast<u32>(hi)) << 16u; ",
+           n, off, k, n, off, k, conv, conv);
+  if (atomic)
+    text_add(t,
+             "if (a && b) { atomicStore(&wgc_buf%u[j], l | h); return; } "
+             "if (a) { atomicAnd(&wgc_buf%u[j], 0xffff0000u); "
+             "atomicOr(&wgc_buf%u[j], l); } "
+             "if (b) { atomicAnd(&wgc_buf%u[j], 0xffffu); "
+             "atomicOr(&wgc_buf%u[j], h); } }\n",
+             b, b, b, b, b);
+  else
+    text_add(t,
+             "if (a && b) { wgc_buf%u[j] = l | h; return; } "
+             "let w = wgc_buf%u[j]; "
+             "wgc_buf%u[j] = select(w & 0xffffu, l, a) | "
+             "select(w & 0xffff0000u, h, b); }\n",
+             b, b, b);
+}
+
 /* Accessors of a typed operand (wg_operand.type) in binding b, as f32:
  * element i decoded on the bits (kernels/dtype.wgsl). Params.off counts
  * 2-byte elements, or bytes for a block type (wg_offset_unit). A written
- * 2-byte operand's binding is atomic (see wg_operand): its store clears
- * and sets its own half of the word. Q8_0 and Q4_0 are read only. Only a
- * written operand gets a store: a read one may share a written binding
- * that is not atomic (an f16 A beside an f32 C). */
-static void typed_accessors(text *t, const wg_operand *o, unsigned i,
-                            unsigned b, bool atomic, bool vec4_bind,
-                            bool vec4_op) {
+ * 2-byte operand is stored by whole words (word_store_accessors) or its
+ * binding is atomic (see wg_operand): its store then clears and sets its
+ * own half of the word. Q8_0 and Q4_0 are read only. Only a written
+ * operand gets a store: a read one may share a written binding that is
+ * not atomic (an f16 A beside an f32 C). */
+static void typed_accessors(text *t, const wg_launch *l, unsigned i, unsigned b,
+                            bind_kind kind) {
+  const wg_operand *o = &l->ops[i];
+  bool atomic = kind == BIND_ATOMIC, vec4_bind = kind == BIND_VEC4,
+       vec4_op = l->vec4 >> i & 1;
   const char *off = i < 4 ? "off" : "off2", *n = o->name;
   unsigned k = i % 4;
   /* the word j of the binding, and four from word j on (see words4) */
@@ -144,6 +192,8 @@ static void typed_accessors(text *t, const wg_operand *o, unsigned i,
     text_add(t,
              "fn %s_w(j: u32) -> u32 { return atomicLoad(&wgc_buf%u[j]); }\n",
              n, b);
+  else if (kind == BIND_WORDS)
+    text_add(t, "fn %s_w(j: u32) -> u32 { return wgc_buf%u[j]; }\n", n, b);
   else
     text_add(t,
              "fn %s_w(j: u32) -> u32 { return bitcast<u32>(wgc_buf%u[j]); }\n",
@@ -161,7 +211,9 @@ static void typed_accessors(text *t, const wg_operand *o, unsigned i,
              "bitcast<f32>(%s(%s_w(e >> 1u), (e & 1u) != 0u)); }\n",
              n, off, k, o->type == WGC_DTYPE_F16 ? "dt_f16_in" : "dt_bf16_in",
              n);
-    if (o->write)
+    if (word_store(l, i))
+      word_store_accessors(t, o, i, b, atomic);
+    else if (o->write)
       text_add(t,
                "fn %s_st(i: u32, v: f32) { let e = P.%s[%u] + i; "
                "let sh = (e & 1u) * 16u; let h = %s(bitcast<u32>(v)); "
@@ -199,19 +251,31 @@ static void typed_accessors(text *t, const wg_operand *o, unsigned i,
              n, n, n, n, n);
 }
 
-/* An f32 operand in an atomic binding (shared with a typed output). */
-static void atomic_accessors(text *t, const wg_operand *o, unsigned i,
-                             unsigned b, bool write, bool vec4_op) {
+/* An f32 operand in a binding of words, atomic or not (shared with a
+ * typed output). */
+static void word_accessors(text *t, const wg_operand *o, unsigned i, unsigned b,
+                           bool write, bool vec4_op, bool atomic) {
   const char *off = i < 4 ? "off" : "off2", *n = o->name;
   unsigned k = i % 4;
-  text_add(t,
-           "fn %s_ld(i: u32) -> f32 { return "
-           "bitcast<f32>(atomicLoad(&wgc_buf%u[P.%s[%u] + i])); }\n",
-           n, b, off, k);
-  if (write)
+  if (atomic)
+    text_add(t,
+             "fn %s_ld(i: u32) -> f32 { return "
+             "bitcast<f32>(atomicLoad(&wgc_buf%u[P.%s[%u] + i])); }\n",
+             n, b, off, k);
+  else
+    text_add(t,
+             "fn %s_ld(i: u32) -> f32 { return "
+             "bitcast<f32>(wgc_buf%u[P.%s[%u] + i]); }\n",
+             n, b, off, k);
+  if (write && atomic)
     text_add(t,
              "fn %s_st(i: u32, v: f32) { atomicStore(&wgc_buf%u[P.%s[%u] + "
              "i], bitcast<u32>(v)); }\n",
+             n, b, off, k);
+  else if (write)
+    text_add(t,
+             "fn %s_st(i: u32, v: f32) { wgc_buf%u[P.%s[%u] + i] = "
+             "bitcast<u32>(v); }\n",
              n, b, off, k);
   if (vec4_op) {
     text_add(t,
@@ -232,26 +296,24 @@ static void atomic_accessors(text *t, const wg_operand *o, unsigned i,
  * t; WGC_ERR_UNSUPPORTED (with a message) when a kernel file is missing. */
 static wgc_status kernel_source(wgc_context *ctx, const char *fn, text *t,
                                 const wg_launch *l, const unsigned *op_bind,
-                                const bool *write, const bool *vec4,
-                                const bool *atomic, unsigned nb, bool typed) {
+                                const bool *write, const bind_kind *kind,
+                                unsigned nb, bool typed) {
+  static const char *const decl[] = {"f32", "vec4<f32>", "atomic<u32>", "u32"};
   for (unsigned b = 0; b < nb; b++)
     text_add(t,
              "@group(0) @binding(%u) var<storage, %s> wgc_buf%u: "
              "array<%s>;\n",
-             b, write[b] ? "read_write" : "read", b,
-             atomic[b] ? "atomic<u32>"
-             : vec4[b] ? "vec4<f32>"
-                       : "f32");
+             b, write[b] ? "read_write" : "read", b, decl[kind[b]]);
   text_add(t, "@group(0) @binding(%u) var<uniform> P: Params;\n", nb);
   for (unsigned i = 0; i < l->nops; i++) {
     unsigned b = op_bind[i];
     if (l->ops[i].type != WGC_DTYPE_F32)
-      typed_accessors(t, &l->ops[i], i, b, atomic[b], vec4[b] && !atomic[b],
-                      l->vec4 >> i & 1);
-    else if (atomic[b])
-      atomic_accessors(t, &l->ops[i], i, b, write[b], l->vec4 >> i & 1);
+      typed_accessors(t, l, i, b, kind[b]);
+    else if (kind[b] == BIND_ATOMIC || kind[b] == BIND_WORDS)
+      word_accessors(t, &l->ops[i], i, b, write[b], l->vec4 >> i & 1,
+                     kind[b] == BIND_ATOMIC);
     else
-      operand_accessors(t, &l->ops[i], i, b, write[b], vec4[b],
+      operand_accessors(t, &l->ops[i], i, b, write[b], kind[b] == BIND_VEC4,
                         l->vec4 >> i & 1);
   }
   text_add(t,
@@ -340,13 +402,20 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
                            const unsigned *op_bind, const bool *write,
                            const bool *vec4, unsigned nb, gpu_id *out) {
   wg_state *st = ctx->impl;
-  /* Bindings that a 2-byte output writes are atomic words (wg_operand). */
-  bool atomic[WG_MAX_OPERANDS] = {0}, typed = false;
+  /* Bindings that a 2-byte output writes are words: atomic ones unless
+   * every such output in them is stored by whole words (wg_operand). */
+  bind_kind kind[WG_MAX_OPERANDS];
+  bool typed = false;
+  for (unsigned b = 0; b < nb; b++)
+    kind[b] = vec4[b] ? BIND_VEC4 : BIND_F32;
   for (unsigned i = 0; i < l->nops; i++) {
     wgc_dtype t = l->ops[i].type;
+    unsigned b = op_bind[i];
     typed = typed || t != WGC_DTYPE_F32;
-    if (l->ops[i].write && (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16))
-      atomic[op_bind[i]] = true;
+    if (word_store(l, i) && kind[b] != BIND_ATOMIC)
+      kind[b] = BIND_WORDS;
+    else if (l->ops[i].write && wg_half_type(t))
+      kind[b] = BIND_ATOMIC;
   }
   /* The cache key names everything the generated source depends on. It is
    * built on every launch, so without printf: in the browser, formatting
@@ -362,8 +431,10 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
     wg_str_put(&k, l->ops[i].name);
     wg_str_chr(&k, (char)('0' + b));
     wg_str_chr(&k, write[b] ? 'w' : 'r');
-    if (atomic[b] || vec4[b] || (l->vec4 >> i & 1))
-      wg_str_chr(&k, atomic[b] ? 'a' : vec4[b] ? 'v' : 's');
+    if (kind[b] != BIND_F32 || (l->vec4 >> i & 1))
+      wg_str_chr(&k, "svau"[kind[b]]);
+    if (word_store(l, i))
+      wg_str_chr(&k, 'W');
     if (l->ops[i].type) {
       wg_str_chr(&k, ':');
       wg_str_put(&k, wgc_dtype_name(l->ops[i].type));
@@ -378,8 +449,7 @@ wgc_status wg_pipeline_get(wgc_context *ctx, const char *fn, const wg_launch *l,
   if (*out || (ctx->compiling && ahead_has(st, key)))
     return WGC_OK;
   text t = {0};
-  wgc_status s =
-      kernel_source(ctx, fn, &t, l, op_bind, write, vec4, atomic, nb, typed);
+  wgc_status s = kernel_source(ctx, fn, &t, l, op_bind, write, kind, nb, typed);
   if (s != WGC_OK) {
     free(t.buf);
     return s;

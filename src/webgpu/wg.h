@@ -33,8 +33,9 @@ typedef struct wg_operand {
    * read and written as f32 through accessors that decode it on the bits
    * (kernels/dtype.wgsl); ref.offset is then 4-byte aligned and element 0
    * starts lead bytes after it (bytes counts the lead). A written 2-byte
-   * operand shares 32-bit words between elements: its binding is declared
-   * as atomic<u32> and each store swaps its own half, so invocations that
+   * operand shares 32-bit words between elements: unless the launch stores
+   * it by whole words (wg_launch.word_stores), its binding is declared as
+   * atomic<u32> and each store swaps its own half, so invocations that
    * write neighbouring elements do not race. */
   wgc_dtype type;
   uint32_t lead;
@@ -65,6 +66,14 @@ typedef struct wg_launch {
    * from word j on, which every typed operand has) called only with j a
    * multiple of 4 */
   unsigned words4;
+  /* bit i: written 2-byte ops[i] is stored by whole words, each written by
+   * one invocation only (kernels/words.wgsl): its binding is then plain
+   * u32 words rather than atomic ones, and it gets
+   *   fn <name>_lead() -> u32    (1: element 0 is its first word's high half)
+   *   fn <name>_stw(u: u32, lo: f32, hi: f32, has_lo: bool, has_hi: bool)
+   * storing the halves of its word u (counted from its first) that it has,
+   * keeping the others; no <name>_st. */
+  unsigned word_stores;
   void *params; /* Params bytes; the first 16 (32: more than 4 operands)
                    are filled in here */
   size_t params_size;
@@ -268,6 +277,22 @@ static inline uint32_t wg_offset_unit(wgc_dtype t) {
   return t == WGC_DTYPE_F32 || t == WGC_DTYPE_I32    ? 4u
          : t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16 ? 2u
                                                      : 1u;
+}
+
+/* Whether t's elements are 2 bytes (F16, BF16): written, they share words. */
+static inline bool wg_half_type(wgc_dtype t) {
+  return t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16;
+}
+
+/* Words of a 2-byte output stored by whole words (kernels/words.wgsl): one
+ * workgroup's. */
+#define WG_WORDS_PER_GROUP 256u
+
+/* The workgroups of words.wgsl over n elements of the 2-byte operand o
+ * (element 0 starts o->lead bytes into its first word). */
+static inline uint64_t wg_word_groups(const wg_operand *o, uint64_t n) {
+  uint64_t words = (o->lead / 2 + n + 1) / 2;
+  return (words + WG_WORDS_PER_GROUP - 1) / WG_WORDS_PER_GROUP;
 }
 
 /* r moved on by elems elements of t (F32, F16 or BF16): a 2-byte operand
