@@ -6,7 +6,9 @@
 // (x, s, b, y; a stand-in for an absent one). An invocation reads its row
 // whole before writing it, and rows are disjoint: y may be x.
 // Prelude consts: KIND, FROM_X (1); AFFINE 0: none, 1: times s[r], 2: plus
-// b[r], 3: times s[r] plus b[r].
+// b[r], 3: times s[r] plus b[r]. The row is written by fn norm_write (the
+// file before this one: norm_row_st.wgsl element by element,
+// norm_row_words.wgsl by whole words of a 2-byte y) through norm_out.
 
 struct Params {
   off: vec4<u32>,
@@ -29,15 +31,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let o = t / P.n_i;
   let e0 = o * P.in_so + (t - o * P.n_i);
   ns_stride = P.in_sr;
-  let st = ns_final(ns_chunk(e0, P.rows));
-  var e = e0;
-  for (var r = 0u; r < P.rows; r++) {
-    let v = norm_value(x_ld(e), st);
-    var y = v.x;
-    if (AFFINE == 1u) { y = (y * s_ld(r)) * v.y; }
-    if (AFFINE == 2u) { y = y + b_ld(r); }
-    if (AFFINE == 3u) { y = (y * s_ld(r)) * v.y + b_ld(r); }
-    y_st(e, y);
-    e += P.in_sr;
-  }
+  norm_write(e0, ns_final(ns_chunk(e0, P.rows)));
+}
+
+// y at e, element r of its row whose final record is st.
+fn norm_out(e: u32, r: u32, st: vec4<f32>) -> f32 {
+  let v = norm_value(x_ld(e), st);
+  var y = v.x;
+  if (AFFINE == 1u) { y = (y * s_ld(r)) * v.y; }
+  if (AFFINE == 2u) { y = y + b_ld(r); }
+  if (AFFINE == 3u) { y = (y * s_ld(r)) * v.y + b_ld(r); }
+  return y;
 }

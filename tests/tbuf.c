@@ -13,8 +13,16 @@
 
 /* x (n floats) converted to t, placed 2 bytes into a word for a 2-byte
  * type, guard bytes around it, uploaded. */
+static size_t half_off = 6;
+
+size_t tbuf_half_offset(size_t off) {
+  size_t was = half_off;
+  half_off = off;
+  return was;
+}
+
 tbuf tbuf_make(wgc_context *ctx, wgc_dtype t, const float *x, size_t n) {
-  tbuf b = {.t = t, .n = n, .off = t == WGC_DTYPE_F32 ? 4 : 6};
+  tbuf b = {.t = t, .n = n, .off = t == WGC_DTYPE_F32 ? 4 : half_off};
   b.bytes = (b.off + dref_bytes(t, n) + 8) & ~(size_t)3;
   b.host = xmalloc(b.bytes);
   memset(b.host, GUARD_BYTE, b.bytes);

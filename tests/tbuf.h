@@ -1,6 +1,7 @@
 /* Typed test operands shared by the typed-op tests: n elements of an
  * F32, F16 or BF16 operand at a byte offset of a device buffer (a 2-byte
- * type 2 bytes into a word), guard bytes around it, and the check of a
+ * type 2 bytes into a word, or at its start: tbuf_half_offset), guard
+ * bytes around it, and the check of a
  * result against float64 within the op's bound plus half an ulp of the
  * output type. */
 #ifndef WGC_TESTS_TBUF_H
@@ -25,6 +26,9 @@ typedef struct tbuf {
 
 /* x (n floats, or none) converted to t, guard bytes around it, uploaded. */
 tbuf tbuf_make(wgc_context *ctx, wgc_dtype t, const float *x, size_t n);
+/* Where tbuf_make puts 2-byte operands from now on: 6 bytes in (the
+ * default, 2 bytes into a word) or 8 (a word's start); the previous. */
+size_t tbuf_half_offset(size_t off);
 /* Element i of the host image, decoded exactly. */
 double tbuf_val(const tbuf *b, size_t i);
 void tbuf_free(wgc_context *ctx, tbuf *b);

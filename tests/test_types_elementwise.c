@@ -222,13 +222,10 @@ TEST(types_binary_broadcast) {
 
 /* where with every type of each operand across the cases: the chosen
  * value converted exactly (bit for bit against dtype_ref's encoders). */
-TEST(types_where) {
+static void where_cases(wgc_context *ctx) {
   static const size_t sc[2] = {4, 1}, sa[3] = {3, 1, 6}, sb[1] = {6};
   const size_t n = 72, nc = 4, na = 18, nb = 6;
-  for (int bi = 0; bi < 2; bi++) {
-    wgc_context *ctx;
-    if (!backend_case(bi, &ctx, "types where"))
-      continue;
+  {
     for (int c = 0; c < 27; c++) {
       wgc_dtype t[4] = {TYPES[c % 3], TYPES[c / 3 % 3], TYPES[c / 9],
                         TYPES[(c + c / 3) % 3]};
@@ -278,18 +275,24 @@ TEST(types_where) {
       free(want);
       free(got);
     }
+  }
+}
+
+TEST(types_where) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "types where"))
+      continue;
+    where_cases(ctx);
     case_end();
   }
 }
 
-/* In place with the same 2-byte type on both sides, an odd count. */
-TEST(types_elementwise_in_place) {
-  for (int bi = 0; bi < 2; bi++) {
-    wgc_context *ctx;
-    if (!backend_case(bi, &ctx, "types elementwise in place"))
-      continue;
+/* In place with the same 2-byte type on both sides, counts n: 333 and 334
+ * in the tests. */
+static void in_place_cases(wgc_context *ctx, size_t n) {
+  {
     for (int k = 1; k < 3; k++) {
-      size_t n = 333;
       float *x = inputs(n, -3, 3, (unsigned)k, false);
       tbuf b = tbuf_make(ctx, TYPES[k], x, n);
       double *want = dalloc(n);
@@ -310,6 +313,47 @@ TEST(types_elementwise_in_place) {
       free(want);
       tbuf_free(ctx, &b);
     }
+  }
+}
+
+TEST(types_elementwise_in_place) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "types elementwise in place"))
+      continue;
+    in_place_cases(ctx, 333);
+    case_end();
+  }
+}
+
+/* 2-byte operands from a word's start (the tests above put them 2 bytes
+ * in): a 2-byte output's first word is then whole, and its last one too
+ * for an even count. */
+TEST(types_elementwise_word_start) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "types elementwise from a word's start"))
+      continue;
+    size_t was = tbuf_half_offset(8);
+    for (int op = 0; op < WGC_UNARY_OP_COUNT; op += 3)
+      for (int c = 0; c < 9; c++)
+        unary_case(ctx, (wgc_unary_op)op, false, 0, 0, TYPES[c / 3],
+                   TYPES[c % 3], (size_t[]){1, 2, 37, 1000}[c % 4],
+                   (unsigned)(op * 9 + c));
+    for (int c = 0; c < 27; c++) {
+      wgc_dtype t[3] = {TYPES[c / 9], TYPES[c / 3 % 3], TYPES[c % 3]};
+      binary_case(ctx, (wgc_binary_op)(c % WGC_BINARY_OP_COUNT), t, NULL, 0,
+                  NULL, 0, c % 2 ? 1500 : 40, (unsigned)c + 90);
+    }
+    static const size_t s1[3] = {3, 1, 5}, s2[2] = {4, 1};
+    for (int c = 0; c < 27; c += 4) {
+      wgc_dtype t[3] = {TYPES[c / 9], TYPES[c / 3 % 3], TYPES[c % 3]};
+      binary_case(ctx, WGC_BINARY_SUB, t, s1, 3, s2, 2, 0, (unsigned)c + 200);
+    }
+    where_cases(ctx);
+    in_place_cases(ctx, 333);
+    in_place_cases(ctx, 334);
+    tbuf_half_offset(was);
     case_end();
   }
 }

@@ -170,6 +170,27 @@ TEST(types_norm_in_place) {
   }
 }
 
+/* 2-byte operands from a word's start: where a row of a 2-byte output is
+ * whole words (an even length along the last axis), CPU adapters write it
+ * by words; [4, 300] is such, [3, 37, 5] is not. */
+TEST(types_norm_word_start) {
+  for (int bi = 0; bi < 2; bi++) {
+    wgc_context *ctx;
+    if (!backend_case(bi, &ctx, "types norm from a word's start"))
+      continue;
+    size_t was = tbuf_half_offset(8);
+    for (int k = 0; k < 4; k++)
+      for (int c = 0; c < 9; c++)
+        norm_case(ctx, (kind)k, TYPES[c / 3], TYPES[c % 3], TYPES[(c + k) % 2],
+                  c % 3 != 0 || k == 0, false);
+    for (int k = 0; k < 4; k++)
+      for (int t = 1; t < 3; t++)
+        norm_case(ctx, (kind)k, TYPES[t], TYPES[t], WGC_DTYPE_F16, true, true);
+    tbuf_half_offset(was);
+    case_end();
+  }
+}
+
 /* The CPU backend's pieces of a typed call compute exactly what the whole
  * call does: f16 input 2 bytes into a word, bf16 output, f16 scale. */
 TEST(types_norm_cpu_split) {

@@ -297,7 +297,7 @@ static wgc_status row_pass(wg_plan *plan, const wgc_norm_args *n) {
   s.name = "s";
   b.name = "b";
   wg_launch l = {
-      .kernel = "math+norm_fold+norm_value+norm_row",
+      .kernel = "math+norm_fold+norm_value+norm_row_st+norm_row",
       .consts = consts,
       .ops = {wg_typed_operand("x", n->input, n->input_type, 0, count, false),
               s, b,
@@ -306,6 +306,12 @@ static wgc_status row_pass(wg_plan *plan, const wgc_norm_args *n) {
       .params = &p,
       .params_size = sizeof p,
       .groups = wg_ceil_div((uint64_t)n->outer * n->inner, 16)};
+  /* rows that are whole words of a 2-byte y are written by words */
+  if (wg_half_type(n->output_type) && n->inner == 1 && n->len % 2 == 0 &&
+      l.ops[3].lead == 0) {
+    l.kernel = "math+norm_fold+norm_value+norm_row_words+norm_row";
+    l.word_stores = 8;
+  }
   return wg_plan_add(plan, &l);
 }
 
