@@ -120,13 +120,19 @@ static void copy_case(wgc_context *ctx, wgc_dtype st, wgc_dtype dt,
 }
 
 /* A transpose of [4, 5, 3] stored as [3][4][5] into a destination whose
- * rows leave gaps (strides 1, 8, 40), a broadcast along a stride-0
- * dimension, and rank 0. */
+ * rows leave gaps (strides 1, 8, 40) and into a row-major one (written at
+ * the flat index, a 2-byte one by words), one of [3, 5, 3] (an odd count),
+ * a broadcast along a stride-0 dimension, and rank 0. */
 static void copy_cases(wgc_context *ctx, wgc_dtype st, wgc_dtype dt,
                        uint32_t seed) {
   size_t shape[3] = {4, 5, 3}, ss[3] = {5, 1, 20}, ds[3] = {1, 8, 40};
   copy_case(ctx, st, dt, shape, 3, ss, 60, ds, 120, "transpose into gaps",
             seed);
+  size_t rm[3] = {15, 3, 1};
+  copy_case(ctx, st, dt, shape, 3, ss, 60, rm, 60, "transpose", seed + 3);
+  size_t odd[3] = {3, 5, 3};
+  copy_case(ctx, st, dt, odd, 3, ss, 60, rm, 45, "transpose, odd count",
+            seed + 4);
   size_t bshape[2] = {6, 7}, bss[2] = {0, 1}, bds[2] = {7, 1};
   copy_case(ctx, st, dt, bshape, 2, bss, 7, bds, 42, "broadcast", seed + 1);
   copy_case(ctx, st, dt, NULL, 0, NULL, 1, NULL, 1, "rank 0", seed + 2);
@@ -139,6 +145,11 @@ TEST(types_copy_strided) {
       continue;
     for (int c = 0; c < 9; c++)
       copy_cases(ctx, TYPES[c / 3], TYPES[c % 3], (uint32_t)(7 * c + 1));
+    /* 2-byte operands from a word's start */
+    size_t was = tbuf_half_offset(8);
+    for (int c = 0; c < 9; c++)
+      copy_cases(ctx, TYPES[c / 3], TYPES[c % 3], (uint32_t)(7 * c + 100));
+    tbuf_half_offset(was);
     case_end();
   }
 }
@@ -150,11 +161,18 @@ TEST(types_copy_strided_split) {
     return;
   wgc_context *ctx = new_ctx(WGC_BACKEND_WEBGPU, 4096);
   if (ctx) {
-    size_t shape[2] = {96, 64}, ss[2] = {1, 96}, ds[2] = {65, 1};
+    size_t shape[2] = {96, 64}, ss[2] = {1, 96}, ds[2] = {65, 1},
+           rm[2] = {64, 1}, odd[2] = {95, 63};
     for (int c = 0; c < 9; c++)
-      if (c != 0)
+      if (c != 0) {
         copy_case(ctx, TYPES[c / 3], TYPES[c % 3], shape, 2, ss, 96 * 64, ds,
                   96 * 65, "transpose [96,64]", (uint32_t)c + 50);
+        copy_case(ctx, TYPES[c / 3], TYPES[c % 3], shape, 2, ss, 96 * 64, rm,
+                  96 * 64, "transpose [96,64] row-major", (uint32_t)c + 60);
+        copy_case(ctx, TYPES[c / 3], TYPES[c % 3], odd, 2, ss, 96 * 64,
+                  (size_t[]){63, 1}, 95 * 63, "transpose [95,63] row-major",
+                  (uint32_t)c + 70);
+      }
     wgc_destroy(ctx);
   }
   case_end();

@@ -76,6 +76,7 @@ static wgc_status nd_split(wg_plan *plan, const nd_launch *n, unsigned strided,
     unsigned last = n->nops - 1;
     if (n->words_kernel && wg_half_type(n->type[last])) {
       l.kernel = n->words_kernel;
+      l.ops[last].name = "out";
       l.word_stores = 1u << last;
       l.groups = wg_word_groups(&l.ops[last], n->count);
     }
@@ -118,6 +119,13 @@ wgc_status wg_copy_strided(wgc_context *ctx, const wgc_copy_strided_args *c) {
   memcpy(n.shape, c->shape, sizeof n.shape);
   memcpy(n.stride[0], c->stride_src, sizeof n.stride[0]);
   memcpy(n.stride[1], c->stride_dst, sizeof n.stride[1]);
+  /* a row-major dst (the usual transpose or gather into place) is written
+   * at the flat index, by words where its type is 2 bytes */
+  bool contiguous = true;
+  for (size_t d = c->rank, s = 1; d-- > 0; s *= c->shape[d])
+    contiguous = contiguous && (c->shape[d] == 1 || c->stride_dst[d] == s);
+  if (contiguous)
+    n.words_kernel = "unravel+copy_strided_words+words";
   return nd_run(ctx, &n, 2);
 }
 
