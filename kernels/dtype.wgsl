@@ -84,7 +84,7 @@ fn dt_block_of(d: u32, q: f32) -> u32 {
 // one, plus the kept lowest bit (ties to even), then truncates; a carry
 // into the exponent is the right result, up to infinity.
 fn dt_f32_to_f16(b: u32) -> u32 {
-  let sign = (b >> 16u) & 0x8000u;
+  let sign = select(0u, 0x8000u, b >= 0x80000000u);
   let a = b & 0x7fffffffu;
   // normal in f16 (2^-14 <= a < 65520): rebias the exponent 127 -> 15
   let normal = ((a + 0xfffu + ((a >> 13u) & 1u)) >> 13u) - 0x1c000u;
@@ -102,7 +102,7 @@ fn dt_f32_to_f16(b: u32) -> u32 {
 
 // f32 bits -> bf16 bits, as dt_f32_to_f16 (NaN keeps payload bits 22..16).
 fn dt_f32_to_bf16(b: u32) -> u32 {
-  let sign = (b >> 16u) & 0x8000u;
+  let sign = select(0u, 0x8000u, b >= 0x80000000u);
   let a = b & 0x7fffffffu;
   let frac = (a & 0x7fffffu) >> 16u;
   let nan = 0x7f80u | select(frac, 0x40u, frac == 0u);

@@ -146,7 +146,7 @@ static void word_store_accessors(text *t, const wg_operand *o, unsigned i,
            "fn %s_lead() -> u32 { return P.%s[%u] & 1u; }\n"
            "fn %s_stw(u: u32, lo: f32, hi: f32, a: bool, b: bool) { "
            "let j = (P.%s[%u] >> 1u) + u; let l = %s(bitcast<u32>(lo)); "
-           "let h = %s(bitcast<u32>(hi)) << 16u; ",
+           "let h = %s(bitcast<u32>(hi)) * 65536u; ",
            n, off, k, n, off, k, conv, conv);
   if (atomic)
     text_add(t,
