@@ -188,6 +188,98 @@ static void weights_cases(wgc_context *ctx, const char *system, where w) {
   wgc_free(ctx, g.y);
 }
 
+/* ---- 2-byte outputs ---------------------------------------------------------
+ * Ops with f32 inputs writing an f32 output ("wgc"), an f16 one and a bf16
+ * one: the ratios are each type's time over f32's. A 2-byte output shares
+ * its 32-bit words between elements, so where invocations cannot own
+ * whole words a kernel writes halves with atomic operations. */
+
+enum { OUT_ELEMS = 1 << 20, OUT_ROWS = 128, OUT_COLS = 384, OUT_SQUARE = 512 };
+
+typedef struct outputs_run {
+  wgc_context *ctx;
+  int kind;
+  wgc_ptr x, y, s, out;
+  wgc_dtype t;
+} outputs_run;
+
+static void run_outputs(void *arg) {
+  outputs_run *o = arg;
+  wgc_context *ctx = o->ctx;
+  const wgc_dtype f = WGC_DTYPE_F32;
+  size_t rows[2] = {OUT_ROWS, OUT_COLS}, sq[2] = {OUT_SQUARE, OUT_SQUARE},
+         src_t[2] = {1, OUT_SQUARE}, dst_r[2] = {OUT_SQUARE, 1};
+  wgc_attention_desc a = {.batch = 1,
+                          .heads = 12,
+                          .seq_q = OUT_ROWS,
+                          .seq_kv = OUT_ROWS,
+                          .head_dim = 32,
+                          .scale = 0.17677669f,
+                          .o_type = o->t};
+  wgc_gemm_epilogue ep = {.c_type = o->t};
+  switch (o->kind) {
+  case 0:
+    OK(ctx, wgc_unary_ex(ctx, WGC_UNARY_NEG, o->x, f, o->out, o->t, OUT_ELEMS));
+    break;
+  case 1:
+    OK(ctx, wgc_binary_ex(ctx, WGC_BINARY_ADD, o->x, f, o->y, f, o->out, o->t,
+                          OUT_ELEMS));
+    break;
+  case 2:
+    OK(ctx, wgc_layer_norm_ex(ctx, o->x, f, o->s, f, o->y, f, o->out, o->t,
+                              rows, 2, 1, 1e-5f));
+    break;
+  case 3:
+    OK(ctx, wgc_softmax_ex(ctx, o->x, f, o->out, o->t, rows, 2, 1));
+    break;
+  case 4:
+    OK(ctx,
+       wgc_copy_strided_ex(ctx, o->out, o->t, dst_r, o->x, f, src_t, sq, 2));
+    break;
+  case 5:
+    OK(ctx, wgc_attention(ctx, &a, o->x, o->y, o->s, o->out));
+    break;
+  default:
+    OK(ctx, wgc_gemm_ex(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, OUT_ROWS,
+                        4 * OUT_COLS, OUT_COLS, 1.0f, o->x, OUT_COLS, o->y,
+                        OUT_COLS, 0.0f, o->out, 4 * OUT_COLS, &ep));
+  }
+  OK(ctx, wgc_synchronize(ctx));
+}
+
+static void outputs_cases(wgc_context *ctx, const char *system) {
+  static const char *names[] = {"unary NEG, 1M floats",
+                                "binary ADD, 1M floats",
+                                "layer_norm 128x384",
+                                "softmax 128x384",
+                                "copy_strided transpose 512x512",
+                                "attention 12 heads, 128x128, d 32",
+                                "gemm 128x1536x384 (x W^T)"};
+  static const wgc_dtype types[] = {WGC_DTYPE_F32, WGC_DTYPE_F16,
+                                    WGC_DTYPE_BF16};
+  outputs_run o = {.ctx = ctx,
+                   .x = random_buffer(ctx, OUT_ELEMS, 11),
+                   .y = random_buffer(ctx, OUT_ELEMS, 12),
+                   .s = random_buffer(ctx, OUT_ELEMS, 13)};
+  OK(ctx, wgc_alloc(ctx, 4 * OUT_ELEMS, &o.out));
+  int reps = bench_reps();
+  for (int k = 0; k < (int)(sizeof names / sizeof *names); k++)
+    for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
+      char label[48];
+      snprintf(label, sizeof label, "%s%s%s", system, t ? ":" : "",
+               t ? wgc_dtype_name(types[t]) : "");
+      o.kind = k;
+      o.t = types[t];
+      run_outputs(&o); /* compiles the type's kernels */
+      record("outputs", names[k], label, bench_median(run_outputs, &o, reps),
+             reps, 1, "ms", 0);
+    }
+  wgc_free(ctx, o.x);
+  wgc_free(ctx, o.y);
+  wgc_free(ctx, o.s);
+  wgc_free(ctx, o.out);
+}
+
 /* ---- decoder tokens/s per weight type --------------------------------------
  * The demo's decoder (examples/gpt_model.c, build/gpt's config) decoding
  * one token at a time over its KV cache, with its linear layers' weights
@@ -564,6 +656,8 @@ void part_wgc(wgc_backend backend, const char *adapter, case_hook after) {
   }
   if (bench_group_wanted("reduce") || bench_group_wanted("elementwise"))
     stream_cases(ctx, system, after);
+  if (bench_group_wanted("outputs"))
+    outputs_cases(ctx, system);
   if (bench_group_wanted("host")) {
     host_cases(ctx, system, gpu);
     if (after)

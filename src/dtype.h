@@ -42,5 +42,9 @@ void wgc_dtype_load_run(const void *src, wgc_dtype t, size_t i0, size_t n,
 /* Element i of dst (F32, F16 or BF16) := v, rounded once to nearest even
  * (overflow to infinity; a NaN stays a NaN). */
 void wgc_dtype_store(void *dst, wgc_dtype t, size_t i, double v);
+/* Elements [i0, i0 + n) of dst (F32, F16 or BF16) := src[0 .. n), as
+ * wgc_dtype_store does each. */
+void wgc_dtype_store_run(void *dst, wgc_dtype t, size_t i0, const float *src,
+                         size_t n);
 
 #endif

@@ -191,6 +191,11 @@ TEST(dtype_f32_rounding) {
       uint16_t want = rounded16(x, i, bf);
       CHECK(h[i] == want, "%s(0x%08x) = 0x%04x, want 0x%04x",
             bf ? "bf16" : "f16", fbits(x[i]), h[i], want);
+      /* the integer form the CPU backend's float runs take */
+      uint16_t g =
+          bf ? wgc_f32_to_bf16(fbits(x[i])) : wgc_f32_to_f16(fbits(x[i]));
+      CHECK(g == want, "wgc_f32_to_%s(0x%08x) = 0x%04x, want 0x%04x",
+            bf ? "bf16" : "f16", fbits(x[i]), g, want);
     }
     free(h);
   }
@@ -202,6 +207,49 @@ TEST(dtype_f32_rounding) {
         "f16 of 65520, 65519.99, NaN 1, -NaN 0x200000: %04x %04x %04x %04x",
         h[0], h[1], h[2], h[3]);
   free(x);
+  case_end();
+}
+
+/* Doubles (the CPU backend's norms and reductions store them) rounded
+ * once into f16 and bf16: the midpoints between neighbouring values, one
+ * double ulp either side, and values spread over each format's range. */
+TEST(dtype_store_double) {
+  if (!case_begin("dtype: doubles to f16 and bf16, ties, one rounding"))
+    return;
+  uint64_t r = 0x2545F4914F6CDD1Dull;
+  for (int bf = 0; bf < 2; bf++) {
+    wgc_dtype t = bf ? WGC_DTYPE_BF16 : WGC_DTYPE_F16;
+    int bad = 0;
+    for (unsigned i = 0; i < 60000 && bad < 3; i++) {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      uint16_t h = (uint16_t)(r >> 20) & 0x7ffe;
+      dref_val a = dref_dec16(h, bf), b = dref_dec16(h + 1, bf);
+      if (a.nan || b.nan || isinf(b.v))
+        continue;
+      double mid = (a.v + b.v) / 2, v;
+      switch (i % 4) {
+      case 0:
+        v = mid;
+        break;
+      case 1:
+        v = nextafter(mid, INFINITY);
+        break;
+      case 2:
+        v = -nextafter(mid, 0);
+        break;
+      default:
+        v = ldexp((double)(r >> 11) * 0x1p-53, (int)(r % 60) - 30);
+      }
+      uint16_t got;
+      wgc_dtype_store(&got, t, 0, v);
+      uint16_t want = dref_enc16((dref_val){v, 0}, bf);
+      if (got != want) {
+        bad++;
+        CHECK(false, "%s(%a) = 0x%04x, want 0x%04x", wgc_dtype_name(t), v, got,
+              want);
+      }
+    }
+  }
   case_end();
 }
 

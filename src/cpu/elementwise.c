@@ -215,19 +215,6 @@ static void load_strided(const void *x, wgc_dtype t, size_t off, size_t stride,
     dst[i] = wgc_dtype_load(x, t, off + i * stride);
 }
 
-/* Rounded once from the float result into the output type. */
-static void store_run(void *out, wgc_dtype t, size_t off, const float *src,
-                      size_t n) {
-  if (t == WGC_DTYPE_F32) {
-    float *o = (float *)out + off;
-    for (size_t i = 0; i < n; i++)
-      o[i] = src[i];
-    return;
-  }
-  for (size_t i = 0; i < n; i++)
-    wgc_dtype_store(out, t, off + i, src[i]);
-}
-
 /* unary_run through float buffers; in place is same-typed, and each run
  * is read whole before it is written. */
 static void unary_typed(const unary_job *job, size_t i0, size_t n) {
@@ -238,7 +225,7 @@ static void unary_typed(const unary_job *job, size_t i0, size_t n) {
     size_t m = n - c < RUN_ELEMS ? n - c : RUN_ELEMS;
     load_strided(job->in, job->in_type, i0 + c, 1, m, buf);
     unary_run(&j, 0, m);
-    store_run(job->out, job->out_type, i0 + c, buf, m);
+    wgc_dtype_store_run(job->out, job->out_type, i0 + c, buf, m);
   }
 }
 
@@ -323,7 +310,7 @@ static void binary_typed(const binary_job *job, size_t oa, size_t sa, size_t ob,
     load_strided(job->a, g->a_type, oa + c * sa, sa, m, x);
     load_strided(job->bb, g->b_type, ob + c * sb, sb, m, y);
     binary_run(g->op, x, 1, y, 1, x, m);
-    store_run(job->out, g->out_type, pos + c, x, m);
+    wgc_dtype_store_run(job->out, g->out_type, pos + c, x, m);
   }
 }
 
