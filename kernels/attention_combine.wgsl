@@ -9,7 +9,11 @@
 // the output is A / L (zeros where no block saw a key, L == 0) when
 // last == 1, else the merged state (A, M, L) for another combine round.
 // States also carry the non-finite score rules of attention_common.wgsl
-// (attn_state_m, attn_state_l), merged below. One invocation per (row, dim).
+// (attn_state_m, attn_state_l), merged below. The merge of a row and a dim
+// is here; the launch's entry point in the file after this one:
+// attention_combine_main.wgsl (one invocation per (row, dim), O or a
+// state) or attention_combine_words.wgsl (two dims an invocation, a
+// 2-byte O stored by whole words).
 //
 // Non-finite values of V: where acc_b ends non-finite its block read an
 // infinity or NaN of V (or overflowed), and the extras hold the finite
@@ -61,89 +65,84 @@ fn cmb_exp(x: f32) -> f32 {
   return select(exp(max(x, -87.0f)), 0.0f, x < -87.0f);
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) li: u32) {
-  let t = wg_linear_group(wid, nwg) * 256u + li;
-  if (t >= P.rows * P.hd) { return; }
-  let row = t / P.hd;
-  let d = t % P.hd;
+// What the blocks of a state row say of the row as a whole: the largest
+// m of those with l > 0, and which kinds of block there were.
+struct CmbRow {
+  m: f32,
+  seen: bool, // a block with l > 0
+  bad: bool,  // a block with l = NaN
+  keys: bool, // a block that saw keys
+}
+
+// A state with l = NaN saw a NaN or +inf score (the row is NaN); one with
+// l = 0 and m = -inf saw keys that all scored -inf (the row is NaN unless
+// another block saw a finite score); see attn_state_m/_l.
+fn cmb_row(row: u32) -> CmbRow {
   let rs = 5u * P.hd + 2u;  // row stride of a state
   let bs = P.rows * rs;  // block stride
-  // A state with l = NaN saw a NaN or +inf score (the row is NaN); one
-  // with l = 0 and m = -inf saw keys that all scored -inf (the row is NaN
-  // unless another block saw a finite score); see attn_state_m/_l.
-  var m = 0.0f;
-  var seen = false;   // a block with l > 0
-  var bad = false;    // a block with l = NaN
-  var keys = false;   // a block that saw keys
+  var r = CmbRow(0.0f, false, false, false);
   for (var b = 0u; b < P.nblk; b++) {
     let at = b * bs + row * rs + P.hd;
     let mb = p_ld(at);
     let lb = p_ld(at + 1u);
     let lbits = bitcast<u32>(lb) & 0x7fffffffu;
     if (lbits > 0x7f800000u) {
-      bad = true;
+      r.bad = true;
     } else if (lb > 0.0f) {
-      m = select(mb, max(m, mb), seen);
-      seen = true;
-      keys = true;
+      r.m = select(mb, max(r.m, mb), r.seen);
+      r.seen = true;
+      r.keys = true;
     } else if (bitcast<u32>(mb) == 0xff800000u) {
-      keys = true;
+      r.keys = true;
     }
   }
-  var l = 0.0f;
-  var acc = 0.0f;  // the finite part where a block reads its extras
-  var fixed = false;  // a block's dim read from its extras
-  var top = vec3<f32>(-cmb_inf());  // largest scores of +inf, -inf, NaN
+  return r;
+}
+
+// Dim d of the row merged over the blocks: L, the sum's finite part, whether
+// a block's dim came from its extras, and the largest scores of +inf, -inf
+// and NaN values.
+struct CmbDim {
+  l: f32,
+  acc: f32,
+  fixed: bool,
+  top: vec3<f32>,
+}
+
+fn cmb_dim(row: u32, d: u32, m: f32) -> CmbDim {
+  let rs = 5u * P.hd + 2u;
+  let bs = P.rows * rs;
+  var c = CmbDim(0.0f, 0.0f, false, vec3<f32>(-cmb_inf()));
   for (var b = 0u; b < P.nblk; b++) {
     let at = b * bs + row * rs;
     let lb = p_ld(at + P.hd + 1u);
     if (lb > 0.0f && (bitcast<u32>(lb) & 0x7fffffffu) <= 0x7f800000u) {
       let w = cmb_exp(p_ld(at + P.hd) - m);
-      l += w * lb;
+      c.l += w * lb;
       var a = p_ld(at + d);
       if (!cmb_finite(a)) {
         let x = at + P.hd + 2u + 4u * d;
         a = p_ld(x);
-        top = max(top, vec3<f32>(p_ld(x + 1u), p_ld(x + 2u), p_ld(x + 3u)));
-        fixed = true;
+        c.top = max(c.top, vec3<f32>(p_ld(x + 1u), p_ld(x + 2u), p_ld(x + 3u)));
+        c.fixed = true;
       }
       // a block of weight 0 adds nothing, not 0 * inf (attn_rescale)
       if (w > 0.0f) {
-        acc += w * a;
+        c.acc += w * a;
       }
     }
   }
-  let nan_row = bad || (keys && !seen);
-  if (P.last == 1u) {
-    var x = select(0.0f, acc / l, l > 0.0f);
-    // values of V that reach the row (scores at most 87 below m)
-    let hit = !(top - vec3<f32>(m) < vec3<f32>(-87.0f));
-    if (hit.x) { x = cmb_inf(); }
-    if (hit.y) { x = -cmb_inf(); }
-    if (hit.z || (hit.x && hit.y)) { x = cmb_nan(); }
-    if (nan_row) { x = cmb_nan(); }
-    o_st(cmb_o_row(row) + d, x);
-  } else {
-    if (fixed || !cmb_finite(acc)) {
-      let x = row * rs + P.hd + 2u + 4u * d;
-      o_st(row * rs + d, cmb_nan());
-      o_st(x, acc);
-      o_st(x + 1u, top.x);
-      o_st(x + 2u, top.y);
-      o_st(x + 3u, top.z);
-    } else {
-      o_st(row * rs + d, acc);
-    }
-    if (d == 0u) {
-      var mo = m;
-      var lo = l;
-      if (keys && !seen) { mo = cmb_neg_inf(); }
-      if (bad) { lo = cmb_nan(); }
-      o_st(row * rs + P.hd, mo);
-      o_st(row * rs + P.hd + 1u, lo);
-    }
-  }
+  return c;
+}
+
+// O's value at dim c of row r.
+fn cmb_o(r: CmbRow, c: CmbDim) -> f32 {
+  var x = select(0.0f, c.acc / c.l, c.l > 0.0f);
+  // values of V that reach the row (scores at most 87 below m)
+  let hit = !(c.top - vec3<f32>(r.m) < vec3<f32>(-87.0f));
+  if (hit.x) { x = cmb_inf(); }
+  if (hit.y) { x = -cmb_inf(); }
+  if (hit.z || (hit.x && hit.y)) { x = cmb_nan(); }
+  if (r.bad || (r.keys && !r.seen)) { x = cmb_nan(); }
+  return x;
 }

@@ -328,6 +328,53 @@ TEST(types_attention_paths) {
       }
 }
 
+/* 2-byte operands from a word's start: an O whose rows all start words
+ * (even head_dim_v, strides) is stored by whole words by the combine, after
+ * states over all keys (one launch) or over key blocks (split-KV, 64 KiB
+ * bindings); an odd head_dim_v keeps the per-element stores. */
+TEST(types_attention_word_start) {
+  const wgc_dtype F16 = WGC_DTYPE_F16, BF16 = WGC_DTYPE_BF16;
+  static const struct {
+    size_t binding, seq_q, seq_kv, hd, hdv;
+  } cases[] = {{0, 5, 37, 24, 20},
+               {0, 3, 29, 80, 80},
+               {0, 4, 33, 16, 7},
+               {65536, 3, 5000, 16, 16},
+               {65536, 300, 1100, 16, 16}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (int c = 0; c < 2; c++) {
+      wgc_attention_desc d = {.batch = 2,
+                              .heads = 2,
+                              .heads_kv = 1,
+                              .seq_q = cases[i].seq_q,
+                              .seq_kv = cases[i].seq_kv,
+                              .head_dim = cases[i].hd,
+                              .head_dim_v = cases[i].hdv,
+                              .scale = 1.0f / sqrtf((float)cases[i].hd),
+                              .causal =
+                                  c ? WGC_CAUSAL_BOTTOM_RIGHT : WGC_CAUSAL_NONE,
+                              .q_type = c ? BF16 : F16,
+                              .k_type = F16,
+                              .v_type = c ? BF16 : F16,
+                              .o_type = c ? BF16 : F16};
+      if (cases[i].binding)
+        d.batch = 1;
+      char types[96];
+      types_label(&d, types, sizeof types);
+      if (!case_begin("types attention[webgpu from a word's start] %zux%zu "
+                      "d %zu/%zu %s",
+                      d.seq_q, d.seq_kv, d.head_dim, d.head_dim_v, types))
+        continue;
+      wgc_context *ctx = new_ctx(WGC_BACKEND_WEBGPU, cases[i].binding);
+      size_t was = tbuf_half_offset(8);
+      if (ctx)
+        attn_case(ctx, d, true, c ? SP_VALUES : SP_NONE, types);
+      tbuf_half_offset(was);
+      wgc_destroy(ctx);
+      case_end();
+    }
+}
+
 /* The CPU backend's pieces of a typed call (the wasm32 queue) compute
  * exactly what the whole call does: f16 Q, K, V and mask 2 bytes into a
  * word, f16 O, under each causal mask. */

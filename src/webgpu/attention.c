@@ -430,6 +430,18 @@ static wgc_ref ref_at(wgc_ref r, uint64_t elems) {
   return r;
 }
 
+/* Combine launch l (O its operand 1, c its Params) of a 2-byte O whose
+ * rows all start words (an even head_dim_v, even strides and origin): two
+ * dims an invocation, stored by whole words rather than by atomic halves. */
+static void combine_words(wg_launch *l, const combine_params *c) {
+  if (!wg_half_type(l->ops[1].type) || !c->last || c->hd % 2 ||
+      (c->o_rs | c->o_hs | c->o_bs) % 2 || (l->ops[1].lead / 2 + c->o_org) % 2)
+    return;
+  l->kernel = "attention_combine+attention_combine_words";
+  l->word_stores = 2;
+  l->groups = wg_ceil_div((uint64_t)c->rows * (c->hd / 2), 256);
+}
+
 /* Merges nb blocks of softmax states (rows rows of state_floats(hd) each)
  * in st[0] into O (rows of hd at a stride of o_rs from element o0 of o,
  * of O's type), in rounds of fan blocks, ping-ponging between st[0] and
@@ -451,7 +463,7 @@ static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
                           .rq = (uint32_t)rows,
                           .heads = 1};
       wg_launch l = {
-          .kernel = "attention_combine",
+          .kernel = "attention_combine+attention_combine_main",
           .ops = {{.name = "p",
                    .ref = ref_at(st[cur], j * fan * rows * rs),
                    .bytes = 4 * cnt * rows * rs,
@@ -467,6 +479,7 @@ static wgc_status combine_rounds(split_run *sr, wgc_ref st[2], uint64_t nb,
           .params = &p,
           .params_size = sizeof p,
           .groups = (rows * hd + 255) / 256};
+      combine_words(&l, &p);
       wgc_status s = split_launch(sr, &l);
       if (s != WGC_OK)
         return s;
@@ -727,7 +740,7 @@ static bool states_path(wgc_context *ctx, const wgc_attention_args *a,
                       .rq = (uint32_t)d->seq_q,
                       .heads = (uint32_t)d->heads};
   wg_launch m = {
-      .kernel = "attention_combine",
+      .kernel = "attention_combine+attention_combine_main",
       .ops = {so, window("o", a->o, d->o_type, true, d->o_stride, d->heads, 0,
                          bh_total, 0, d->seq_q, 0, hdv, org)},
       .nops = 2,
@@ -740,6 +753,7 @@ static bool states_path(wgc_context *ctx, const wgc_attention_args *a,
   c.o_hs = org[1];
   c.o_rs = org[2];
   c.o_org = org[3];
+  combine_words(&m, &c);
   if (!ops_fit(wp, l.ops, l.nops, bind) || !ops_fit(wp, m.ops, 2, bind)) {
     wg_plan_free(wp);
     return false;
