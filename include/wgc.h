@@ -684,8 +684,9 @@ typedef struct wgc_attention_desc {
  * half a unit in the last place of O's type. Rejected, naming the
  * operand's field and its type: a type outside wgc_dtype, I32, Q8_0 or
  * Q4_0, and a misaligned 2-byte operand. On WebGPU a 2-byte O is written
- * by the split-KV combine (its sums stay f32 until then), and its 32-bit
- * words with atomic operations. */
+ * by the split-KV combine (its sums stay f32 until then): by whole 32-bit
+ * words where every row of O starts a word (an even head_dim_v, even
+ * strides, O at a 4-byte boundary), else with atomic operations on them. */
 WGC_API wgc_status wgc_attention(wgc_context *ctx, const wgc_attention_desc *d,
                                  wgc_ptr q, wgc_ptr k, wgc_ptr v, wgc_ptr o);
 
