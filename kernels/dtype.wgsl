@@ -86,8 +86,13 @@ fn dt_block_of(d: u32, q: f32) -> u32 {
 fn dt_f32_to_f16(b: u32) -> u32 {
   let sign = select(0u, 0x8000u, b >= 0x80000000u);
   let a = b & 0x7fffffffu;
-  // normal in f16 (2^-14 <= a < 65520): rebias the exponent 127 -> 15
-  let normal = ((a + 0xfffu + ((a >> 13u) & 1u)) >> 13u) - 0x1c000u;
+  // normal in f16 (2^-14 <= a < 65520): the kept bits s rounded up past
+  // half (or at half to even), the exponent rebiased 127 -> 15; one shift
+  // (SwiftShader runs each lane by lane)
+  let s = a >> 13u;
+  let rem = a & 0x1fffu;
+  let up = rem > 0x1000u || (rem == 0x1000u && (s & 1u) != 0u);
+  let normal = s + select(0u, 1u, up) - 0x1c000u;
   // subnormal in f16 (a < 2^-14): in units of 2^-24, by an exact scaling
   // and round(), which takes ties to even (a is normal in f32 or rounds to
   // 0 whatever an adapter makes of it; min: NaN and big a are selected
@@ -95,7 +100,7 @@ fn dt_f32_to_f16(b: u32) -> u32 {
   let sub = u32(round(min(bitcast<f32>(a), 1.0) * 16777216.0));
   var h = select(sub, normal, a >= 0x38800000u);
   h = select(h, 0x7c00u, a >= 0x477ff000u);
-  let frac = (a & 0x7fffffu) >> 13u;
+  let frac = s & 0x3ffu; // a NaN's payload bits 22..13
   h = select(h, 0x7c00u | select(frac, 0x200u, frac == 0u), a > 0x7f800000u);
   return sign | h;
 }
