@@ -411,6 +411,11 @@ float wgc_dtype_load(const void *src, wgc_dtype t, size_t i) {
     memcpy(&f, s + 4 * i, 4);
     return f;
   }
+  if (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16) { /* as load(), directly */
+    uint16_t h;
+    memcpy(&h, s + 2 * i, 2);
+    return f32_from(t == WGC_DTYPE_F16 ? wgc_f16_to_f32(h) : (uint32_t)h << 16);
+  }
   elem x[QK];
   if (wgc_dtype_block(t) > 1) {
     dequantize_block(s + i / QK * dtype_bytes[t], t, x);
@@ -624,6 +629,11 @@ void wgc_dtype_store_run(void *dst, wgc_dtype t, size_t i0, const float *src,
 void wgc_dtype_store(void *dst, wgc_dtype t, size_t i, double v) {
   /* a computed NaN has no payload to keep: its float's will do */
   elem x = isnan(v) ? elem_f32(f32_bits((float)v)) : (elem){v, 0};
+  if (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16) { /* as store(), directly */
+    uint16_t h = narrow(x, t == WGC_DTYPE_F16 ? &F16 : &BF16);
+    memcpy((uint8_t *)dst + 2 * i, &h, 2);
+    return;
+  }
   store(dst, t, i, 1, &x);
 }
 
