@@ -582,8 +582,13 @@ static wgc_status split_heads(split_run *sr, uint64_t window,
     nq = max_groups / sh.dgroups * sh.bq;
   if (nq == 0)
     return WGC_ERR_UNSUPPORTED;
-  /* state blocks per combine launch, >= 2 */
+  /* state blocks per combine launch, >= 2; an invocation of the combine
+   * walks them three times at most (attention_combine_words: the row's
+   * maximum, then two dims), within llvmpipe's loop budget */
   uint64_t fan = sliced ? E / state_floats(dn) : E / (nq * rs);
+  uint64_t budget = wg_policy_of(sr->ctx)->loop_budget;
+  if (budget && fan > budget / 3)
+    fan = budget / 3;
   wgc_ref st[3] = {{0}, {0}, {0}};
   if (partial) {
     wgc_status s = split_scratch(sr, 4 * nb * nq * rs, &st[0]);
