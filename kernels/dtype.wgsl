@@ -80,9 +80,8 @@ fn dt_block_of(d: u32, q: f32) -> u32 {
 // subnormals are kept; a NaN keeps its sign and payload bits 22..13 (the
 // quiet bit set where those are all zero). Straight-line: every case is
 // computed and one is selected, which CPU adapters run several times
-// faster than branches that return. Rounding adds half an output ulp less
-// one, plus the kept lowest bit (ties to even), then truncates; a carry
-// into the exponent is the right result, up to infinity.
+// faster than branches that return. A rounding's carry into the exponent
+// is the right result, up to infinity.
 fn dt_f32_to_f16(b: u32) -> u32 {
   let sign = select(0u, 0x8000u, b >= 0x80000000u);
   let a = b & 0x7fffffffu;
@@ -105,7 +104,9 @@ fn dt_f32_to_f16(b: u32) -> u32 {
   return sign | h;
 }
 
-// f32 bits -> bf16 bits, as dt_f32_to_f16 (NaN keeps payload bits 22..16).
+// f32 bits -> bf16 bits, as dt_f32_to_f16 (NaN keeps payload bits 22..16):
+// half an ulp less one plus the kept lowest bit (ties to even) added, then
+// truncated.
 fn dt_f32_to_bf16(b: u32) -> u32 {
   let sign = select(0u, 0x8000u, b >= 0x80000000u);
   let a = b & 0x7fffffffu;
