@@ -64,10 +64,19 @@ static void copy_typed(const wgc_copy_strided_args *c, size_t pos, size_t end) {
     else if (sd == 1 && ss == 1)
       wgc_dtype_convert_run(src, c->src_type, off[1], dst, c->dst_type, off[0],
                             run);
-    else
-      for (size_t i = 0; i < run; i++)
-        wgc_dtype_convert_run(src, c->src_type, off[1] + i * ss, dst,
-                              c->dst_type, off[0] + i * sd, 1);
+    else /* through floats (exact), stored as wgc_dtype_convert_run does */
+      for (size_t i0 = 0, m; i0 < run; i0 += m) {
+        float buf[256];
+        m = cpu_min(run - i0, 256);
+        for (size_t i = 0; i < m; i++)
+          buf[i] = wgc_dtype_load(src, c->src_type, off[1] + (i0 + i) * ss);
+        if (sd == 1)
+          wgc_dtype_store_run(dst, c->dst_type, off[0] + i0, buf, m);
+        else /* as runs of one: a float's NaN payload is kept */
+          for (size_t i = 0; i < m; i++)
+            wgc_dtype_store_run(dst, c->dst_type, off[0] + (i0 + i) * sd,
+                                buf + i, 1);
+      }
     pos += run;
     index_step(run, c->shape, c->rank, strides, 2, idx, off);
   }
