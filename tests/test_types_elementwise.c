@@ -225,56 +225,53 @@ TEST(types_binary_broadcast) {
 static void where_cases(wgc_context *ctx) {
   static const size_t sc[2] = {4, 1}, sa[3] = {3, 1, 6}, sb[1] = {6};
   const size_t n = 72, nc = 4, na = 18, nb = 6;
-  {
-    for (int c = 0; c < 27; c++) {
-      wgc_dtype t[4] = {TYPES[c % 3], TYPES[c / 3 % 3], TYPES[c / 9],
-                        TYPES[(c + c / 3) % 3]};
-      float cv[4] = {0.0f, 6e-7f /* f16 subnormal */, -0.0f, NAN};
-      float *x = inputs(na, -70000.0f, 70000.0f, (unsigned)c, false),
-            *y = inputs(nb, -1.0f, 1.0f, (unsigned)c + 7, true);
-      tbuf C = tbuf_make(ctx, t[0], cv, nc), A = tbuf_make(ctx, t[1], x, na),
-           B = tbuf_make(ctx, t[2], y, nb), O = tbuf_make(ctx, t[3], NULL, n);
-      uint8_t *want = xmalloc(O.bytes), *got = xmalloc(O.bytes);
-      memcpy(want, O.host, O.bytes);
-      for (size_t i = 0; i < n; i++) {
-        size_t i0 = i / 24, i1 = i / 6 % 4, i2 = i % 6;
-        dref_val cd = dref_load(C.host + C.off, t[0], i1);
-        bool cond = cd.nan || cd.v != 0.0;
-        dref_val v = cond ? dref_load(A.host + A.off, t[1], i0 * 6 + i2)
-                          : dref_load(B.host + B.off, t[2], i2);
-        if (t[3] == WGC_DTYPE_F32) {
-          uint32_t w = dref_enc_f32(v);
-          memcpy(want + O.off + 4 * i, &w, 4);
-        } else {
-          uint16_t h = dref_enc16(v, t[3] == WGC_DTYPE_BF16);
-          memcpy(want + O.off + 2 * i, &h, 2);
-        }
+  for (int c = 0; c < 27; c++) {
+    wgc_dtype t[4] = {TYPES[c % 3], TYPES[c / 3 % 3], TYPES[c / 9],
+                      TYPES[(c + c / 3) % 3]};
+    float cv[4] = {0.0f, 6e-7f /* f16 subnormal */, -0.0f, NAN};
+    float *x = inputs(na, -70000.0f, 70000.0f, (unsigned)c, false),
+          *y = inputs(nb, -1.0f, 1.0f, (unsigned)c + 7, true);
+    tbuf C = tbuf_make(ctx, t[0], cv, nc), A = tbuf_make(ctx, t[1], x, na),
+         B = tbuf_make(ctx, t[2], y, nb), O = tbuf_make(ctx, t[3], NULL, n);
+    uint8_t *want = xmalloc(O.bytes), *got = xmalloc(O.bytes);
+    memcpy(want, O.host, O.bytes);
+    for (size_t i = 0; i < n; i++) {
+      size_t i0 = i / 24, i1 = i / 6 % 4, i2 = i % 6;
+      dref_val cd = dref_load(C.host + C.off, t[0], i1);
+      bool cond = cd.nan || cd.v != 0.0;
+      dref_val v = cond ? dref_load(A.host + A.off, t[1], i0 * 6 + i2)
+                        : dref_load(B.host + B.off, t[2], i2);
+      if (t[3] == WGC_DTYPE_F32) {
+        uint32_t w = dref_enc_f32(v);
+        memcpy(want + O.off + 4 * i, &w, 4);
+      } else {
+        uint16_t h = dref_enc16(v, t[3] == WGC_DTYPE_BF16);
+        memcpy(want + O.off + 2 * i, &h, 2);
       }
-      /* shapes: cond [4,1] -> rows, a [3,1,6], b [6]: out [3,4,6] */
-      if (C.dev && A.dev && B.dev && O.dev) {
-        CHECK_OK(ctx, wgc_where_ex(ctx, C.dev + C.off, t[0], sc, 2,
-                                   A.dev + A.off, t[1], sa, 3, B.dev + B.off,
-                                   t[2], sb, 1, O.dev + O.off, t[3]));
-        if (dev_read(ctx, (float *)(void *)got, O.dev, O.bytes / 4))
-          for (size_t i = 0; i < O.bytes; i++)
-            if (got[i] != want[i]) {
-              CHECK(false,
-                    "where %s,%s,%s->%s: byte %zu is 0x%02x, want 0x%02x",
-                    wgc_dtype_name(t[0]), wgc_dtype_name(t[1]),
-                    wgc_dtype_name(t[2]), wgc_dtype_name(t[3]), i, got[i],
-                    want[i]);
-              break;
-            }
-      }
-      tbuf_free(ctx, &C);
-      tbuf_free(ctx, &A);
-      tbuf_free(ctx, &B);
-      tbuf_free(ctx, &O);
-      free(x);
-      free(y);
-      free(want);
-      free(got);
     }
+    /* shapes: cond [4,1] -> rows, a [3,1,6], b [6]: out [3,4,6] */
+    if (C.dev && A.dev && B.dev && O.dev) {
+      CHECK_OK(ctx, wgc_where_ex(ctx, C.dev + C.off, t[0], sc, 2, A.dev + A.off,
+                                 t[1], sa, 3, B.dev + B.off, t[2], sb, 1,
+                                 O.dev + O.off, t[3]));
+      if (dev_read(ctx, (float *)(void *)got, O.dev, O.bytes / 4))
+        for (size_t i = 0; i < O.bytes; i++)
+          if (got[i] != want[i]) {
+            CHECK(false, "where %s,%s,%s->%s: byte %zu is 0x%02x, want 0x%02x",
+                  wgc_dtype_name(t[0]), wgc_dtype_name(t[1]),
+                  wgc_dtype_name(t[2]), wgc_dtype_name(t[3]), i, got[i],
+                  want[i]);
+            break;
+          }
+    }
+    tbuf_free(ctx, &C);
+    tbuf_free(ctx, &A);
+    tbuf_free(ctx, &B);
+    tbuf_free(ctx, &O);
+    free(x);
+    free(y);
+    free(want);
+    free(got);
   }
 }
 
@@ -291,28 +288,26 @@ TEST(types_where) {
 /* In place with the same 2-byte type on both sides, counts n: 333 and 334
  * in the tests. */
 static void in_place_cases(wgc_context *ctx, size_t n) {
-  {
-    for (int k = 1; k < 3; k++) {
-      float *x = inputs(n, -3, 3, (unsigned)k, false);
-      tbuf b = tbuf_make(ctx, TYPES[k], x, n);
-      double *want = dalloc(n);
-      for (size_t i = 0; i < n; i++) {
-        double v = tbuf_val(&b, i);
-        want[i] = ref_binary(WGC_BINARY_MUL, -v, -v);
-      }
-      double rel, abs_tol;
-      ref_binary_bound(WGC_BINARY_MUL, &rel, &abs_tol);
-      wgc_ptr p = b.dev + b.off;
-      CHECK_OK(ctx,
-               wgc_unary_ex(ctx, WGC_UNARY_NEG, p, TYPES[k], p, TYPES[k], n));
-      /* -x is exact; (-x) * (-x) rounds once */
-      CHECK_OK(ctx, wgc_binary_ex(ctx, WGC_BINARY_MUL, p, TYPES[k], p, TYPES[k],
-                                  p, TYPES[k], n));
-      check_out(ctx, &b, want, rel, abs_tol, "in place");
-      free(x);
-      free(want);
-      tbuf_free(ctx, &b);
+  for (int k = 1; k < 3; k++) {
+    float *x = inputs(n, -3, 3, (unsigned)k, false);
+    tbuf b = tbuf_make(ctx, TYPES[k], x, n);
+    double *want = dalloc(n);
+    for (size_t i = 0; i < n; i++) {
+      double v = tbuf_val(&b, i);
+      want[i] = ref_binary(WGC_BINARY_MUL, -v, -v);
     }
+    double rel, abs_tol;
+    ref_binary_bound(WGC_BINARY_MUL, &rel, &abs_tol);
+    wgc_ptr p = b.dev + b.off;
+    CHECK_OK(ctx,
+             wgc_unary_ex(ctx, WGC_UNARY_NEG, p, TYPES[k], p, TYPES[k], n));
+    /* -x is exact; (-x) * (-x) rounds once */
+    CHECK_OK(ctx, wgc_binary_ex(ctx, WGC_BINARY_MUL, p, TYPES[k], p, TYPES[k],
+                                p, TYPES[k], n));
+    check_out(ctx, &b, want, rel, abs_tol, "in place");
+    free(x);
+    free(want);
+    tbuf_free(ctx, &b);
   }
 }
 
