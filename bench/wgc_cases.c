@@ -270,7 +270,6 @@ static void outputs_cases(wgc_context *ctx, const char *system) {
                t ? wgc_dtype_name(types[t]) : "");
       o.kind = k;
       o.t = types[t];
-      run_outputs(&o); /* compiles the type's kernels */
       record("outputs", names[k], label, bench_median(run_outputs, &o, reps),
              reps, 1, "ms", 0);
     }
