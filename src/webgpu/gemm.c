@@ -406,8 +406,7 @@ static bool rv_bk(const wgc_gemm_args *g, const region *r, const form *p,
  * elements, 16 bytes, into an aligned vec4. */
 static bool mv_words4(const wgc_gemm_args *g, const region *r,
                       const wg_operand *b) {
-  return (g->b_type == WGC_DTYPE_F16 || g->b_type == WGC_DTYPE_BF16) &&
-         (r->nn == 1 || g->cs_b % 8 == 0) &&
+  return wg_half_type(g->b_type) && (r->nn == 1 || g->cs_b % 8 == 0) &&
          (r->nb == 1 || g->batch_b % 8 == 0) &&
          (b->ref.offset + b->lead) % 16 == 0;
 }
@@ -778,7 +777,7 @@ wgc_status wg_gemm_plan(wg_plan *wp, const wgc_gemm_args *g) {
               .k0 = 0,
               .kk = scale ? 0 : g->k,
               .beta = g->beta};
-  if (!scale && (g->c_type == WGC_DTYPE_F16 || g->c_type == WGC_DTYPE_BF16)) {
+  if (!scale && wg_half_type(g->c_type)) {
     bool ksplit = false;
     wgc_status s = run_region(wp, g, r, &ksplit);
     if (s != WGC_OK || ksplit)
