@@ -175,7 +175,15 @@ const THREAD_MAIN = `onmessage = async ({ data: { module, memory, stackTop, inde
     };
   const { exports } = await WebAssembly.instantiate(module, imports);
   exports.__stack_pointer.value = stackTop;
-  exports.wgc_js_thread_main(index);
+  try {
+    exports.wgc_js_thread_main(index);
+  } catch (e) {
+    // a task trapped: told, the page's thread stops waiting for it and
+    // traps in its turn; this worker runs nothing more
+    exports.__stack_pointer.value = stackTop;
+    exports.wgc_js_thread_trapped?.(index);
+    console.error('wgc thread ' + index + ': a task failed: ' + (e?.message ?? e));
+  }
 };`;
 let threadMainUrl = null;
 // 1 when the worker was started, 0 when the page refuses (a content

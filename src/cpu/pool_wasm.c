@@ -18,11 +18,19 @@
  * waits (spinning: the page's thread may not sleep on memory) only for
  * tasks a worker has claimed. The counter carries the job's generation in
  * its high half, so a worker still looping over a finished job cannot
- * claim a task of the next. Only this file is built with atomics. */
+ * claim a task of the next. Only this file is built with atomics.
+ *
+ * A task that traps on a worker (a bug: the same task would trap on the
+ * page's thread in a module without threads) must not leave the page's
+ * thread waiting for it forever: the worker's script reports the trap
+ * (wgc_js_thread_trapped) and stops, the caller stops waiting for that
+ * task, finishes the job's other tasks and traps in its turn, so the page
+ * sees the error as it would without threads. */
 #include "pool.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define JS(name) __attribute__((import_module("wgc_js"), import_name(#name)))
@@ -58,7 +66,11 @@ static struct {
   atomic_uint n_tasks;
   _Atomic uint64_t claim; /* generation << 32 | next task */
   atomic_uint done;       /* tasks finished */
-  atomic_uint seq;        /* generation; workers sleep on it */
+  atomic_uint trapped;    /* tasks whose worker trapped in them */
+  /* the generation of the job whose task each worker is running, 0
+   * between tasks */
+  atomic_uint in_task[POOL_MAX_AUTO];
+  atomic_uint seq; /* generation; workers sleep on it */
   atomic_uint worker_tasks;
   atomic_bool expecting; /* cpu_pool_expect_work */
   atomic_uint awake;     /* workers not asleep (cpu_pool_ready) */
@@ -76,9 +88,13 @@ static void run_tasks(uint32_t gen, cpu_task_fn fn, void *arg, uint32_t n,
       return;
     if (!atomic_compare_exchange_weak(&shared.claim, &c, c + 1))
       continue;
-    fn(arg, (uint32_t)c, worker);
     if (worker)
+      atomic_store(&shared.in_task[worker], gen);
+    fn(arg, (uint32_t)c, worker);
+    if (worker) {
+      atomic_store(&shared.in_task[worker], 0);
       atomic_fetch_add(&shared.worker_tasks, 1);
+    }
     atomic_fetch_add(&shared.done, 1);
   }
 }
@@ -104,6 +120,40 @@ EXPORT void wgc_js_thread_main(unsigned index) {
     if (index < shared.limit && index < n)
       run_tasks(gen, fn, arg, n, index);
   }
+}
+
+/* Called by worker index's script once its wgc_js_thread_main trapped; the
+ * worker runs nothing more. A task it was running counts as trapped, so
+ * the caller waiting for it stops waiting. */
+EXPORT void wgc_js_thread_trapped(unsigned index) {
+  if (index == 0 || index >= POOL_MAX_AUTO)
+    return;
+  atomic_fetch_sub(&shared.awake, 1);
+  uint32_t gen = atomic_exchange(&shared.in_task[index], 0);
+  if (gen && gen == atomic_load(&shared.seq))
+    atomic_fetch_add(&shared.trapped, 1);
+}
+
+/* Tests: a job of n tasks of some 0.2 ms each on any thread but worker 1,
+ * which traps in any it takes (the job's caller then traps too). Returns
+ * the tasks finished. */
+static void trap_test_task(void *arg, size_t task, unsigned worker) {
+  (void)task;
+  if (worker == 1)
+    __builtin_trap();
+  for (volatile unsigned spin = 0; spin < 100000; spin++)
+    ;
+  atomic_fetch_add((atomic_uint *)arg, 1);
+}
+
+EXPORT unsigned wgc_js_thread_trap_test(unsigned n) {
+  cpu_pool *pool = cpu_pool_create(0);
+  if (!pool)
+    return 0;
+  atomic_uint finished = 0;
+  cpu_pool_for(pool, n, trap_test_task, &finished);
+  cpu_pool_destroy(pool);
+  return atomic_load(&finished);
 }
 
 /* Tasks that workers have run since the module started: whether threads
@@ -168,11 +218,19 @@ void cpu_pool_for(cpu_pool *pool, size_t n_tasks, cpu_task_fn fn, void *arg) {
   shared.n_tasks = n;
   shared.limit = pool->threads;
   atomic_store(&shared.done, 0);
+  atomic_store(&shared.trapped, 0);
   atomic_store(&shared.claim, (uint64_t)gen << 32);
   atomic_store(&shared.seq, gen);
   __builtin_wasm_memory_atomic_notify((int *)&shared.seq, shared.started);
 
   run_tasks(gen, fn, arg, n, 0);
-  while (atomic_load(&shared.done) < n)
-    ; /* the rest are running on workers */
+  /* the rest are running on workers (both counts only grow) */
+  while (atomic_load(&shared.done) + atomic_load(&shared.trapped) < n)
+    ;
+  if (atomic_load(&shared.trapped)) {
+    fputs("wgc: a CPU backend task trapped on a worker thread (its error is "
+          "the worker's)\n",
+          stderr);
+    __builtin_trap();
+  }
 }

@@ -2286,6 +2286,31 @@ async function threadsPage() {
     plainOne.destroy();
     return `worst difference ${worst.toExponential(2)} of the largest output`;
   });
+  // A task that traps on a worker: the page's thread, which waits for the
+  // job's tasks by spinning, must not wait for that one forever; it traps
+  // in its turn, as a module without threads would. An application module
+  // of its own (minilm-threads.wasm) keeps wgc.js's workers out of it;
+  // its wgc_js_thread_trap_test runs a job whose tasks trap on worker 1.
+  await test('threads: a task that traps on a worker traps on the page, which does not hang', async () => {
+    const noop = () => 0;
+    const X = await W.instantiate(new URL('/minilm-threads.wasm', location.origin),
+                                  { env: { mw_created: noop, mw_embedded: noop } });
+    const n = 64, start = performance.now();
+    let trap = null, calls = 0;
+    while (!trap && performance.now() - start < 20000) {
+      calls++;
+      try {
+        check(X.wgc_js_thread_trap_test(n) === n, 'a job without a trap left tasks undone');
+      } catch (e) {
+        trap = e;
+      }
+      await new Promise((ok) => setTimeout(ok, 10)); // workers start from the event loop
+    }
+    check(trap instanceof WebAssembly.RuntimeError, `after ${calls} jobs: ${trap ?? 'no worker took a task in 20 s'}`);
+    // worker 1 is gone and nothing waits for it: the next jobs finish
+    for (let i = 0; i < 3; i++) check(X.wgc_js_thread_trap_test(n) === n, `job ${i} after the trap left tasks undone`);
+    return `trapped at job ${calls}: ${trap.message}`;
+  });
 }
 
 finish(() => (mode === 'fallback' ? (crossOriginIsolated ? threadsPage() : fallbackPage()) : mainPage()));
