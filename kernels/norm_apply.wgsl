@@ -5,7 +5,9 @@
 // Prelude consts: KIND as norm_stats; AFFINE 0: none, 1: times p[r]
 // (scale), 2: plus p[r] (bias), 3: times p[2r] plus p[2r + 1] (scale and
 // bias packed side by side by kernels/norm_pack.wgsl). The value itself:
-// kernels/norm_value.wgsl.
+// kernels/norm_value.wgsl. The elements are written by fn norm_write
+// (kernels/norm_apply_st.wgsl element by element, norm_apply_words.wgsl
+// by whole words of a 2-byte y) through norm_y and norm_next.
 
 struct Params {
   off: vec4<u32>,
@@ -28,6 +30,31 @@ fn record(at: u32) -> vec4<f32> {
   return vec4<f32>(st_ld(at), st_ld(at + 1u), 0.0, 0.0);
 }
 
+// The output at box index at = (o, r, i), input element e.
+fn norm_y(e: u32, at: vec3<u32>) -> f32 {
+  let v = norm_value(x_ld(e), record(4u * (at.x * P.st_so + at.z)));
+  var y = v.x;
+  let u = v.y;
+  if (AFFINE == 1u) { y = (y * p_ld(at.y)) * u; }
+  if (AFFINE == 2u) { y = y + p_ld(at.y); }
+  if (AFFINE == 3u) { y = (y * p_ld(2u * at.y)) * u + p_ld(2u * at.y + 1u); }
+  return y;
+}
+
+// The box index after at, without dividing.
+fn norm_next(at: vec3<u32>) -> vec3<u32> {
+  var n = at + vec3<u32>(0u, 0u, 1u);
+  if (n.z == P.n_i) {
+    n.z = 0u;
+    n.y += 1u;
+    if (n.y == P.n_r) {
+      n.y = 0u;
+      n.x += 1u;
+    }
+  }
+  return n;
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
@@ -36,29 +63,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   let per_o = P.n_r * P.n_i;
   let total = P.n_o * per_o;
   if (first >= total) { return; }
-  var o = first / per_o;
+  let o = first / per_o;
   let rest = first - o * per_o;
-  var r = rest / P.n_i;
-  var i = rest - r * P.n_i;
-  let cnt = min(P.items, total - first);
-  for (var j = 0u; j < cnt; j++) {
-    let e = o * P.in_so + r * P.in_sr + i;
-    let at = 4u * (o * P.st_so + i);
-    let v = norm_value(x_ld(e), record(at));
-    var y = v.x;
-    let u = v.y;
-    if (AFFINE == 1u) { y = (y * p_ld(r)) * u; }
-    if (AFFINE == 2u) { y = y + p_ld(r); }
-    if (AFFINE == 3u) { y = (y * p_ld(2u * r)) * u + p_ld(2u * r + 1u); }
-    y_st(e, y);
-    i += 1u;
-    if (i == P.n_i) {
-      i = 0u;
-      r += 1u;
-      if (r == P.n_r) {
-        r = 0u;
-        o += 1u;
-      }
-    }
-  }
+  let r = rest / P.n_i;
+  norm_write(first, min(P.items, total - first),
+             vec3<u32>(o, r, rest - r * P.n_i));
 }

@@ -172,7 +172,9 @@ TEST(types_norm_in_place) {
 
 /* 2-byte operands from a word's start: where a row of a 2-byte output is
  * whole words (an even length along the last axis), CPU adapters write it
- * by words; [4, 300] is such, [3, 37, 5] is not. */
+ * by words; [4, 300] is such, [3, 37, 5] is not. The general form (GPUs)
+ * writes a contiguous output from a word's start by words: [3, 37, 5]
+ * ends half-way through its last word, whose other half is a guard. */
 TEST(types_norm_word_start) {
   for (int bi = 0; bi < 2; bi++) {
     wgc_context *ctx;
@@ -183,6 +185,9 @@ TEST(types_norm_word_start) {
       for (int c = 0; c < 9; c++)
         norm_case(ctx, (kind)k, TYPES[c / 3], TYPES[c % 3], TYPES[(c + k) % 2],
                   c % 3 != 0 || k == 0, false);
+    for (int k = 0; k < 4; k++)
+      norm_case(ctx, (kind)k, TYPES[k % 3], TYPES[1 + k % 2], TYPES[k % 2],
+                false, false);
     for (int k = 0; k < 4; k++)
       for (int t = 1; t < 3; t++)
         norm_case(ctx, (kind)k, TYPES[t], TYPES[t], WGC_DTYPE_F16, true, true);

@@ -37,6 +37,8 @@
 #define CH_REC 64u     /* records per chunk, later passes */
 #define ITEMS_GPU 4u   /* output elements per invocation */
 #define ITEMS_CPU 16u  /* ... on CPU adapters, where invocations cost more */
+_Static_assert(ITEMS_GPU % 2 == 0 && ITEMS_CPU % 2 == 0,
+               "a 2-byte y's words are an invocation's own");
 
 typedef struct stats_params {
   uint32_t off[4];
@@ -230,7 +232,7 @@ static wgc_status apply_pass(wg_plan *plan, const wgc_norm_args *n, wgc_ref st,
                           .items = items};
         /* without scale or bias, p is a stand-in the kernel never reads */
         wg_launch l = {
-            .kernel = "math+norm_value+norm_apply",
+            .kernel = "math+norm_value+norm_apply_st+norm_apply",
             .consts = consts,
             .ops = {wg_typed_operand("x", n->input, n->input_type, at, cnt,
                                      false),
@@ -250,6 +252,13 @@ static wgc_status apply_pass(wg_plan *plan, const wgc_norm_args *n, wgc_ref st,
             .params = &p,
             .params_size = sizeof p,
             .groups = wg_ceil_div(wg_ceil_div(no * nr * ni, items), 256)};
+        /* a box contiguous in a 2-byte y from a word's start is written by
+         * whole words (items is even) */
+        if (wg_half_type(n->output_type) && ni == inner &&
+            (no == 1 || nr == len) && l.ops[3].lead == 0) {
+          l.kernel = "math+norm_value+norm_apply_words+norm_apply";
+          l.word_stores = 8;
+        }
         wgc_status s = wg_plan_add(plan, &l);
         if (s != WGC_OK)
           return s;
