@@ -626,15 +626,33 @@ void wgc_dtype_store_run(void *dst, wgc_dtype t, size_t i0, const float *src,
   }
 }
 
+/* v as an element: a computed NaN has no payload to keep, so its float's
+ * will do. */
+static elem elem_of_double(double v) {
+  return isnan(v) ? elem_f32(f32_bits((float)v)) : (elem){v, 0};
+}
+
 void wgc_dtype_store(void *dst, wgc_dtype t, size_t i, double v) {
-  /* a computed NaN has no payload to keep: its float's will do */
-  elem x = isnan(v) ? elem_f32(f32_bits((float)v)) : (elem){v, 0};
+  elem x = elem_of_double(v);
   if (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16) { /* as store(), directly */
     uint16_t h = narrow(x, t == WGC_DTYPE_F16 ? &F16 : &BF16);
     memcpy((uint8_t *)dst + 2 * i, &h, 2);
     return;
   }
   store(dst, t, i, 1, &x);
+}
+
+void wgc_dtype_store_doubles(void *dst, wgc_dtype t, size_t i0,
+                             const double *src, size_t n) {
+  if (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16) {
+    const format *f = t == WGC_DTYPE_F16 ? &F16 : &BF16;
+    uint16_t *h = (uint16_t *)dst + i0;
+    for (size_t i = 0; i < n; i++)
+      h[i] = narrow(elem_of_double(src[i]), f);
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    wgc_dtype_store(dst, t, i0 + i, src[i]);
 }
 
 /* ---- host helpers ---------------------------------------------------------

@@ -46,5 +46,8 @@ void wgc_dtype_store(void *dst, wgc_dtype t, size_t i, double v);
  * wgc_dtype_store does each. */
 void wgc_dtype_store_run(void *dst, wgc_dtype t, size_t i0, const float *src,
                          size_t n);
+/* The same from doubles, each rounded once as wgc_dtype_store does. */
+void wgc_dtype_store_doubles(void *dst, wgc_dtype t, size_t i0,
+                             const double *src, size_t n);
 
 #endif

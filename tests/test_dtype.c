@@ -217,10 +217,17 @@ TEST(dtype_store_double) {
   if (!case_begin("dtype: doubles to f16 and bf16, ties, one rounding"))
     return;
   uint64_t r = 0x2545F4914F6CDD1Dull;
+  /* the values also go through wgc_dtype_store_doubles as one run, with
+   * the specials after them */
+  enum { N = 60000, SPECIALS = 8 };
+  double *vs = xmalloc((N + SPECIALS + 1) * sizeof *vs);
+  uint16_t *wants = xmalloc((N + SPECIALS) * sizeof *wants),
+           *run = xmalloc((N + SPECIALS + 2) * sizeof *run);
   for (int bf = 0; bf < 2; bf++) {
     wgc_dtype t = bf ? WGC_DTYPE_BF16 : WGC_DTYPE_F16;
     int bad = 0;
-    for (unsigned i = 0; i < 60000 && bad < 3; i++) {
+    size_t nv = 0;
+    for (unsigned i = 0; i < N && bad < 3; i++) {
       r ^= r << 13, r ^= r >> 7, r ^= r << 17;
       uint16_t h = (uint16_t)(r >> 20) & 0x7ffe;
       dref_val a = dref_dec16(h, bf), b = dref_dec16(h + 1, bf);
@@ -248,8 +255,29 @@ TEST(dtype_store_double) {
         CHECK(false, "%s(%a) = 0x%04x, want 0x%04x", wgc_dtype_name(t), v, got,
               want);
       }
+      vs[nv] = v;
+      wants[nv++] = want;
     }
+    const double specials[SPECIALS] = {0.0,   -0.0,    INFINITY, -INFINITY,
+                                       1e300, -1e-300, 0x1p-25,  -0x1.8p-25};
+    for (int k = 0; k < SPECIALS; k++) {
+      vs[nv] = specials[k];
+      wants[nv++] = dref_enc16((dref_val){specials[k], 0}, bf);
+    }
+    vs[nv] = NAN; /* any NaN of the type */
+    wgc_dtype_store_doubles(run, t, 1, vs, nv + 1);
+    for (size_t i = 0; i < nv && bad < 3; i++)
+      if (run[i + 1] != wants[i]) {
+        bad++;
+        CHECK(false, "run of %s: element %zu (%a) = 0x%04x, want 0x%04x",
+              wgc_dtype_name(t), i, vs[i], run[i + 1], wants[i]);
+      }
+    uint16_t nan_bits = run[nv + 1], exp_mask = bf ? 0x7f80 : 0x7c00;
+    CHECK((nan_bits & exp_mask) == exp_mask &&
+              (nan_bits & ~(exp_mask | 0x8000)),
+          "run of %s: NaN stored as 0x%04x", wgc_dtype_name(t), nan_bits);
   }
+  free(vs), free(wants), free(run);
   case_end();
 }
 

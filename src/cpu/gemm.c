@@ -164,15 +164,30 @@ static void store_tile(const wgc_gemm_args *g, float *c, size_t i0, size_t j0,
 }
 
 /* store_tile for a C of another type; base: the batch's first element.
- * sums NULL: beta*C alone (k == 0 or alpha == 0). */
+ * sums NULL: beta*C alone (k == 0 or alpha == 0); else the results are
+ * made in place in sums and a row of C along its unit stride is stored as
+ * one run. */
 static void store_tile_typed(const wgc_gemm_args *g, void *c, size_t base,
                              size_t i0, size_t j0, size_t rows, size_t cols,
-                             const double *sums, size_t nb) {
+                             double *sums, size_t nb) {
   const void *bias = g->has_bias ? cpu_ptr(g->bias) : NULL;
   bool ep = has_epilogue(g);
-  for (size_t i = 0; i < rows; i++)
+  for (size_t i = 0; i < rows; i++) {
+    size_t e0 = base + (i0 + i) * g->rs_c + j0 * g->cs_c;
+    if (sums && g->cs_c == 1) {
+      double *v = sums + i * nb;
+      for (size_t j = 0; j < cols; j++) {
+        v[j] *= (double)g->alpha;
+        if (g->beta != 0.0f)
+          v[j] += (double)g->beta * wgc_dtype_load(c, g->c_type, e0 + j);
+        if (ep)
+          v[j] = epilogue_exact(g, bias, i0 + i, j0 + j, v[j]);
+      }
+      wgc_dtype_store_doubles(c, g->c_type, e0, v, cols);
+      continue;
+    }
     for (size_t j = 0; j < cols; j++) {
-      size_t e = base + (i0 + i) * g->rs_c + (j0 + j) * g->cs_c;
+      size_t e = e0 + j * g->cs_c;
       double v = sums ? (double)g->alpha * sums[i * nb + j] : 0.0;
       if (g->beta != 0.0f)
         v += (double)g->beta * wgc_dtype_load(c, g->c_type, e);
@@ -180,6 +195,7 @@ static void store_tile_typed(const wgc_gemm_args *g, void *c, size_t base,
         v = epilogue_exact(g, bias, i0 + i, j0 + j, v);
       wgc_dtype_store(c, g->c_type, e, v);
     }
+  }
 }
 
 /* Packs op(B)[p1 .. p1+kp, j0 .. j0+cols] of batch t as slivers of

@@ -157,6 +157,28 @@ static inline double stat_out(const wgc_norm_args *n, const norm_stat *s,
   return 0.0;
 }
 
+/* stat_apply for one column (inner 1: the rows are contiguous) of typed
+ * operands, in runs along the rows. */
+static void stat_apply_rows(const wgc_norm_args *n, size_t at, size_t r0,
+                            size_t r1, const norm_stat *st) {
+  const void *scale = n->has_scale ? cpu_ptr(n->scale) : NULL;
+  const void *bias = n->has_bias ? cpu_ptr(n->bias) : NULL;
+  float in[CHUNK];
+  double out[CHUNK];
+  for (size_t r = r0; r < r1; r += CHUNK) {
+    size_t m = cpu_min(CHUNK, r1 - r);
+    wgc_dtype_load_run(cpu_ptr(n->input), n->input_type, at + r, m, in);
+    for (size_t q = 0; q < m; q++) {
+      out[q] = stat_out(n, st, in[q]);
+      if (scale)
+        out[q] *= cpu_load(scale, n->scale_type, r + q);
+      if (bias)
+        out[q] += cpu_load(bias, n->bias_type, r + q);
+    }
+    wgc_dtype_store_doubles(cpu_ptr(n->output), n->output_type, at + r, out, m);
+  }
+}
+
 /* Writes rows [r0, r1) of the w columns from element at of the input to
  * the output (after stat_finish). */
 static void stat_apply(const wgc_norm_args *n, size_t at, size_t r0, size_t r1,
@@ -166,6 +188,10 @@ static void stat_apply(const wgc_norm_args *n, size_t at, size_t r0, size_t r1,
   const void *x = cpu_ptr(n->input);
   void *y = cpu_ptr(n->output);
   bool f32 = n->input_type == WGC_DTYPE_F32 && n->output_type == WGC_DTYPE_F32;
+  if (!f32 && n->inner == 1) {
+    stat_apply_rows(n, at, r0, r1, st);
+    return;
+  }
   for (size_t r = r0; r < r1; r++) {
     /* one conversion per row for scale and bias; an f32 one read in place
      * (cpu_load): over the last axis a LayerNorm's rows are single
@@ -186,14 +212,17 @@ static void stat_apply(const wgc_norm_args *n, size_t at, size_t r0, size_t r1,
       }
       continue;
     }
+    float in[CHUNK];
+    double out[CHUNK];
+    wgc_dtype_load_run(x, n->input_type, e, w, in);
     for (size_t j = 0; j < w; j++) {
-      double out = stat_out(n, &st[j], wgc_dtype_load(x, n->input_type, e + j));
+      out[j] = stat_out(n, &st[j], in[j]);
       if (scale)
-        out *= sc;
+        out[j] *= sc;
       if (bias)
-        out += bi;
-      wgc_dtype_store(y, n->output_type, e + j, out);
+        out[j] += bi;
     }
+    wgc_dtype_store_doubles(y, n->output_type, e, out, w);
   }
 }
 
