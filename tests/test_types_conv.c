@@ -295,6 +295,42 @@ TEST(types_pool2d) {
   }
 }
 
+/* 2-byte outputs from a word's start: odd and even counts, and rows split
+ * over launches by 4 KiB bindings so that a launch's first and last words
+ * are half its own. */
+TEST(types_pool2d_word_start) {
+  for (int bi = 0; bi < 3; bi++) {
+    wgc_context *ctx;
+    if (bi < 2 ? !backend_case(bi, &ctx, "types pool2d from a word's start")
+               : !case_begin("types pool2d from a word's start[webgpu] 4 KiB "
+                             "bindings"))
+      continue;
+    if (bi == 2 && !(ctx = new_ctx(WGC_BACKEND_WEBGPU, 4096))) {
+      case_end();
+      continue;
+    }
+    size_t was = tbuf_half_offset(8);
+    for (int t = 0; t < 8; t++) {
+      wgc_pool2d_desc d = {.n = 1,
+                           .c = bi == 2 ? 2 : 3,
+                           .h = bi == 2 ? 40 : 9,
+                           .w = bi == 2 ? 43 : 11, /* 4 KiB: 11 rows of 41 */
+                           .r = 3,
+                           .s = 3,
+                           .pad_h = 1,
+                           .dilation_w = bi < 2 && t % 4 < 2 ? 2 : 1,
+                           .mode = t % 2 ? WGC_POOL_AVG : WGC_POOL_MAX,
+                           .input_type = TYPES[t % 3],
+                           .output_type = TYPES[1 + t / 4]};
+      pool_case(ctx, d, 4.0f, (unsigned)t + 70);
+    }
+    tbuf_half_offset(was);
+    if (bi == 2)
+      wgc_destroy(ctx);
+    case_end();
+  }
+}
+
 /* A window whose input span passes a 4 KiB binding: chunks of window rows
  * that fold into the output (in f32 scratch for a 2-byte output). */
 TEST(types_pool2d_split) {
