@@ -194,7 +194,14 @@ static void weights_cases(wgc_context *ctx, const char *system, where w) {
  * its 32-bit words between elements, so where invocations cannot own
  * whole words a kernel writes halves with atomic operations. */
 
-enum { OUT_ELEMS = 1 << 20, OUT_ROWS = 128, OUT_COLS = 384, OUT_SQUARE = 512 };
+enum {
+  OUT_ELEMS = 1 << 20,
+  OUT_ROWS = 128,
+  OUT_COLS = 384,
+  OUT_SQUARE = 512,
+  OUT_WIDE_ROWS = 256,
+  OUT_WIDE_COLS = 4096
+};
 
 typedef struct outputs_run {
   wgc_context *ctx;
@@ -217,6 +224,19 @@ static void run_outputs(void *arg) {
                           .scale = 0.17677669f,
                           .o_type = o->t};
   wgc_gemm_epilogue ep = {.c_type = o->t};
+  size_t wide[2] = {OUT_WIDE_ROWS, OUT_WIDE_COLS};
+  wgc_pool2d_desc pool = {.n = 1,
+                          .c = 64,
+                          .h = 112,
+                          .w = 112,
+                          .r = 3,
+                          .s = 3,
+                          .stride_h = 2,
+                          .stride_w = 2,
+                          .pad_h = 1,
+                          .pad_w = 1,
+                          .mode = WGC_POOL_MAX,
+                          .output_type = o->t};
   switch (o->kind) {
   case 0:
     OK(ctx, wgc_unary_ex(ctx, WGC_UNARY_NEG, o->x, f, o->out, o->t, OUT_ELEMS));
@@ -239,6 +259,13 @@ static void run_outputs(void *arg) {
   case 5:
     OK(ctx, wgc_attention(ctx, &a, o->x, o->y, o->s, o->out));
     break;
+  case 6: /* rows past the one-launch form of CPU adapters */
+    OK(ctx, wgc_layer_norm_ex(ctx, o->x, f, o->s, f, o->y, f, o->out, o->t,
+                              wide, 2, 1, 1e-5f));
+    break;
+  case 7:
+    OK(ctx, wgc_pool2d(ctx, &pool, o->x, o->out));
+    break;
   default:
     OK(ctx, wgc_gemm_ex(ctx, WGC_ROW_MAJOR, WGC_NO_TRANS, WGC_TRANS, OUT_ROWS,
                         4 * OUT_COLS, OUT_COLS, 1.0f, o->x, OUT_COLS, o->y,
@@ -254,6 +281,8 @@ static void outputs_cases(wgc_context *ctx, const char *system) {
                                 "softmax 128x384",
                                 "copy_strided transpose 512x512",
                                 "attention 12 heads, 128x128, d 32",
+                                "layer_norm 256x4096",
+                                "max pool 3x3/2 over 64x112x112",
                                 "gemm 128x1536x384 (x W^T)"};
   static const wgc_dtype types[] = {WGC_DTYPE_F32, WGC_DTYPE_F16,
                                     WGC_DTYPE_BF16};
