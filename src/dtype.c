@@ -632,23 +632,45 @@ static elem elem_of_double(double v) {
   return isnan(v) ? elem_f32(f32_bits((float)v)) : (elem){v, 0};
 }
 
+/* narrow() of each of n doubles, its normal range inline (f constant
+ * where this is inlined). */
+static inline void narrow_run(uint16_t *h, const double *src, size_t n,
+                              const format *f) {
+  for (size_t i = 0; i < n; i++) {
+    double a = fabs(src[i]);
+    if (a >= f->least && a < f->limit) /* false for NaN */
+      h[i] = (uint16_t)((signbit(src[i]) ? 1u << (f->mant + f->exp_bits) : 0) |
+                        round_normal(a, f->mant, f->emax));
+    else
+      h[i] = narrow(elem_of_double(src[i]), f);
+  }
+}
+
 void wgc_dtype_store(void *dst, wgc_dtype t, size_t i, double v) {
-  elem x = elem_of_double(v);
   if (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16) { /* as store(), directly */
-    uint16_t h = narrow(x, t == WGC_DTYPE_F16 ? &F16 : &BF16);
+    uint16_t h;
+    narrow_run(&h, &v, 1, t == WGC_DTYPE_F16 ? &F16 : &BF16);
     memcpy((uint8_t *)dst + 2 * i, &h, 2);
     return;
   }
+  elem x = elem_of_double(v);
   store(dst, t, i, 1, &x);
 }
 
 void wgc_dtype_store_doubles(void *dst, wgc_dtype t, size_t i0,
                              const double *src, size_t n) {
-  if (t == WGC_DTYPE_F16 || t == WGC_DTYPE_BF16) {
-    const format *f = t == WGC_DTYPE_F16 ? &F16 : &BF16;
-    uint16_t *h = (uint16_t *)dst + i0;
+  if (t == WGC_DTYPE_F32) { /* a NaN keeps its float's bits, as store() */
+    float *f = (float *)dst + i0;
     for (size_t i = 0; i < n; i++)
-      h[i] = narrow(elem_of_double(src[i]), f);
+      f[i] = (float)src[i];
+    return;
+  }
+  if (t == WGC_DTYPE_F16) {
+    narrow_run((uint16_t *)dst + i0, src, n, &F16);
+    return;
+  }
+  if (t == WGC_DTYPE_BF16) {
+    narrow_run((uint16_t *)dst + i0, src, n, &BF16);
     return;
   }
   for (size_t i = 0; i < n; i++)

@@ -223,6 +223,7 @@ TEST(dtype_store_double) {
   double *vs = xmalloc((N + SPECIALS + 1) * sizeof *vs);
   uint16_t *wants = xmalloc((N + SPECIALS) * sizeof *wants),
            *run = xmalloc((N + SPECIALS + 2) * sizeof *run);
+  size_t filled = 0; /* values in vs, the last of them the NaN */
   for (int bf = 0; bf < 2; bf++) {
     wgc_dtype t = bf ? WGC_DTYPE_BF16 : WGC_DTYPE_F16;
     int bad = 0;
@@ -265,6 +266,7 @@ TEST(dtype_store_double) {
       wants[nv++] = dref_enc16((dref_val){specials[k], 0}, bf);
     }
     vs[nv] = NAN; /* any NaN of the type */
+    filled = nv + 1;
     wgc_dtype_store_doubles(run, t, 1, vs, nv + 1);
     for (size_t i = 0; i < nv && bad < 3; i++)
       if (run[i + 1] != wants[i]) {
@@ -277,7 +279,18 @@ TEST(dtype_store_double) {
               (nan_bits & ~(exp_mask | 0x8000)),
           "run of %s: NaN stored as 0x%04x", wgc_dtype_name(t), nan_bits);
   }
-  free(vs), free(wants), free(run);
+  /* f32: as wgc_dtype_store, bit for bit (the last run's last values,
+   * the specials and the NaN among them) */
+  float *f = xmalloc(64 * sizeof *f);
+  const double *last = vs + filled - 64;
+  wgc_dtype_store_doubles(f, WGC_DTYPE_F32, 0, last, 64);
+  for (int i = 0; i < 64; i++) {
+    float one;
+    wgc_dtype_store(&one, WGC_DTYPE_F32, 0, last[i]);
+    CHECK(!memcmp(&one, &f[i], 4), "run of f32: %a stored as %a, alone %a",
+          last[i], (double)f[i], (double)one);
+  }
+  free(f), free(vs), free(wants), free(run);
   case_end();
 }
 

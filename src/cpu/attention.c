@@ -83,6 +83,24 @@ static void put(const attn_dst *o, size_t i, size_t x, double v) {
     wgc_dtype_store(o->p, o->t, e, v);
 }
 
+/* Row i of O := acc[0 .. n) / div, each quotient in double and stored
+ * once (a 2-byte O in runs). */
+static void put_row(const attn_dst *o, size_t i, const double *acc, size_t n,
+                    double div) {
+  if (o->t == WGC_DTYPE_F32) {
+    for (size_t x = 0; x < n; x++)
+      put(o, i, x, acc[x] / div);
+    return;
+  }
+  double q[64];
+  for (size_t x0 = 0; x0 < n; x0 += 64) {
+    size_t m = cpu_min(64, n - x0);
+    for (size_t x = 0; x < m; x++)
+      q[x] = acc[x0 + x] / div;
+    wgc_dtype_store_doubles(o->p, o->t, o->at + i * o->rs + x0, q, m);
+  }
+}
+
 static void fill(const attn_dst *o, size_t i, size_t n, float value) {
   for (size_t x = 0; x < n; x++)
     put(o, i, x, value);
@@ -221,8 +239,7 @@ static void attn_row(const wgc_attention_desc *d, const attn_head *hp, size_t i,
     for (size_t x = 0; x < hdv; x++)
       acc[x] += part[x];
   }
-  for (size_t x = 0; x < hdv; x++)
-    put(&hp->o, i, x, acc[x] / sum);
+  put_row(&hp->o, i, acc, hdv, sum);
 }
 
 /* Whether rows [0, n) of V (hdv each, stride vs) are all finite. */
@@ -334,8 +351,7 @@ static void attn_tiled(const wgc_attention_desc *d, const attn_head *hp,
     else if (!ok[i])
       fill(&hp->o, i0 + i, hdv, NAN);
     else
-      for (size_t x = 0; x < hdv; x++)
-        put(&hp->o, i0 + i, x, t->acc[i * hdv_r + x] / t->sum[i]);
+      put_row(&hp->o, i0 + i, t->acc + i * hdv_r, hdv, t->sum[i]);
   }
 }
 

@@ -3,11 +3,13 @@
  * once to its type. Padding takes no part; see wgc.h for the empty
  * window. */
 #include "cpu.h"
+#include "dtype.h"
 #include "split.h"
 
 #include <math.h>
 
 #define TASK_ROWS 64
+#define RUN 256 /* outputs of a 2-byte type stored at a time */
 
 /* The window taps i < n with 0 <= base + i*step < limit: [*lo, *hi). */
 static void taps_inside(long long base, size_t n, size_t step, size_t limit,
@@ -34,6 +36,9 @@ static void pool2d_rows(const wgc_pool2d_args *a, size_t g0, size_t g1) {
     long long by = (long long)(oy * d->stride_h) - (long long)d->pad_h;
     size_t i0, i1;
     taps_inside(by, d->r, d->dilation_h, d->h, &i0, &i1);
+    /* a 2-byte output is stored in runs of up to RUN outputs */
+    double run[RUN];
+    size_t run_at = g * a->q, run_n = 0;
     for (size_t ox = 0; ox < a->q; ox++) {
       long long bx = (long long)(ox * d->stride_w) - (long long)d->pad_w;
       size_t j0, j1;
@@ -69,7 +74,16 @@ static void pool2d_rows(const wgc_pool2d_args *a, size_t g0, size_t g1) {
                            : (double)(i1 - i0) * (double)(j1 - j0);
         out = count > 0 ? sum / count : 0.0;
       }
-      cpu_store(y, d->output_type, g * a->q + ox, out);
+      if (d->output_type == WGC_DTYPE_F32) {
+        ((float *)y)[g * a->q + ox] = (float)out;
+        continue;
+      }
+      run[run_n++] = out;
+      if (run_n == RUN || ox + 1 == a->q) {
+        wgc_dtype_store_doubles(y, d->output_type, run_at, run, run_n);
+        run_at += run_n;
+        run_n = 0;
+      }
     }
   }
 }

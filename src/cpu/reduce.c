@@ -231,8 +231,7 @@ static wgc_status reduce_typed(wgc_context *ctx, const wgc_reduce_args *r) {
                      "%s: no host memory for the converted operands", r->fn)
           : cpu_reduce(ctx, &a);
   if (s == WGC_OK && y)
-    for (size_t i = 0; i < out_n; i++)
-      wgc_dtype_store(cpu_ptr(r->output), r->output_type, i, y[i]);
+    wgc_dtype_store_run(cpu_ptr(r->output), r->output_type, 0, y, out_n);
   free(x);
   free(y);
   return s;

@@ -4,11 +4,13 @@
  * type; the rest is copied. A position outside the cache rotates by
  * cos = sin = 0. */
 #include "cpu.h"
+#include "dtype.h"
 #include "split.h"
 
 #include <string.h>
 
 #define TASK_ROWS 256
+#define RUN 64 /* pairs converted and rotated at a time */
 
 /* Rows [r0, r1) of the tensor, rows numbered in its layout. */
 static void rotary_rows(const wgc_rotary_args *r, size_t r0, size_t r1) {
@@ -39,14 +41,39 @@ static void rotary_rows(const wgc_rotary_args *r, size_t r0, size_t r1) {
       c = (b * d->seq + s) * half;
     }
     size_t xr = row * hd;
-    for (size_t k = 0; k < half; k++) {
-      size_t i1 = xr + (d->interleaved ? 2 * k : k);
-      size_t i2 = xr + (d->interleaved ? 2 * k + 1 : k + half);
-      double cv = c != SIZE_MAX ? cpu_load(cosc, ct, c + k) : 0.0;
-      double sv = c != SIZE_MAX ? cpu_load(sinc, ct, c + k) : 0.0;
-      double x1 = cpu_load(x, it, i1), x2 = cpu_load(x, it, i2);
-      cpu_store(y, ot, i1, cv * x1 - sv * x2);
-      cpu_store(y, ot, i2, sv * x1 + cv * x2);
+    /* pairs k0 .. k0 + m at a time: the inputs, cos and sin loaded as
+     * runs, the results stored as runs (interleaved: one of 2m elements;
+     * else one in each half of the rotated part) */
+    float x1[RUN], x2[RUN], cv[RUN], sv[RUN];
+    double y1[RUN], y2[RUN], yi[2 * RUN];
+    for (size_t k0 = 0; k0 < half; k0 += RUN) {
+      size_t m = cpu_min(RUN, half - k0);
+      if (c != SIZE_MAX) {
+        wgc_dtype_load_run(cosc, ct, c + k0, m, cv);
+        wgc_dtype_load_run(sinc, ct, c + k0, m, sv);
+      } else {
+        memset(cv, 0, sizeof cv);
+        memset(sv, 0, sizeof sv);
+      }
+      if (d->interleaved) {
+        float xi[2 * RUN];
+        wgc_dtype_load_run(x, it, xr + 2 * k0, 2 * m, xi);
+        for (size_t k = 0; k < m; k++) {
+          double xa = xi[2 * k], xb = xi[2 * k + 1];
+          yi[2 * k] = (double)cv[k] * xa - (double)sv[k] * xb;
+          yi[2 * k + 1] = (double)sv[k] * xa + (double)cv[k] * xb;
+        }
+        wgc_dtype_store_doubles(y, ot, xr + 2 * k0, yi, 2 * m);
+        continue;
+      }
+      wgc_dtype_load_run(x, it, xr + k0, m, x1);
+      wgc_dtype_load_run(x, it, xr + half + k0, m, x2);
+      for (size_t k = 0; k < m; k++) {
+        y1[k] = (double)cv[k] * x1[k] - (double)sv[k] * x2[k];
+        y2[k] = (double)sv[k] * x1[k] + (double)cv[k] * x2[k];
+      }
+      wgc_dtype_store_doubles(y, ot, xr + k0, y1, m);
+      wgc_dtype_store_doubles(y, ot, xr + half + k0, y2, m);
     }
     /* the rest as wgc_copy_strided_ex: bits, or converted on the bits */
     size_t at = xr + d->rotary_dim, rest = hd - d->rotary_dim;
