@@ -547,6 +547,30 @@ static void block_floats(const uint8_t *in, wgc_dtype t, float *y) {
         y[j] = f32_from(bits_nan(db) ? db : 0x7fc00000u);
 }
 
+#ifdef DTYPE_VECTOR
+/* Four floats' bits rounded to bf16 (in each lane's low 16 bits) as
+ * wgc_f32_to_bf16 does, without branches: to nearest even (the largest
+ * finite values round to inf), a NaN keeping its payload's top bits (0x40
+ * when those are 0). */
+static inline v4u bf16_lanes(v4u b) {
+  v4u a = b & 0x7fffffffu, frac = (a & 0x7fffffu) >> 16;
+  v4u round = (b + 0x7fffu + (b >> 16 & 1u)) >> 16;
+  v4u empty = (v4u)(frac == 0u), nan = (v4u)(a > 0x7f800000u);
+  v4u quiet = (b >> 16 & 0x8000u) | 0x7f80u | (0x40u & empty) | (frac & ~empty);
+  return (quiet & nan) | (round & ~nan);
+}
+
+/* Eight floats at src rounded to bf16 at h. */
+static inline void bf16_8(const float *src, uint16_t *h) {
+  v4u lo, hi;
+  memcpy(&lo, src, sizeof lo);
+  memcpy(&hi, src + 4, sizeof hi);
+  v8h r = __builtin_shufflevector((v8h)bf16_lanes(lo), (v8h)bf16_lanes(hi), 0,
+                                  2, 4, 6, 8, 10, 12, 14);
+  memcpy(h, &r, sizeof r);
+}
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__) && defined(DTYPE_VECTOR)
 #include <immintrin.h>
 #define DTYPE_F16C 1
@@ -562,6 +586,19 @@ __attribute__((target("f16c"))) static bool halves8_f16c(const uint8_t *p,
   if (_mm_movemask_epi8(_mm_cmpeq_epi16(e, _mm_set1_epi16(0x7c00))))
     return false;
   _mm256_storeu_ps(dst, _mm256_cvtph_ps(h));
+  return true;
+}
+
+/* Eight floats at src rounded to f16 at h with vcvtps2ph (to nearest even,
+ * the bits of wgc_f32_to_f16), unless one is NaN (vcvtps2ph quiets a
+ * signalling one): then nothing is written and false returned. */
+__attribute__((target("f16c,avx"))) static bool floats8_f16c(const float *src,
+                                                             uint16_t *h) {
+  __m256 x = _mm256_loadu_ps(src);
+  if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+    return false;
+  _mm_storeu_si128((__m128i *)h, _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT |
+                                                        _MM_FROUND_NO_EXC));
   return true;
 }
 #endif
@@ -612,14 +649,29 @@ void wgc_dtype_store_run(void *dst, wgc_dtype t, size_t i0, const float *src,
   case WGC_DTYPE_F32:
     memcpy((float *)dst + i0, src, 4 * n);
     return;
-  case WGC_DTYPE_F16:
-    for (size_t i = 0; i < n; i++)
+  case WGC_DTYPE_F16: {
+    size_t i = 0;
+#ifdef DTYPE_F16C
+    if (__builtin_cpu_supports("f16c"))
+      for (; i + 8 <= n; i += 8)
+        if (!floats8_f16c(src + i, h + i))
+          for (size_t j = i; j < i + 8; j++)
+            h[j] = wgc_f32_to_f16(f32_bits(src[j]));
+#endif
+    for (; i < n; i++)
       h[i] = wgc_f32_to_f16(f32_bits(src[i]));
     return;
-  case WGC_DTYPE_BF16:
-    for (size_t i = 0; i < n; i++)
+  }
+  case WGC_DTYPE_BF16: {
+    size_t i = 0;
+#ifdef DTYPE_VECTOR
+    for (; i + 8 <= n; i += 8)
+      bf16_8(src + i, h + i);
+#endif
+    for (; i < n; i++)
       h[i] = wgc_f32_to_bf16(f32_bits(src[i]));
     return;
+  }
   default:
     for (size_t i = 0; i < n; i++)
       wgc_dtype_store(dst, t, i0 + i, src[i]);
