@@ -8,6 +8,8 @@
 // words, reinterpreted from the f32 accessor without arithmetic. A block
 // table is bound from a block boundary, dc elements before column 0 of the
 // piece; the typed accessors decode the table and round the output.
+// Entry points: kernels/gather_main.wgsl (an element an invocation, four
+// invocations apart) and gather_words.wgsl (a 2-byte output by words).
 
 struct Params {
   off: vec4<u32>,
@@ -23,33 +25,35 @@ struct Params {
   dc: u32,
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) li: u32) {
-  let base = wg_linear_group(wid, nwg) * 1024u + li;
-  for (var s = 0u; s < 4u; s++) {
-    let i = base + s * 256u;
-    if (i >= P.count) { return; }
-    let c = i % P.cn;
-    let t = i / P.cn;
-    let j = t % P.jn;
-    let o = t / P.jn;
-    let raw = bitcast<u32>(indices_ld(j));
-    var k = raw;
-    var inside = raw < P.len;
-    if ((raw >> 31u) != 0u) { // negative: counts from the end
-      let m = 0u - raw;
-      inside = m <= P.len;
-      k = P.len - m;
-    }
-    let at = (o * P.nidx + j) * P.inner + c;
-    if (inside) {
-      if (k >= P.k0 && k < P.k1) {
-        output_st(at, data_ld((o * P.len + k - P.k0) * P.inner + c + P.dc));
-      }
-    } else if (P.zero_oob != 0u) {
-      output_st(at, 0.0);
-    }
+// Element i of the launch's outputs (o, j, c): its value, and 1 where
+// this launch writes it (0: another launch holds its row).
+fn gather_elem(i: u32) -> vec2<f32> {
+  let c = i % P.cn;
+  let t = i / P.cn;
+  let j = t % P.jn;
+  let o = t / P.jn;
+  let raw = bitcast<u32>(indices_ld(j));
+  var k = raw;
+  var inside = raw < P.len;
+  if ((raw >> 31u) != 0u) { // negative: counts from the end
+    let m = 0u - raw;
+    inside = m <= P.len;
+    k = P.len - m;
   }
+  if (inside) {
+    if (k >= P.k0 && k < P.k1) {
+      return vec2<f32>(data_ld((o * P.len + k - P.k0) * P.inner + c + P.dc),
+                       1.0);
+    }
+  } else if (P.zero_oob != 0u) {
+    return vec2<f32>(0.0, 1.0);
+  }
+  return vec2<f32>(0.0, 0.0);
+}
+
+// Output element of launch element i.
+fn gather_at(i: u32) -> u32 {
+  let c = i % P.cn;
+  let t = i / P.cn;
+  return ((t / P.jn) * P.nidx + t % P.jn) * P.inner + c;
 }

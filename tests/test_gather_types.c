@@ -35,6 +35,9 @@ static size_t awkward(wgc_dtype t, size_t f32_off) {
   return t == WGC_DTYPE_F32 ? f32_off : 2 + 4 * (f32_off / 4);
 }
 
+/* Whether run_case puts a 2-byte output at a word's start instead. */
+static bool output_word_start;
+
 /* Gathers c's table of type dt into an output of type ot; false where a
  * byte differs from the reference. Values include f16 overflow, rounding
  * to f16's largest finite value and an f16 subnormal when the table is
@@ -48,7 +51,7 @@ static void run_case(wgc_context *ctx, const gcase *c, wgc_dtype dt,
     inner *= d > c->axis ? c->shape[d] : 1;
   }
   size_t out_n = outer * c->n * inner;
-  size_t doff = awkward(dt, 8), ooff = awkward(ot, 4);
+  size_t doff = awkward(dt, 8), ooff = output_word_start ? 4 : awkward(ot, 4);
   size_t dbytes = (doff + dref_bytes(dt, data_n) + 8) & ~(size_t)3;
   size_t obytes = (ooff + dref_bytes(ot, out_n) + 8) & ~(size_t)3;
   uint8_t *data = xmalloc(dbytes), *want = xmalloc(obytes),
@@ -154,6 +157,50 @@ TEST(gather_types) {
             run_case(ctx, &SCALAR_CASES[i], dt, ot, seed + 5 + (unsigned)i);
         case_end();
       }
+}
+
+/* 2-byte outputs from a word's start (stored by whole words on WebGPU
+ * where a launch's outputs are contiguous), on both backends and with 4
+ * KiB bindings (launches over the same outputs, or split along the
+ * indices, whose words they share). */
+TEST(gather_types_word_start) {
+  static const gcase split[] = {
+      {"table [300,64] axis 0", 2, {300, 64}, 0, 21},
+      {"[3,40,96] axis 1", 3, {3, 40, 96}, 1, 17},
+      {"[5,2001] axis 1", 2, {5, 2001}, 1, 1501},
+  };
+  output_word_start = true;
+  for (int bi = 0; bi < 3; bi++) {
+    wgc_context *ctx;
+    if (bi < 2 ? !backend_case(bi, &ctx, "gather types from a word's start")
+               : !case_begin("gather types from a word's start[webgpu] 4 KiB "
+                             "bindings"))
+      continue;
+    if (bi == 2 && !(ctx = new_ctx(WGC_BACKEND_WEBGPU, 4096))) {
+      case_end();
+      continue;
+    }
+    for (size_t io = 1; io < 3; io++)
+      for (size_t id = 0; id < 3; id++) {
+        unsigned seed = (unsigned)(id * 3 + io) * 5 + 2;
+        if (bi == 2) {
+          for (size_t i = 0; i < sizeof split / sizeof *split; i++)
+            run_case(ctx, &split[i], DATA_TYPES[id], OUT_TYPES[io],
+                     seed + (unsigned)i);
+          continue;
+        }
+        for (size_t i = 0; i < sizeof BLOCK_CASES / sizeof *BLOCK_CASES; i++)
+          run_case(ctx, &BLOCK_CASES[i], DATA_TYPES[id], OUT_TYPES[io],
+                   seed + (unsigned)i);
+        for (size_t i = 0; i < sizeof SCALAR_CASES / sizeof *SCALAR_CASES; i++)
+          run_case(ctx, &SCALAR_CASES[i], DATA_TYPES[id], OUT_TYPES[io],
+                   seed + 5 + (unsigned)i);
+      }
+    if (bi == 2)
+      wgc_destroy(ctx);
+    case_end();
+  }
+  output_word_start = false;
 }
 
 /* A table beyond one binding: gathered by several launches over the same

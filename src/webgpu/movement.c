@@ -180,7 +180,7 @@ static wgc_status gather_split(wg_plan *plan, const wgc_gather_args *g,
   uint64_t inner = g->inner, count = (uint64_t)p->on * p->jn * p->cn;
   /* data, when the piece reads rows, is the last operand of the launch, so
    * a table without rows leaves its accessor to the constant below */
-  wg_launch l = {.kernel = "gather", .nops = p->kn ? 3 : 2};
+  wg_launch l = {.kernel = "gather+gather_main", .nops = p->kn ? 3 : 2};
   l.ops[0] = (wg_operand){.name = "indices",
                           .ref = wg_advance(g->indices, p->j0),
                           .bytes = 4 * p->jn,
@@ -235,6 +235,14 @@ static wgc_status gather_split(wg_plan *plan, const wgc_gather_args *g,
   l.params = &prm;
   l.params_size = sizeof prm;
   l.groups = wg_ceil_div(count, ELEMS_PER_GROUP);
+  /* outputs contiguous in a 2-byte output (whole rows of inner, and all
+   * the indices or one outer index) are stored by whole words */
+  if (wg_half_type(g->output_type) && p->cn == inner &&
+      (p->on == 1 || p->jn == g->n_indices)) {
+    l.kernel = "gather+gather_words";
+    l.word_stores = 2;
+    l.groups = wg_word_groups(&l.ops[1], count);
+  }
   return wg_plan_add(plan, &l);
 }
 
