@@ -25,14 +25,16 @@ struct Params {
   dc: u32,
 }
 
-// Element i of the launch's outputs (o, j, c): its value, and 1 where
-// this launch writes it (0: another launch holds its row).
-fn gather_elem(i: u32) -> vec2<f32> {
-  let c = i % P.cn;
+// Element i of the launch's outputs as (o, j, c).
+fn gather_pos(i: u32) -> vec3<u32> {
   let t = i / P.cn;
-  let j = t % P.jn;
-  let o = t / P.jn;
-  let raw = bitcast<u32>(indices_ld(j));
+  return vec3<u32>(t / P.jn, t % P.jn, i % P.cn);
+}
+
+// The output at p = (o, j, c): its value, and 1 where this launch writes
+// it (0: another launch holds its row).
+fn gather_elem(p: vec3<u32>) -> vec2<f32> {
+  let raw = bitcast<u32>(indices_ld(p.y));
   var k = raw;
   var inside = raw < P.len;
   if ((raw >> 31u) != 0u) { // negative: counts from the end
@@ -42,18 +44,11 @@ fn gather_elem(i: u32) -> vec2<f32> {
   }
   if (inside) {
     if (k >= P.k0 && k < P.k1) {
-      return vec2<f32>(data_ld((o * P.len + k - P.k0) * P.inner + c + P.dc),
-                       1.0);
+      return vec2<f32>(
+          data_ld((p.x * P.len + k - P.k0) * P.inner + p.z + P.dc), 1.0);
     }
   } else if (P.zero_oob != 0u) {
     return vec2<f32>(0.0, 1.0);
   }
   return vec2<f32>(0.0, 0.0);
-}
-
-// Output element of launch element i.
-fn gather_at(i: u32) -> u32 {
-  let c = i % P.cn;
-  let t = i / P.cn;
-  return ((t / P.jn) * P.nidx + t % P.jn) * P.inner + c;
 }

@@ -7,9 +7,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   for (var s = 0u; s < 4u; s++) {
     let i = base + s * 256u;
     if (i >= P.count) { return; }
-    let g = gather_elem(i);
+    let p = gather_pos(i);
+    let g = gather_elem(p);
     if (g.y != 0.0) {
-      output_st(gather_at(i), g.x);
+      output_st((p.x * P.nidx + p.y) * P.inner + p.z, g.x);
     }
   }
 }

@@ -17,8 +17,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     if (!lo && !hi) { return; }
     var a = vec2<f32>(0.0, 0.0);
     var b = vec2<f32>(0.0, 0.0);
-    if (lo) { a = gather_elem(i); }
-    if (hi) { b = gather_elem(i + 1u); }
+    if (lo) { a = gather_elem(gather_pos(i)); }
+    if (hi) { b = gather_elem(gather_pos(i + 1u)); }
     if (a.y != 0.0 || b.y != 0.0) {
       output_stw(u, a.x, b.x, a.y != 0.0, b.y != 0.0);
     }

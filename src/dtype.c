@@ -132,14 +132,25 @@ typedef struct format {
 static const format F16 = {10, -14, 15, 5, 0x1p-14, 65520.0};
 static const format BF16 = {7, -126, 127, 8, 0x1p-126, 0x1.ffp127};
 
+/* v rounded into f at *h where |v| lies in f's normal range; false
+ * elsewhere (NaN included), *h untouched. */
+static inline bool narrow_normal(double v, const format *f, uint16_t *h) {
+  double a = fabs(v);
+  if (!(a >= f->least && a < f->limit))
+    return false;
+  *h = (uint16_t)((signbit(v) ? 1u << (f->mant + f->exp_bits) : 0) |
+                  round_normal(a, f->mant, f->emax));
+  return true;
+}
+
 static uint16_t narrow(elem x, const format *f) {
   if (x.nan)
     return (uint16_t)narrow_nan(x.nan, f->mant, f->exp_bits);
+  uint16_t h;
+  if (narrow_normal(x.v, f, &h))
+    return h;
   uint32_t sign = signbit(x.v) ? 1u << (f->mant + f->exp_bits) : 0;
-  double a = fabs(x.v);
-  if (a >= f->least && a < f->limit)
-    return (uint16_t)(sign | round_normal(a, f->mant, f->emax));
-  return (uint16_t)(sign | round_format(a, f->mant, f->emin, f->emax));
+  return (uint16_t)(sign | round_format(fabs(x.v), f->mant, f->emin, f->emax));
 }
 
 static elem elem_f32(uint32_t b) {
@@ -688,14 +699,9 @@ static elem elem_of_double(double v) {
  * where this is inlined). */
 static inline void narrow_run(uint16_t *h, const double *src, size_t n,
                               const format *f) {
-  for (size_t i = 0; i < n; i++) {
-    double a = fabs(src[i]);
-    if (a >= f->least && a < f->limit) /* false for NaN */
-      h[i] = (uint16_t)((signbit(src[i]) ? 1u << (f->mant + f->exp_bits) : 0) |
-                        round_normal(a, f->mant, f->emax));
-    else
+  for (size_t i = 0; i < n; i++)
+    if (!narrow_normal(src[i], f, &h[i]))
       h[i] = narrow(elem_of_double(src[i]), f);
-  }
 }
 
 void wgc_dtype_store(void *dst, wgc_dtype t, size_t i, double v) {
