@@ -373,6 +373,9 @@ struct wgc_context {
    * kernels, transfers are refused */
   bool compiling;
   char last_error[512];
+  /* errors recorded so far: the browser's glue tells a completion's own
+   * message from one left by an earlier call without reading either */
+  uint32_t error_count;
   /* per-operation timing (profile.c); NULL until first started */
   struct wgc_profile *profile;
 };

@@ -44,6 +44,8 @@ const char *wgc_last_error(const wgc_context *ctx) {
 wgc_status wgc_fail(wgc_context *ctx, wgc_status status, const char *fmt, ...) {
   char *dst = ctx ? ctx->last_error : thread_error;
   size_t cap = ctx ? sizeof ctx->last_error : sizeof thread_error;
+  if (ctx)
+    ctx->error_count++;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(dst, cap, fmt, ap);

@@ -154,22 +154,25 @@ export function gpuImports(wasm, schedulePoll) {
   // there, 2.5 ms after a 0.4 ms round trip, in 10-50% of round trips (any
   // page, device or caller alike). The call makes it look at 1 ms. Made at
   // once instead, it would cost every round trip 0.1 ms of the GPU
-  // process's time (bench/README).
-  const after1ms = globalThis.scheduler?.postTask
-    ? (fn) => globalThis.scheduler.postTask(fn, { delay: 1 }).catch(() => {})
-    : (fn) => setTimeout(fn, 1);
+  // process's time (bench/README). Each wait arms a timer of its own and
+  // clears it once settled, so that only late waits wake the page: a timer
+  // that fires anyway, or one timer kept armed for all waits, slowed round
+  // trips more than arming and clearing costs.
   const expedite = (d, wait) => {
-    let open = true;
-    const settle = () => { open = false; };
-    wait.then(settle, settle);
-    after1ms(() => {
-      if (!open || !d || objs.get(d.dev) !== d) return;
+    if (!d) return wait;
+    let timer = setTimeout(() => {
+      timer = 0;
+      if (objs.get(d.dev) !== d) return;
       try {
         d.queue.onSubmittedWorkDone().catch(() => {});
       } catch {
         // a lost device fails its waits on its own
       }
-    });
+    }, 1);
+    const settle = () => {
+      if (timer) clearTimeout(timer);
+    };
+    wait.then(settle, settle);
     return wait;
   };
 

@@ -444,15 +444,11 @@ const invalid = (fn, what) => new WgcError('INVALID_ARGUMENT', `${fn}: ${what}`)
 // The bytes of count elements of dtype (wgc_dtype_bytes); its refusal
 // (a type outside the list, count not whole blocks) as fn's error.
 function dtypeBytes(fn, dtype, count) {
-  const p = W.exports.malloc(4);
-  if (!p) throw new WgcError('OUT_OF_MEMORY', `${fn}: out of wasm memory`);
-  try {
-    if (W.exports.wgc_dtype_bytes(dtype, count, p) !== OK)
-      throw invalid(fn, str(W.exports.wgc_last_error(0)).replace(/^wgc_dtype_bytes: (t|n) /, (_, x) => (x === 't' ? 'dtype ' : 'count ')));
-    return new DataView(W.exports.memory.buffer).getUint32(p, true);
-  } finally {
-    W.exports.free(p);
-  }
+  if (dtype === DTYPE_F32 || dtype === DTYPE_I32) return 4 * count;
+  const out = W.scratch + OUT;
+  if (W.exports.wgc_dtype_bytes(dtype, count, out) !== OK)
+    throw invalid(fn, str(W.exports.wgc_last_error(0)).replace(/^wgc_dtype_bytes: (t|n) /, (_, x) => (x === 't' ? 'dtype ' : 'count ')));
+  return dv().getUint32(out, true);
 }
 
 // count elements of dtype over buf (download's result types).
@@ -630,10 +626,14 @@ class Context {
   // The error of a callback: the context's last error if this call set it,
   // or if the device failed (the poll that fired it recorded the reason,
   // which may read as an earlier one).
+  // The error of a completion with status s: the context's message if
+  // the call's failure recorded one (its error count moved on from
+  // before), else the status's own.
   _asyncError(s, fn, before) {
-    const now = this._ptr ? str(W.exports.wgc_last_error(this._ptr)) : '';
+    const recorded = this._ptr && W.exports.wgc_js_error_count(this._ptr) !== before;
     const device = s === ERR_DEVICE || s === ERR_DEVICE_LOST || s === ERR_OUT_OF_MEMORY;
-    const msg = now && (now !== before || device) ? now : `${fn}: ${str(W.exports.wgc_status_string(s))}`;
+    const now = this._ptr && (recorded || device) ? str(W.exports.wgc_last_error(this._ptr)) : '';
+    const msg = now || `${fn}: ${str(W.exports.wgc_status_string(s))}`;
     return new WgcError(nameOf(s), msg);
   }
 
@@ -673,12 +673,12 @@ class Context {
     CHECK.z(fn, 'count', count);
     CHECK.e(fn, 'dtype', dtype);
     const size = dtypeBytes(fn, dtype, count);
-    const bytes = (size + 3) & ~3;
+    const bytes = Math.ceil(size / 4) * 4;
     if (bytes > 0xffffffff) throw invalid(fn, `count ${count} exceeds wasm32's address space`);
     const dst = bytes ? W.exports.malloc(bytes) : 0;
     if (bytes && !dst)
       throw new WgcError('OUT_OF_MEMORY', `${fn}: cannot stage ${bytes} bytes in wasm memory`);
-    const before = str(W.exports.wgc_last_error(this._ptr));
+    const before = W.exports.wgc_js_error_count(this._ptr);
     return new Promise((resolve, reject) => {
       const t = token((s) => {
         const out = s === OK ? typedArray(dtype, ownCopy(W.exports.memory, dst, size), count) : null;
@@ -698,7 +698,7 @@ class Context {
   // Resolves once all work issued so far is done.
   async synchronize() {
     const fn = 'wgc_synchronize_async';
-    const before = str(W.exports.wgc_last_error(this._ptr));
+    const before = W.exports.wgc_js_error_count(this._ptr);
     return new Promise((resolve, reject) => {
       const t = token((s) => (s === OK ? resolve() : reject(this._asyncError(s, fn, before))));
       const s = W.exports.wgc_js_synchronize_async(this._ptr, t);
@@ -717,7 +717,7 @@ class Context {
   compileBegin() { this._check(W.exports.wgc_compile_begin(this._ptr)); }
   async compileEnd() {
     const fn = 'wgc_compile_end_async';
-    const before = str(W.exports.wgc_last_error(this._ptr));
+    const before = W.exports.wgc_js_error_count(this._ptr);
     return new Promise((resolve, reject) => {
       const t = token((s) => (s === OK ? resolve() : reject(this._asyncError(s, fn, before))));
       const s = W.exports.wgc_js_compile_end_async(this._ptr, t);

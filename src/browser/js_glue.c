@@ -3,6 +3,7 @@
  * "wgc_js", and compile-time checks of the sizes wgc.js assumes. Each op
  * family checks the layout of its own desc, as wgc.js writes it into wasm
  * memory, beside its entry point (src/ops_<family>.c). */
+#include "internal.h"
 #include "wgc.h"
 
 #include <stddef.h>
@@ -45,6 +46,12 @@ EXPORT wgc_status wgc_js_download_async(wgc_context *ctx, void *dst,
                                         uint32_t token) {
   return wgc_download_async(ctx, dst, src, bytes, done,
                             (void *)(uintptr_t)token);
+}
+
+/* How many errors ctx has recorded (wgc.js's async calls compare it before
+ * and after). */
+EXPORT uint32_t wgc_js_error_count(const wgc_context *ctx) {
+  return ctx ? ctx->error_count : 0;
 }
 
 EXPORT wgc_status wgc_js_synchronize_async(wgc_context *ctx, uint32_t token) {

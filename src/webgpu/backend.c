@@ -270,7 +270,10 @@ static wgc_status wg_copy(wgc_context *ctx, wgc_ref dst, wgc_ref src,
  * N outstanding downloads cost O(N^2), as the runtime sizes each command
  * buffer's resource tracking by the number of live buffers. Large
  * downloads, and every download in the browser (where nothing may be left
- * for a later poll to submit), get a slab of their own, mapped at once. */
+ * for a later poll to submit), get a slab of their own, mapped at once.
+ * Slabs of WG_SLAB_BYTES (small downloads' own ones too) hand their buffer
+ * to the next once read: making and releasing one for each small download
+ * cost the browser's round trip some microseconds at both ends. */
 #define WG_SLAB_BYTES (4u * 1024u)
 
 static void slab_unlink(wg_state *st, wg_slab *sl) {
@@ -303,7 +306,11 @@ static void slab_mapped(wgc_status s, void *user) {
       gpu_buffer_read_many(sl->buf, NULL, 0); /* unmaps */
     }
   }
-  gpu_buffer_release(sl->buf);
+  if (!sl->orphan && s == WGC_OK && sl->size == WG_SLAB_BYTES &&
+      !sl->st->spare_staging)
+    sl->st->spare_staging = sl->buf;
+  else
+    gpu_buffer_release(sl->buf);
   if (!sl->orphan) {
     wg_state *st = sl->st;
     slab_unlink(st, sl);
@@ -350,12 +357,17 @@ static wgc_status slab_new(wgc_context *ctx, const char *fn, uint64_t size,
   sl->st = st;
   sl->size = size;
   sl->mapped = slab_mapped;
-  wgc_status s =
-      wg_buffer_new(ctx, fn, size, GPU_USAGE_MAP_READ | GPU_USAGE_COPY_DST,
-                    "staging memory", &sl->buf);
-  if (s != WGC_OK) {
-    free(sl);
-    return s;
+  if (size == WG_SLAB_BYTES && st->spare_staging) {
+    sl->buf = st->spare_staging;
+    st->spare_staging = 0;
+  } else {
+    wgc_status s =
+        wg_buffer_new(ctx, fn, size, GPU_USAGE_MAP_READ | GPU_USAGE_COPY_DST,
+                      "staging memory", &sl->buf);
+    if (s != WGC_OK) {
+      free(sl);
+      return s;
+    }
   }
   sl->next = st->slabs;
   if (st->slabs)
@@ -391,7 +403,8 @@ static wgc_status start_download(wgc_context *ctx, const char *fn, void *dst,
     sl = NULL;
   }
   if (!sl) {
-    s = slab_new(ctx, fn, own ? bytes : WG_SLAB_BYTES, &sl);
+    s = slab_new(ctx, fn, own && bytes > WG_SLAB_BYTES ? bytes : WG_SLAB_BYTES,
+                 &sl);
     if (s != WGC_OK) {
       free(t);
       return s;
@@ -676,6 +689,7 @@ static void wg_shutdown(wgc_context *ctx) {
     }
   }
   wg_pipelines_release(st);
+  gpu_buffer_release(st->spare_staging);
   if (st->arena)
     gpu_buffer_release(st->arena);
   free(st->arena_host);

@@ -212,6 +212,9 @@ struct wg_state {
   size_t outstanding;    /* of them, not yet done */
   struct wg_slab *slabs; /* download staging in flight, newest first */
   struct wg_slab *open;  /* the one taking small downloads */
+  /* a staging buffer of WG_SLAB_BYTES, read and unmapped, kept for the next
+   * slab (0: none) */
+  gpu_id spare_staging;
   /* device request (init) */
   bool request_done;
   bool abandoned; /* its wgc_create returned WGC_ERR_WOULD_BLOCK */
