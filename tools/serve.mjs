@@ -7,7 +7,9 @@
 // adds /faults/KIND/..., the root again but with wgc.wasm broken, and each
 // of its other forms (wgc-threads-relaxed.wasm...) alike, for the tests of
 // load errors: KIND missing (404), 500, mime (the real module as
-// text/plain) or garbage (not a module, as application/wasm).
+// text/plain) or garbage (not a module, as application/wasm); and expose,
+// the real module with a wgc.js that also exports its module's state
+// (exposedModule(), for the tests of a trap).
 // A page asked for with ?isolated in its query is served cross-origin
 // isolated (COOP same-origin, COEP require-corp), as wasm threads need.
 // Every other file carries the headers too: a worker's script decides its
@@ -29,6 +31,7 @@ const FAULTS = {
   500: (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error\n'),
   mime: (res, body) => res.writeHead(200, { 'content-type': 'text/plain' }).end(body),
   garbage: (res) => res.writeHead(200, { 'content-type': 'application/wasm' }).end('this is not wasm\n'),
+  expose: (res, body) => res.writeHead(200, { 'content-type': 'application/wasm' }).end(body),
 };
 
 export function serve(root, port = 0, mounts = {}, { faults = false } = {}) {
@@ -43,6 +46,12 @@ export function serve(root, port = 0, mounts = {}, { faults = false } = {}) {
     if (fault && FAULTS[fault[1]]) {
       if (/^wgc(-threads)?(-relaxed)?\.wasm$/.test(fault[2])) {
         FAULTS[fault[1]](res, await readFile(resolve(root, fault[2])).catch(() => ''));
+        return;
+      }
+      if (fault[1] === 'expose' && fault[2] === 'wgc.js') {
+        const body = await readFile(resolve(root, 'wgc.js'), 'utf8');
+        res.writeHead(200, { 'content-type': TYPES['.js'], 'cache-control': 'no-store', ...isolation });
+        res.end(`${body}\nexport const exposedModule = () => W;\n`);
         return;
       }
       path = '/' + fault[2];

@@ -29,8 +29,10 @@ const poolSize = (size) => 2 ** Math.ceil(Math.log2(Math.max(size, 256)));
 
 // wasm: {exports} of the instance, filled in once it exists; schedulePoll
 // queues a task that runs wgc_poll_all (C asks for one after registering a
-// callback that may be due before any GPU event).
-export function gpuImports(wasm, schedulePoll) {
+// callback that may be due before any GPU event); enter(fn) runs fn, which
+// calls into the module from the event loop, unless the module has failed
+// (a trap in fn fails it: wgc.js's runtime).
+export function gpuImports(wasm, schedulePoll, enter = (fn) => fn()) {
   const objs = new Map(); // id -> {dev, device|buffer|pipeline|group|enc, ...}
   let lastId = 0;
   // Ids stay below 2^31: gpu_browser.c gives its cached bind groups
@@ -54,7 +56,7 @@ export function gpuImports(wasm, schedulePoll) {
     try { return fn(p, bytes.length); } finally { x().free(p); }
   };
   const report = (dev, status, message) =>
-    withString(message, (p, n) => x().wgc_gpu_device_error(dev, status, p, n));
+    enter(() => withString(message, (p, n) => x().wgc_gpu_device_error(dev, status, p, n)));
   const devOf = (id) => objs.get(id)?.dev ?? 0;
 
   // Every import runs guarded: an exception must not unwind through C; it
@@ -68,7 +70,7 @@ export function gpuImports(wasm, schedulePoll) {
       return 0;
     }
   };
-  const complete = (token, status) => { x().wgc_gpu_complete(token, status); poll(); };
+  const complete = (token, status) => enter(() => { x().wgc_gpu_complete(token, status); poll(); });
   const failure = (e) => (e?.name === 'AbortError' ? CANCELLED : DEVICE);
 
   // The GPU object of the create() being served: its options' gpu (hosts
@@ -107,8 +109,10 @@ export function gpuImports(wasm, schedulePoll) {
         });
         device.lost.then((info) => {
           if (objs.get(id)?.device !== device) return; // released by us
-          withString(info.message, (p, n) => x().wgc_gpu_device_lost(id, p, n));
-          poll();
+          enter(() => {
+            withString(info.message, (p, n) => x().wgc_gpu_device_lost(id, p, n));
+            poll();
+          });
         });
         status = OK;
       }
@@ -116,8 +120,10 @@ export function gpuImports(wasm, schedulePoll) {
       if (id) objs.delete(id);
       id = 0;
     }
-    x().wgc_gpu_device_ready(token, status, id);
-    poll();
+    enter(() => {
+      x().wgc_gpu_device_ready(token, status, id);
+      poll();
+    });
   }
 
   // Queue work that must wait for a pipeline still compiling: an encoder

@@ -97,7 +97,21 @@ export async function loadMiniLM({ wasmUrl = new URL(moduleFile('minilm'), impor
   const settle = (map, slot, value) => {
     const r = map.get(slot);
     map.delete(slot);
-    r?.(value);
+    r?.ok(value);
+  };
+  // A trap in the module (a bug) fails it: what waits rejects, and every
+  // later call throws the same error (destroy does nothing).
+  let failure = null;
+  const alive = () => {
+    if (failure) throw failure;
+  };
+  const until = (map, slot) => new Promise((ok, no) => map.set(slot, { ok, no }));
+  const onFailure = (e) => {
+    failure = e;
+    for (const map of Object.values(waiting)) {
+      for (const { no } of map.values()) no(e);
+      map.clear();
+    }
   };
   const app = await instantiate(wasmUrl, {
     env: {
@@ -110,7 +124,7 @@ export async function loadMiniLM({ wasmUrl = new URL(moduleFile('minilm'), impor
         settle(waiting.embedded, slot, { status, vectors });
       },
     },
-  });
+  }, { onFailure });
   const fail = (what) => new Error(`${what}: ${cstring(app, app.mw_error())}`);
   // the three fetched at once; whatever arrived is freed after
   const names = ['config.json', 'sentence_bert_config.json', 'tokenizer.json'];
@@ -128,7 +142,8 @@ export async function loadMiniLM({ wasmUrl = new URL(moduleFile('minilm'), impor
   return {
     // Opens slot's context on backend (BACKEND_WEBGPU, BACKEND_CPU, ...).
     async create(slot, backend) {
-      const created = new Promise((ok) => waiting.created.set(slot, ok));
+      alive();
+      const created = until(waiting.created, slot);
       if (app.mw_create(slot, backend)) {
         waiting.created.delete(slot);
         throw fail('wgc_create_async');
@@ -141,6 +156,7 @@ export async function loadMiniLM({ wasmUrl = new URL(moduleFile('minilm'), impor
     // kernels of a first pass over sentences ahead, so that they compile
     // while load() fetches the weights (nothing waits for them here).
     prepare(slot, weightType = 'f32', sentences = ['']) {
+      alive();
       const wtype = weightTypeOf(weightType);
       withSentences(app, sentences, (texts, lens) => {
         if (app.mw_prepare(slot, wtype, texts, lens, sentences.length)) throw fail('minilm: compiling ahead');
@@ -151,8 +167,13 @@ export async function loadMiniLM({ wasmUrl = new URL(moduleFile('minilm'), impor
     // embedding tables as weightType ('f32', 'f16', 'bf16', 'q8_0' or
     // 'q4_0', converted at load); the host copy then goes.
     async load(slots, progress, weightType = 'f32') {
+      alive();
       const wtype = weightTypeOf(weightType);
       weights ??= await fetchInto(app, new URL('model.safetensors', modelUrl), progress);
+      if (failure) {
+        weights = null;
+        throw failure;
+      }
       try {
         for (const slot of slots)
           if (app.mw_load(slot, weights[0], weights[1], wtype)) throw fail('model.safetensors');
@@ -166,8 +187,9 @@ export async function loadMiniLM({ wasmUrl = new URL(moduleFile('minilm'), impor
     // With profile, the result's records are the pass's operations (wgc's
     // timing records: {name, shape, duration_us}).
     async embed(slot, sentences, { profile = false } = {}) {
+      alive();
       if (profile && app.mw_profile(slot, 1)) throw fail('minilm: timing records');
-      const done = new Promise((ok) => waiting.embedded.set(slot, ok));
+      const done = until(waiting.embedded, slot);
       withSentences(app, sentences, (texts, lens) => {
         if (app.mw_embed(slot, texts, lens, sentences.length)) {
           waiting.embedded.delete(slot);
@@ -187,7 +209,9 @@ export async function loadMiniLM({ wasmUrl = new URL(moduleFile('minilm'), impor
         .map((e) => ({ name: e.name, shape: e.args?.shape ?? '', duration_us: e.dur }));
       return { vectors, ids, records };
     },
-    destroy(slot) { app.mw_destroy(slot); },
+    destroy(slot) {
+      if (!failure) app.mw_destroy(slot);
+    },
   };
 }
 

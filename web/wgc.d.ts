@@ -337,7 +337,10 @@ export interface Context {
 /** wgc_create_async: loads wgc.wasm (once per page) and creates a context.
  * When wgc.wasm cannot be loaded (missing, an HTTP error, a type other than
  * application/wasm, not a module) it rejects with a WgcError of status
- * DEVICE whose message names the URL and the cause. */
+ * DEVICE whose message names the URL and the cause. Should wgc.wasm ever
+ * trap (a bug), its state is lost: every pending promise rejects with a
+ * WgcError of status DEVICE naming the trap, and so does every later call
+ * (destroy excepted, which does nothing). */
 export function create(options?: Options | null): Promise<Context>;
 /**
  * Loads an application module: C code written against wgc.h and linked
@@ -347,10 +350,16 @@ export function create(options?: Options | null): Promise<Context>;
  * runs its `_initialize`, and resolves to its exports. Its C code uses the
  * `_async` calls, whose callbacks fire from the event loop. Rejects with a
  * WgcError naming the URL and the cause when the module cannot be loaded.
+ * `onFailure` hears once of a trap in the module's work from the event loop
+ * (its CPU backend's queued work, a GPU completion, its own callbacks): a
+ * WgcError of status DEVICE naming the URL and the trap. The module's state
+ * is then unknown and the runtime enters it no more, so the application
+ * settles there whatever it still waits for.
  */
 export function instantiate(
   url: string | URL,
   imports?: WebAssembly.Imports,
+  options?: { onFailure?: (error: WgcError) => void },
 ): Promise<WebAssembly.Exports>;
 /** Tasks the CPU backend's worker threads have run in this page: 0 unless
  * the page is cross-origin isolated (wgc.js then loads wgc-threads.wasm,

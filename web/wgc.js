@@ -39,7 +39,7 @@ export class WgcError extends Error {
 }
 
 // ---- the wasm instance (one per page, shared by every context) ----
-const W = { exports: null, module: null, tokens: new Map(), lastToken: 0, scratch: 0 };
+const W = { exports: null, module: null, tokens: new Map(), lastToken: 0, scratch: 0, guarded: true, failed: null };
 // scratch layout: a desc or options, four shapes (or stride and axis lists)
 // of up to 8 size_t, out-params
 const DESC = 0, DESC_BYTES = 256, SHAPES = [256, 288, 320, 352], OUT = 384, OUT2 = 392,
@@ -87,21 +87,49 @@ function token(fn) {
 // poll: posting one costs 2.4 µs in Chromium against 11.7 for a
 // postMessage), else through one MessageChannel; unlike setTimeout(0)
 // neither is throttled to 4 ms once nested.
+//
+// A trap (wasm's unreachable, an access outside its memory, a stack
+// overflow: a bug in C) leaves the module's state unknown, so the module
+// fails for good: every continuation still waiting is called with FAILED
+// (wgc.js's promises reject with mod.failed, a WgcError), tasks and GPU
+// completions enter it no more, and mod.onFailure (an application's, see
+// instantiate) hears of it once. For wgc.wasm every call fails from then
+// on too (guardExports).
+const FAILED = -1;
 function runtime(mod) {
   const POLL = 0, PUMP = 1;
   let pollQueued = false, pumpQueued = false, channel = null;
+  const fail = (e) => {
+    if (mod.failed) return;
+    mod.failed = new WgcError('DEVICE', `${mod.name} trapped (${e?.name ?? 'Error'}: ${e?.message ?? e}); ` +
+                              'its state is lost, so it runs nothing more: load the page again');
+    console.error(mod.failed.message);
+    const waiting = [...mod.tokens.values()];
+    mod.tokens.clear();
+    for (const fn of waiting) fn(FAILED);
+    mod.onFailure?.(mod.failed);
+  };
+  // Runs fn, which calls into the module from the event loop.
+  const enter = (fn) => {
+    if (mod.failed) return;
+    try {
+      fn();
+    } catch (e) {
+      fail(e);
+    }
+  };
+  mod.fail = fail;
   // Outside browsers (Node, Deno: their ports have unref) an open port
   // keeps the process alive, so the channel is closed whenever no task is
   // queued and made again for the next one.
   const closeWhenIdle = typeof MessagePort !== 'undefined' && 'unref' in MessagePort.prototype;
   const onTask = (kind) => {
-    if (kind === PUMP) {
-      pumpQueued = false;
-      if (mod.exports.wgc_js_cpu_pump()) schedulePump();
-    } else {
-      pollQueued = false;
-    }
-    mod.exports.wgc_poll_all();
+    if (kind === PUMP) pumpQueued = false;
+    else pollQueued = false;
+    enter(() => {
+      if (kind === PUMP && mod.exports.wgc_js_cpu_pump()) schedulePump();
+      mod.exports.wgc_poll_all();
+    });
     if (closeWhenIdle && channel && !pollQueued && !pumpQueued) {
       channel.port1.close();
       channel = null;
@@ -138,7 +166,7 @@ function runtime(mod) {
   };
   const imports = {
     wasi_snapshot_preview1: wasi(mod),
-    wgc_gpu: gpuImports(mod, schedulePoll),
+    wgc_gpu: gpuImports(mod, schedulePoll, enter),
     wgc_js: {
       created: (t, s, ctx) => answer(t, s, ctx),
       done: (t, s) => answer(t, s),
@@ -334,9 +362,28 @@ async function load(url, mod, own = {}) {
     throw failed(`${e?.name ?? 'Error'}: ${e?.message ?? e}`);
   }
   mod.module = module;
-  mod.exports = memory ? Object.freeze({ ...instance.exports, memory }) : instance.exports;
+  mod.name = String(url);
+  const exports = memory ? { ...instance.exports, memory } : instance.exports;
+  mod.exports = mod.guarded ? guardExports(mod, exports) : Object.freeze({ ...exports });
   mod.exports._initialize?.();
   return rt;
+}
+
+// exports with each function wrapped: a call that traps fails the module
+// (runtime) and throws on; once failed, every call throws mod.failed.
+function guardExports(mod, exports) {
+  const out = {};
+  for (const [name, f] of Object.entries(exports))
+    out[name] = typeof f !== 'function' ? f : (...a) => {
+      if (mod.failed) throw mod.failed;
+      try {
+        return f(...a);
+      } catch (e) {
+        mod.fail(e);
+        throw e;
+      }
+    };
+  return Object.freeze(out);
 }
 
 // ---- modules (README, "Modules") ----
@@ -428,8 +475,16 @@ export function cpuThreadTasks() {
 // its _initialize, and resolves to its exports. Its C code uses the _async
 // calls; their callbacks fire from the event loop. Rejects with a WgcError
 // naming the url and the cause when the module cannot be loaded.
-export async function instantiate(url, imports = {}) {
-  const mod = { exports: null, module: null, tokens: new Map() };
+// onFailure(error) hears once of a trap in the module's work from the event
+// loop (its CPU backend's queued work, a GPU completion, a callback of its
+// own): error is a WgcError (status DEVICE) naming url and the trap, and
+// the runtime enters the module no more, so whatever the application still
+// waits for must be settled there. A trap in a call the application makes
+// throws to it, as any call's exception.
+export async function instantiate(url, imports = {}, { onFailure } = {}) {
+  if (onFailure !== undefined && typeof onFailure !== 'function')
+    throw new WgcError('INVALID_ARGUMENT', 'instantiate: onFailure is not a function');
+  const mod = { exports: null, module: null, tokens: new Map(), onFailure, failed: null };
   try {
     await load(url, mod, imports);
   } catch (e) {
@@ -681,6 +736,7 @@ class Context {
     const before = W.exports.wgc_js_error_count(this._ptr);
     return new Promise((resolve, reject) => {
       const t = token((s) => {
+        if (s === FAILED) return reject(W.failed);
         const out = s === OK ? typedArray(dtype, ownCopy(W.exports.memory, dst, size), count) : null;
         if (dst) W.exports.free(dst);
         if (s === OK) resolve(out);
@@ -700,7 +756,7 @@ class Context {
     const fn = 'wgc_synchronize_async';
     const before = W.exports.wgc_js_error_count(this._ptr);
     return new Promise((resolve, reject) => {
-      const t = token((s) => (s === OK ? resolve() : reject(this._asyncError(s, fn, before))));
+      const t = token((s) => (s === OK ? resolve() : reject(s === FAILED ? W.failed : this._asyncError(s, fn, before))));
       const s = W.exports.wgc_js_synchronize_async(this._ptr, t);
       if (s !== OK) {
         W.tokens.delete(t);
@@ -719,7 +775,7 @@ class Context {
     const fn = 'wgc_compile_end_async';
     const before = W.exports.wgc_js_error_count(this._ptr);
     return new Promise((resolve, reject) => {
-      const t = token((s) => (s === OK ? resolve() : reject(this._asyncError(s, fn, before))));
+      const t = token((s) => (s === OK ? resolve() : reject(s === FAILED ? W.failed : this._asyncError(s, fn, before))));
       const s = W.exports.wgc_js_compile_end_async(this._ptr, t);
       if (s !== OK) {
         W.tokens.delete(t);
@@ -733,7 +789,7 @@ class Context {
   destroy() {
     const p = this._ptr;
     this._ptr = 0;
-    W.exports.wgc_destroy(p);
+    if (!W.failed) W.exports.wgc_destroy(p); // a failed module runs nothing
   }
 
   // The C _async forms: in JS every completion is a promise already.
@@ -830,7 +886,7 @@ export async function create(options) {
     throw invalid('wgc_create_async', 'opt->gpu is not a GPU object (one with requestAdapter)');
   W.gpu = options?.gpu ?? null; // read by gpu.js while this call starts
   return new Promise((resolve, reject) => {
-    const t = token((s, ptr) => (s === OK ? resolve(new Context(ptr)) : reject(fail(s, 0))));
+    const t = token((s, ptr) => (s === OK ? resolve(new Context(ptr)) : reject(s === FAILED ? W.failed : fail(s, 0))));
     const s = W.exports.wgc_js_create_async(opt, t);
     if (s !== OK) {
       W.tokens.delete(t);

@@ -140,8 +140,22 @@ static bool run_piece(struct cpu_queue *q) {
   return true;
 }
 
+/* Tests of web/wgc.js's handling of a trap: the next wgc_js_cpu_pump
+ * traps, and one is asked for; with now set, this call traps. */
+static bool trap_next_pump;
+EXPORT void wgc_js_trap_test(int now) {
+  if (now)
+    __builtin_trap();
+  trap_next_pump = true;
+  js_schedule_pump();
+}
+
 /* Runs queued work for about SLICE_MS; 1 while work remains. */
 EXPORT int wgc_js_cpu_pump(void) {
+  if (trap_next_pump) {
+    trap_next_pump = false;
+    __builtin_trap();
+  }
   double start = now_ms();
   while (busy_head) {
     struct cpu_queue *q = busy_head;

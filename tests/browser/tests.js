@@ -1673,6 +1673,89 @@ async function mainPage() {
     await rejects(() => pending, 'CANCELLED', 'wgc_download_async');
     await rejects(() => ctx.alloc(4), 'INVALID_ARGUMENT', 'wgc_alloc', ['NULL']);
   });
+  await trapTests();
+}
+
+// ---- a module that traps -------------------------------------------------------
+
+// A trap (a bug in C) leaves a module's state unknown. wgc.js's own module
+// then fails for good: what waits rejects, later calls throw. Each case
+// loads wgc.js once more (/faults/expose/, which also exports its module's
+// state) so that this page's own module goes on; wgc_js_trap_test traps at
+// once or arms the next CPU pump to trap.
+async function trapTests() {
+  const failedError = (M, e, what) => {
+    check(e instanceof M.WgcError, `${what}: threw ${e?.name}: ${e?.message}, not a WgcError`);
+    check(e.status === 'DEVICE', `${what}: status ${e.status}`);
+    check(/wgc(-[a-z]+)*\.wasm trapped \(RuntimeError: /.test(e.message), `${what}: message "${e.message}"`);
+  };
+  // a GEMM of many CPU pieces, then a download that waits behind them
+  const queued = (M, ctx) => {
+    const n = 256, a = ctx.alloc(4 * n * n), c = ctx.alloc(4 * n * n);
+    ctx.upload(a, randoms(n * n));
+    ctx.gemm(M.ROW_MAJOR, M.NO_TRANS, M.NO_TRANS, n, n, n, 1, a, n, a, n, 0, c, n);
+    return { a, c, pending: ctx.download(c, 16) };
+  };
+  const settled = (p) => p.then(() => null, (e) => e);
+  await test('trap: in queued work, what waits rejects and every later call fails', async () => {
+    const M = await import('/faults/expose/wgc.js?queued');
+    const ctx = await M.create({ backend: M.BACKEND_CPU });
+    const { a, pending } = queued(M, ctx);
+    const other = ctx.download(a, 4);
+    M.exposedModule().exports.wgc_js_trap_test(0);
+    const [e1, e2] = await Promise.all([settled(pending), settled(other)]);
+    failedError(M, e1, 'the download behind the work');
+    check(e2 === e1, `the second download: ${e2}`);
+    let later = null;
+    try {
+      ctx.alloc(16);
+    } catch (e) {
+      later = e;
+    }
+    failedError(M, later, 'a later call');
+    failedError(M, await settled(M.create({ backend: M.BACKEND_CPU })), 'a later create');
+    ctx.destroy(); // does nothing, throws nothing
+    return e1.message;
+  });
+  await test('trap: in a call, the call throws it and what waits rejects', async () => {
+    const M = await import('/faults/expose/wgc.js?call');
+    const ctx = await M.create({ backend: M.BACKEND_CPU });
+    const { c, pending } = queued(M, ctx);
+    let trap = null;
+    try {
+      M.exposedModule().exports.wgc_js_trap_test(1);
+    } catch (e) {
+      trap = e;
+    }
+    check(trap instanceof WebAssembly.RuntimeError, `the call threw ${trap}`);
+    failedError(M, await settled(pending), 'the pending download');
+    failedError(M, await settled(ctx.download(c, 4)), 'a later download');
+    ctx.destroy();
+  });
+  await test('trap: an application module hears of a trap in its queued work once', async () => {
+    const noop = () => 0, failures = [];
+    const url = new URL('/minilm.wasm', location.origin);
+    const X = await W.instantiate(url, { env: { mw_created: noop, mw_embedded: noop } },
+                                  { onFailure: (e) => failures.push(e) });
+    X.wgc_js_trap_test(0);
+    for (let t = 0; t < 200 && !failures.length; t++) await new Promise((ok) => setTimeout(ok, 10));
+    check(failures.length === 1, `${failures.length} failures`);
+    check(failures[0] instanceof W.WgcError && failures[0].status === 'DEVICE', `${failures[0]}`);
+    check(failures[0].message.includes(String(url)) && failures[0].message.includes('trapped'), failures[0].message);
+    // the runtime enters it no more: the next pump, armed and asked for,
+    // is never run (the application's own call then meets it)
+    X.wgc_js_trap_test(0);
+    await new Promise((ok) => setTimeout(ok, 50));
+    let trap = null;
+    try {
+      X.wgc_js_cpu_pump();
+    } catch (e) {
+      trap = e;
+    }
+    check(trap instanceof WebAssembly.RuntimeError, `the armed pump ran from the event loop (${trap})`);
+    check(failures.length === 1, `${failures.length} failures`);
+    await rejects(() => W.instantiate(url, {}, { onFailure: 1 }), 'INVALID_ARGUMENT', 'instantiate', ['onFailure']);
+  });
 }
 
 async function badInput() {
