@@ -1,6 +1,7 @@
 /* Fuzzing the model loaders (examples/common): random and mutated bytes
  * into the JSON reader, safetensors reader, tokenizer.json reader and
- * wp_encode; and the pipeline cache's header reader (src/gpu). Each input lives
+ * wp_encode; the pipeline cache's header reader (src/gpu); and the
+ * constant if folding of generated WGSL (src/webgpu). Each input lives
  * in a heap buffer of its exact size, so the ASan build (make fuzz-parsers)
  * catches any read past it. Every call must return; a failure must come with a
  * message and leave no output; a success must satisfy the reader's promises,
@@ -14,6 +15,7 @@
 #include "../examples/common/wordpiece.h"
 #include "gpu/native_cache.h"
 #include "harness.h"
+#include "webgpu/wgsl_fold.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -394,12 +396,104 @@ static void fuzz_cache_header(rng *r, size_t *ok) {
   free(in);
 }
 
+/* ---- generated WGSL's constant if folding (src/webgpu/wgsl_fold.c) ---- */
+
+static void wgsl_add(unsigned char *b, size_t *len, size_t cap,
+                     const char *text) {
+  size_t n = strlen(text);
+  if (*len + n + 1 < cap) {
+    memcpy(b + *len, text, n);
+    b[*len + n] = '\n';
+    *len += n + 1;
+  }
+}
+
+/* Statements, ifs on constants or not and their else chains, to depth. */
+static void wgsl_block(rng *r, unsigned char *b, size_t *len, size_t cap,
+                       int depth) {
+  static const char *const heads[] = {
+      "if (TM > 1u) {",          "if (A4) {",
+      "if (!A4 && TM < 9u) {",   "if (n > 1u) {",
+      "if ((TM == 4u) || B4) {", "if (TV >= 2u && (A4 || TM != 3u)) {",
+      "if (C > 1u) {",           "if (TM) {"};
+  static const char *const stmts[] = {"a();", "let x = 1u;", "{", "}",
+                                      "if (TM > 2u) { a(); }"};
+  for (size_t k = 1 + below(r, 4); k > 0; k--) {
+    if (depth < 4 && below(r, 2)) {
+      wgsl_add(b, len, cap, heads[below(r, 8)]);
+      wgsl_block(r, b, len, cap, depth + 1);
+      for (size_t e = below(r, 3); e > 0; e--) {
+        wgsl_add(b, len, cap,
+                 below(r, 2) ? "} else if (TV < 3u) {" : "} else {");
+        wgsl_block(r, b, len, cap, depth + 1);
+      }
+      wgsl_add(b, len, cap, "}");
+    } else {
+      wgsl_add(b, len, cap, stmts[below(r, below(r, 8) ? 2 : 5)]);
+    }
+  }
+}
+
+/* Whether line [s, s + n) is one of text's lines. */
+static bool has_line(const unsigned char *text, size_t len, const char *s,
+                     size_t n) {
+  for (size_t at = 0; at <= len;) {
+    const unsigned char *nl = memchr(text + at, '\n', len - at);
+    size_t e = nl ? (size_t)(nl - text) : len;
+    if (e - at == n && !memcmp(text + at, s, n))
+      return true;
+    at = e + 1;
+  }
+  return false;
+}
+
+/* Random kernels of constants and ifs, mutated or not. The result must be
+ * no longer than the source, NUL-terminated, and made of the source's own
+ * lines besides the braces of the blocks kept. */
+static void fuzz_wgsl_fold(rng *r, size_t *ok) {
+  unsigned char b[4096];
+  size_t len = 0;
+  char pre[160];
+  snprintf(pre, sizeof pre,
+           "const TM: u32 = %uu; const TV: u32 = %uu; const A4 = %s; "
+           "const B4 = %s;%s",
+           (unsigned)below(r, 6), (unsigned)below(r, 5),
+           below(r, 2) ? "true" : "false", below(r, 2) ? "true" : "false",
+           below(r, 4) ? "" : " const C: u32 = TM * 2u;");
+  wgsl_add(b, &len, sizeof b, pre);
+  if (!below(r, 8))
+    wgsl_add(b, &len, sizeof b, "fn f(TV: u32) { let A4 = 1u; }");
+  wgsl_add(b, &len, sizeof b, "fn main() {");
+  wgsl_block(r, b, &len, sizeof b, 0);
+  wgsl_add(b, &len, sizeof b, "}");
+  if (!below(r, 3))
+    mutate(r, b, &len, sizeof b);
+  unsigned char *in = exact(b, len);
+  char *out = malloc(len + 1);
+  if (out) {
+    size_t n = wg_wgsl_fold((const char *)in, len, out);
+    CHECK(n <= len && out[n] == 0, "folded %zu bytes into %zu", len, n);
+    *ok += n < len;
+    for (size_t at = 0; n <= len && at < n;) {
+      const char *nl = memchr(out + at, '\n', n - at);
+      size_t e = nl ? (size_t)(nl - out) : n;
+      bool brace = e - at == 1 && (out[at] == '{' || out[at] == '}');
+      CHECK(brace || has_line(in, len, out + at, e - at),
+            "line \"%.*s\" is not the source's", (int)(e - at), out + at);
+      at = e + 1;
+    }
+  }
+  free(out);
+  free(in);
+}
+
 /* One seed: INPUTS_PER_SEED inputs of each kind. */
 static void run_seed(unsigned long long seed, const wp_tokenizer *small,
                      const wp_tokenizer *minilm) {
   rng r = {seed * 0x9E3779B97F4A7C15ull + 1};
-  size_t ok[6] = {0};
+  size_t ok[7] = {0};
   for (int i = 0; i < INPUTS_PER_SEED; i++) {
+    fuzz_wgsl_fold(&r, &ok[6]);
     fuzz_cache_header(&r, &ok[5]);
     fuzz_json(&r, &ok[0]);
     fuzz_safetensors(&r, &ok[1]);
@@ -409,8 +503,8 @@ static void run_seed(unsigned long long seed, const wp_tokenizer *small,
       fuzz_encode(&r, minilm, 101, 102, 30522, &ok[4]);
   }
   case_note(" (accepted: json %zu, safetensors %zu, tokenizer.json %zu, "
-            "encode %zu/%zu, cache header %zu)",
-            ok[0], ok[1], ok[2], ok[3], ok[4], ok[5]);
+            "encode %zu/%zu, cache header %zu, WGSL folded %zu)",
+            ok[0], ok[1], ok[2], ok[3], ok[4], ok[5], ok[6]);
 }
 
 static void with_tokenizers(void (*body)(const wp_tokenizer *,

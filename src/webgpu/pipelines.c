@@ -2,6 +2,7 @@
  * bindings, accessor functions that add each operand's element offset, the
  * launch's constants, then the kernel files, compiled once per key. */
 #include "wg.h"
+#include "wgsl_fold.h"
 
 #include "kernels.h"
 
@@ -338,9 +339,18 @@ static wgc_status kernel_source(wgc_context *ctx, const char *fn, text *t,
     text_add(t, "%.*s\n", (int)src->length, src->text);
     name += len + (name[len] == '+');
   }
-  return t->failed
-             ? wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn)
-             : WGC_OK;
+  if (t->failed)
+    return wgc_fail(ctx, WGC_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+  /* Blocks under false constant conditions go before the compiler sees
+   * them (where memory is short, the compiler folds them itself). */
+  char *folded = malloc(t->len + 1);
+  if (folded) {
+    t->len = wg_wgsl_fold(t->buf, t->len, folded);
+    free(t->buf);
+    t->buf = folded;
+    t->cap = t->len + 1;
+  }
+  return WGC_OK;
 }
 
 /* A kernel asked for while the context compiles ahead (see
