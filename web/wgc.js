@@ -678,12 +678,10 @@ class Context {
     if (s !== OK) throw fail(s, this._ptr);
   }
 
-  // The error of a callback: the context's last error if this call set it,
-  // or if the device failed (the poll that fired it recorded the reason,
-  // which may read as an earlier one).
-  // The error of a completion with status s: the context's message if
-  // the call's failure recorded one (its error count moved on from
-  // before), else the status's own.
+  // The error of a completion with status s: the context's message if the
+  // call's failure recorded one (its error count moved on from before) or
+  // the device failed (the poll that fired it recorded the reason, which
+  // may be an earlier one), else the status's own.
   _asyncError(s, fn, before) {
     const recorded = this._ptr && W.exports.wgc_js_error_count(this._ptr) !== before;
     const device = s === ERR_DEVICE || s === ERR_DEVICE_LOST || s === ERR_OUT_OF_MEMORY;
