@@ -85,20 +85,24 @@ static bool parse_literal(const char **p, const char *end, int64_t *v,
   return true;
 }
 
+/* The next identifier from *i on (numbers skipped): [*b, *i); false at
+ * the end. */
+static bool next_ident(const char *s, size_t n, size_t *i, size_t *b) {
+  while (*i < n && (!ident_start(s[*i]) || (*i > 0 && ident_char(s[*i - 1]))))
+    (*i)++;
+  *b = *i;
+  while (*i < n && ident_char(s[*i]))
+    (*i)++;
+  return *i > *b;
+}
+
 /* Every `const NAME[: type] = literal;`; a name declared twice, or as
  * anything else (let, var, a parameter, a function, a member), is not
  * used. */
 static void collect_consts(folder *f) {
   const char *s = f->src;
   size_t n = f->len;
-  for (size_t i = 0; i < n;) {
-    if (!ident_start(s[i]) || (i > 0 && ident_char(s[i - 1]))) {
-      i++;
-      continue;
-    }
-    size_t b = i;
-    while (i < n && ident_char(s[i]))
-      i++;
+  for (size_t i = 0, b; next_ident(s, n, &i, &b);) {
     if (i - b != 5 || memcmp(s + b, "const", 5))
       continue;
     size_t p = i;
@@ -141,14 +145,7 @@ static void collect_consts(folder *f) {
     }
   }
   /* declared otherwise: after let, var or fn, or followed by one ':' */
-  for (size_t i = 0; i < n;) {
-    if (!ident_start(s[i]) || (i > 0 && ident_char(s[i - 1]))) {
-      i++;
-      continue;
-    }
-    size_t b = i;
-    while (i < n && ident_char(s[i]))
-      i++;
+  for (size_t i = 0, b; next_ident(s, n, &i, &b);) {
     fold_const *c = find_const(f, s + b, i - b);
     if (!c)
       continue;
@@ -256,27 +253,20 @@ static cond_value cond_cmp(cond *e, int depth) {
   return a;
 }
 
-static cond_value cond_and(cond *e, int depth) {
-  cond_value a = cond_cmp(e, depth);
-  while (take(e, "&&")) {
-    cond_value b = cond_cmp(e, depth);
+/* level 1: comparisons joined by &&; level 0: those joined by || */
+static cond_value cond_join(cond *e, int depth, int level) {
+  const char *op = level ? "&&" : "||";
+  cond_value a = level ? cond_cmp(e, depth) : cond_join(e, depth, 1);
+  while (take(e, op)) {
+    cond_value b = level ? cond_cmp(e, depth) : cond_join(e, depth, 1);
     if (!a.is_bool || !b.is_bool)
       e->ok = false;
-    a.v = a.v && b.v;
+    a.v = level ? a.v && b.v : a.v || b.v;
   }
   return a;
 }
 
-static cond_value cond_or(cond *e, int depth) {
-  cond_value a = cond_and(e, depth);
-  while (take(e, "||")) {
-    cond_value b = cond_and(e, depth);
-    if (!a.is_bool || !b.is_bool)
-      e->ok = false;
-    a.v = a.v || b.v;
-  }
-  return a;
-}
+static cond_value cond_or(cond *e, int depth) { return cond_join(e, depth, 0); }
 
 /* 1 or 0: the condition at [p, end) and its value; -1: not a constant. */
 static int evaluate(folder *f, const char *p, const char *end) {
