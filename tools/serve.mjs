@@ -31,7 +31,6 @@ const FAULTS = {
   500: (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error\n'),
   mime: (res, body) => res.writeHead(200, { 'content-type': 'text/plain' }).end(body),
   garbage: (res) => res.writeHead(200, { 'content-type': 'application/wasm' }).end('this is not wasm\n'),
-  expose: (res, body) => res.writeHead(200, { 'content-type': 'application/wasm' }).end(body),
 };
 
 export function serve(root, port = 0, mounts = {}, { faults = false } = {}) {
@@ -43,8 +42,8 @@ export function serve(root, port = 0, mounts = {}, { faults = false } = {}) {
     const isolation = !page || asked.searchParams.has('isolated')
       ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' } : {};
     const fault = faults && /^\/faults\/([a-z0-9]+)\/(.*)$/.exec(path);
-    if (fault && FAULTS[fault[1]]) {
-      if (/^wgc(-threads)?(-relaxed)?\.wasm$/.test(fault[2])) {
+    if (fault && (FAULTS[fault[1]] || fault[1] === 'expose')) {
+      if (FAULTS[fault[1]] && /^wgc(-threads)?(-relaxed)?\.wasm$/.test(fault[2])) {
         FAULTS[fault[1]](res, await readFile(resolve(root, fault[2])).catch(() => ''));
         return;
       }

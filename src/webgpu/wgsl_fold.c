@@ -216,20 +216,17 @@ static cond_value cond_primary(cond *e, int depth) {
       e->ok = false;
     return r;
   }
-  const char *b = e->p;
-  if (ident_start(*b) && !(e->end - b >= 4 && !memcmp(b, "true", 4)) &&
-      !(e->end - b >= 5 && !memcmp(b, "false", 5))) {
-    while (e->p < e->end && ident_char(*e->p))
-      e->p++;
-    fold_const *c = find_const(e->f, b, (size_t)(e->p - b));
-    if (!c || c->shadowed)
-      e->ok = false;
-    else
-      r = (cond_value){c->value, c->is_bool};
+  if (parse_literal(&e->p, e->end, &r.v, &r.is_bool))
     return r;
-  }
-  if (!parse_literal(&e->p, e->end, &r.v, &r.is_bool))
+  const char *b = e->p;
+  while (e->p < e->end && ident_char(*e->p))
+    e->p++;
+  fold_const *c =
+      ident_start(*b) ? find_const(e->f, b, (size_t)(e->p - b)) : NULL;
+  if (!c || c->shadowed)
     e->ok = false;
+  else
+    r = (cond_value){c->value, c->is_bool};
   return r;
 }
 
